@@ -1,0 +1,9 @@
+// Types for the test runtime's `env` and `exports` (what `wrangler types` would generate).
+type LivelineEnv = import("../src/env.js").Env;
+declare namespace Cloudflare {
+  interface GlobalProps {
+    mainModule: typeof import("../src/index.js");
+    durableNamespaces: "SessionObject";
+  }
+  interface Env extends LivelineEnv {}
+}

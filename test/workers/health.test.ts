@@ -1,0 +1,16 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+
+describe("GET /health", () => {
+  it("answers ok with the version, as PROTOCOL.md says", async () => {
+    const res = await exports.default.fetch("http://liveline.test/health");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, version: expect.any(String) });
+  });
+
+  it("answers unknown routes with a JSON error", async () => {
+    const res = await exports.default.fetch("http://liveline.test/nope");
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ error: { code: "not_found" } });
+  });
+});
