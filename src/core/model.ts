@@ -1,0 +1,89 @@
+/**
+ * The provider-neutral vocabulary between the session core and a provider adapter.
+ * Adapters decode wire frames into `ModelEvent`s and encode `ModelCommand`s into wire
+ * frames; they hold no session logic.
+ */
+
+/** One function call as the model issued it (ids are made stable by the adapter). */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+/** Events a model connection produces, normalised from any provider. */
+export type ModelEvent =
+  | { type: "setup_complete" }
+  | { type: "text_delta"; text: string }
+  | { type: "transcript_delta"; text: string }
+  | { type: "input_transcript"; text: string; finished: boolean }
+  | { type: "audio_delta"; pcm: Uint8Array }
+  | { type: "tool_call"; calls: ToolCallRequest[] }
+  | { type: "tool_call_cancellation"; ids: string[] }
+  | { type: "generation_complete" }
+  | { type: "turn_complete"; reason?: string | undefined }
+  | { type: "interrupted" }
+  | { type: "speech_started" }
+  | { type: "go_away"; timeLeftMs: number }
+  | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
+  | { type: "upstream_closed"; code: number; reason: string };
+
+export type ModelEventType = ModelEvent["type"];
+
+/**
+ * How a tool result should be scheduled by a provider that supports scheduling of
+ * non-blocking calls: SILENT adds it to context quietly; WHEN_IDLE prompts one generation.
+ */
+export type ResultScheduling = "silent" | "when_idle" | "interrupt";
+
+export interface ToolResponse {
+  callId: string;
+  name: string;
+  /** Exactly one of result / error is set. */
+  result?: Record<string, unknown> | undefined;
+  error?: string | undefined;
+  /** Absent: send no scheduling field (blocking calls, or providers without it). */
+  scheduling?: ResultScheduling | undefined;
+}
+
+/** Commands the core asks an adapter to send to the model. */
+export type ModelCommand =
+  | { type: "user_text"; text: string }
+  | { type: "user_audio"; pcm: Uint8Array }
+  | { type: "audio_end" }
+  | { type: "tool_responses"; responses: ToolResponse[] }
+  /**
+   * The empty-reply retry: a short instruction to resume, seen by the model only. For
+   * providers where a function output does not start a reply (OpenAI), it also asks for one.
+   */
+  | { type: "nudge"; text: string };
+
+/** What a model (family + endpoint) can do; decides how the tool policy degrades. */
+export interface ModelCapabilities {
+  /** Functions may be declared NON_BLOCKING (the model goes on while a call runs). */
+  nonBlockingCalls: boolean;
+  /** A function response can carry `scheduling` (SILENT / WHEN_IDLE / INTERRUPT). */
+  resultScheduling: boolean;
+  /** The model sends no turn_complete until every call of the turn is answered (3.1). */
+  turnCompleteWaitsForResults: boolean;
+}
+
+/** Where a tool runs and what should follow its result (DESIGN.md, Turn and tool policy). */
+export interface ToolPolicy {
+  name: string;
+  runOn: "server" | "client";
+  followUp: "silent" | "speak";
+  /** A call with no outcome after this long gets an error result, never silence. */
+  timeoutMs: number;
+}
+
+/** A provider-neutral conversation, rebuilt from the log for a fresh upstream connection. */
+export type ContextItem =
+  | { role: "user"; text: string }
+  | { role: "model"; text: string }
+  | { role: "model_calls"; calls: ToolCallRequest[] }
+  | { role: "tool_results"; results: ToolResponse[] };
+
+export interface RebuiltContext {
+  items: ContextItem[];
+}
