@@ -1,0 +1,71 @@
+/**
+ * The Gemini Live adapter: one object per upstream connection that turns server frames into
+ * ModelEvents and ModelCommands into text frames ready for `WebSocket.send`. It holds no
+ * session logic; its only state is the decoder's (duplicate call ids, synthetic ids).
+ */
+import type { ModelCapabilities, ModelCommand, RebuiltContext } from "../../core/model.js";
+import { capabilitiesFor } from "./capabilities.js";
+import { type CloseClass, classifyClose } from "./close-codes.js";
+import {
+  createDecoderState,
+  type DecodeResult,
+  type DecoderState,
+  decodeServerFrame,
+} from "./decode.js";
+import {
+  encodeCommand,
+  encodeRebuiltContext,
+  encodeSetup,
+  type GeminiSetupOptions,
+} from "./encode.js";
+
+export interface GeminiLiveAdapterOptions {
+  model: string;
+  /** "developer", "vertex" or the connect URL (used to detect Vertex). */
+  endpoint: string;
+  /** Explicit capabilities; otherwise looked up from the model and endpoint. */
+  capabilities?: ModelCapabilities | undefined;
+  /**
+   * Prefix for synthetic call ids. Give each connection of a session a distinct one
+   * (e.g. "c3"), so ids of calls the server sent without an id never repeat.
+   */
+  callIdPrefix?: string | undefined;
+}
+
+export class GeminiLiveAdapter {
+  readonly model: string;
+  readonly endpoint: string;
+  readonly capabilities: ModelCapabilities;
+  private readonly decoder: DecoderState;
+
+  constructor(opts: GeminiLiveAdapterOptions) {
+    this.model = opts.model;
+    this.endpoint = opts.endpoint;
+    this.capabilities = opts.capabilities ?? capabilitiesFor(opts.model, opts.endpoint);
+    this.decoder = createDecoderState(opts.callIdPrefix);
+  }
+
+  /** The first frame of a connection. The model comes from the adapter. */
+  setupMessage(opts: Omit<GeminiSetupOptions, "model"> = {}): string {
+    return JSON.stringify(encodeSetup({ ...opts, model: this.model }));
+  }
+
+  /** Accepts text and binary frames alike: the service sends JSON in binary frames. */
+  decode(frame: string | ArrayBuffer | Uint8Array): DecodeResult {
+    return decodeServerFrame(frame, this.decoder);
+  }
+
+  /** Compact JSON text frames (client → server frames stay text; O4). */
+  encode(cmd: ModelCommand): string[] {
+    return encodeCommand(cmd, this.capabilities).map((msg) => JSON.stringify(msg));
+  }
+
+  /** A frame seeding a fresh connection with the rebuilt history, or none if it is empty. */
+  encodeContext(ctx: RebuiltContext): string[] {
+    return ctx.items.length === 0 ? [] : [JSON.stringify(encodeRebuiltContext(ctx))];
+  }
+
+  classifyClose(code: number): CloseClass {
+    return classifyClose(code);
+  }
+}

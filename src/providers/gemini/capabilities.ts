@@ -1,0 +1,122 @@
+/**
+ * What each Gemini Live model family and endpoint can do, so the tool policy degrades to
+ * the next line of defence (suppression of unsolicited generations) where a marker is
+ * missing. Sources: PROTOCOL_NOTES.md "Function behavior / scheduling"; field-observations
+ * O2, O6, O9.
+ */
+import type { ModelCapabilities } from "../../core/model.js";
+
+/** Developer API endpoint (the API key goes in `?key=`, see `geminiUrl`). */
+export const DEFAULT_GEMINI_LIVE_URL =
+  "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent";
+
+interface FamilyRow {
+  /** Matched against the bare model id (no "models/" or Vertex path). */
+  pattern: RegExp;
+  family: string;
+  caps: ModelCapabilities;
+}
+
+/**
+ * First match wins. 2.5 native audio and 2.5 flash live support NON_BLOCKING declarations
+ * and `scheduling`; 3.1 Flash Live is synchronous only and withholds turnComplete until
+ * every call is answered (O6). `silentHonoured` is false for native audio because a SILENT
+ * result was seen to make the model repeat its utterance (O2, placement inside `response`;
+ * whether the proto placement fixes it is open), and false wherever scheduling is absent.
+ */
+const FAMILIES: readonly FamilyRow[] = [
+  {
+    pattern: /^gemini-3\.1-.*live/,
+    family: "gemini-3.1-flash-live",
+    caps: {
+      nonBlockingCalls: false,
+      resultScheduling: false,
+      turnCompleteWaitsForResults: true,
+      silentHonoured: false,
+    },
+  },
+  {
+    pattern: /^gemini-2\.5-flash(-[a-z0-9]+)*-native-audio/,
+    family: "gemini-2.5-flash-native-audio",
+    caps: {
+      nonBlockingCalls: true,
+      resultScheduling: true,
+      turnCompleteWaitsForResults: false,
+      silentHonoured: false,
+    },
+  },
+  {
+    pattern: /^gemini-2\.5-flash-live|^gemini-live-2\.5-flash/,
+    family: "gemini-2.5-flash-live",
+    caps: {
+      nonBlockingCalls: true,
+      resultScheduling: true,
+      turnCompleteWaitsForResults: false,
+      silentHonoured: true,
+    },
+  },
+];
+
+/**
+ * Unknown models: assume no NON_BLOCKING and no scheduling (the markers may be silently
+ * ignored), and that turnComplete may wait for results, so the core never holds a call
+ * back until turnComplete (the 3.1 deadlock).
+ */
+const CONSERVATIVE: ModelCapabilities = {
+  nonBlockingCalls: false,
+  resultScheduling: false,
+  turnCompleteWaitsForResults: true,
+  silentHonoured: false,
+};
+
+/** The bare model id: "models/x" → "x", "projects/…/publishers/google/models/x" → "x". */
+export function bareModelId(model: string): string {
+  const slash = model.lastIndexOf("/");
+  return slash === -1 ? model : model.slice(slash + 1);
+}
+
+/** Vertex is named "vertex" or given by its URL / a Vertex resource path as model. */
+export function isVertexEndpoint(endpoint: string, model = ""): boolean {
+  return (
+    endpoint === "vertex" ||
+    endpoint.includes("aiplatform.googleapis.com") ||
+    endpoint.includes("LlmBidiService") ||
+    model.startsWith("projects/")
+  );
+}
+
+export function modelFamily(model: string): string {
+  const id = bareModelId(model);
+  return FAMILIES.find((row) => row.pattern.test(id))?.family ?? "unknown";
+}
+
+export function capabilitiesFor(
+  model: string,
+  endpoint: string,
+  overrides?: Partial<ModelCapabilities>,
+): ModelCapabilities {
+  const id = bareModelId(model);
+  const base = FAMILIES.find((row) => row.pattern.test(id))?.caps ?? CONSERVATIVE;
+  // Vertex drops `scheduling` (livekit's notes, O9), so SILENT cannot be honoured there;
+  // NON_BLOCKING declarations are kept.
+  const endpointAdjusted: ModelCapabilities = isVertexEndpoint(endpoint, model)
+    ? { ...base, resultScheduling: false, silentHonoured: false }
+    : { ...base };
+  return { ...endpointAdjusted, ...overrides };
+}
+
+/** The connect URL with the API key as `?key=`. Log `redactGeminiUrl(url)`, never the url. */
+export function geminiUrl(base: string, apiKey: string): string {
+  const url = new URL(base);
+  url.searchParams.set("key", apiKey);
+  return url.toString();
+}
+
+/** For logs and errors: the same URL with any key or access token replaced. */
+export function redactGeminiUrl(url: string): string {
+  const parsed = new URL(url);
+  for (const name of ["key", "access_token"]) {
+    if (parsed.searchParams.has(name)) parsed.searchParams.set(name, "REDACTED");
+  }
+  return parsed.toString();
+}

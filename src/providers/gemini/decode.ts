@@ -1,0 +1,300 @@
+/**
+ * Server frame → normalised ModelEvents.
+ *
+ * Never throws: a frame that is not UTF-8 JSON or matches no known server message becomes
+ * an error result the session can log and act on (a throw inside a WebSocket message
+ * handler would lose the frame and, worse, the reason).
+ */
+import type { ModelEvent, ToolCallRequest } from "../../core/model.js";
+import { base64ToBytes } from "./base64.js";
+import { durationToMs } from "./duration.js";
+import {
+  type GeminiFunctionCall,
+  type GeminiPart,
+  type GeminiServerContent,
+  type GeminiServerMessage,
+  ServerMessage,
+} from "./schemas.js";
+
+export type DecodeError = { code: "protocol_error"; message: string };
+
+export type DecodeResult = { ok: true; events: ModelEvent[] } | { ok: false; error: DecodeError };
+
+/**
+ * Per-connection decoder memory. Mutated by `decodeServerFrame`; create one per upstream
+ * connection (with a distinct `idPrefix`, so synthetic ids never repeat across reconnects:
+ * the history store keeps one call per id).
+ */
+export interface DecoderState {
+  readonly idPrefix: string;
+  /** Call ids already turned into a tool_call event: a call can arrive twice (O5). */
+  readonly seenCallIds: Set<string>;
+  /** Counter behind synthetic ids for calls the server sent without one. */
+  syntheticCount: number;
+  /**
+   * Id-less calls seen on one channel (modelTurn part / toolCall) and not yet matched by
+   * their twin on the other, keyed by name+args. Without an id this is the only way to tell
+   * "the same call delivered twice" from "two calls"; cleared at the end of each turn.
+   */
+  readonly unmatchedAnonymous: Record<CallChannel, Map<string, number>>;
+}
+
+type CallChannel = "part" | "toolCall";
+
+export function createDecoderState(idPrefix = "liveline-call"): DecoderState {
+  return {
+    idPrefix,
+    seenCallIds: new Set(),
+    syntheticCount: 0,
+    unmatchedAnonymous: { part: new Map(), toolCall: new Map() },
+  };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+function protocolError(message: string): DecodeResult {
+  return { ok: false, error: { code: "protocol_error", message } };
+}
+
+export function decodeServerFrame(
+  data: string | ArrayBuffer | Uint8Array,
+  state: DecoderState,
+): DecodeResult {
+  let text: string;
+  try {
+    // The real service sends its JSON in binary frames (field-observations O4).
+    text = typeof data === "string" ? data : utf8.decode(data);
+  } catch {
+    return protocolError("binary frame is not valid UTF-8");
+  }
+
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return protocolError(`frame is not JSON: ${preview(text)}`);
+  }
+
+  const parsed = ServerMessage.safeParse(json);
+  if (!parsed.success) {
+    const detail = parsed.error.issues
+      .map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`)
+      .join("; ");
+    return protocolError(`not a Gemini Live server message: ${detail}`);
+  }
+
+  // Decode every base64 payload before touching `state`, so a bad frame leaves no trace.
+  let content: DecodedPart[];
+  try {
+    content = decodeParts(parsed.data.serverContent?.modelTurn?.parts ?? []);
+  } catch {
+    return protocolError("inlineData is not valid base64");
+  }
+  return { ok: true, events: toEvents(parsed.data, content, state) };
+}
+
+/** A model-turn part reduced to what liveline acts on. */
+type DecodedPart =
+  | { kind: "text"; text: string }
+  | { kind: "audio"; pcm: Uint8Array }
+  | { kind: "call"; call: GeminiFunctionCall }
+  | { kind: "ignored" };
+
+function decodeParts(parts: GeminiPart[]): DecodedPart[] {
+  return parts.map((part): DecodedPart => {
+    if (part.functionCall !== undefined) return { kind: "call", call: part.functionCall };
+    // executableCode / codeExecutionResult are the model's tool plumbing (the recorded
+    // session shows code calling the function before the toolCall), and thought parts are
+    // reasoning: neither is something to show or speak.
+    if (part.executableCode !== undefined || part.codeExecutionResult !== undefined) {
+      return { kind: "ignored" };
+    }
+    if (part.thought === true) return { kind: "ignored" };
+    if (part.inlineData?.mimeType?.startsWith("audio/")) {
+      return { kind: "audio", pcm: base64ToBytes(part.inlineData.data) };
+    }
+    if (part.text !== undefined && part.text !== "") return { kind: "text", text: part.text };
+    return { kind: "ignored" };
+  });
+}
+
+/**
+ * Event order inside one frame: speech start, the turn's content, tool calls, then the
+ * turn's end markers, then connection-level notices. Content before completion is what
+ * the core needs to attribute text and calls to the turn that the same frame ends.
+ */
+function toEvents(
+  msg: GeminiServerMessage,
+  parts: DecodedPart[],
+  state: DecoderState,
+): ModelEvent[] {
+  const events: ModelEvent[] = [];
+
+  if (msg.setupComplete !== undefined) events.push({ type: "setup_complete" });
+
+  if (isSpeechStart(msg)) events.push({ type: "speech_started" });
+
+  const content = msg.serverContent;
+  if (content !== undefined) pushContent(content, parts, state, events);
+
+  const toolCalls = msg.toolCall?.functionCalls ?? [];
+  const fresh = admitCalls(toolCalls, "toolCall", state);
+  if (fresh.length > 0) events.push({ type: "tool_call", calls: fresh });
+
+  const cancelled = msg.toolCallCancellation?.ids ?? [];
+  if (cancelled.length > 0) events.push({ type: "tool_call_cancellation", ids: cancelled });
+
+  if (content !== undefined) pushTurnEnd(content, state, events);
+
+  const resumption = msg.sessionResumptionUpdate;
+  if (resumption !== undefined) {
+    // proto3 JSON omits false/empty values: no `resumable` means false, "" means no handle.
+    const resumable = resumption.resumable === true || resumption.resumable === "true";
+    const handle = resumption.newHandle === "" ? undefined : resumption.newHandle;
+    events.push(
+      handle === undefined
+        ? { type: "resumption_update", resumable }
+        : { type: "resumption_update", handle, resumable },
+    );
+  }
+
+  if (msg.goAway !== undefined) {
+    // The schema only admits well-formed durations; absent means "now".
+    const timeLeft = msg.goAway.timeLeft;
+    events.push({
+      type: "go_away",
+      timeLeftMs: timeLeft === undefined ? 0 : (durationToMs(timeLeft) ?? 0),
+    });
+  }
+
+  return events;
+}
+
+function isSpeechStart(msg: GeminiServerMessage): boolean {
+  return (
+    msg.voiceActivityDetectionSignal?.vadSignalType === "VAD_SIGNAL_TYPE_SOS" ||
+    msg.voiceActivity?.voiceActivityType === "ACTIVITY_START"
+  );
+}
+
+function pushContent(
+  content: GeminiServerContent,
+  parts: DecodedPart[],
+  state: DecoderState,
+  events: ModelEvent[],
+): void {
+  // What the user said precedes the model's answer to it.
+  const input = content.inputTranscription;
+  if (input !== undefined && (input.text !== undefined || input.finished !== undefined)) {
+    events.push({
+      type: "input_transcript",
+      text: input.text ?? "",
+      finished: input.finished ?? false,
+    });
+  }
+
+  // Consecutive functionCall parts become one tool_call event, like one toolCall message.
+  let pendingCalls: GeminiFunctionCall[] = [];
+  const flushCalls = () => {
+    const fresh = admitCalls(pendingCalls, "part", state);
+    if (fresh.length > 0) events.push({ type: "tool_call", calls: fresh });
+    pendingCalls = [];
+  };
+  for (const part of parts) {
+    if (part.kind !== "call") flushCalls();
+    switch (part.kind) {
+      case "text":
+        events.push({ type: "text_delta", text: part.text });
+        break;
+      case "audio":
+        events.push({ type: "audio_delta", pcm: part.pcm });
+        break;
+      case "call":
+        pendingCalls.push(part.call);
+        break;
+      case "ignored":
+        break;
+      default:
+        assertNever(part);
+    }
+  }
+  flushCalls();
+
+  // Vertex opens with an empty `outputTranscription: {}`: nothing to forward.
+  const output = content.outputTranscription?.text;
+  if (output !== undefined && output !== "")
+    events.push({ type: "transcript_delta", text: output });
+
+  if (content.interrupted === true) events.push({ type: "interrupted" });
+}
+
+function pushTurnEnd(
+  content: GeminiServerContent,
+  state: DecoderState,
+  events: ModelEvent[],
+): void {
+  if (content.generationComplete === true) events.push({ type: "generation_complete" });
+  if (content.turnComplete === true) {
+    const reason = content.turnCompleteReason;
+    events.push(
+      reason === undefined ? { type: "turn_complete" } : { type: "turn_complete", reason },
+    );
+  }
+  if (content.turnComplete === true || content.interrupted === true) {
+    // A twin is delivered within its turn; stale entries would swallow a later real call.
+    state.unmatchedAnonymous.part.clear();
+    state.unmatchedAnonymous.toolCall.clear();
+  }
+}
+
+/** Returns the calls not delivered before, each with a stable id. Records them in `state`. */
+function admitCalls(
+  calls: GeminiFunctionCall[],
+  channel: CallChannel,
+  state: DecoderState,
+): ToolCallRequest[] {
+  const fresh: ToolCallRequest[] = [];
+  for (const call of calls) {
+    const args = call.args ?? {};
+    if (call.id !== undefined && call.id !== "") {
+      if (state.seenCallIds.has(call.id)) continue;
+      state.seenCallIds.add(call.id);
+      fresh.push({ id: call.id, name: call.name, args });
+      continue;
+    }
+    const signature = `${call.name}\u0000${stableJson(args)}`;
+    const other = state.unmatchedAnonymous[channel === "part" ? "toolCall" : "part"];
+    const waiting = other.get(signature) ?? 0;
+    if (waiting > 0) {
+      // The twin of an id-less call already emitted from the other channel.
+      if (waiting === 1) other.delete(signature);
+      else other.set(signature, waiting - 1);
+      continue;
+    }
+    const mine = state.unmatchedAnonymous[channel];
+    mine.set(signature, (mine.get(signature) ?? 0) + 1);
+    state.syntheticCount += 1;
+    const id = `${state.idPrefix}-${state.syntheticCount}-${call.name}`;
+    state.seenCallIds.add(id);
+    fresh.push({ id, name: call.name, args });
+  }
+  return fresh;
+}
+
+/** JSON with sorted keys, so the same args in a different key order match. */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+function preview(text: string): string {
+  return text.length > 80 ? `${JSON.stringify(text.slice(0, 80))}…` : JSON.stringify(text);
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled variant: ${JSON.stringify(value)}`);
+}

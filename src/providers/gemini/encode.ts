@@ -1,0 +1,200 @@
+/**
+ * ModelCommands, setup and rebuilt context → Gemini Live client messages (plain objects;
+ * the adapter serialises them).
+ */
+import type {
+  ModelCapabilities,
+  ModelCommand,
+  RebuiltContext,
+  ResultScheduling,
+  ToolResponse,
+} from "../../core/model.js";
+import { bytesToBase64 } from "./base64.js";
+import type {
+  GeminiClientMessage,
+  GeminiContent,
+  GeminiFunctionDeclaration,
+  GeminiFunctionResponse,
+  GeminiPart,
+  GeminiScheduling,
+  GeminiSetup,
+} from "./schemas.js";
+import { declareFunction, type GeminiToolSpec } from "./tool-declaration.js";
+
+/** Gemini's native input format: PCM16 LE mono at 16 kHz (other rates are resampled). */
+export const INPUT_AUDIO_MIME = "audio/pcm;rate=16000";
+
+export interface GeminiSetupOptions {
+  /** "gemini-…" (prefixed with "models/") or a full Vertex resource path (kept as is). */
+  model: string;
+  systemInstruction?: string | undefined;
+  tools?: readonly GeminiToolSpec[] | undefined;
+  /** Declarations built elsewhere (e.g. with `toolDeclaration`), appended after `tools`. */
+  declarations?: readonly GeminiFunctionDeclaration[] | undefined;
+  /** AUDIO by default: the live models are voice models. */
+  responseModality?: "AUDIO" | "TEXT" | undefined;
+  voiceName?: string | undefined;
+  /** Resume a previous session (a `sessionResumptionUpdate.newHandle` seen as resumable). */
+  resumptionHandle?: string | undefined;
+  /** Sliding-window compression; without it audio sessions end after ~15 min. */
+  contextWindowCompression?: { triggerTokens?: number; targetTokens?: number } | undefined;
+  /** Seed history via clientContent after setup (needed by some models for rebuilds). */
+  initialHistoryInClientContent?: boolean | undefined;
+}
+
+export function modelResource(model: string): string {
+  // A "/" means the caller already gave a resource path ("models/x", "projects/…/models/x").
+  return model.includes("/") ? model : `models/${model}`;
+}
+
+export function encodeSetup(opts: GeminiSetupOptions): { setup: GeminiSetup } {
+  const setup: GeminiSetup = {
+    model: modelResource(opts.model),
+    generationConfig: {
+      responseModalities: [opts.responseModality ?? "AUDIO"],
+      ...(opts.voiceName === undefined
+        ? {}
+        : {
+            speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: opts.voiceName } } },
+          }),
+    },
+  };
+  if (opts.systemInstruction !== undefined) {
+    setup.systemInstruction = { parts: [{ text: opts.systemInstruction }] };
+  }
+  const declarations = [...(opts.tools ?? []).map(declareFunction), ...(opts.declarations ?? [])];
+  if (declarations.length > 0) setup.tools = [{ functionDeclarations: declarations }];
+  // Transcripts are what the session log and the text-only clients see of an audio turn.
+  setup.inputAudioTranscription = {};
+  setup.outputAudioTranscription = {};
+  // Always ask for resumption updates: a handle is the cheapest way across goAway.
+  setup.sessionResumption =
+    opts.resumptionHandle === undefined ? {} : { handle: opts.resumptionHandle };
+  const compression = opts.contextWindowCompression;
+  if (compression !== undefined) {
+    // int64 fields travel as JSON strings (proto3 JSON mapping).
+    setup.contextWindowCompression = {
+      slidingWindow:
+        compression.targetTokens === undefined
+          ? {}
+          : { targetTokens: String(compression.targetTokens) },
+      ...(compression.triggerTokens === undefined
+        ? {}
+        : { triggerTokens: String(compression.triggerTokens) }),
+    };
+  }
+  if (opts.initialHistoryInClientContent === true) {
+    setup.historyConfig = { initialHistoryInClientContent: true };
+  }
+  return { setup };
+}
+
+export function encodeCommand(cmd: ModelCommand, caps: ModelCapabilities): GeminiClientMessage[] {
+  switch (cmd.type) {
+    case "user_text":
+    case "nudge":
+      // A nudge is a user turn the model sees but clients never do (the core hides it).
+      return [{ clientContent: { turns: [userText(cmd.text)], turnComplete: true } }];
+    case "user_audio":
+      return [
+        { realtimeInput: { audio: { data: bytesToBase64(cmd.pcm), mimeType: INPUT_AUDIO_MIME } } },
+      ];
+    case "audio_end":
+      // Flushes the server's buffered audio when the mic stops (Developer API).
+      return [{ realtimeInput: { audioStreamEnd: true } }];
+    case "tool_responses":
+      // Results go in toolResponse, never clientContent: that would open a new user turn.
+      if (cmd.responses.length === 0) return [];
+      return [
+        {
+          toolResponse: {
+            functionResponses: cmd.responses.map((r) => functionResponse(r, caps)),
+          },
+        },
+      ];
+    default:
+      return assertNever(cmd);
+  }
+}
+
+function userText(text: string): GeminiContent {
+  return { role: "user", parts: [{ text }] };
+}
+
+function responseBody(r: ToolResponse): Record<string, unknown> {
+  // Contract: exactly one of result / error. If both were set the error wins, because a
+  // result the tool itself flagged as failed must not be spoken as an answer.
+  if (r.error !== undefined) return { error: r.error };
+  return { output: r.result ?? {} };
+}
+
+function functionResponse(r: ToolResponse, caps: ModelCapabilities): GeminiFunctionResponse {
+  const out: GeminiFunctionResponse = { id: r.callId, name: r.name, response: responseBody(r) };
+  // Proto placement: beside `response`. Omitted where the endpoint drops or rejects it.
+  if (caps.resultScheduling && r.scheduling !== undefined) {
+    out.scheduling = schedulingEnum(r.scheduling);
+  }
+  return out;
+}
+
+export function schedulingEnum(s: ResultScheduling): GeminiScheduling {
+  switch (s) {
+    case "silent":
+      return "SILENT";
+    case "when_idle":
+      return "WHEN_IDLE";
+    case "interrupt":
+      return "INTERRUPT";
+    default:
+      return assertNever(s);
+  }
+}
+
+/**
+ * The conversation so far, to seed a fresh connection when resumption is not available.
+ * `turnComplete: false` so the model takes it as context and does not answer it.
+ * Adjacent items with the same wire role are merged into one turn (model text followed by
+ * its calls is one model turn, as generateContent history represents it). An empty context
+ * yields `turns: []`; callers send nothing then.
+ */
+export function encodeRebuiltContext(ctx: RebuiltContext): {
+  clientContent: { turns: GeminiContent[]; turnComplete: false };
+} {
+  const turns: { role: "user" | "model"; parts: GeminiPart[] }[] = [];
+  const append = (role: "user" | "model", parts: GeminiPart[]) => {
+    const last = turns[turns.length - 1];
+    if (last !== undefined && last.role === role) last.parts.push(...parts);
+    else turns.push({ role, parts });
+  };
+  for (const item of ctx.items) {
+    switch (item.role) {
+      case "user":
+        append("user", [{ text: item.text }]);
+        break;
+      case "model":
+        append("model", [{ text: item.text }]);
+        break;
+      case "model_calls":
+        append(
+          "model",
+          item.calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: c.args } })),
+        );
+        break;
+      case "tool_results":
+        append(
+          "user",
+          item.results.map((r) => ({
+            functionResponse: { id: r.callId, name: r.name, response: responseBody(r) },
+          })),
+        );
+        break;
+      default:
+        assertNever(item);
+    }
+  }
+  return { clientContent: { turns, turnComplete: false } };
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unhandled variant: ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,300 @@
+import { describe, expect, it } from "vitest";
+import {
+  createDecoderState,
+  type DecoderState,
+  decodeServerFrame,
+} from "../../../../src/providers/gemini/decode.js";
+import { durationToMs } from "../../../../src/providers/gemini/duration.js";
+import { summarize } from "./summarize.js";
+
+function decode(msg: unknown, state: DecoderState = createDecoderState()) {
+  return decodeServerFrame(JSON.stringify(msg), state);
+}
+
+function events(msg: unknown, state: DecoderState = createDecoderState()) {
+  const result = decode(msg, state);
+  if (!result.ok) throw new Error(result.error.message);
+  return summarize(result.events);
+}
+
+const call = { id: "c-1", name: "lookup", args: { q: "x" } };
+const asPart = (c: object) => ({ serverContent: { modelTurn: { parts: [{ functionCall: c }] } } });
+const asToolCall = (c: object) => ({ toolCall: { functionCalls: [c] } });
+const toolCallEvent = (calls: object[]) => ({ type: "tool_call", calls });
+
+describe("one call delivered twice (modelTurn part and toolCall)", () => {
+  it("part first, then toolCall: one tool_call event", () => {
+    const state = createDecoderState();
+    expect(events(asPart(call), state)).toEqual([toolCallEvent([call])]);
+    expect(events(asToolCall(call), state)).toEqual([]);
+  });
+
+  it("toolCall first, then part: one tool_call event", () => {
+    const state = createDecoderState();
+    expect(events(asToolCall(call), state)).toEqual([toolCallEvent([call])]);
+    expect(events(asPart(call), state)).toEqual([]);
+  });
+
+  it("a different id is a different call", () => {
+    const state = createDecoderState();
+    events(asToolCall(call), state);
+    expect(events(asToolCall({ ...call, id: "c-2" }), state)).toEqual([
+      toolCallEvent([{ ...call, id: "c-2" }]),
+    ]);
+  });
+
+  it("id-less twins on both channels in one turn are one call (args key order ignored)", () => {
+    const state = createDecoderState("t");
+    const anon = { name: "lookup", args: { a: 1, b: 2 } };
+    expect(events(asPart(anon), state)).toEqual([
+      toolCallEvent([{ id: "t-1-lookup", name: "lookup", args: { a: 1, b: 2 } }]),
+    ]);
+    expect(events(asToolCall({ name: "lookup", args: { b: 2, a: 1 } }), state)).toEqual([]);
+  });
+
+  it("two id-less identical calls on the same channel are two calls with distinct ids", () => {
+    const state = createDecoderState("t");
+    const anon = { name: "ping" };
+    expect(events({ toolCall: { functionCalls: [anon, anon] } }, state)).toEqual([
+      toolCallEvent([
+        { id: "t-1-ping", name: "ping", args: {} },
+        { id: "t-2-ping", name: "ping", args: {} },
+      ]),
+    ]);
+  });
+
+  it("after turnComplete an id-less call is new even if it equals an earlier one", () => {
+    const state = createDecoderState("t");
+    events(asPart({ name: "ping" }), state);
+    events({ serverContent: { turnComplete: true } }, state);
+    expect(events(asToolCall({ name: "ping" }), state)).toEqual([
+      toolCallEvent([{ id: "t-2-ping", name: "ping", args: {} }]),
+    ]);
+  });
+
+  it("synthetic ids are deterministic for the same input sequence", () => {
+    const run = () => {
+      const state = createDecoderState("conn7");
+      return [asToolCall({ name: "a" }), asToolCall({ name: "b", args: { x: 1 } })].flatMap((m) =>
+        events(m, state),
+      );
+    };
+    expect(run()).toEqual(run());
+    expect(run()).toEqual([
+      toolCallEvent([{ id: "conn7-1-a", name: "a", args: {} }]),
+      toolCallEvent([{ id: "conn7-2-b", name: "b", args: { x: 1 } }]),
+    ]);
+  });
+});
+
+describe("several events from one frame, in order", () => {
+  it("text, audio, consecutive calls grouped, then turn end", () => {
+    const frame = {
+      serverContent: {
+        modelTurn: {
+          parts: [
+            { text: "Let me check." },
+            { inlineData: { mimeType: "audio/pcm;rate=24000", data: "AAECAw==" } },
+            { functionCall: { id: "a", name: "f", args: {} } },
+            { functionCall: { id: "b", name: "g" } },
+            { executableCode: { language: "PYTHON", code: "print(f())" } },
+            { codeExecutionResult: { outcome: "OUTCOME_OK", output: "1" } },
+            { text: "thinking…", thought: true },
+            { text: "" },
+          ],
+        },
+        outputTranscription: { text: "Let me check." },
+        generationComplete: true,
+        turnComplete: true,
+        turnCompleteReason: "NEED_MORE_INPUT",
+        waitingForInput: true,
+        interactionStatus: "IDLE",
+      },
+      usageMetadata: { totalTokenCount: 5 },
+    };
+    expect(events(frame)).toEqual([
+      { type: "text_delta", text: "Let me check." },
+      { type: "audio_delta", bytes: 4 },
+      toolCallEvent([
+        { id: "a", name: "f", args: {} },
+        { id: "b", name: "g", args: {} },
+      ]),
+      { type: "transcript_delta", text: "Let me check." },
+      { type: "generation_complete" },
+      { type: "turn_complete", reason: "NEED_MORE_INPUT" },
+    ]);
+  });
+
+  it("audio bytes are the decoded base64", () => {
+    const result = decode({
+      serverContent: {
+        modelTurn: { parts: [{ inlineData: { mimeType: "audio/pcm", data: "AAECAw==" } }] },
+      },
+    });
+    expect(
+      result.ok && result.events[0]?.type === "audio_delta" && Array.from(result.events[0].pcm),
+    ).toEqual([0, 1, 2, 3]);
+  });
+
+  it("non-audio inlineData is not audio", () => {
+    expect(
+      events({
+        serverContent: {
+          modelTurn: { parts: [{ inlineData: { mimeType: "image/png", data: "AA==" } }] },
+        },
+      }),
+    ).toEqual([]);
+  });
+
+  it("interrupted then turnComplete", () => {
+    expect(events({ serverContent: { interrupted: true } })).toEqual([{ type: "interrupted" }]);
+    expect(events({ serverContent: { interrupted: true, turnComplete: true } })).toEqual([
+      { type: "interrupted" },
+      { type: "turn_complete" },
+    ]);
+  });
+
+  it("input transcription: text, finished flag, empty object skipped", () => {
+    expect(events({ serverContent: { inputTranscription: { text: "hi" } } })).toEqual([
+      { type: "input_transcript", text: "hi", finished: false },
+    ]);
+    expect(events({ serverContent: { inputTranscription: { finished: true } } })).toEqual([
+      { type: "input_transcript", text: "", finished: true },
+    ]);
+    expect(events({ serverContent: { inputTranscription: {} } })).toEqual([]);
+  });
+
+  it("tool call cancellation", () => {
+    expect(events({ toolCallCancellation: { ids: ["a", "b"] } })).toEqual([
+      { type: "tool_call_cancellation", ids: ["a", "b"] },
+    ]);
+  });
+
+  it("voiceActivity ACTIVITY_START → speech_started; end and EOS → nothing", () => {
+    expect(events({ voiceActivity: { voiceActivityType: "ACTIVITY_START" } })).toEqual([
+      { type: "speech_started" },
+    ]);
+    expect(events({ voiceActivity: { voiceActivityType: "ACTIVITY_END" } })).toEqual([]);
+    expect(
+      events({ voiceActivityDetectionSignal: { vadSignalType: "VAD_SIGNAL_TYPE_EOS" } }),
+    ).toEqual([]);
+  });
+
+  it("usageMetadata alone is a known message with no events", () => {
+    expect(decode({ usageMetadata: { promptTokenCount: 1 } })).toEqual({ ok: true, events: [] });
+  });
+
+  it("unknown extra fields are tolerated", () => {
+    expect(events({ setupComplete: { sessionId: "s", future: 1 }, alsoNew: true })).toEqual([
+      { type: "setup_complete" },
+    ]);
+  });
+});
+
+describe("goAway and resumption", () => {
+  it.each([
+    ["10s", 10000],
+    ["1.5s", 1500],
+    ["50s", 50000],
+    ["0.000340s", 0],
+  ])("goAway timeLeft %s → %i ms", (timeLeft, ms) => {
+    expect(events({ goAway: { timeLeft } })).toEqual([{ type: "go_away", timeLeftMs: ms }]);
+  });
+
+  it("goAway without timeLeft means now", () => {
+    expect(events({ goAway: {} })).toEqual([{ type: "go_away", timeLeftMs: 0 }]);
+  });
+
+  it("a malformed duration is a protocol error", () => {
+    expect(decode({ goAway: { timeLeft: 10 } }).ok).toBe(false);
+    expect(decode({ goAway: { timeLeft: "10m" } }).ok).toBe(false);
+    expect(durationToMs("ten")).toBeUndefined();
+  });
+
+  it("not resumable while generating: empty handle dropped, absent resumable is false", () => {
+    expect(events({ sessionResumptionUpdate: { newHandle: "", resumable: false } })).toEqual([
+      { type: "resumption_update", resumable: false },
+    ]);
+    expect(events({ sessionResumptionUpdate: {} })).toEqual([
+      { type: "resumption_update", resumable: false },
+    ]);
+    expect(events({ sessionResumptionUpdate: { newHandle: "h", resumable: "false" } })).toEqual([
+      { type: "resumption_update", handle: "h", resumable: false },
+    ]);
+  });
+});
+
+describe("errors are results, never throws", () => {
+  it.each([
+    ["not JSON", "invalid json", /not JSON/],
+    ["a JSON array", "[1,2]", /not a Gemini Live server message/],
+    ["JSON null", "null", /not a Gemini Live server message/],
+    ["no known field", '{"hello":1}', /no known server message field/],
+    [
+      "a wrong field type",
+      '{"serverContent":{"modelTurn":{"parts":"x"}}}',
+      /serverContent\.modelTurn\.parts/,
+    ],
+    [
+      "a call without name",
+      '{"toolCall":{"functionCalls":[{"id":"x"}]}}',
+      /toolCall\.functionCalls\.0\.name/,
+    ],
+  ])("%s", (_label, frame, message) => {
+    const result = decodeServerFrame(frame, createDecoderState());
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.error.code).toBe("protocol_error");
+    expect(result.error.message).toMatch(message);
+  });
+
+  it("invalid UTF-8 in a binary frame", () => {
+    const result = decodeServerFrame(new Uint8Array([0x7b, 0xff, 0x7d]), createDecoderState());
+    expect(result).toEqual({
+      ok: false,
+      error: { code: "protocol_error", message: "binary frame is not valid UTF-8" },
+    });
+  });
+
+  it("invalid base64 audio fails the frame and leaves the decoder state untouched", () => {
+    const state = createDecoderState();
+    const frame = {
+      serverContent: {
+        modelTurn: {
+          parts: [
+            { functionCall: { id: "x", name: "f" } },
+            { inlineData: { mimeType: "audio/pcm", data: "%%%" } },
+          ],
+        },
+      },
+    };
+    expect(decode(frame, state).ok).toBe(false);
+    expect(state.seenCallIds.size).toBe(0);
+    // The same call delivered again (e.g. as toolCall) is still emitted.
+    expect(events(asToolCall({ id: "x", name: "f" }), state)).toEqual([
+      toolCallEvent([{ id: "x", name: "f", args: {} }]),
+    ]);
+  });
+});
+
+describe("binary frames", () => {
+  it("Uint8Array, ArrayBuffer and a Uint8Array view into a larger buffer decode like text", () => {
+    const msg = {
+      serverContent: { modelTurn: { parts: [{ text: "héllo ✓" }] }, turnComplete: true },
+    };
+    const text = JSON.stringify(msg);
+    const bytes = new TextEncoder().encode(text);
+    const padded = new Uint8Array(bytes.length + 8);
+    padded.set(bytes, 4);
+    const expected = decodeServerFrame(text, createDecoderState());
+    expect(expected).toEqual({
+      ok: true,
+      events: [{ type: "text_delta", text: "héllo ✓" }, { type: "turn_complete" }],
+    });
+    expect(decodeServerFrame(bytes, createDecoderState())).toEqual(expected);
+    expect(decodeServerFrame(bytes.slice().buffer, createDecoderState())).toEqual(expected);
+    expect(decodeServerFrame(padded.subarray(4, 4 + bytes.length), createDecoderState())).toEqual(
+      expected,
+    );
+  });
+});
