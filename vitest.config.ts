@@ -14,7 +14,21 @@ export default defineConfig({
         },
       },
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        plugins: [
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            // A configured deployment: the secrets are set, origins are restricted and a
+            // session takes few clients (so the limit is cheap to reach). Test-only values.
+            miniflare: {
+              bindings: {
+                API_KEY: "test-api-key",
+                TOKEN_SECRET: "test-token-secret",
+                ALLOWED_ORIGINS: "https://app.example",
+                MAX_CLIENTS_PER_SESSION: "3",
+              },
+            },
+          }),
+        ],
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts"],

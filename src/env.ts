@@ -1,4 +1,30 @@
-/** The Worker's bindings: wrangler.toml vars, secrets and the Durable Object namespace. */
+import type { SessionObject } from "./session/session-object.js";
+
+/**
+ * The Worker's bindings: wrangler.toml `[vars]`, secrets and the Durable Object namespace.
+ * Every var arrives as a string (or is absent); `loadConfig` in src/config.ts turns them into
+ * typed values. Secrets (`API_KEY`, `TOKEN_SECRET`, `GEMINI_API_KEY`) come from
+ * `wrangler secret put` in a deployment and from `.dev.vars` locally.
+ */
 export interface Env {
-  SESSION: DurableObjectNamespace;
+  SESSION: DurableObjectNamespace<SessionObject>;
+  LIVELINE_VERSION?: string;
+  /** "simulator" (default) | "gemini" | "openai": the provider when a session names none. */
+  PROVIDER?: string;
+  /** Secret. */
+  GEMINI_API_KEY?: string;
+  GEMINI_LIVE_URL?: string;
+  GEMINI_MODEL?: string;
+  /** Secret: the bearer key of the app's backend. */
+  API_KEY?: string;
+  /** Secret: the HS256 key of session tokens. */
+  TOKEN_SECRET?: string;
+  /** Comma-separated list of origins allowed to open a session's WebSocket. */
+  ALLOWED_ORIGINS?: string;
+  TOKEN_TTL_SECONDS?: string;
+  IDLE_TIMEOUT_MS?: string;
+  MAX_FRAME_BYTES?: string;
+  MAX_FRAMES_PER_SECOND?: string;
+  MAX_CLIENTS_PER_SESSION?: string;
+  TOOL_TIMEOUT_MS?: string;
 }

@@ -14,3 +14,12 @@ describe("GET /health", () => {
     expect(await res.json()).toMatchObject({ error: { code: "not_found" } });
   });
 });
+
+describe("GET /health, other methods", () => {
+  it("answers 405 with Allow: GET", async () => {
+    const res = await exports.default.fetch("http://liveline.test/health", { method: "POST" });
+    expect(res.status).toBe(405);
+    expect(res.headers.get("Allow")).toBe("GET");
+    expect(await res.json()).toMatchObject({ error: { code: "method_not_allowed" } });
+  });
+});

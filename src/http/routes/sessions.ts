@@ -1,0 +1,111 @@
+import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { z } from "zod";
+import { AGENTS, type AgentName, PROVIDERS, providerUnavailable } from "../../config.js";
+import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
+import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
+import { HttpError } from "../errors.js";
+import { methodNotAllowed } from "../method-not-allowed.js";
+import { parseJsonBody, parseQuery, sessionIdParam } from "../validate.js";
+
+/** Bodies of POST /v1/sessions beyond this are refused with 413. */
+export const MAX_CREATE_BODY_BYTES = 64 * 1024;
+
+const CreateSessionBody = z.object({
+  agent: z.string().min(1).default("greeter"),
+  provider: z.enum(PROVIDERS).optional(),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+});
+
+const ReadQuery = z.object({ token: z.string().min(1).optional() });
+
+function isAgent(name: string): name is AgentName {
+  return (AGENTS as readonly string[]).includes(name);
+}
+
+/** The session's stub, after making sure the session was created (404 otherwise). */
+async function existingSession(c: AppContext, sessionId: string) {
+  const stub = sessionStub(c.env, sessionId);
+  if (!(await stub.exists())) throw new HttpError(404, "unknown_session", "no such session");
+  return stub;
+}
+
+async function tokenAnswer(c: AppContext, sessionId: string) {
+  const { token, expiresAt } = await issueToken(
+    c.var.auth,
+    sessionId,
+    c.var.config.TOKEN_TTL_SECONDS,
+  );
+  return { sessionId, token, wsUrl: wsUrl(c.req.url, sessionId, token), expiresAt };
+}
+
+/** POST /v1/sessions, POST /:id/token, DELETE /:id, GET /:id/history, GET /:id/timeline. */
+export const sessionRoutes = new Hono<AppEnv>()
+  .post(
+    "/",
+    async (c, next) => {
+      await requireApiKey(c.var.auth, c.req.header("Authorization"));
+      await next();
+    },
+    bodyLimit({
+      maxSize: MAX_CREATE_BODY_BYTES,
+      onError: () => {
+        throw new HttpError(
+          413,
+          "payload_too_large",
+          `bodies are limited to ${MAX_CREATE_BODY_BYTES} bytes`,
+        );
+      },
+    }),
+    async (c) => {
+      const body = await parseJsonBody(c, CreateSessionBody);
+      if (!isAgent(body.agent)) {
+        throw new HttpError(400, "unknown_agent", `unknown agent; known: ${AGENTS.join(", ")}`);
+      }
+      const provider = body.provider ?? c.var.config.PROVIDER;
+      const unavailable = providerUnavailable(c.var.config, provider);
+      if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
+
+      const sessionId = crypto.randomUUID();
+      await sessionStub(c.env, sessionId).init({
+        sessionId,
+        agent: body.agent,
+        provider,
+        metadata: body.metadata,
+        createdAt: new Date().toISOString(),
+      });
+      return c.json(await tokenAnswer(c, sessionId), 201);
+    },
+  )
+  .all("/", methodNotAllowed("POST"))
+  .post("/:id/token", async (c) => {
+    await requireApiKey(c.var.auth, c.req.header("Authorization"));
+    const sessionId = sessionIdParam(c);
+    await existingSession(c, sessionId);
+    return c.json(await tokenAnswer(c, sessionId));
+  })
+  .all("/:id/token", methodNotAllowed("POST"))
+  .delete("/:id", async (c) => {
+    await requireApiKey(c.var.auth, c.req.header("Authorization"));
+    const sessionId = sessionIdParam(c);
+    const stub = await existingSession(c, sessionId);
+    await stub.end();
+    return c.json({ sessionId, ended: true });
+  })
+  .all("/:id", methodNotAllowed("DELETE"))
+  .get("/:id/history", async (c) => {
+    const sessionId = sessionIdParam(c);
+    const { token } = parseQuery(c, ReadQuery);
+    await requireApiKeyOrSessionToken(c.var.auth, c.req.header("Authorization"), token, sessionId);
+    const stub = await existingSession(c, sessionId);
+    return c.json(await stub.history());
+  })
+  .all("/:id/history", methodNotAllowed("GET"))
+  .get("/:id/timeline", async (c) => {
+    const sessionId = sessionIdParam(c);
+    const { token } = parseQuery(c, ReadQuery);
+    await requireApiKeyOrSessionToken(c.var.auth, c.req.header("Authorization"), token, sessionId);
+    const stub = await existingSession(c, sessionId);
+    return c.json(await stub.timeline());
+  })
+  .all("/:id/timeline", methodNotAllowed("GET"));

@@ -1,0 +1,48 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { RESUME_FROM_HEADER, SESSION_HEADER } from "../../session/session-api.js";
+import { bearer, checkOrigin, requireSessionToken } from "../auth.js";
+import { type AppEnv, sessionStub } from "../context.js";
+import { HttpError } from "../errors.js";
+import { methodNotAllowed } from "../method-not-allowed.js";
+import { parseQuery, sessionIdParam } from "../validate.js";
+
+const WsQuery = z.object({
+  token: z.string().min(1).optional(),
+  resumeFrom: z
+    .string()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER))
+    .optional(),
+});
+
+/**
+ * GET /v1/sessions/:id/ws — checks, in order: query (400), `Upgrade: websocket` (426),
+ * token (401), the session's existence (404), Origin (403); then hands the upgrade to the
+ * session's object with the validated values in trusted headers.
+ */
+export const wsRoutes = new Hono<AppEnv>()
+  .get("/:id/ws", async (c) => {
+    const sessionId = sessionIdParam(c);
+    const query = parseQuery(c, WsQuery);
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+      throw new HttpError(426, "upgrade_required", "this endpoint takes a WebSocket upgrade", {
+        Upgrade: "websocket",
+      });
+    }
+    const token = query.token ?? bearer(c.req.header("Authorization"));
+    await requireSessionToken(c.var.auth, token, sessionId);
+    const stub = sessionStub(c.env, sessionId);
+    if (!(await stub.exists())) throw new HttpError(404, "unknown_session", "no such session");
+    checkOrigin(c.var.config, c.req.header("Origin"));
+
+    const headers = new Headers(c.req.raw.headers);
+    for (const name of [...headers.keys()]) {
+      if (name.toLowerCase().startsWith("x-liveline-")) headers.delete(name);
+    }
+    headers.set(SESSION_HEADER, sessionId);
+    if (query.resumeFrom !== undefined) headers.set(RESUME_FROM_HEADER, String(query.resumeFrom));
+    return stub.fetch(new Request(c.req.raw, { headers }));
+  })
+  .all("/:id/ws", methodNotAllowed("GET"));

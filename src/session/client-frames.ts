@@ -1,0 +1,70 @@
+import { z } from "zod";
+
+/**
+ * Client → server frames of PROTOCOL.md, parsed at the socket boundary. Text frames are
+ * JSON objects with a `type`; binary frames are PCM16 audio. Unknown extra fields are
+ * dropped, so clients written against a later protocol version still parse.
+ */
+export const TextFrame = z.object({ type: z.literal("text"), text: z.string().min(1) });
+export const AudioEndFrame = z.object({ type: z.literal("audio_end") });
+export const ToolResultFrame = z.object({
+  type: z.literal("tool_result"),
+  callId: z.string().min(1),
+  result: z.record(z.string(), z.unknown()).optional(),
+  error: z.string().optional(),
+});
+export const PingFrame = z.object({ type: z.literal("ping") });
+
+export const JsonClientFrame = z.discriminatedUnion("type", [
+  TextFrame,
+  AudioEndFrame,
+  ToolResultFrame,
+  PingFrame,
+]);
+
+const JSON_TYPES = new Set<string>(JsonClientFrame.options.map((o) => o.shape.type.value));
+
+/** A chunk of live user audio: 16-bit little-endian PCM, mono, 16 kHz. */
+export interface AudioFrame {
+  type: "audio";
+  pcm: ArrayBuffer;
+}
+
+export type ClientFrame = z.infer<typeof JsonClientFrame> | AudioFrame;
+
+export type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; message: string };
+
+/** Parses one WebSocket message; a failure is answered with a `bad_frame` error. */
+export function parseClientFrame(data: string | ArrayBuffer): ParseResult {
+  if (typeof data !== "string") {
+    if (data.byteLength % 2 !== 0) {
+      return { ok: false, message: "binary frames carry PCM16 audio: an even number of bytes" };
+    }
+    return { ok: true, frame: { type: "audio", pcm: data } };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return { ok: false, message: "text frames must be JSON" };
+  }
+  if (typeof json !== "object" || json === null || Array.isArray(json)) {
+    return { ok: false, message: "a text frame must be a JSON object" };
+  }
+  const type = (json as { type?: unknown }).type;
+  if (typeof type !== "string") {
+    return { ok: false, message: "a text frame needs a string `type`" };
+  }
+  if (!JSON_TYPES.has(type)) {
+    return { ok: false, message: `unknown frame type ${JSON.stringify(type).slice(0, 64)}` };
+  }
+  const parsed = JsonClientFrame.safeParse(json);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 5)
+      .map((i) => `${i.path.join(".") || "(frame)"}: ${i.message}`)
+      .join("; ");
+    return { ok: false, message: `${type} frame: ${issues}` };
+  }
+  return { ok: true, frame: parsed.data };
+}

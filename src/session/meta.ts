@@ -1,0 +1,98 @@
+import type { AgentName, ProviderName } from "../config.js";
+import { hasSchema, type Migration, migrate } from "./migrations.js";
+import type { SessionInit } from "./session-api.js";
+
+/** What the session shell keeps about its session, in the `meta` table (one row). */
+export interface SessionMeta {
+  sessionId: string;
+  agent: AgentName;
+  provider: ProviderName;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  endedAt: string | null;
+}
+
+const META_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "meta: one row describing the session",
+    up(sql) {
+      sql.exec(`CREATE TABLE meta (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        session_id TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        ended_at TEXT
+      )`);
+    },
+  },
+];
+
+type MetaRow = {
+  session_id: string;
+  agent: string;
+  provider: string;
+  metadata: string;
+  created_at: string;
+  ended_at: string | null;
+};
+
+/**
+ * The `meta` table. Nothing is written to a fresh object's storage before `init`, so
+ * probing an id that was never created leaves no trace.
+ */
+export class MetaStore {
+  constructor(private readonly storage: DurableObjectStorage) {
+    // An object that already has a schema is brought up to date at once.
+    if (hasSchema(storage.sql)) this.migrate();
+  }
+
+  private migrate(): void {
+    migrate(this.storage, "session", META_MIGRATIONS);
+  }
+
+  /** Records the session; a second init of the same session is a no-op. */
+  init(opts: SessionInit): void {
+    this.migrate();
+    const existing = this.read();
+    if (existing) {
+      if (existing.sessionId !== opts.sessionId) {
+        throw new Error("this object already holds another session");
+      }
+      return;
+    }
+    this.storage.sql.exec(
+      `INSERT INTO meta (id, session_id, agent, provider, metadata, created_at)
+       VALUES (1, ?, ?, ?, ?, ?)`,
+      opts.sessionId,
+      opts.agent,
+      opts.provider,
+      JSON.stringify(opts.metadata),
+      opts.createdAt,
+    );
+  }
+
+  read(): SessionMeta | null {
+    if (!hasSchema(this.storage.sql)) return null;
+    const row = this.storage.sql
+      .exec<MetaRow>(
+        "SELECT session_id, agent, provider, metadata, created_at, ended_at FROM meta WHERE id = 1",
+      )
+      .toArray()[0];
+    if (!row) return null;
+    return {
+      sessionId: row.session_id,
+      agent: row.agent as AgentName,
+      provider: row.provider as ProviderName,
+      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      createdAt: row.created_at,
+      endedAt: row.ended_at,
+    };
+  }
+
+  markEnded(at: string): void {
+    this.storage.sql.exec("UPDATE meta SET ended_at = ? WHERE id = 1 AND ended_at IS NULL", at);
+  }
+}

@@ -1,0 +1,52 @@
+import type { AgentName, ProviderName } from "../config.js";
+
+/** What `init` records about a new session. */
+export interface SessionInit {
+  sessionId: string;
+  agent: AgentName;
+  provider: ProviderName;
+  metadata: Record<string, unknown>;
+  /** ISO 8601. */
+  createdAt: string;
+}
+
+/** One row of `GET /v1/sessions/:id/timeline`. */
+export interface TimelineRow {
+  /** Milliseconds since the session started. */
+  ms: number;
+  /** USER, MODEL_TEXT, TOOL_CALL, TOOL_RESPONSE, TURN_COMPLETE, SUPPRESSED, … */
+  kind: string;
+  detail?: unknown;
+}
+
+export interface Timeline {
+  sessionId: string;
+  /** ISO 8601. */
+  startedAt: string;
+  rows: TimelineRow[];
+}
+
+/**
+ * Headers by which the Worker hands a validated WebSocket upgrade to the session's object.
+ * The Worker strips any client-sent copies, so the object can trust them.
+ */
+export const SESSION_HEADER = "x-liveline-session";
+export const RESUME_FROM_HEADER = "x-liveline-resume-from";
+
+/**
+ * The RPC surface of a session's Durable Object (SessionObject), as the Worker calls it.
+ * `fetch` takes the WebSocket upgrade, already authenticated by the Worker, with the
+ * session id in `x-liveline-session` and, when the client asked for a replay, the
+ * validated `resumeFrom` in `x-liveline-resume-from`.
+ * history, timeline and end throw for a session that was never initialised: check
+ * `exists()` first.
+ */
+export interface SessionApi {
+  init(opts: SessionInit): Promise<void>;
+  exists(): Promise<boolean>;
+  history(): Promise<{ events: unknown[] }>;
+  timeline(): Promise<Timeline>;
+  /** Ends the session: closes every socket with 1000; history stays readable. Idempotent. */
+  end(): Promise<void>;
+  fetch(request: Request): Promise<Response>;
+}

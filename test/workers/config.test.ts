@@ -1,0 +1,128 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, providerUnavailable } from "../../src/config.js";
+import { isLocalHostname, safeEqual } from "../../src/http/auth.js";
+import { parseClientFrame } from "../../src/session/client-frames.js";
+
+describe("loadConfig", () => {
+  it("fills the documented defaults", () => {
+    expect(loadConfig({})).toEqual({
+      PROVIDER: "simulator",
+      TOKEN_TTL_SECONDS: 900,
+      IDLE_TIMEOUT_MS: 60_000,
+      MAX_FRAME_BYTES: 262_144,
+      MAX_FRAMES_PER_SECOND: 100,
+      MAX_CLIENTS_PER_SESSION: 8,
+      TOOL_TIMEOUT_MS: 15_000,
+    });
+  });
+
+  it("parses strings, treats empty as unset and splits ALLOWED_ORIGINS", () => {
+    const config = loadConfig({
+      PROVIDER: "gemini",
+      API_KEY: "",
+      TOKEN_SECRET: "t",
+      TOKEN_TTL_SECONDS: "60",
+      ALLOWED_ORIGINS: " https://A.example/ , https://b.example,,",
+    });
+    expect(config.PROVIDER).toBe("gemini");
+    expect(config.API_KEY).toBeUndefined();
+    expect(config.TOKEN_SECRET).toBe("t");
+    expect(config.TOKEN_TTL_SECONDS).toBe(60);
+    expect(config.ALLOWED_ORIGINS).toEqual(["https://a.example", "https://b.example"]);
+  });
+
+  it("rejects bad values naming the var but never showing the value", () => {
+    for (const env of [
+      { PROVIDER: "claude-secret" },
+      { MAX_FRAME_BYTES: "-5" },
+      { TOKEN_TTL_SECONDS: "1.5" },
+      { GEMINI_LIVE_URL: "not a url" },
+    ]) {
+      const [name, value] = Object.entries(env)[0]!;
+      let thrown: unknown;
+      try {
+        loadConfig(env);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, name).toBeInstanceOf(ConfigError);
+      expect((thrown as ConfigError).message).toContain(name);
+      expect((thrown as ConfigError).message).not.toContain(value);
+    }
+  });
+
+  it("knows which providers can serve", () => {
+    expect(providerUnavailable(loadConfig({}), "simulator")).toBeNull();
+    expect(providerUnavailable(loadConfig({}), "gemini")).toMatch(/GEMINI_API_KEY/);
+    expect(providerUnavailable(loadConfig({ GEMINI_API_KEY: "k" }), "gemini")).toBeNull();
+    expect(providerUnavailable(loadConfig({ GEMINI_API_KEY: "k" }), "openai")).not.toBeNull();
+  });
+});
+
+describe("auth helpers", () => {
+  it("compares secrets exactly", async () => {
+    expect(await safeEqual("abc", "abc")).toBe(true);
+    expect(await safeEqual("abc", "abd")).toBe(false);
+    expect(await safeEqual("abc", "abcd")).toBe(false);
+    expect(await safeEqual("", "x")).toBe(false);
+  });
+
+  it("counts only hosts a deployment cannot have as local", () => {
+    for (const h of [
+      "localhost",
+      "app.localhost",
+      "127.0.0.1",
+      "[::1]",
+      "192.168.1.20",
+      "10.0.0.2",
+      "172.20.1.1",
+      "phone.local",
+    ]) {
+      expect(isLocalHostname(h), h).toBe(true);
+    }
+    for (const h of [
+      "liveline.workers.dev",
+      "example.com",
+      "8.8.8.8",
+      "172.32.0.1",
+      "localhost.example.com",
+    ]) {
+      expect(isLocalHostname(h), h).toBe(false);
+    }
+  });
+});
+
+describe("parseClientFrame", () => {
+  it("types every client frame of PROTOCOL.md", () => {
+    expect(parseClientFrame('{"type":"text","text":"hi"}')).toEqual({
+      ok: true,
+      frame: { type: "text", text: "hi" },
+    });
+    expect(parseClientFrame('{"type":"audio_end"}')).toEqual({
+      ok: true,
+      frame: { type: "audio_end" },
+    });
+    expect(parseClientFrame('{"type":"ping","extra":1}')).toEqual({
+      ok: true,
+      frame: { type: "ping" },
+    });
+    expect(parseClientFrame('{"type":"tool_result","callId":"c","result":{"a":1}}')).toEqual({
+      ok: true,
+      frame: { type: "tool_result", callId: "c", result: { a: 1 } },
+    });
+    const pcm = new Uint8Array([1, 0, 2, 0]).buffer;
+    expect(parseClientFrame(pcm)).toEqual({ ok: true, frame: { type: "audio", pcm } });
+  });
+
+  it("explains what is wrong", () => {
+    const messageOf = (data: string) => {
+      const r = parseClientFrame(data);
+      expect(r.ok).toBe(false);
+      return r.ok ? "" : r.message;
+    };
+    expect(messageOf("{")).toMatch(/JSON/);
+    expect(messageOf('{"type":"dance"}')).toMatch(/unknown frame type "dance"/);
+    expect(messageOf('{"type":"text","text":1}')).toMatch(/^text frame: text:/);
+    expect(messageOf('{"type":"text","text":""}')).toMatch(/text/);
+  });
+});

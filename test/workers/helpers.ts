@@ -1,0 +1,140 @@
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
+
+export const BASE = "http://liveline.test";
+/** The test deployment's secrets, from vitest.config.ts's miniflare bindings. */
+export const API_KEY = env.API_KEY as string;
+export const TOKEN_SECRET = env.TOKEN_SECRET as string;
+export const ALLOWED_ORIGIN = "https://app.example";
+
+export const withKey = (key = API_KEY) => ({ Authorization: `Bearer ${key}` });
+
+export interface Created {
+  sessionId: string;
+  token: string;
+  wsUrl: string;
+  expiresAt: string;
+}
+
+type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+const workerFetch: FetchLike = (input, init) => exports.default.fetch(input, init);
+
+export async function createSession(
+  body: Record<string, unknown> = {},
+  fetcher: FetchLike = workerFetch,
+  base = BASE,
+): Promise<Created> {
+  const res = await fetcher(`${base}/v1/sessions`, {
+    method: "POST",
+    headers: { ...withKey(), "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(201);
+  return (await res.json()) as Created;
+}
+
+/** `ws://host/…` → `http://host/…`, for fetch-based upgrades. */
+export const httpUrl = (wsUrl: string) => wsUrl.replace(/^ws/, "http");
+
+export type Frame = Record<string, unknown> & { type: string };
+
+/** A client WebSocket that queues every message it gets. */
+export class Client {
+  private readonly queue: Frame[] = [];
+  private waiters: ((f: Frame) => void)[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+
+  constructor(readonly ws: WebSocket) {
+    ws.addEventListener("message", (e) => {
+      const frame = JSON.parse(typeof e.data === "string" ? e.data : "{}") as Frame;
+      const waiter = this.waiters.shift();
+      if (waiter) waiter(frame);
+      else this.queue.push(frame);
+    });
+    this.closed = new Promise((resolve) => {
+      ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason }));
+    });
+    ws.accept();
+  }
+
+  /** The next message, or a rejection after `ms`. */
+  next(ms = 2000): Promise<Frame> {
+    const queued = this.queue.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      const waiter = (f: Frame) => {
+        clearTimeout(timer);
+        resolve(f);
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new Error(`no message within ${ms} ms`));
+      }, ms);
+      this.waiters.push(waiter);
+    });
+  }
+
+  send(data: string | ArrayBuffer | Record<string, unknown>): void {
+    this.ws.send(
+      typeof data === "object" && !(data instanceof ArrayBuffer) ? JSON.stringify(data) : data,
+    );
+  }
+
+  /** Sends a ping and returns every frame up to and including the pong. */
+  async pingThrough(ms = 2000): Promise<Frame[]> {
+    this.send({ type: "ping" });
+    const frames: Frame[] = [];
+    for (;;) {
+      const f = await this.next(ms);
+      frames.push(f);
+      if (f.type === "pong") return frames;
+    }
+  }
+
+  close(): void {
+    try {
+      this.ws.close(1000, "test done");
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/** Upgrades `url`; returns the raw response (for status checks). */
+export function upgrade(url: string, headers: Record<string, string> = {}, fetcher = workerFetch) {
+  return fetcher(url, { headers: { Upgrade: "websocket", ...headers } });
+}
+
+/** Upgrades `url` and expects 101; returns a connected client. */
+export async function connect(
+  url: string,
+  headers: Record<string, string> = {},
+  fetcher = workerFetch,
+): Promise<Client> {
+  const res = await upgrade(url, headers, fetcher);
+  expect(res.status).toBe(101);
+  expect(res.webSocket).toBeTruthy();
+  return new Client(res.webSocket!);
+}
+
+/** A new session and a client connected to it, past its `ready` frame. */
+export async function sessionWithClient(): Promise<{
+  created: Created;
+  client: Client;
+  ready: Frame;
+}> {
+  const created = await createSession();
+  const client = await connect(httpUrl(created.wsUrl));
+  const ready = await client.next();
+  expect(ready.type).toBe("ready");
+  return { created, client, ready };
+}
+
+/** The JSON error body of a non-101 answer. */
+export async function errorOf(res: Response): Promise<{ code: string; message: string }> {
+  expect(res.webSocket).toBeNull();
+  expect(res.headers.get("content-type")).toMatch(/application\/json/);
+  const body = (await res.json()) as { error: { code: string; message: string } };
+  expect(typeof body.error.message).toBe("string");
+  return body.error;
+}
