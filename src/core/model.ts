@@ -66,6 +66,11 @@ export interface ModelCapabilities {
   resultScheduling: boolean;
   /** The model sends no turn_complete until every call of the turn is answered (3.1). */
   turnCompleteWaitsForResults: boolean;
+  /**
+   * A SILENT result really adds to context without a generation. False where the model was
+   * seen to speak again anyway: silent results are then withheld instead.
+   */
+  silentHonoured: boolean;
 }
 
 /** Where a tool runs and what should follow its result (DESIGN.md, Turn and tool policy). */

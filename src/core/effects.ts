@@ -1,0 +1,63 @@
+import type { HistoryEvent, ToolPayload } from "../history/events.js";
+import type { DurableFrame, EphemeralFrame } from "../history/frames.js";
+import type { ModelCommand } from "./model.js";
+
+/** Timers the core sets; the shell fires them back as `timer_fired` inputs. */
+export type TimerId = `tool:${string}` | `grace:${string}` | "idle" | "reconnect" | "go_away";
+
+/** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
+export type TraceKind =
+  | "USER"
+  | "MODEL_TEXT"
+  | "TOOL_CALL"
+  | "TOOL_RESPONSE"
+  | "TOOL_RESULT_WITHHELD"
+  | "TOOL_CANCELLED"
+  | "TURN_COMPLETE"
+  | "MODEL_TURN_COMPLETE"
+  | "INTERRUPTED"
+  | "SUPPRESSED"
+  | "DUPLICATE_CALL"
+  | "DUPLICATE_RESULT"
+  | "UNKNOWN_CALL"
+  | "RETRY_EMPTY"
+  | "EMPTY_RESPONSE"
+  | "UPSTREAM_CONNECT"
+  | "UPSTREAM_LIVE"
+  | "UPSTREAM_RECONNECT"
+  | "UPSTREAM_CLOSED"
+  | "UPSTREAM_IDLE_CLOSE"
+  | "GO_AWAY"
+  | "CLIENT_CONNECT"
+  | "CLIENT_RESUME"
+  | "CLIENT_DISCONNECT"
+  | "BAD_FRAME";
+
+/** How to (re)open the model connection: resume with a handle, or seed from the log. */
+export type UpstreamOpen =
+  | { mode: "fresh" }
+  | { mode: "resume"; handle: string }
+  | { mode: "rebuild" };
+
+/** Commands the shell carries out, in order. */
+export type Effect =
+  | { type: "send_model"; command: ModelCommand }
+  /** Written in one transaction before any frame that follows it is sent. */
+  | { type: "append_history"; events: HistoryEvent[] }
+  /** To every connected client. */
+  | { type: "send_durable"; frame: DurableFrame }
+  | { type: "send_ephemeral"; clientId: string; frame: EphemeralFrame }
+  /** Model audio, to every connected client; never stored. */
+  | { type: "send_audio"; pcm: Uint8Array }
+  /** Send `clientId` every logged frame with seq > afterSeq, before anything else reaches it. */
+  | { type: "replay"; clientId: string; afterSeq: number }
+  | { type: "run_tool"; callId: string; name: string; args: ToolPayload; turnId: string }
+  | { type: "abort_tool"; callId: string; reason: string }
+  | { type: "set_timer"; timer: TimerId; at: number }
+  | { type: "clear_timer"; timer: TimerId }
+  | { type: "open_upstream"; open: UpstreamOpen }
+  | { type: "close_upstream"; reason: string }
+  | { type: "close_clients"; code: number; reason: string }
+  | { type: "trace"; kind: TraceKind; detail?: Record<string, unknown> };
+
+export type EffectType = Effect["type"];

@@ -1,0 +1,40 @@
+import type { ToolPayload } from "../history/events.js";
+import type { TimerId } from "./effects.js";
+import type { ModelEvent } from "./model.js";
+
+/** Everything that can happen to a session, as the shell hands it to the core. */
+export type CoreInput =
+  | { type: "client_connected"; clientId: string; resumeFrom?: number | undefined }
+  | { type: "client_disconnected"; clientId: string }
+  | { type: "client_text"; clientId: string; text: string }
+  | { type: "client_audio"; clientId: string; pcm: Uint8Array }
+  | { type: "client_audio_end"; clientId: string }
+  | {
+      type: "client_tool_result";
+      clientId: string;
+      callId: string;
+      result?: ToolPayload | undefined;
+      error?: string | undefined;
+    }
+  | { type: "client_ping"; clientId: string }
+  /** A frame the boundary could not accept (parsed and rejected by the shell). */
+  | { type: "client_bad_frame"; clientId: string; code: string; message: string }
+  /** The model socket is open and setup was sent; `setup_complete` follows as a model event. */
+  | { type: "upstream_opened" }
+  /** Opening the model socket failed before it was open. */
+  | { type: "upstream_failed"; message: string }
+  /**
+   * A model event. `upstream_closed` is reported only for the current connection, never for
+   * one the core asked the shell to close.
+   */
+  | { type: "model"; event: ModelEvent }
+  | {
+      type: "tool_outcome";
+      callId: string;
+      result?: ToolPayload | undefined;
+      error?: string | undefined;
+    }
+  | { type: "timer_fired"; timer: TimerId }
+  | { type: "end_session" };
+
+export type CoreInputType = CoreInput["type"];

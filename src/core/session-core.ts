@@ -1,0 +1,275 @@
+import type { Effect, TimerId } from "./effects.js";
+import type { CoreInput } from "./inputs.js";
+import type { ModelEvent } from "./model.js";
+import type { CoreState } from "./state.js";
+import { StepContext } from "./step-context.js";
+import {
+  cancelCall,
+  onClientToolResult,
+  onModelCancellation,
+  onModelToolCall,
+  onServerToolOutcome,
+  onToolTimeout,
+} from "./tools.js";
+import {
+  admitOpening,
+  currentGeneration,
+  endTurn,
+  expectGeneration,
+  liveOwner,
+  noteContent,
+  onGraceTimer,
+  onModelTurnComplete,
+  openTurn,
+} from "./turns.js";
+import {
+  armIdle,
+  ensureUpstream,
+  maybeReconnectForGoAway,
+  onGoAway,
+  onIdleTimer,
+  onReconnectTimer,
+  onResumptionUpdate,
+  onSetupComplete,
+  onUpstreamClosed,
+  onUpstreamFailed,
+} from "./upstream.js";
+
+export interface StepResult {
+  state: CoreState;
+  effects: Effect[];
+}
+
+/**
+ * The session core: a pure function of (state, input, now). It never reads a clock, does
+ * no I/O and draws no random numbers; the shell carries out the returned effects in order.
+ */
+export function step(state: CoreState, input: CoreInput, now: number): StepResult {
+  const ctx = new StepContext(structuredClone(state), now);
+  dispatch(ctx, input);
+  maybeReconnectForGoAway(ctx);
+  return { state: ctx.state, effects: ctx.effects };
+}
+
+function dispatch(ctx: StepContext, input: CoreInput): void {
+  const s = ctx.state;
+  if (
+    s.ended &&
+    isClientInput(input) &&
+    input.type !== "client_connected" &&
+    input.type !== "client_disconnected"
+  ) {
+    if (input.type === "client_ping") {
+      ctx.emit({ type: "send_ephemeral", clientId: input.clientId, frame: { type: "pong" } });
+      return;
+    }
+    ctx.emit({
+      type: "send_ephemeral",
+      clientId: input.clientId,
+      frame: {
+        type: "error",
+        code: "session_ended",
+        message: "this session has ended",
+        fatal: true,
+      },
+    });
+    return;
+  }
+  switch (input.type) {
+    case "client_connected": {
+      if (!s.clients.includes(input.clientId)) s.clients.push(input.clientId);
+      const resumed = input.resumeFrom !== undefined;
+      ctx.emit({
+        type: "send_ephemeral",
+        clientId: input.clientId,
+        frame: {
+          type: "ready",
+          sessionId: s.config.sessionId,
+          lastSeq: s.nextSeq - 1,
+          resumed,
+          audio: s.config.audio,
+        },
+      });
+      if (input.resumeFrom !== undefined) {
+        ctx.emit({ type: "replay", clientId: input.clientId, afterSeq: input.resumeFrom });
+        ctx.trace("CLIENT_RESUME", { clientId: input.clientId, resumeFrom: input.resumeFrom });
+      } else {
+        ctx.trace("CLIENT_CONNECT", { clientId: input.clientId });
+      }
+      ensureUpstream(ctx);
+      return;
+    }
+    case "client_disconnected":
+      s.clients = s.clients.filter((c) => c !== input.clientId);
+      ctx.trace("CLIENT_DISCONNECT", { clientId: input.clientId });
+      return;
+    case "client_text": {
+      armIdle(ctx);
+      // A new text turn interrupts the open one; what the model still says for it is dropped.
+      if (s.turn) endTurn(ctx, { interrupted: "barge_in" });
+      const turn = openTurn(ctx, "text", input.text);
+      expectGeneration(ctx, turn.id);
+      ensureUpstream(ctx);
+      ctx.sendModel({ type: "user_text", text: input.text });
+      return;
+    }
+    case "client_audio":
+      armIdle(ctx);
+      ensureUpstream(ctx);
+      // Live audio is only worth sending while the connection is live; it is never queued.
+      if (s.upstream.phase === "live")
+        ctx.emit({ type: "send_model", command: { type: "user_audio", pcm: input.pcm } });
+      return;
+    case "client_audio_end":
+      s.speechDetected = true;
+      if (s.upstream.phase === "live")
+        ctx.emit({ type: "send_model", command: { type: "audio_end" } });
+      return;
+    case "client_tool_result":
+      armIdle(ctx);
+      onClientToolResult(ctx, input.clientId, input.callId, {
+        result: input.result,
+        error: input.error,
+      });
+      return;
+    case "client_ping":
+      ctx.emit({ type: "send_ephemeral", clientId: input.clientId, frame: { type: "pong" } });
+      return;
+    case "client_bad_frame":
+      ctx.trace("BAD_FRAME", { clientId: input.clientId, code: input.code });
+      ctx.emit({
+        type: "send_ephemeral",
+        clientId: input.clientId,
+        frame: { type: "error", code: input.code, message: input.message, fatal: false },
+      });
+      return;
+    case "upstream_opened":
+      return;
+    case "upstream_failed":
+      onUpstreamFailed(ctx, input.message);
+      return;
+    case "model":
+      onModelEvent(ctx, input.event);
+      return;
+    case "tool_outcome":
+      onServerToolOutcome(ctx, input.callId, { result: input.result, error: input.error });
+      return;
+    case "timer_fired":
+      onTimer(ctx, input.timer);
+      return;
+    case "end_session":
+      endSession(ctx);
+      return;
+    default: {
+      const unreachable: never = input;
+      throw new Error(`unknown input ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+function isClientInput(input: CoreInput): input is Extract<CoreInput, { clientId: string }> {
+  return "clientId" in input;
+}
+
+function onModelEvent(ctx: StepContext, event: ModelEvent): void {
+  const s = ctx.state;
+  switch (event.type) {
+    case "setup_complete":
+      onSetupComplete(ctx);
+      return;
+    case "text_delta":
+    case "transcript_delta": {
+      const gen = currentGeneration(ctx);
+      if (!admitOpening(ctx, gen, event.text)) return;
+      const owner = liveOwner(ctx, gen);
+      if (owner === null) return;
+      gen.hasContent = true;
+      noteContent(ctx);
+      ctx.record({
+        kind: event.type === "text_delta" ? "model_text" : "transcript",
+        turnId: owner,
+        text: event.text,
+      });
+      return;
+    }
+    case "audio_delta": {
+      const gen = currentGeneration(ctx);
+      if (liveOwner(ctx, gen) === null) return;
+      gen.hasContent = true;
+      noteContent(ctx);
+      ctx.emit({ type: "send_audio", pcm: event.pcm });
+      return;
+    }
+    case "input_transcript":
+      s.inputTranscript += event.text;
+      if (event.text.length > 0) s.speechDetected = true;
+      return;
+    case "speech_started":
+      s.speechDetected = true;
+      return;
+    case "tool_call":
+      onModelToolCall(ctx, event.calls);
+      return;
+    case "tool_call_cancellation":
+      onModelCancellation(ctx, event.ids);
+      return;
+    case "generation_complete":
+      currentGeneration(ctx);
+      return;
+    case "turn_complete":
+      onModelTurnComplete(ctx);
+      armIdle(ctx);
+      return;
+    case "interrupted": {
+      // The model stopped because the user spoke over it: that turn ends here.
+      const gen = s.generation;
+      if (gen && gen.owner !== null && s.turn?.id === gen.owner) {
+        endTurn(ctx, { interrupted: "barge_in" });
+        s.speechDetected = true;
+      }
+      if (gen) gen.owner = null;
+      return;
+    }
+    case "go_away":
+      onGoAway(ctx, event.timeLeftMs);
+      return;
+    case "resumption_update":
+      onResumptionUpdate(ctx, event.handle, event.resumable);
+      return;
+    case "upstream_closed":
+      onUpstreamClosed(ctx, event.code, event.reason);
+      return;
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unknown model event ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+function onTimer(
+  ctx: StepContext,
+  timer: CoreInput & { type: "timer_fired" } extends { timer: infer T } ? T : never,
+): void {
+  if (timer === "idle") onIdleTimer(ctx);
+  else if (timer === "reconnect") onReconnectTimer(ctx);
+  else if (timer === "go_away") maybeReconnectForGoAway(ctx, true);
+  else if (timer.startsWith("tool:")) onToolTimeout(ctx, timer.slice("tool:".length));
+  else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
+}
+
+function endSession(ctx: StepContext): void {
+  const s = ctx.state;
+  if (s.ended) return;
+  for (const call of Object.values(s.calls)) {
+    if (call.status === "running") cancelCall(ctx, call, "session_ended");
+  }
+  if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
+  if (s.upstream.phase !== "closed" && s.upstream.phase !== "failed") {
+    ctx.emit({ type: "close_upstream", reason: "session ended" });
+  }
+  s.upstream.phase = "closed";
+  s.outbox = [];
+  ctx.record({ kind: "status", state: "ended" });
+  s.ended = true;
+  ctx.emit({ type: "close_clients", code: 1000, reason: "session ended" });
+}

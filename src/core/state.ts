@@ -1,0 +1,216 @@
+import type { RunOn } from "../history/events.js";
+import type { ModelCapabilities, ModelCommand, ToolPolicy, ToolResponse } from "./model.js";
+
+/**
+ * Each protection can be switched off, so that tests can show the failure it prevents
+ * (the control arm) and so that `naive` mode reproduces what frameworks do in the field.
+ */
+export interface Guards {
+  /** One turn_complete per user turn: held while a `speak` result is outstanding. */
+  oneTurnComplete: boolean;
+  /** Generations nobody asked for are not forwarded. */
+  suppressUnsolicited: boolean;
+  /** Late results: silent ones never prompt a generation; speak ones prompt exactly one. */
+  resultScheduling: boolean;
+  /** Empty replies after tool results are retried with a nudge. */
+  emptyRetry: boolean;
+  /** A call delivered twice runs once. */
+  dedupeCalls: boolean;
+  /** A second result for a call is refused. */
+  dedupeResults: boolean;
+}
+
+export const ALL_GUARDS: Guards = {
+  oneTurnComplete: true,
+  suppressUnsolicited: true,
+  resultScheduling: true,
+  emptyRetry: true,
+  dedupeCalls: true,
+  dedupeResults: true,
+};
+
+export const NO_GUARDS: Guards = {
+  oneTurnComplete: false,
+  suppressUnsolicited: false,
+  resultScheduling: false,
+  emptyRetry: false,
+  dedupeCalls: false,
+  dedupeResults: false,
+};
+
+export interface CoreConfig {
+  sessionId: string;
+  tools: Readonly<Record<string, ToolPolicy>>;
+  capabilities: ModelCapabilities;
+  guards: Guards;
+  /** After a model turn ends with a `speak` result unanswered, how long a follow-up may take to start. */
+  followUpGraceMs: number;
+  maxEmptyRetries: number;
+  nudgeText: string;
+  /** Close the model connection after this long without activity (0: never). */
+  idleTimeoutMs: number;
+  /** Reconnect backoff: base * 2^attempt, capped; after maxReconnectAttempts the session fails. */
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+  maxReconnectAttempts: number;
+  /** Reconnect this long before a `goAway` deadline at the latest. */
+  goAwayMarginMs: number;
+  audio: { inputRate: number; outputRate: number };
+}
+
+export const DEFAULT_NUDGE =
+  "Please continue: answer the user now, using the tool results you have received.";
+
+export function defaultConfig(
+  overrides: Partial<CoreConfig> & Pick<CoreConfig, "sessionId" | "tools">,
+): CoreConfig {
+  return {
+    capabilities: {
+      nonBlockingCalls: true,
+      resultScheduling: true,
+      turnCompleteWaitsForResults: false,
+      silentHonoured: true,
+    },
+    guards: ALL_GUARDS,
+    followUpGraceMs: 1500,
+    maxEmptyRetries: 2,
+    nudgeText: DEFAULT_NUDGE,
+    idleTimeoutMs: 0,
+    reconnectBaseMs: 250,
+    reconnectMaxMs: 8000,
+    maxReconnectAttempts: 6,
+    goAwayMarginMs: 5000,
+    audio: { inputRate: 16000, outputRate: 24000 },
+    ...overrides,
+  };
+}
+
+export type CallStatus = "running" | "answered" | "cancelled";
+/** How a result reached the model: inside the generation that called it, after it, or not at all. */
+export type Delivery = "pending" | "in_generation" | "late" | "late_silent" | "withheld";
+
+export interface CallState {
+  id: string;
+  name: string;
+  turnId: string;
+  runOn: RunOn;
+  followUp: "silent" | "speak";
+  status: CallStatus;
+  delivery: Delivery;
+  /** Calls the model issued together; their speak results go back together, as one input. */
+  batch: string;
+  /** A speak result waiting for the rest of its batch. */
+  held?: ToolResponse | undefined;
+}
+
+/** The logical user turn: open from the user's input until its one turn end. */
+export interface TurnState {
+  id: string;
+  source: "text" | "audio";
+  /** The model ended its latest generation for this turn. */
+  modelEnded: boolean;
+  hasContent: boolean;
+  /** Tool results delivered to the model since its last content, expecting a reply. */
+  resultsSinceContent: number;
+  speakSinceContent: boolean;
+  emptyRetries: number;
+  /** A follow-up grace timer is running. */
+  inGrace: boolean;
+}
+
+/** The model's current generation and whom it answers (null: nobody asked for it). */
+export interface GenerationState {
+  owner: string | null;
+  /** How it got its owner, so a regeneration can give the slot back. */
+  claim: "expected" | "grace" | "speech" | "naive" | "none";
+  hasContent: boolean;
+  /** The opening of its first text, once seen. */
+  opening: string | null;
+}
+
+export type UpstreamPhase = "closed" | "connecting" | "live" | "reconnecting" | "failed";
+
+export interface UpstreamState {
+  phase: UpstreamPhase;
+  /** The latest resumable handle, if any. */
+  handle: string | null;
+  /** We opened the current connection with `handle` (a 1007 then means: rebuild instead). */
+  resumingWith: string | null;
+  attempts: number;
+  goingAway: boolean;
+}
+
+export interface Counters {
+  suppressedGenerations: number;
+  duplicateCalls: number;
+  duplicateResults: number;
+  unknownCallResults: number;
+  emptyRetries: number;
+  withheldResults: number;
+}
+
+export interface CoreState {
+  config: CoreConfig;
+  nextSeq: number;
+  turnCount: number;
+  batchCount: number;
+  lastTurnId: string | null;
+  clients: string[];
+  upstream: UpstreamState;
+  /** Commands waiting for the model connection to be live. */
+  outbox: ModelCommand[];
+  /**
+   * Generations the model owes, oldest first, each with the turn it answers (a user input,
+   * a late `speak` result, a nudge). null: the turn it answered was interrupted, so what
+   * that generation says is dropped.
+   */
+  expected: Array<string | null>;
+  turn: TurnState | null;
+  generation: GenerationState | null;
+  calls: Record<string, CallState>;
+  /** The user spoke since the last turn opened (transcription, VAD, audio_end). */
+  speechDetected: boolean;
+  inputTranscript: string;
+  /** Openings of recently forwarded replies, to recognise a regenerated one. */
+  recentOpenings: string[];
+  /** Model turn ends to come during which a regeneration is possible (a silent result was sent). */
+  regenWindow: number;
+  counters: Counters;
+  ended: boolean;
+}
+
+export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): CoreState {
+  return {
+    config,
+    nextSeq: lastSeq + 1,
+    turnCount,
+    batchCount: 0,
+    lastTurnId: turnCount > 0 ? `t${turnCount}` : null,
+    clients: [],
+    upstream: {
+      phase: "closed",
+      handle: null,
+      resumingWith: null,
+      attempts: 0,
+      goingAway: false,
+    },
+    outbox: [],
+    expected: [],
+    turn: null,
+    generation: null,
+    calls: {},
+    speechDetected: false,
+    inputTranscript: "",
+    recentOpenings: [],
+    regenWindow: 0,
+    counters: {
+      suppressedGenerations: 0,
+      duplicateCalls: 0,
+      duplicateResults: 0,
+      unknownCallResults: 0,
+      emptyRetries: 0,
+      withheldResults: 0,
+    },
+    ended: false,
+  };
+}

@@ -1,0 +1,255 @@
+import type { ToolPayload } from "../history/events.js";
+import type { ToolCallRequest, ToolResponse } from "./model.js";
+import type { CallState } from "./state.js";
+import type { StepContext } from "./step-context.js";
+import {
+  currentGeneration,
+  expectGeneration,
+  liveOwner,
+  noteContent,
+  settleTurn,
+} from "./turns.js";
+
+/** For how many model turn ends after a silent result a regeneration is watched for. */
+const REGEN_WINDOW_TURNS = 3;
+
+export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallRequest[]): void {
+  const s = ctx.state;
+  const gen = currentGeneration(ctx);
+  const owner = liveOwner(ctx, gen);
+  const batch = `b${++s.batchCount}`;
+  for (const request of calls) {
+    if (s.calls[request.id] && s.config.guards.dedupeCalls) {
+      s.counters.duplicateCalls++;
+      ctx.trace("DUPLICATE_CALL", { callId: request.id, name: request.name });
+      continue;
+    }
+    if (owner === null) {
+      // A call inside a suppressed generation is not run: nobody asked for that generation.
+      ctx.trace("SUPPRESSED", { callId: request.id, name: request.name });
+      continue;
+    }
+    gen.hasContent = true;
+    noteContent(ctx);
+    startCall(ctx, request, owner, batch);
+  }
+}
+
+function startCall(ctx: StepContext, request: ToolCallRequest, turnId: string, batch: string): void {
+  const s = ctx.state;
+  const policy = s.config.tools[request.name];
+  const call: CallState = {
+    id: request.id,
+    name: request.name,
+    turnId,
+    runOn: policy?.runOn ?? "server",
+    followUp: policy?.followUp ?? "speak",
+    status: "running",
+    delivery: "pending",
+    batch,
+  };
+  s.calls[request.id] = call;
+  ctx.record({
+    kind: "tool_call",
+    turnId,
+    callId: call.id,
+    name: call.name,
+    args: request.args,
+    runOn: call.runOn,
+  });
+  ctx.trace("TOOL_CALL", { callId: call.id, name: call.name, runOn: call.runOn });
+  if (!policy) {
+    completeCall(ctx, call, { error: `unknown tool "${request.name}"` });
+    return;
+  }
+  ctx.emit({ type: "set_timer", timer: `tool:${call.id}`, at: ctx.now + policy.timeoutMs });
+  if (call.runOn === "server") {
+    ctx.emit({ type: "run_tool", callId: call.id, name: call.name, args: request.args, turnId });
+  }
+}
+
+type Outcome = { result?: ToolPayload | undefined; error?: string | undefined };
+
+export function onClientToolResult(
+  ctx: StepContext,
+  clientId: string,
+  callId: string,
+  outcome: Outcome,
+): void {
+  const s = ctx.state;
+  const call = s.calls[callId];
+  if (!call || call.runOn !== "client") {
+    s.counters.unknownCallResults++;
+    ctx.trace("UNKNOWN_CALL", { callId, clientId });
+    ctx.emit({
+      type: "send_ephemeral",
+      clientId,
+      frame: {
+        type: "error",
+        code: "unknown_call",
+        message: `no client tool call with id "${callId}"`,
+        fatal: false,
+      },
+    });
+    return;
+  }
+  if (call.status !== "running" && s.config.guards.dedupeResults) {
+    s.counters.duplicateResults++;
+    ctx.trace("DUPLICATE_RESULT", { callId, clientId });
+    ctx.emit({
+      type: "send_ephemeral",
+      clientId,
+      frame: {
+        type: "error",
+        code: "duplicate_result",
+        message: `call "${callId}" already has ${call.status === "cancelled" ? "been cancelled" : "a result"}; the first one stands`,
+        fatal: false,
+      },
+    });
+    return;
+  }
+  completeCall(ctx, call, outcome);
+}
+
+export function onServerToolOutcome(ctx: StepContext, callId: string, outcome: Outcome): void {
+  const call = ctx.state.calls[callId];
+  // A server tool finishing after a timeout or cancellation: its outcome is already settled.
+  if (!call || (call.status !== "running" && ctx.state.config.guards.dedupeResults)) return;
+  completeCall(ctx, call, outcome);
+}
+
+export function onToolTimeout(ctx: StepContext, callId: string): void {
+  const call = ctx.state.calls[callId];
+  if (!call || call.status !== "running") return;
+  if (call.runOn === "server") ctx.emit({ type: "abort_tool", callId, reason: "timeout" });
+  completeCall(ctx, call, { error: `tool "${call.name}" timed out` });
+}
+
+/** The call's one result: recorded, announced, and delivered to the model per policy. */
+function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void {
+  call.status = "answered";
+  ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });
+  const response: ToolResponse =
+    outcome.error !== undefined
+      ? { callId: call.id, name: call.name, error: outcome.error }
+      : { callId: call.id, name: call.name, result: outcome.result ?? {} };
+  ctx.record({ kind: "tool_result", turnId: call.turnId, ...response, callId: call.id });
+  ctx.trace("TOOL_RESPONSE", {
+    callId: call.id,
+    name: call.name,
+    error: outcome.error !== undefined,
+  });
+  deliverResult(ctx, call, response);
+  settleTurn(ctx);
+}
+
+/**
+ * Send a result to the model so that it causes exactly what its tool's follow-up asks for.
+ * - speak: declared BLOCKING. The results of one batch of calls go back together, as one
+ *   input: inside the generation that called them the model takes them in and goes on;
+ *   after that generation ended they prompt exactly one follow-up generation, which
+ *   belongs to the same user turn (the turn waits for it).
+ * - silent: must never prompt a generation. Where calls can be NON_BLOCKING the model is
+ *   not waiting for it: it is sent with SILENT where that is honoured, else withheld. On
+ *   blocking-only models the model waits for it inside its generation, so it is sent
+ *   there; after the generation ended it is withheld (the model would answer it again).
+ */
+function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse): void {
+  const s = ctx.state;
+  const { guards, capabilities: caps } = s.config;
+  if (!guards.resultScheduling) {
+    // Naive relay: every result goes out the moment it is ready, as the frameworks do.
+    call.delivery = "in_generation";
+    ctx.sendModel({ type: "tool_responses", responses: [response] });
+    return;
+  }
+  if (call.followUp === "speak") {
+    call.held = response;
+    flushSpeakBatch(ctx, call.batch);
+    return;
+  }
+  const turn = s.turn?.id === call.turnId ? s.turn : null;
+  const inGeneration = turn !== null && s.generation !== null && s.generation.owner === call.turnId;
+  if (caps.nonBlockingCalls) {
+    if (caps.resultScheduling && caps.silentHonoured) {
+      call.delivery = inGeneration ? "in_generation" : "late_silent";
+      ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
+      // A model that ignores SILENT answers it by saying its previous reply again.
+      s.regenWindow = REGEN_WINDOW_TURNS;
+      return;
+    }
+  } else if (inGeneration) {
+    call.delivery = "in_generation";
+    ctx.sendModel({ type: "tool_responses", responses: [response] });
+    turn.resultsSinceContent++;
+    // If the model had in fact just ended its turn, it takes this as new input.
+    s.regenWindow = REGEN_WINDOW_TURNS;
+    return;
+  }
+  // The model would take this response as new input and answer it again: keep it out.
+  withhold(ctx, call);
+}
+
+function withhold(ctx: StepContext, call: CallState): void {
+  call.delivery = "withheld";
+  call.held = undefined;
+  ctx.state.counters.withheldResults++;
+  ctx.trace("TOOL_RESULT_WITHHELD", { callId: call.id, name: call.name });
+}
+
+/** Once no speak call of the batch is running, send its held results as one input. */
+function flushSpeakBatch(ctx: StepContext, batch: string): void {
+  const s = ctx.state;
+  const members = Object.values(s.calls).filter((c) => c.batch === batch && c.followUp === "speak");
+  if (members.some((c) => c.status === "running")) return;
+  const ready = members.filter((c) => c.held !== undefined);
+  if (ready.length === 0) return;
+  const turnId = ready[0]!.turnId;
+  const turn = s.turn?.id === turnId ? s.turn : null;
+  if (turn === null) {
+    // The turn was interrupted: the model dropped these calls, and nobody waits to hear them.
+    for (const c of ready) withhold(ctx, c);
+    return;
+  }
+  const inGeneration = s.generation !== null && s.generation.owner === turnId;
+  const responses: ToolResponse[] = [];
+  for (const c of ready) {
+    responses.push(c.held!);
+    c.held = undefined;
+    c.delivery = inGeneration ? "in_generation" : "late";
+  }
+  ctx.sendModel({ type: "tool_responses", responses });
+  turn.resultsSinceContent++;
+  turn.speakSinceContent = true;
+  if (!inGeneration) {
+    if (turn.inGrace) {
+      turn.inGrace = false;
+      ctx.emit({ type: "clear_timer", timer: `grace:${turn.id}` });
+    }
+    expectGeneration(ctx, turn.id);
+  }
+}
+
+/** Abort and record a cancellation; nothing is sent to the model for it. */
+export function cancelCall(ctx: StepContext, call: CallState, reason: string): void {
+  call.status = "cancelled";
+  ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });
+  if (call.runOn === "server") ctx.emit({ type: "abort_tool", callId: call.id, reason });
+  ctx.record({
+    kind: "tool_cancelled",
+    turnId: call.turnId,
+    callId: call.id,
+    name: call.name,
+    reason,
+  });
+  ctx.trace("TOOL_CANCELLED", { callId: call.id, reason });
+  if (call.followUp === "speak" && ctx.state.config.guards.resultScheduling) flushSpeakBatch(ctx, call.batch);
+}
+
+export function onModelCancellation(ctx: StepContext, ids: readonly string[]): void {
+  for (const id of ids) {
+    const call = ctx.state.calls[id];
+    if (call?.status === "running") cancelCall(ctx, call, "model_cancelled");
+  }
+  settleTurn(ctx);
+}

@@ -1,0 +1,49 @@
+/**
+ * The append-only event log of a session. Every durable frame a client receives is one
+ * event of this log with the same `seq`, so replaying the log replays the frames exactly.
+ */
+
+export type UpstreamStatus = "connecting" | "live" | "reconnecting" | "ended";
+export type InterruptReason = "barge_in" | "upstream_lost";
+export type RunOn = "server" | "client";
+export type ToolPayload = Record<string, unknown>;
+
+export type HistoryEventBody =
+  | { kind: "user"; turnId: string; text: string; source: "text" | "audio" }
+  | { kind: "model_text"; turnId: string; text: string }
+  | { kind: "transcript"; turnId: string; text: string }
+  | {
+      kind: "tool_call";
+      turnId: string;
+      callId: string;
+      name: string;
+      args: ToolPayload;
+      runOn: RunOn;
+    }
+  | {
+      kind: "tool_result";
+      turnId: string;
+      callId: string;
+      name: string;
+      result?: ToolPayload | undefined;
+      error?: string | undefined;
+    }
+  | { kind: "tool_cancelled"; turnId: string; callId: string; name: string; reason: string }
+  | { kind: "turn_complete"; turnId: string }
+  | { kind: "interrupted"; turnId: string; reason: InterruptReason }
+  | { kind: "status"; state: UpstreamStatus }
+  | {
+      kind: "error";
+      code: string;
+      message: string;
+      fatal: boolean;
+      turnId?: string | undefined;
+    };
+
+export type HistoryKind = HistoryEventBody["kind"];
+
+/** `at` is milliseconds since the epoch, taken from the input that caused the event. */
+export type HistoryEvent = HistoryEventBody & { seq: number; at: number };
+
+/** Kinds that end a user turn: exactly one of them per turn. */
+export const TURN_END_KINDS: ReadonlySet<HistoryKind> = new Set(["turn_complete", "interrupted"]);

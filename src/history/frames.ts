@@ -1,0 +1,114 @@
+import type {
+  HistoryEvent,
+  InterruptReason,
+  RunOn,
+  ToolPayload,
+  UpstreamStatus,
+} from "./events.js";
+
+/** Server-to-client frames that carry a `seq` and are replayed (PROTOCOL.md). */
+export type DurableFrame =
+  | { type: "user"; seq: number; turnId: string; text: string }
+  | { type: "text"; seq: number; turnId: string; text: string }
+  | { type: "transcript"; seq: number; turnId: string; text: string }
+  | {
+      type: "tool_call";
+      seq: number;
+      turnId: string;
+      callId: string;
+      name: string;
+      args: ToolPayload;
+      runOn: RunOn;
+    }
+  | {
+      type: "tool_result";
+      seq: number;
+      turnId: string;
+      callId: string;
+      name: string;
+      result?: ToolPayload;
+      error?: string;
+    }
+  /** An extension of protocol v1: the call was cancelled and will get no result. */
+  | {
+      type: "tool_cancelled";
+      seq: number;
+      turnId: string;
+      callId: string;
+      name: string;
+      reason: string;
+    }
+  | { type: "turn_complete"; seq: number; turnId: string }
+  | { type: "interrupted"; seq: number; turnId: string; reason: InterruptReason }
+  | { type: "status"; seq: number; state: UpstreamStatus }
+  | { type: "error"; seq: number; code: string; message: string; fatal: boolean };
+
+/** Frames sent to one connection only, never replayed. */
+export type EphemeralFrame =
+  | {
+      type: "ready";
+      sessionId: string;
+      lastSeq: number;
+      resumed: boolean;
+      audio: { inputRate: number; outputRate: number };
+    }
+  | { type: "pong" }
+  | { type: "error"; code: string; message: string; fatal: boolean };
+
+export type ServerFrame = DurableFrame | EphemeralFrame;
+
+/** The one mapping from a log event to the frame clients see, live and in replay. */
+export function frameOf(event: HistoryEvent): DurableFrame {
+  const seq = event.seq;
+  switch (event.kind) {
+    case "user":
+      return { type: "user", seq, turnId: event.turnId, text: event.text };
+    case "model_text":
+      return { type: "text", seq, turnId: event.turnId, text: event.text };
+    case "transcript":
+      return { type: "transcript", seq, turnId: event.turnId, text: event.text };
+    case "tool_call":
+      return {
+        type: "tool_call",
+        seq,
+        turnId: event.turnId,
+        callId: event.callId,
+        name: event.name,
+        args: event.args,
+        runOn: event.runOn,
+      };
+    case "tool_result": {
+      const frame: DurableFrame = {
+        type: "tool_result",
+        seq,
+        turnId: event.turnId,
+        callId: event.callId,
+        name: event.name,
+      };
+      if (event.result !== undefined) frame.result = event.result;
+      if (event.error !== undefined) frame.error = event.error;
+      return frame;
+    }
+    case "tool_cancelled":
+      return {
+        type: "tool_cancelled",
+        seq,
+        turnId: event.turnId,
+        callId: event.callId,
+        name: event.name,
+        reason: event.reason,
+      };
+    case "turn_complete":
+      return { type: "turn_complete", seq, turnId: event.turnId };
+    case "interrupted":
+      return { type: "interrupted", seq, turnId: event.turnId, reason: event.reason };
+    case "status":
+      return { type: "status", seq, state: event.state };
+    case "error":
+      return { type: "error", seq, code: event.code, message: event.message, fatal: event.fatal };
+    default: {
+      const unreachable: never = event;
+      throw new Error(`unknown history event ${JSON.stringify(unreachable)}`);
+    }
+  }
+}

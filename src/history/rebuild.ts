@@ -1,0 +1,103 @@
+import type { ContextItem, RebuiltContext, ToolCallRequest, ToolResponse } from "../core/model.js";
+import type { HistoryEvent } from "./events.js";
+
+export const SYNTHETIC_CANCELLED = "cancelled: the call was interrupted before it finished";
+
+/**
+ * Turns the log into a provider-neutral context for a fresh model connection. Consecutive
+ * pieces of the same kind are merged; a call with no outcome is closed with a synthetic
+ * cancelled result right after its call batch; an outcome without its call is never
+ * emitted. The output satisfies `validateContext`.
+ */
+export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext {
+  const items: ContextItem[] = [];
+  const callNames = new Map<string, string>();
+  const answered = new Set<string>();
+  for (const e of events) {
+    if (e.kind === "tool_result" || e.kind === "tool_cancelled") answered.add(e.callId);
+  }
+  const last = () => items[items.length - 1];
+
+  for (const e of events) {
+    switch (e.kind) {
+      case "user":
+        items.push({ role: "user", text: e.text });
+        break;
+      case "model_text":
+      case "transcript": {
+        const prev = last();
+        if (prev?.role === "model") prev.text += e.text;
+        else items.push({ role: "model", text: e.text });
+        break;
+      }
+      case "tool_call": {
+        if (callNames.has(e.callId)) break;
+        callNames.set(e.callId, e.name);
+        const call: ToolCallRequest = { id: e.callId, name: e.name, args: e.args };
+        const prev = last();
+        if (prev?.role === "model_calls") prev.calls.push(call);
+        else items.push({ role: "model_calls", calls: [call] });
+        if (!answered.has(e.callId)) {
+          pushResult(items, { callId: e.callId, name: e.name, error: SYNTHETIC_CANCELLED });
+        }
+        break;
+      }
+      case "tool_result":
+      case "tool_cancelled": {
+        // Only results whose call is already in the context, and only the first one.
+        if (!callNames.has(e.callId) || hasResult(items, e.callId)) break;
+        const response: ToolResponse =
+          e.kind === "tool_cancelled"
+            ? { callId: e.callId, name: e.name, error: `cancelled: ${e.reason}` }
+            : e.error !== undefined
+              ? { callId: e.callId, name: e.name, error: e.error }
+              : { callId: e.callId, name: e.name, result: e.result ?? {} };
+        pushResult(items, response);
+        break;
+      }
+      case "turn_complete":
+      case "interrupted":
+      case "status":
+      case "error":
+        break;
+      default: {
+        const unreachable: never = e;
+        throw new Error(`unknown history event ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+  return { items };
+}
+
+function pushResult(items: ContextItem[], response: ToolResponse): void {
+  const prev = items[items.length - 1];
+  if (prev?.role === "tool_results") prev.results.push(response);
+  else items.push({ role: "tool_results", results: [response] });
+}
+
+function hasResult(items: readonly ContextItem[], callId: string): boolean {
+  return items.some((i) => i.role === "tool_results" && i.results.some((r) => r.callId === callId));
+}
+
+/** Pairing rules every rebuilt context must satisfy, for any provider. */
+export function validateContext(ctx: RebuiltContext): string[] {
+  const problems: string[] = [];
+  const called = new Set<string>();
+  const resulted = new Set<string>();
+  for (const item of ctx.items) {
+    if (item.role === "model_calls") {
+      for (const c of item.calls) {
+        if (called.has(c.id)) problems.push(`call ${c.id} appears twice`);
+        called.add(c.id);
+      }
+    } else if (item.role === "tool_results") {
+      for (const r of item.results) {
+        if (!called.has(r.callId)) problems.push(`result for ${r.callId} without an earlier call`);
+        if (resulted.has(r.callId)) problems.push(`second result for ${r.callId}`);
+        resulted.add(r.callId);
+      }
+    }
+  }
+  for (const id of called) if (!resulted.has(id)) problems.push(`call ${id} has no result`);
+  return problems;
+}

@@ -1,0 +1,442 @@
+import { describe, expect, it } from "vitest";
+import type { ModelCommand } from "../../../src/core/model.js";
+import { NO_GUARDS } from "../../../src/core/state.js";
+import { validateHistory } from "../../../src/history/validate.js";
+import { Harness } from "./harness.js";
+
+/** A session with one client connected and a live model connection. */
+function live(overrides: ConstructorParameters<typeof Harness>[0] = {}): Harness {
+  const h = new Harness(overrides);
+  h.connect("phone");
+  h.model({ type: "setup_complete" });
+  return h;
+}
+
+const types = (h: Harness, client = "phone") => h.durableFrames(client).map((f) => f.type);
+const texts = (h: Harness, client = "phone") =>
+  h.durableFrames(client).flatMap((f) => (f.type === "text" ? [f.text] : []));
+const turnEnds = (h: Harness) =>
+  h.durableFrames("phone").filter((f) => f.type === "turn_complete" || f.type === "interrupted");
+const toolResponses = (h: Harness) =>
+  h.sentToModel.filter(
+    (c): c is Extract<ModelCommand, { type: "tool_responses" }> => c.type === "tool_responses",
+  );
+
+describe("one reply per user turn: ADK's fire-and-forget race", () => {
+  it("a silent result that arrives after call + turn_complete in the same instant causes no second reply", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello! What shall we talk about?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" }); // same instant: the model did not wait
+    expect(turnEnds(h)).toHaveLength(1);
+    h.advance(40);
+    h.input({
+      type: "client_tool_result",
+      clientId: "phone",
+      callId: "c1",
+      result: { chips: ["a"] },
+    });
+    // Sent so that it adds to context quietly: SILENT on a non-blocking declaration.
+    expect(toolResponses(h).at(-1)?.responses[0]).toMatchObject({
+      callId: "c1",
+      scheduling: "silent",
+    });
+    // A provider that ignores SILENT regenerates the greeting: it must not reach clients.
+    h.model({ type: "text_delta", text: "Hello! What shall we talk about?" });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Hello! What shall we talk about?"]);
+    expect(turnEnds(h)).toHaveLength(1);
+    expect(h.state.counters.suppressedGenerations).toBe(1);
+    expect(h.traces).toContain("SUPPRESSED");
+  });
+
+  it("on a blocking-only model the late silent result is withheld from the model", () => {
+    const h = live({
+      capabilities: {
+        nonBlockingCalls: false,
+        resultScheduling: false,
+        turnCompleteWaitsForResults: false,
+        silentHonoured: false,
+      },
+    });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    expect(toolResponses(h)).toHaveLength(0);
+    expect(h.traces).toContain("TOOL_RESULT_WITHHELD");
+    expect(types(h)).toEqual([
+      "status",
+      "status",
+      "user",
+      "text",
+      "tool_call",
+      "turn_complete",
+      "tool_result",
+    ]);
+  });
+
+  it("a result sent 2.4 ms before the model's turn_complete: the regenerated reply is suppressed", () => {
+    const h = live({
+      capabilities: {
+        nonBlockingCalls: false,
+        resultScheduling: false,
+        turnCompleteWaitsForResults: false,
+        silentHonoured: false,
+      },
+    });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({
+      type: "tool_call",
+      calls: [{ id: "c1", name: "set_preference", args: { topic: "x" } }],
+    });
+    h.input({ type: "tool_outcome", callId: "c1", result: { ok: true } });
+    expect(toolResponses(h)).toHaveLength(1); // the model was (we believed) still waiting
+    h.advance(2.4);
+    h.model({ type: "turn_complete" }); // ... but it had already ended its turn
+    h.model({ type: "text_delta", text: "Hello!" }); // so it takes the response as new input
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Hello!"]);
+    expect(turnEnds(h)).toHaveLength(1);
+  });
+
+  it("control: the naive relay forwards the regenerated reply and a second turn_complete", () => {
+    const h = live({ guards: NO_GUARDS });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} });
+    expect(toolResponses(h).at(-1)?.responses[0]?.scheduling).toBeUndefined();
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Hello!", "Hello!"]);
+    expect(turnEnds(h)).toHaveLength(2);
+    expect(validateHistory(h.log).map((v) => v.rule)).toContain("one_turn_end");
+  });
+});
+
+describe("a speak result is spoken, once", () => {
+  it("a speak result that arrives after the model ended its turn prompts one follow-up in the same turn", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "when do you open?" });
+    h.model({ type: "text_delta", text: "Let me check." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: { q: "hours" } }] });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toHaveLength(0); // the turn waits for the result
+    h.advance(800);
+    h.input({ type: "tool_outcome", callId: "c1", result: { answer: "9 to 5" } });
+    expect(toolResponses(h).at(-1)?.responses[0]).toEqual({
+      callId: "c1",
+      name: "lookup_faq",
+      result: { answer: "9 to 5" },
+    });
+    h.model({ type: "text_delta", text: "We open 9 to 5." });
+    h.model({ type: "turn_complete" });
+    const frames = h.durableFrames("phone");
+    expect(frames.filter((f) => f.type === "text").map((f) => f.turnId)).toEqual(["t1", "t1"]);
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete", turnId: "t1" })]);
+    expect(types(h).slice(-4)).toEqual(["tool_call", "tool_result", "text", "turn_complete"]);
+  });
+
+  it("a speak result sent just before the model's turn_complete waits for the follow-up", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { answer: "9-5" } });
+    h.model({ type: "turn_complete" }); // the model ended before the result reached it
+    expect(turnEnds(h)).toHaveLength(0);
+    expect(h.timers.has("grace:t1")).toBe(true);
+    h.advance(300);
+    h.model({ type: "text_delta", text: "9 to 5." }); // the follow-up, within the grace
+    h.model({ type: "turn_complete" });
+    expect(h.timers.has("grace:t1")).toBe(false);
+    expect(texts(h)).toEqual(["9 to 5."]);
+    expect(turnEnds(h)).toHaveLength(1);
+    expect(h.sentToModel.some((c) => c.type === "nudge")).toBe(false);
+  });
+});
+
+describe("empty replies after tool results are retried, bounded", () => {
+  function emptyAfterTool(h: Harness, callId = "c1"): void {
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "tool_call", calls: [{ id: callId, name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId, result: { answer: "9-5" } });
+    h.model({ type: "turn_complete" }); // nothing said after the result
+    expect(h.fireNextTimer()).toBe(true); // the grace passes: the reply is empty
+  }
+
+  it("an empty reply after tools, then success: one nudge, never shown, one turn_complete", () => {
+    const h = live();
+    emptyAfterTool(h);
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "nudge" });
+    expect(h.traces).toContain("RETRY_EMPTY");
+    h.model({ type: "text_delta", text: "We open 9 to 5." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["We open 9 to 5."]);
+    expect(turnEnds(h)).toHaveLength(1);
+    const nudge = h.sentToModel.find((c) => c.type === "nudge");
+    const nudgeText = nudge?.type === "nudge" ? nudge.text : "";
+    expect(JSON.stringify(h.clients.get("phone")?.frames)).not.toContain(nudgeText);
+    expect(h.state.turn).toBeNull();
+  });
+
+  it("three empty replies: an empty_response error and the turn ends, no hang", () => {
+    const h = live();
+    emptyAfterTool(h);
+    h.model({ type: "turn_complete" }); // empty answer to nudge 1
+    expect(h.fireNextTimer()).toBe(true);
+    h.model({ type: "turn_complete" }); // empty answer to nudge 2
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(2);
+    expect(types(h).slice(-2)).toEqual(["error", "turn_complete"]);
+    expect(h.durableFrames("phone").at(-2)).toMatchObject({ code: "empty_response", fatal: false });
+    expect(h.state.turn).toBeNull();
+    expect(h.timers.size).toBe(0);
+  });
+
+  it("a non-empty reply resets the retry count", () => {
+    const h = live();
+    emptyAfterTool(h);
+    expect(h.state.turn?.emptyRetries).toBe(1);
+    h.model({ type: "text_delta", text: "Checking once more." }); // non-empty answer to the nudge
+    h.model({ type: "tool_call", calls: [{ id: "c2", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c2", result: { answer: "9-5" } });
+    h.model({ type: "turn_complete" });
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.state.turn?.emptyRetries).toBe(1);
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(2);
+  });
+
+  it("control: without the retry an empty reply after tools just ends the turn, silently", () => {
+    const h = live({ guards: { ...NO_GUARDS, oneTurnComplete: true } });
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { answer: "9-5" } });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual([]);
+    expect(turnEnds(h)).toHaveLength(1);
+  });
+});
+
+describe("one call, one run, one result", () => {
+  it("a call delivered as a modelTurn part and as toolCall runs once", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "x" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "set_preference", args: {} }] });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "set_preference", args: {} }] });
+    expect(h.effects.filter((e) => e.type === "run_tool")).toHaveLength(1);
+    expect(types(h).filter((t) => t === "tool_call")).toHaveLength(1);
+    expect(h.state.counters.duplicateCalls).toBe(1);
+  });
+
+  it("two results for one call: the first stands, the second gets duplicate_result", () => {
+    const h = live();
+    h.connect("laptop");
+    h.input({ type: "client_text", clientId: "phone", text: "x" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.input({
+      type: "client_tool_result",
+      clientId: "laptop",
+      callId: "c1",
+      result: { chips: ["first"] },
+    });
+    h.input({
+      type: "client_tool_result",
+      clientId: "phone",
+      callId: "c1",
+      result: { chips: ["second"] },
+    });
+    const results = h.log.filter((e) => e.kind === "tool_result");
+    expect(results).toEqual([
+      expect.objectContaining({ callId: "c1", result: { chips: ["first"] } }),
+    ]);
+    expect(h.clients.get("phone")?.frames.at(-1)).toMatchObject({
+      type: "error",
+      code: "duplicate_result",
+      fatal: false,
+    });
+    expect(toolResponses(h)).toHaveLength(1);
+    expect(h.state.counters.duplicateResults).toBe(1);
+    expect(validateHistory(h.log)).toEqual([]);
+  });
+
+  it("a result for a call id that was never sent gets unknown_call", () => {
+    const h = live();
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "nope", result: {} });
+    expect(h.clients.get("phone")?.frames.at(-1)).toMatchObject({
+      type: "error",
+      code: "unknown_call",
+    });
+    expect(h.log.some((e) => e.kind === "tool_result")).toBe(false);
+  });
+
+  it("model cancellation aborts the tool and records it; nothing is sent upstream", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "x" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.model({ type: "tool_call_cancellation", ids: ["c1"] });
+    expect(h.abortedTools).toEqual(["c1"]);
+    expect(h.log.at(-1)).toMatchObject({ kind: "tool_cancelled", callId: "c1" });
+    h.input({ type: "tool_outcome", callId: "c1", result: { late: true } });
+    expect(toolResponses(h)).toHaveLength(0);
+    expect(validateHistory(h.log)).toEqual([]);
+  });
+
+  it("a server tool that times out gives the model an error result, not silence", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "x" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.abortedTools).toEqual(["c1"]);
+    expect(toolResponses(h)[0]?.responses[0]).toMatchObject({
+      callId: "c1",
+      error: expect.stringContaining("timed out"),
+    });
+  });
+
+  it("a tool the agent does not have gets an error result at once", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "x" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "launch_rocket", args: {} }] });
+    expect(toolResponses(h)[0]?.responses[0]).toMatchObject({
+      callId: "c1",
+      error: 'unknown tool "launch_rocket"',
+    });
+  });
+});
+
+describe("barge-in", () => {
+  it("new text during a reply interrupts that turn; what the model still says for it is dropped", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "tell me a story" });
+    h.model({ type: "text_delta", text: "Once upon" });
+    h.input({ type: "client_text", clientId: "phone", text: "stop" });
+    h.model({ type: "text_delta", text: " a time" }); // still in flight for t1
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "Okay." });
+    h.model({ type: "turn_complete" });
+    expect(h.durableFrames("phone").filter((f) => f.type !== "status")).toEqual([
+      expect.objectContaining({ type: "user", turnId: "t1" }),
+      expect.objectContaining({ type: "text", turnId: "t1", text: "Once upon" }),
+      expect.objectContaining({ type: "interrupted", turnId: "t1", reason: "barge_in" }),
+      expect.objectContaining({ type: "user", turnId: "t2" }),
+      expect.objectContaining({ type: "text", turnId: "t2", text: "Okay." }),
+      expect.objectContaining({ type: "turn_complete", turnId: "t2" }),
+    ]);
+  });
+
+  it("the model reporting interruption by speech ends the turn with interrupted", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "story" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.model({ type: "interrupted" });
+    expect(turnEnds(h)).toEqual([
+      expect.objectContaining({ type: "interrupted", reason: "barge_in" }),
+    ]);
+    expect(h.log.some((e) => e.kind === "tool_cancelled" && e.callId === "c1")).toBe(true);
+    h.model({ type: "turn_complete" });
+    h.model({ type: "input_transcript", text: "wait", finished: true });
+    h.model({ type: "text_delta", text: "Yes?" });
+    expect(h.durableFrames("phone").at(-2)).toMatchObject({
+      type: "user",
+      turnId: "t2",
+      text: "wait",
+    });
+  });
+});
+
+describe("clients reconnect and resume", () => {
+  it("a client that resumes gets ready, then every durable frame after resumeFrom exactly once, then live frames", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "chips please" });
+    h.model({ type: "text_delta", text: "Here you go." });
+    const seen = h.lastSeqSeen("phone");
+    h.disconnect("phone");
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.connect("phone", seen);
+    const after = h.clients.get("phone")!.frames.slice(-3);
+    expect(after[0]).toMatchObject({ type: "ready", resumed: true, lastSeq: seen + 2 });
+    expect(after.slice(1)).toEqual([
+      expect.objectContaining({ type: "tool_call", seq: seen + 1, callId: "c1", runOn: "client" }),
+      expect.objectContaining({ type: "turn_complete", seq: seen + 2 }),
+    ]);
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} });
+    const seqs = h.durableFrames("phone").map((f) => f.seq);
+    expect(seqs).toEqual(h.log.map((e) => e.seq));
+  });
+});
+
+describe("the model connection", () => {
+  it("a drop mid-turn ends the turn with interrupted(upstream_lost), then reconnects with the handle", () => {
+    const h = live();
+    h.model({ type: "resumption_update", handle: "h1", resumable: true });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hel" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal" });
+    expect(turnEnds(h)).toEqual([
+      expect.objectContaining({ type: "interrupted", reason: "upstream_lost" }),
+    ]);
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({
+      type: "status",
+      state: "reconnecting",
+    });
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.effects.at(-2)).toMatchObject({
+      type: "open_upstream",
+      open: { mode: "resume", handle: "h1" },
+    });
+    h.model({ type: "setup_complete" });
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "live" });
+  });
+
+  it("a rejected handle (1007 while resuming) falls back to a context rebuilt from the log", () => {
+    const h = live();
+    h.model({ type: "resumption_update", handle: "h1", resumable: true });
+    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.fireNextTimer();
+    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle" });
+    h.fireNextTimer();
+    expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
+      open: { mode: "rebuild" },
+    });
+  });
+
+  it("1008 is fatal: an error frame, no reconnect loop", () => {
+    const h = live();
+    h.model({ type: "upstream_closed", code: 1008, reason: "model not supported" });
+    expect(h.durableFrames("phone").slice(-2)).toEqual([
+      expect.objectContaining({ type: "error", code: "upstream_unavailable", fatal: true }),
+      expect.objectContaining({ type: "status", state: "ended" }),
+    ]);
+    expect(h.timers.has("reconnect")).toBe(false);
+  });
+
+  it("goAway: moves to a new connection with the handle once nothing is in flight", () => {
+    const h = live();
+    h.model({ type: "resumption_update", handle: "h2", resumable: true });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "go_away", timeLeftMs: 50_000 });
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
+    h.model({ type: "text_delta", text: "Hello" });
+    h.model({ type: "turn_complete" });
+    expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
+      open: { mode: "resume", handle: "h2" },
+    });
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+  });
+
+  it("text typed while the model connection opens is sent once it is live", () => {
+    const h = new Harness();
+    h.connect("phone");
+    h.input({ type: "client_text", clientId: "phone", text: "early" });
+    expect(h.sentToModel).toHaveLength(0);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel).toEqual([{ type: "user_text", text: "early" }]);
+  });
+});

@@ -1,0 +1,279 @@
+import type {
+  ModelCapabilities,
+  ModelCommand,
+  ModelEvent,
+  ToolCallRequest,
+} from "../../../src/core/model.js";
+
+/**
+ * A small reference model of how a live provider behaves, for property tests of the core.
+ * It is deliberately faithful to the failures seen in the field (DESIGN.md):
+ * - a tool response that reaches it after its generation ended is new input: a side-effect
+ *   (silent) tool's result makes it regenerate its previous reply word for word; an
+ *   informational (speak) result makes it speak the result;
+ * - a SILENT response to a non-blocking call adds to context quietly, unless the
+ *   capability record says SILENT is not honoured;
+ * - the fire-and-forget race: a call followed by turn_complete in the same instant;
+ * - empty replies after tool results; the same call delivered twice;
+ * - text input interrupts the running generation (interrupted, then turn_complete).
+ * Content strings are unique per generation, so a text seen twice is a regenerated reply.
+ */
+
+export interface GenerationPlan {
+  /** Tools the model calls in this generation (by name). */
+  calls: string[];
+  /** Fire-and-forget: turn_complete right after the calls, without waiting. */
+  race: boolean;
+  /** After the tool results come in, reply with nothing. */
+  emptyAfterTools: boolean;
+  /** Deliver the calls twice (as a functionCall part and as toolCall). */
+  duplicateCallDelivery: boolean;
+}
+
+export const PLAIN: GenerationPlan = {
+  calls: [],
+  race: false,
+  emptyAfterTools: false,
+  duplicateCallDelivery: false,
+};
+
+interface Generation {
+  id: number;
+  /** The texts of this generation, for regeneration. */
+  texts: string[];
+  /** Calls this generation waits for before it goes on (blocking ones). */
+  waitingFor: Set<string>;
+  /** Speak results received while waiting, to be spoken when it goes on. */
+  toSpeak: string[];
+  emptyAfterTools: boolean;
+  ended: boolean;
+  callIds: string[];
+}
+
+export class ReferenceModel {
+  /** Events ready to be delivered to the core, in order. */
+  readonly out: ModelEvent[] = [];
+  connected = false;
+  private genCount = 0;
+  private callCount = 0;
+  private active: Generation | null = null;
+  private lastReplyTexts: string[] = [];
+  /** Calls issued, with the generation that issued them and whether they are answered. */
+  private calls = new Map<
+    string,
+    { gen: Generation; name: string; answered: boolean; nonBlocking: boolean }
+  >();
+  /** Speak results the model has received but not yet spoken (for nudges). */
+  private unspoken: string[] = [];
+  /** Planned empty replies to nudges still to give. */
+  emptyNudgeReplies = 0;
+  /** Ignore SILENT even where the capability record says it is honoured (field report O2). */
+  ignoresSilent = false;
+  handleCount = 0;
+  /** Reactions to late responses that wait for the running generation to end (WHEN_IDLE). */
+  private deferred: Array<() => void> = [];
+
+  constructor(
+    readonly caps: ModelCapabilities,
+    readonly followUp: (tool: string) => "silent" | "speak",
+    private readonly nextPlan: () => GenerationPlan,
+  ) {}
+
+  private declaredNonBlocking(tool: string): boolean {
+    return this.caps.nonBlockingCalls && this.followUp(tool) === "silent";
+  }
+
+  /**
+   * A new connection. Resumed, the model keeps what it knew; seeded from the log instead,
+   * its previous reply is the last one in the log.
+   */
+  connect(seededReply?: string[]): void {
+    if (seededReply !== undefined) this.lastReplyTexts = seededReply;
+    this.connected = true;
+    this.active = null;
+    this.deferred = [];
+    this.out.push({ type: "setup_complete" });
+  }
+
+  /** The connection drops: whatever was in flight is gone. */
+  drop(code: number): void {
+    this.connected = false;
+    this.active = null;
+    this.deferred = [];
+    this.out.length = 0;
+    this.out.push({ type: "upstream_closed", code, reason: "dropped" });
+  }
+
+  close(): void {
+    this.connected = false;
+    this.active = null;
+    this.deferred = [];
+    this.out.length = 0;
+  }
+
+  receive(command: ModelCommand): void {
+    if (!this.connected) return;
+    switch (command.type) {
+      case "user_text":
+        this.interruptActive();
+        this.startGeneration(this.nextPlan());
+        return;
+      case "nudge":
+        this.interruptActive();
+        this.answerNudge();
+        return;
+      case "user_audio":
+      case "audio_end":
+        return;
+      case "tool_responses":
+        this.onResponses(command.responses.map((r) => ({ callId: r.callId, silent: r.scheduling === "silent" })));
+        return;
+      default: {
+        const unreachable: never = command;
+        throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  private interruptActive(): void {
+    const gen = this.active;
+    if (!gen || gen.ended) return;
+    const pending = gen.callIds.filter((id) => !this.calls.get(id)?.answered);
+    if (pending.length > 0) this.out.push({ type: "tool_call_cancellation", ids: pending });
+    for (const id of pending) this.calls.delete(id);
+    this.out.push({ type: "interrupted" }, { type: "turn_complete" });
+    gen.ended = true;
+    this.active = null;
+  }
+
+  private newGen(emptyAfterTools: boolean): Generation {
+    this.genCount++;
+    const gen: Generation = {
+      id: this.genCount,
+      texts: [],
+      waitingFor: new Set(),
+      toSpeak: [],
+      emptyAfterTools,
+      ended: false,
+      callIds: [],
+    };
+    this.active = gen;
+    return gen;
+  }
+
+  private say(gen: Generation, text: string): void {
+    gen.texts.push(text);
+    this.out.push({ type: "text_delta", text });
+  }
+
+  private endGeneration(gen: Generation, rememberReply: boolean): void {
+    gen.ended = true;
+    if (this.active === gen) this.active = null;
+    if (rememberReply && gen.texts.length > 0) this.lastReplyTexts = [...gen.texts];
+    this.out.push({ type: "turn_complete" });
+    const pendingCalls = [...this.calls.values()].some((c) => !c.answered);
+    if (!pendingCalls) {
+      this.handleCount++;
+      this.out.push({ type: "resumption_update", handle: `h${this.handleCount}`, resumable: true });
+    }
+    this.deferred.shift()?.();
+  }
+
+  /** Late input is taken when the model is idle, after the generation it is in. */
+  private whenIdle(reaction: () => void): void {
+    if (this.active && !this.active.ended) this.deferred.push(reaction);
+    else reaction();
+  }
+
+  private startGeneration(plan: GenerationPlan): void {
+    const gen = this.newGen(plan.emptyAfterTools);
+    this.say(gen, `g${gen.id}:hello`);
+    if (plan.calls.length === 0) {
+      this.endGeneration(gen, true);
+      return;
+    }
+    const requests: ToolCallRequest[] = plan.calls.map((name) => {
+      this.callCount++;
+      const id = `c${this.callCount}`;
+      const nonBlocking = this.declaredNonBlocking(name);
+      this.calls.set(id, { gen, name, answered: false, nonBlocking });
+      gen.callIds.push(id);
+      if (!nonBlocking || this.caps.turnCompleteWaitsForResults) gen.waitingFor.add(id);
+      return { id, name, args: { n: this.callCount } };
+    });
+    this.out.push({ type: "tool_call", calls: requests });
+    if (plan.duplicateCallDelivery) this.out.push({ type: "tool_call", calls: requests });
+    if (plan.race && !this.caps.turnCompleteWaitsForResults) {
+      // Fire-and-forget: the model ends its turn in the same instant.
+      gen.waitingFor.clear();
+      this.endGeneration(gen, true);
+      return;
+    }
+    if (gen.waitingFor.size === 0) this.goOn(gen);
+  }
+
+  /** Everything the generation waited for arrived: it says the rest of its reply. */
+  private goOn(gen: Generation): void {
+    if (gen.emptyAfterTools && gen.callIds.length > 0) {
+      this.unspoken.push(...gen.toSpeak);
+      gen.toSpeak = [];
+      this.endGeneration(gen, false);
+      return;
+    }
+    for (const id of gen.toSpeak) this.say(gen, `spoken:${id}`);
+    gen.toSpeak = [];
+    this.say(gen, `g${gen.id}:done`);
+    this.endGeneration(gen, true);
+  }
+
+  /** One toolResponse message: what arrives late is one new input, answered by one generation. */
+  private onResponses(responses: { callId: string; silent: boolean }[]): void {
+    const lateSpeak: string[] = [];
+    let lateSideEffect = false;
+    for (const { callId, silent } of responses) {
+      const call = this.calls.get(callId);
+      if (!call || call.answered) continue; // unknown ids and second answers are ignored
+      call.answered = true;
+      const gen = call.gen;
+      const speak = this.followUp(call.name) === "speak";
+      if (!gen.ended && this.active === gen) {
+        if (speak) gen.toSpeak.push(callId);
+        if (gen.waitingFor.delete(callId) && gen.waitingFor.size === 0) this.goOn(gen);
+        continue;
+      }
+      // The generation that called it has ended: the response is new input.
+      const quiet =
+        call.nonBlocking && silent && this.caps.resultScheduling && this.caps.silentHonoured && !this.ignoresSilent;
+      if (quiet) continue;
+      if (speak) lateSpeak.push(callId);
+      else lateSideEffect = true;
+    }
+    if (lateSpeak.length > 0) {
+      this.whenIdle(() => {
+        const follow = this.newGen(false);
+        for (const id of lateSpeak) this.say(follow, `spoken:${id}`);
+        this.endGeneration(follow, true);
+      });
+    } else if (lateSideEffect) {
+      // A side effect's result: the model says its previous reply again, in full.
+      this.whenIdle(() => {
+        const regen = this.newGen(false);
+        for (const text of this.lastReplyTexts) this.say(regen, text);
+        this.endGeneration(regen, false);
+      });
+    }
+  }
+
+  private answerNudge(): void {
+    const gen = this.newGen(false);
+    if (this.emptyNudgeReplies > 0) {
+      this.emptyNudgeReplies--;
+      this.endGeneration(gen, false);
+      return;
+    }
+    for (const id of this.unspoken) this.say(gen, `spoken:${id}`);
+    this.unspoken = [];
+    this.say(gen, `g${gen.id}:resumed`);
+    this.endGeneration(gen, true);
+  }
+}
