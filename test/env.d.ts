@@ -3,7 +3,9 @@ type LivelineEnv = import("../src/env.js").Env;
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../src/index.js");
-    durableNamespaces: "SessionObject";
+    durableNamespaces: "SessionObject" | "GeminiSimulatorObject";
   }
-  interface Env extends LivelineEnv {}
+  interface Env extends LivelineEnv {
+    GEMINI_SIMULATOR: DurableObjectNamespace<import("../src/index.js").GeminiSimulatorObject>;
+  }
 }

@@ -1,0 +1,20 @@
+/** The Gemini Live simulator: a deterministic, seeded model stand-in on the real wire. */
+export {
+  DEFAULT_KNOBS,
+  KnobError,
+  parseCallScript,
+  parseKnobs,
+  type SimulatorKnobs,
+} from "./knobs.js";
+export {
+  createSimulator,
+  handleSession,
+  type ResumeContext,
+  type SimEffect,
+  type SimInput,
+  type SimState,
+  type SimStepResult,
+  schedulingOf,
+  simStep,
+} from "./machine.js";
+export { GeminiSimulatorObject, handleSimulatorRequest, type SimulatorEnv } from "./object.js";

@@ -1,0 +1,194 @@
+/**
+ * The simulator's knobs, read from the query string of `GET /simulator/gemini`.
+ * Every knob and its default is documented in ./README.md; keep the two in step.
+ */
+
+export interface SimulatorKnobs {
+  /** Seed of the PRNG behind every random choice (chunking, race, empties, ids). */
+  seed: number;
+  /** Multiplies every pacing delay (speech, first-chunk latency); 0 = no delay at all. */
+  timeScale: number;
+  /** Server JSON in binary frames (as the real service) or text frames. */
+  frames: "binary" | "text";
+  /** Probability, per generation that calls tools, of the fire-and-forget race (O1). */
+  race: number;
+  /** In a race generation, issue the call this many ms of speech before the end (0: after it). */
+  midSpeechCall: number;
+  /** SILENT on a NON_BLOCKING call is handled as if it had no scheduling (O2). */
+  ignoreSilent: boolean;
+  /** Gemini 3.1: every call is blocking; no turnComplete until every call is answered (O6). */
+  syncOnly: boolean;
+  /** Probability that a reply answering tool results is empty (only turnComplete). */
+  emptyRate: number;
+  /** 1-based indexes of replies (of this connection) that are empty, whatever they answer. */
+  emptySchedule: number[];
+  /** Probability, per generation that calls tools, of delivering each call twice (O5). */
+  duplicateCalls: number;
+  /** Calls carry no `id` (SDK fixtures, older models); responses are matched by name. */
+  noIds: boolean;
+  /** Send goAway after this many completed turns (0: never). */
+  goAwayAfterTurns: number;
+  /** Send goAway this many ms after the connection opened (0: never). */
+  goAwayAfterMs: number;
+  /** goAway's `timeLeft`; the connection closes that long after the goAway. */
+  goAwayMs: number;
+  /** Drop the connection abruptly (close 1011, no goAway) after this many ms (0: never). */
+  dropAfterMs: number;
+  /** Connection length limit: goAway `goAwayMs` before it, close 1011 at it (0: none). */
+  maxConnectionMs: number;
+  /** A resumption handle is accepted for this long after it was issued. */
+  handleTtlMs: number;
+  /** Which declared tools each user turn calls; null: the default script (README). */
+  calls: CallScript | null;
+  /** Side-effect tool names; null: names starting with suggest_/set_/show_/play_. */
+  sideEffects: string[] | null;
+  /** Speech pacing and audio length per word, in ms (before timeScale). */
+  msPerWord: number;
+  /** Delay before the first chunk of a reply, in ms (before timeScale). */
+  latencyMs: number;
+  /** Audio of this many ms (16 kHz PCM16) ends an utterance without audioStreamEnd (0: off). */
+  utteranceMs: number;
+}
+
+/** calls=greeting:a,b;lookup_faq;*:c — per user turn (1-based), and a fallback for the rest. */
+export interface CallScript {
+  byTurn: Record<number, string[]>;
+  otherwise: string[];
+}
+
+export const DEFAULT_KNOBS: SimulatorKnobs = {
+  seed: 1,
+  timeScale: 1,
+  frames: "binary",
+  race: 0,
+  midSpeechCall: 0,
+  ignoreSilent: false,
+  syncOnly: false,
+  emptyRate: 0,
+  emptySchedule: [],
+  duplicateCalls: 0,
+  noIds: false,
+  goAwayAfterTurns: 0,
+  goAwayAfterMs: 0,
+  goAwayMs: 60_000,
+  dropAfterMs: 0,
+  maxConnectionMs: 600_000,
+  handleTtlMs: 2 * 60 * 60 * 1000,
+  calls: null,
+  sideEffects: null,
+  msPerWord: 300,
+  latencyMs: 600,
+  utteranceMs: 0,
+};
+
+export class KnobError extends Error {}
+
+/** Knobs from a query string; unknown parameters are ignored, malformed ones are refused. */
+export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
+  const k: SimulatorKnobs = { ...DEFAULT_KNOBS, emptySchedule: [] };
+  const get = (name: string) => {
+    const v = params.get(name);
+    return v === null || v === "" ? undefined : v;
+  };
+  const num = (name: string, min: number, max = Number.POSITIVE_INFINITY): number | undefined => {
+    const v = get(name);
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || n > max) {
+      throw new KnobError(`${name} must be a number in [${min}, ${max}], got "${v}"`);
+    }
+    return n;
+  };
+  const int = (name: string, min = 0): number | undefined => {
+    const n = num(name, min);
+    if (n !== undefined && !Number.isInteger(n)) throw new KnobError(`${name} must be an integer`);
+    return n;
+  };
+  const bool = (name: string): boolean | undefined => {
+    const v = get(name);
+    if (v === undefined) return undefined;
+    if (["1", "true", "yes", "on"].includes(v)) return true;
+    if (["0", "false", "no", "off"].includes(v)) return false;
+    throw new KnobError(`${name} must be true/false or 1/0, got "${v}"`);
+  };
+
+  k.seed = int("seed", Number.MIN_SAFE_INTEGER) ?? k.seed;
+  k.timeScale = num("timeScale", 0, 100) ?? k.timeScale;
+  const frames = get("frames");
+  if (frames !== undefined) {
+    if (frames !== "binary" && frames !== "text") {
+      throw new KnobError(`frames must be "binary" or "text", got "${frames}"`);
+    }
+    k.frames = frames;
+  }
+  k.race = num("race", 0, 1) ?? k.race;
+  k.midSpeechCall = num("midSpeechCall", 0) ?? k.midSpeechCall;
+  k.ignoreSilent = bool("ignoreSilent") ?? k.ignoreSilent;
+  k.syncOnly = bool("syncOnly") ?? k.syncOnly;
+  k.emptyRate = num("emptyRate", 0, 1) ?? k.emptyRate;
+  const schedule = get("emptySchedule");
+  if (schedule !== undefined) {
+    k.emptySchedule = schedule.split(",").map((s) => {
+      const n = Number(s.trim());
+      if (!Number.isInteger(n) || n < 1) {
+        throw new KnobError(`emptySchedule must list reply indexes >= 1, got "${s}"`);
+      }
+      return n;
+    });
+  }
+  k.duplicateCalls = num("duplicateCalls", 0, 1) ?? k.duplicateCalls;
+  k.noIds = bool("noIds") ?? k.noIds;
+  k.goAwayAfterTurns = int("goAwayAfterTurns") ?? k.goAwayAfterTurns;
+  k.goAwayAfterMs = num("goAwayAfterMs", 0) ?? k.goAwayAfterMs;
+  k.goAwayMs = num("goAwayMs", 0) ?? k.goAwayMs;
+  k.dropAfterMs = num("dropAfterMs", 0) ?? k.dropAfterMs;
+  k.maxConnectionMs = num("maxConnectionMs", 0) ?? k.maxConnectionMs;
+  k.handleTtlMs = num("handleTtlMs", 0) ?? k.handleTtlMs;
+  const calls = params.get("calls");
+  if (calls !== null) k.calls = parseCallScript(calls);
+  const sideEffects = params.get("sideEffects");
+  if (sideEffects !== null) k.sideEffects = splitNames(sideEffects);
+  k.msPerWord = num("msPerWord", 0) ?? k.msPerWord;
+  k.latencyMs = num("latencyMs", 0) ?? k.latencyMs;
+  k.utteranceMs = num("utteranceMs", 0) ?? k.utteranceMs;
+  return k;
+}
+
+function splitNames(list: string): string[] {
+  return list
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+/**
+ * `greeting:suggest_topics,set_preference;lookup_faq;*:lookup_faq`: entries separated by `;`.
+ * An entry `KEY:names` applies to turn KEY (`greeting` is turn 1, a number is that turn, `*`
+ * is every turn not listed); an entry without a key applies to the turn after the previous
+ * entry's. An empty name list means "no calls".
+ */
+export function parseCallScript(text: string): CallScript {
+  const script: CallScript = { byTurn: {}, otherwise: [] };
+  let nextTurn = 1;
+  for (const raw of text.split(";")) {
+    const entry = raw.trim();
+    const colon = entry.indexOf(":");
+    const key = colon === -1 ? undefined : entry.slice(0, colon).trim();
+    const names = splitNames(colon === -1 ? entry : entry.slice(colon + 1));
+    if (key === "*") {
+      script.otherwise = names;
+      continue;
+    }
+    let turn = nextTurn;
+    if (key === "greeting") turn = 1;
+    else if (key !== undefined) {
+      turn = Number(key);
+      if (!Number.isInteger(turn) || turn < 1) {
+        throw new KnobError(`calls: "${key}" is not greeting, * or a turn number >= 1`);
+      }
+    }
+    script.byTurn[turn] = names;
+    nextTurn = turn + 1;
+  }
+  return script;
+}

@@ -1,0 +1,181 @@
+/**
+ * The simulator's Durable Object: a thin shell around the pure machine. It turns WebSocket
+ * frames and timers into inputs, and carries out the machine's effects (send, close, save or
+ * look up a resumption handle). One object per simulated session; each connection on it has
+ * its own machine.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { KnobError, parseKnobs, type SimulatorKnobs } from "./knobs.js";
+import {
+  createSimulator,
+  handleSession,
+  type ResumeContext,
+  type SimEffect,
+  type SimInput,
+  type SimState,
+  simStep,
+} from "./machine.js";
+
+export interface SimulatorEnv {
+  GEMINI_SIMULATOR: DurableObjectNamespace<GeminiSimulatorObject>;
+}
+
+const HANDLE_PREFIX = "handle:";
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+const encoder = new TextEncoder();
+
+export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> {
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    let knobs: SimulatorKnobs;
+    try {
+      knobs = parseKnobs(url.searchParams);
+    } catch (err) {
+      if (err instanceof KnobError) return jsonError(400, "bad_request", err.message);
+      throw err;
+    }
+    const sessionName = url.searchParams.get("session") ?? "";
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    server.accept();
+    new SimConnection(this, server, knobs, sessionName);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** RPC: a resumption context saved by a connection of this session, or null. */
+  async loadHandle(handle: string): Promise<ResumeContext | null> {
+    return (await this.ctx.storage.get<ResumeContext>(HANDLE_PREFIX + handle)) ?? null;
+  }
+
+  /** @internal for SimConnection */
+  saveHandle(handle: string, context: ResumeContext): Promise<void> {
+    return this.ctx.storage.put(HANDLE_PREFIX + handle, context);
+  }
+
+  /** @internal for SimConnection: the context behind a handle of any session. */
+  lookup(handle: string): Promise<ResumeContext | null> {
+    const session = handleSession(handle);
+    if (session === null) return Promise.resolve(null);
+    const ns = this.env.GEMINI_SIMULATOR;
+    return ns.get(ns.idFromName(session)).loadHandle(handle);
+  }
+}
+
+class SimConnection {
+  private state: SimState;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly owner: GeminiSimulatorObject,
+    private readonly ws: WebSocket,
+    private readonly knobs: SimulatorKnobs,
+    sessionName: string,
+  ) {
+    this.state = createSimulator({
+      knobs,
+      sessionName,
+      connectionId: crypto.randomUUID().slice(0, 8),
+    });
+    ws.addEventListener("message", (event) => {
+      let text: string;
+      try {
+        text = typeof event.data === "string" ? event.data : utf8.decode(event.data);
+      } catch {
+        text = "\u0000not utf-8";
+      }
+      this.feed({ type: "frame", text });
+    });
+    ws.addEventListener("close", () => this.stop());
+    ws.addEventListener("error", () => this.stop());
+    this.feed({ type: "open" });
+  }
+
+  private stop(): void {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  private feed(input: SimInput): void {
+    if (this.closed) return;
+    const { state, effects, wakeAt } = simStep(this.state, input, Date.now());
+    this.state = state;
+    for (const effect of effects) this.carryOut(effect);
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (wakeAt !== null && !this.closed) {
+      this.timer = setTimeout(() => this.feed({ type: "tick" }), Math.max(0, wakeAt - Date.now()));
+    }
+  }
+
+  private carryOut(effect: SimEffect): void {
+    if (this.closed) return;
+    switch (effect.type) {
+      case "send": {
+        // Pretty-printed like the real service; binary frames unless frames=text (O4).
+        const json = JSON.stringify(effect.message, null, 2);
+        this.ws.send(this.knobs.frames === "text" ? json : encoder.encode(json));
+        return;
+      }
+      case "close":
+        this.stop();
+        try {
+          this.ws.close(effect.code, effect.reason.slice(0, 123));
+        } catch {
+          // already closing
+        }
+        return;
+      case "save_handle":
+        // The output gate holds later frames until the write is durable.
+        void this.owner.saveHandle(effect.handle, effect.context);
+        return;
+      case "lookup_handle":
+        this.owner.lookup(effect.handle).then(
+          (context) => this.feed({ type: "resume_context", handle: effect.handle, context }),
+          () => this.feed({ type: "resume_context", handle: effect.handle, context: null }),
+        );
+        return;
+    }
+  }
+}
+
+function jsonError(status: number, code: string, message: string): Response {
+  return Response.json({ error: { code, message } }, { status });
+}
+
+/**
+ * `GET /simulator/gemini` (WebSocket upgrade): a new simulated session per connection, named
+ * by `?session=` or at random. Resumed connections may land anywhere: the handle names the
+ * session whose object holds its context.
+ */
+export async function handleSimulatorRequest(
+  request: Request,
+  env: SimulatorEnv,
+): Promise<Response> {
+  if (request.method !== "GET") {
+    return new Response(
+      JSON.stringify({ error: { code: "method_not_allowed", message: "use GET" } }),
+      {
+        status: 405,
+        headers: { Allow: "GET", "Content-Type": "application/json" },
+      },
+    );
+  }
+  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+    return jsonError(426, "upgrade_required", "the simulator speaks WebSocket only");
+  }
+  const url = new URL(request.url);
+  try {
+    parseKnobs(url.searchParams);
+  } catch (err) {
+    if (err instanceof KnobError) return jsonError(400, "bad_request", err.message);
+    throw err;
+  }
+  const session = url.searchParams.get("session") ?? crypto.randomUUID();
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(session)) {
+    return jsonError(400, "bad_request", "session must be 1-64 of A-Z a-z 0-9 _ -");
+  }
+  url.searchParams.set("session", session);
+  const ns = env.GEMINI_SIMULATOR;
+  return ns.get(ns.idFromName(session)).fetch(new Request(url, request));
+}

@@ -1,0 +1,152 @@
+/**
+ * The simulator's built-in script: what the model says and which tools it calls. Every
+ * answer ends with a tag `[#rN]` (N counts answers on the session), so a reply that is
+ * generated twice shows the same tag twice and a duplicate is detectable by text alone.
+ */
+import type { GeminiFunctionDeclaration } from "../gemini/schemas.js";
+import type { CallScript, SimulatorKnobs } from "./knobs.js";
+
+const SIDE_EFFECT_PREFIXES = ["suggest_", "set_", "show_", "play_"];
+
+export function isSideEffect(name: string, knobs: SimulatorKnobs): boolean {
+  if (knobs.sideEffects !== null) return knobs.sideEffects.includes(name);
+  return SIDE_EFFECT_PREFIXES.some((p) => name.startsWith(p));
+}
+
+export function answerTag(n: number): string {
+  return `[#r${n}]`;
+}
+
+/** A reply in two halves: what is said before its tool calls and what after. */
+export interface ReplyText {
+  before: string;
+  after: string;
+}
+
+const ANSWERS = [
+  "Sure. You said: “{q}”. That is a good question, and here is a short answer.",
+  "Understood. You said: “{q}”. Let me put that simply.",
+  "Right. You said: “{q}”. I can help with that.",
+];
+
+/** The reply to the user's turn number `turn` (1-based) of the session's context. */
+export function replyFor(
+  turn: number,
+  userText: string,
+  lastReply: readonly string[],
+  pick: number,
+  tag: string,
+): ReplyText {
+  if (turn === 1) {
+    return {
+      before: "Hello! I'm the liveline simulator, standing in for a live model.",
+      after: `What would you like to talk about today? ${tag}`,
+    };
+  }
+  if (/\b(repeat|again|what did you (just )?say)\b/i.test(userText)) {
+    const said = lastReply.join("").trim();
+    return {
+      before: said === "" ? "I haven't said anything yet." : `I said: ${said}`,
+      after: tag,
+    };
+  }
+  const q = userText.trim().slice(0, 120);
+  const template = ANSWERS[Math.floor(pick * ANSWERS.length)] ?? ANSWERS[0]!;
+  return { before: template.replace("{q}", q), after: `Anything else? ${tag}` };
+}
+
+/** How a spoken tool result sounds; `found` is the phrase tests look for. */
+export function resultSpeech(name: string, summary: string, tag: string): string {
+  return `Here is what ${name} found: ${summary}. ${tag}`;
+}
+
+/** The owed reply after an empty one, when a nudge asks for it. */
+export function resumedSpeech(tag: string): string {
+  return `Sorry for the pause. ${tag}`;
+}
+
+/**
+ * Which declared functions the model calls when answering user turn `turn`.
+ * With a `calls` knob: exactly what it lists (names not declared are skipped). Without:
+ * the greeting calls every declared side-effect tool; a later turn calls each declared
+ * informational tool whose name, or the last word of its name, the user's text mentions.
+ */
+export function plannedCalls(
+  turn: number,
+  userText: string,
+  declared: readonly string[],
+  script: CallScript | null,
+  knobs: SimulatorKnobs,
+): string[] {
+  if (script !== null) {
+    const names = script.byTurn[turn] ?? script.otherwise;
+    return names.filter((n) => declared.includes(n));
+  }
+  if (turn === 1) return declared.filter((n) => isSideEffect(n, knobs));
+  const text = userText.toLowerCase();
+  return declared.filter((n) => {
+    if (isSideEffect(n, knobs)) return false;
+    const last = n.split("_").at(-1) ?? n;
+    return text.includes(n.toLowerCase()) || (last.length >= 3 && text.includes(last));
+  });
+}
+
+/** Arguments shaped after a declaration's parameter schema (JSON Schema or OpenAPI subset). */
+export function argsFor(
+  decl: GeminiFunctionDeclaration,
+  userText: string,
+): Record<string, unknown> {
+  const schema = (decl.parametersJsonSchema ?? decl.parameters) as
+    | { properties?: Record<string, { type?: unknown; enum?: unknown }> }
+    | undefined;
+  const out: Record<string, unknown> = {};
+  for (const [name, prop] of Object.entries(schema?.properties ?? {})) {
+    if (Array.isArray(prop?.enum) && prop.enum.length > 0) {
+      out[name] = prop.enum[0];
+      continue;
+    }
+    const type = String(Array.isArray(prop?.type) ? prop.type[0] : (prop?.type ?? "string"));
+    switch (type.toLowerCase()) {
+      case "number":
+      case "integer":
+        out[name] = 1;
+        break;
+      case "boolean":
+        out[name] = true;
+        break;
+      case "array":
+        out[name] = ["simulated"];
+        break;
+      case "object":
+        out[name] = {};
+        break;
+      default:
+        out[name] = userText.trim() === "" ? "simulated" : userText.trim().slice(0, 60);
+    }
+  }
+  return out;
+}
+
+/** A function response, as the model would summarise it when speaking it. */
+export function summarise(response: Record<string, unknown> | undefined): string {
+  const body = response?.output ?? response?.error ?? response ?? {};
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** Splits speech into chunks of 2–5 words, the way transcription frames arrive. */
+export function chunkWords(text: string, draw: () => number): string[] {
+  const words = text.split(/(?<=\s)/);
+  const chunks: string[] = [];
+  let i = 0;
+  while (i < words.length) {
+    const n = 2 + Math.floor(draw() * 4);
+    chunks.push(words.slice(i, i + n).join(""));
+    i += n;
+  }
+  return chunks.filter((c) => c !== "");
+}
+
+export function wordCount(text: string): number {
+  return text.split(/\s+/).filter((w) => w !== "").length;
+}
