@@ -18,7 +18,8 @@ export function looksRegenerated(opening: string, recent: readonly string[]): bo
   if (opening.length === 0) return false;
   return recent.some((previous) => {
     if (previous === opening) return true;
-    const [short, long] = opening.length <= previous.length ? [opening, previous] : [previous, opening];
+    const [short, long] =
+      opening.length <= previous.length ? [opening, previous] : [previous, opening];
     return short.length >= MIN_PREFIX && long.startsWith(short);
   });
 }

@@ -1,4 +1,4 @@
-import type { Effect, TimerId } from "./effects.js";
+import type { Effect } from "./effects.js";
 import type { CoreInput } from "./inputs.js";
 import type { ModelEvent } from "./model.js";
 import type { CoreState } from "./state.js";
@@ -15,12 +15,12 @@ import {
   admitOpening,
   currentGeneration,
   endTurn,
-  expectGeneration,
   liveOwner,
   noteContent,
   onGraceTimer,
   onModelTurnComplete,
   openTurn,
+  sendInput,
 } from "./turns.js";
 import {
   armIdle,
@@ -108,9 +108,8 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       // A new text turn interrupts the open one; what the model still says for it is dropped.
       if (s.turn) endTurn(ctx, { interrupted: "barge_in" });
       const turn = openTurn(ctx, "text", input.text);
-      expectGeneration(ctx, turn.id);
       ensureUpstream(ctx);
-      ctx.sendModel({ type: "user_text", text: input.text });
+      sendInput(ctx, { type: "user_text", text: input.text }, turn.id);
       return;
     }
     case "client_audio":
@@ -181,10 +180,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "transcript_delta": {
       const gen = currentGeneration(ctx);
       if (!admitOpening(ctx, gen, event.text)) return;
+      noteContent(ctx, gen);
       const owner = liveOwner(ctx, gen);
       if (owner === null) return;
-      gen.hasContent = true;
-      noteContent(ctx);
       ctx.record({
         kind: event.type === "text_delta" ? "model_text" : "transcript",
         turnId: owner,
@@ -194,9 +192,8 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     }
     case "audio_delta": {
       const gen = currentGeneration(ctx);
+      noteContent(ctx, gen);
       if (liveOwner(ctx, gen) === null) return;
-      gen.hasContent = true;
-      noteContent(ctx);
       ctx.emit({ type: "send_audio", pcm: event.pcm });
       return;
     }

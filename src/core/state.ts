@@ -114,8 +114,17 @@ export interface TurnState {
   resultsSinceContent: number;
   speakSinceContent: boolean;
   emptyRetries: number;
-  /** A follow-up grace timer is running. */
-  inGrace: boolean;
+}
+
+/**
+ * A speak result went to the model while its generation ran, and the model ended that
+ * generation without answering it: either the model got the result only after it had ended
+ * its turn (the race) and a follow-up generation is on its way, or the reply is empty.
+ * Until one of the two shows (a generation starts, or the grace time passes), new input is
+ * held back, so that the follow-up cannot be taken for the answer to that input.
+ */
+export interface FollowUpWindow {
+  turnId: string;
 }
 
 /** The model's current generation and whom it answers (null: nobody asked for it). */
@@ -126,6 +135,11 @@ export interface GenerationState {
   hasContent: boolean;
   /** The opening of its first text, once seen. */
   opening: string | null;
+  /**
+   * Speak results went to the model during this generation and it has said nothing since:
+   * it may have ended its turn before they arrived, and then a follow-up is on its way.
+   */
+  unansweredSpeak: boolean;
 }
 
 export type UpstreamPhase = "closed" | "connecting" | "live" | "reconnecting" | "failed";
@@ -165,6 +179,9 @@ export interface CoreState {
    * that generation says is dropped.
    */
   expected: Array<string | null>;
+  followUpWindow: FollowUpWindow | null;
+  /** Input held back while the follow-up window is open, with the turn it opens. */
+  held: Array<{ command: ModelCommand; owner: string }>;
   turn: TurnState | null;
   generation: GenerationState | null;
   calls: Record<string, CallState>;
@@ -173,8 +190,8 @@ export interface CoreState {
   inputTranscript: string;
   /** Openings of recently forwarded replies, to recognise a regenerated one. */
   recentOpenings: string[];
-  /** Model turn ends to come during which a regeneration is possible (a silent result was sent). */
-  regenWindow: number;
+  /** Silent results sent that a model might still answer by regenerating its reply. */
+  regenBudget: number;
   counters: Counters;
   ended: boolean;
 }
@@ -196,13 +213,15 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     },
     outbox: [],
     expected: [],
+    followUpWindow: null,
+    held: [],
     turn: null,
     generation: null,
     calls: {},
     speechDetected: false,
     inputTranscript: "",
     recentOpenings: [],
-    regenWindow: 0,
+    regenBudget: 0,
     counters: {
       suppressedGenerations: 0,
       duplicateCalls: 0,

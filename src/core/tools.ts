@@ -7,35 +7,42 @@ import {
   expectGeneration,
   liveOwner,
   noteContent,
+  noteSpeakSentInGeneration,
   settleTurn,
 } from "./turns.js";
 
-/** For how many model turn ends after a silent result a regeneration is watched for. */
-const REGEN_WINDOW_TURNS = 3;
+/** Regenerations watched for at most at once (each silent result can provoke one). */
+const MAX_REGEN_BUDGET = 8;
 
 export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallRequest[]): void {
   const s = ctx.state;
   const gen = currentGeneration(ctx);
+  const fresh = calls.filter((request) => {
+    if (!s.calls[request.id] || !s.config.guards.dedupeCalls) return true;
+    // The same call delivered again (as a modelTurn part and as toolCall): run it once.
+    s.counters.duplicateCalls++;
+    ctx.trace("DUPLICATE_CALL", { callId: request.id, name: request.name });
+    return false;
+  });
+  if (fresh.length === 0) return;
+  noteContent(ctx, gen);
   const owner = liveOwner(ctx, gen);
-  const batch = `b${++s.batchCount}`;
-  for (const request of calls) {
-    if (s.calls[request.id] && s.config.guards.dedupeCalls) {
-      s.counters.duplicateCalls++;
-      ctx.trace("DUPLICATE_CALL", { callId: request.id, name: request.name });
-      continue;
-    }
-    if (owner === null) {
-      // A call inside a suppressed generation is not run: nobody asked for that generation.
+  if (owner === null) {
+    // Calls inside a suppressed generation are not run: nobody asked for that generation.
+    for (const request of fresh)
       ctx.trace("SUPPRESSED", { callId: request.id, name: request.name });
-      continue;
-    }
-    gen.hasContent = true;
-    noteContent(ctx);
-    startCall(ctx, request, owner, batch);
+    return;
   }
+  const batch = `b${++s.batchCount}`;
+  for (const request of fresh) startCall(ctx, request, owner, batch);
 }
 
-function startCall(ctx: StepContext, request: ToolCallRequest, turnId: string, batch: string): void {
+function startCall(
+  ctx: StepContext,
+  request: ToolCallRequest,
+  turnId: string,
+  batch: string,
+): void {
   const s = ctx.state;
   const policy = s.config.tools[request.name];
   const call: CallState = {
@@ -78,7 +85,7 @@ export function onClientToolResult(
 ): void {
   const s = ctx.state;
   const call = s.calls[callId];
-  if (!call || call.runOn !== "client") {
+  if (call?.runOn !== "client") {
     s.counters.unknownCallResults++;
     ctx.trace("UNKNOWN_CALL", { callId, clientId });
     ctx.emit({
@@ -120,7 +127,7 @@ export function onServerToolOutcome(ctx: StepContext, callId: string, outcome: O
 
 export function onToolTimeout(ctx: StepContext, callId: string): void {
   const call = ctx.state.calls[callId];
-  if (!call || call.status !== "running") return;
+  if (call?.status !== "running") return;
   if (call.runOn === "server") ctx.emit({ type: "abort_tool", callId, reason: "timeout" });
   completeCall(ctx, call, { error: `tool "${call.name}" timed out` });
 }
@@ -175,15 +182,17 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
       call.delivery = inGeneration ? "in_generation" : "late_silent";
       ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
       // A model that ignores SILENT answers it by saying its previous reply again.
-      s.regenWindow = REGEN_WINDOW_TURNS;
+      s.regenBudget = Math.min(MAX_REGEN_BUDGET, s.regenBudget + 1);
       return;
     }
   } else if (inGeneration) {
     call.delivery = "in_generation";
     ctx.sendModel({ type: "tool_responses", responses: [response] });
     turn.resultsSinceContent++;
-    // If the model had in fact just ended its turn, it takes this as new input.
-    s.regenWindow = REGEN_WINDOW_TURNS;
+    // If the model had in fact just ended its turn, it takes this as new input (a model
+    // that withholds turn_complete until answered cannot have ended it).
+    if (!caps.turnCompleteWaitsForResults)
+      s.regenBudget = Math.min(MAX_REGEN_BUDGET, s.regenBudget + 1);
     return;
   }
   // The model would take this response as new input and answer it again: keep it out.
@@ -221,13 +230,8 @@ function flushSpeakBatch(ctx: StepContext, batch: string): void {
   ctx.sendModel({ type: "tool_responses", responses });
   turn.resultsSinceContent++;
   turn.speakSinceContent = true;
-  if (!inGeneration) {
-    if (turn.inGrace) {
-      turn.inGrace = false;
-      ctx.emit({ type: "clear_timer", timer: `grace:${turn.id}` });
-    }
-    expectGeneration(ctx, turn.id);
-  }
+  if (inGeneration) noteSpeakSentInGeneration(ctx);
+  else expectGeneration(ctx, turn.id);
 }
 
 /** Abort and record a cancellation; nothing is sent to the model for it. */
@@ -243,7 +247,8 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
     reason,
   });
   ctx.trace("TOOL_CANCELLED", { callId: call.id, reason });
-  if (call.followUp === "speak" && ctx.state.config.guards.resultScheduling) flushSpeakBatch(ctx, call.batch);
+  if (call.followUp === "speak" && ctx.state.config.guards.resultScheduling)
+    flushSpeakBatch(ctx, call.batch);
 }
 
 export function onModelCancellation(ctx: StepContext, ids: readonly string[]): void {

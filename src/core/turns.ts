@@ -1,7 +1,8 @@
 import type { InterruptReason } from "../history/events.js";
+import type { ModelCommand } from "./model.js";
+import { looksRegenerated, openingOf, rememberOpening } from "./regeneration.js";
 import type { GenerationState, TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
-import { looksRegenerated, openingOf, rememberOpening } from "./regeneration.js";
 import { cancelCall } from "./tools.js";
 
 export function openTurn(ctx: StepContext, source: "text" | "audio", text: string): TurnState {
@@ -15,7 +16,6 @@ export function openTurn(ctx: StepContext, source: "text" | "audio", text: strin
     resultsSinceContent: 0,
     speakSinceContent: false,
     emptyRetries: 0,
-    inGrace: false,
   };
   s.turn = turn;
   s.lastTurnId = turn.id;
@@ -26,14 +26,78 @@ export function openTurn(ctx: StepContext, source: "text" | "audio", text: strin
   return turn;
 }
 
-/** The model owes `turnId` one generation (a user input, a late speak result, a nudge). */
+/**
+ * Send input that the model answers with a generation belonging to `owner`. While a
+ * follow-up window is open the input is held back (see FollowUpWindow).
+ */
+export function sendInput(ctx: StepContext, command: ModelCommand, owner: string): void {
+  const s = ctx.state;
+  if (s.config.guards.oneTurnComplete) {
+    if (s.followUpWindow === null && s.generation?.unansweredSpeak) {
+      // Hold it until the model shows whether it had the results in time, or a grace passes.
+      openWindow(ctx, `hold-${s.generation.owner ?? "none"}`);
+    }
+    if (s.followUpWindow !== null) {
+      s.held.push({ command, owner });
+      return;
+    }
+  }
+  s.expected.push(owner);
+  ctx.sendModel(command);
+}
+
+/** A late speak result: the model owes the turn exactly one generation for it. */
 export function expectGeneration(ctx: StepContext, turnId: string): void {
   ctx.state.expected.push(turnId);
 }
 
 /** Is the open turn still owed a generation? */
 export function awaitingGeneration(ctx: StepContext, turn: TurnState): boolean {
-  return turn.inGrace || ctx.state.expected.includes(turn.id);
+  const s = ctx.state;
+  return s.followUpWindow?.turnId === turn.id || s.expected.includes(turn.id);
+}
+
+function openWindow(ctx: StepContext, turnId: string): void {
+  ctx.state.followUpWindow = { turnId };
+  ctx.emit({
+    type: "set_timer",
+    timer: `grace:${turnId}`,
+    at: ctx.now + ctx.state.config.followUpGraceMs,
+  });
+}
+
+/** The window closes: a generation started, the grace passed, or the connection was lost. */
+function closeWindow(ctx: StepContext): void {
+  const s = ctx.state;
+  const window = s.followUpWindow;
+  if (!window) return;
+  s.followUpWindow = null;
+  ctx.emit({ type: "clear_timer", timer: `grace:${window.turnId}` });
+  releaseHeld(ctx);
+}
+
+/**
+ * Speak results were sent into the running generation: a follow-up may now be on its way,
+ * unless the model cannot end its turn before it has them (it withholds turn_complete).
+ */
+export function noteSpeakSentInGeneration(ctx: StepContext): void {
+  const s = ctx.state;
+  if (s.generation && !s.config.capabilities.turnCompleteWaitsForResults)
+    s.generation.unansweredSpeak = true;
+}
+
+/** The model said something after the speak results it was sent: it had them in time. */
+function speakAnswered(ctx: StepContext, gen: GenerationState): void {
+  if (!gen.unansweredSpeak) return;
+  gen.unansweredSpeak = false;
+  if (ctx.state.followUpWindow?.turnId.startsWith("hold-")) closeWindow(ctx);
+}
+
+function releaseHeld(ctx: StepContext): void {
+  const s = ctx.state;
+  const held = s.held;
+  s.held = [];
+  for (const { command, owner } of held) sendInput(ctx, command, owner);
 }
 
 /**
@@ -48,13 +112,15 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   let owner: string | null = null;
   let claim: GenerationState["claim"] = "none";
   const turn = s.turn;
-  if (s.expected.length > 0) {
+  if (s.followUpWindow) {
+    // What the open window waits for comes before anything sent after it opened.
+    owner = turn?.id === s.followUpWindow.turnId ? turn.id : null;
+    claim = "grace";
+    s.generation = { owner, claim, hasContent: false, opening: null, unansweredSpeak: false };
+    closeWindow(ctx);
+  } else if (s.expected.length > 0) {
     owner = s.expected.shift() ?? null;
     claim = "expected";
-  } else if (turn?.inGrace) {
-    // The follow-up of a result the model received only after it ended its turn.
-    owner = turn.id;
-    claim = "grace";
   } else if (s.speechDetected) {
     // The user spoke and the model answers: a voice turn opens (ending any open one).
     if (turn) endTurn(ctx, { interrupted: "barge_in" });
@@ -68,14 +134,8 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     s.counters.suppressedGenerations++;
     ctx.trace("SUPPRESSED", { reason: "unsolicited generation" });
   }
-  if (owner !== null && s.turn?.id === owner) {
-    s.turn.modelEnded = false;
-    if (s.turn.inGrace) {
-      s.turn.inGrace = false;
-      ctx.emit({ type: "clear_timer", timer: `grace:${owner}` });
-    }
-  }
-  s.generation = { owner, claim, hasContent: false, opening: null };
+  if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
+  s.generation ??= { owner, claim, hasContent: false, opening: null, unansweredSpeak: false };
   return s.generation;
 }
 
@@ -88,32 +148,38 @@ export function admitOpening(ctx: StepContext, gen: GenerationState, text: strin
   const s = ctx.state;
   if (gen.opening !== null) return true;
   gen.opening = openingOf(text);
-  if (gen.owner === null && gen.claim === "none") {
-    s.recentOpenings = rememberOpening(s.recentOpenings, gen.opening);
-    return true;
-  }
   const canGiveBack = gen.claim === "expected" || gen.claim === "grace";
-  if (
+  const regenerated =
     s.config.guards.suppressUnsolicited &&
-    s.regenWindow > 0 &&
+    s.regenBudget > 0 &&
     canGiveBack &&
     !gen.hasContent &&
-    looksRegenerated(gen.opening, s.recentOpenings)
-  ) {
-    // Even a slot whose turn was interrupted is given back: the answer to that input is still to come.
-    if (gen.claim === "expected") s.expected.unshift(gen.owner);
-    else if (gen.owner !== null && s.turn?.id === gen.owner) {
-      s.turn.inGrace = true;
-      ctx.emit({ type: "set_timer", timer: `grace:${gen.owner}`, at: ctx.now + s.config.followUpGraceMs });
-    }
-    gen.owner = null;
-    s.counters.suppressedGenerations++;
-    ctx.trace("SUPPRESSED", { reason: "regenerated reply" });
-    return false;
-  }
+    looksRegenerated(gen.opening, s.recentOpenings);
   // Dropped replies count too: the model regenerates what it said, not what we forwarded.
   s.recentOpenings = rememberOpening(s.recentOpenings, gen.opening);
-  return true;
+  if (!regenerated) return true;
+  s.regenBudget--;
+  giveBack(ctx, gen);
+  gen.owner = null;
+  gen.claim = "none";
+  s.counters.suppressedGenerations++;
+  ctx.trace("SUPPRESSED", { reason: "regenerated reply" });
+  return false;
+}
+
+/**
+ * A generation turned out not to be the one its slot was waiting for: the slot becomes a
+ * follow-up window, so the next generation takes it (new input is held meanwhile), and if
+ * none comes within the grace, the turn goes on as if this one had been it.
+ */
+function giveBack(ctx: StepContext, gen: GenerationState): void {
+  const s = ctx.state;
+  const live = gen.owner !== null && s.turn?.id === gen.owner;
+  // The turn's own last generation is the one that ended before this one took its slot.
+  if (live) s.turn!.modelEnded = true;
+  if (s.followUpWindow === null)
+    openWindow(ctx, live ? gen.owner! : `stale-${gen.owner ?? "none"}`);
+  else if (gen.claim === "expected") s.expected.unshift(gen.owner);
 }
 
 /** The open turn this generation answers, or null when its output must not be forwarded. */
@@ -124,9 +190,12 @@ export function liveOwner(ctx: StepContext, gen: GenerationState): string | null
   return ctx.state.config.guards.suppressUnsolicited ? null : gen.owner;
 }
 
-/** Model content (text, transcript, audio, a tool call) arrived for the open turn. */
-export function noteContent(ctx: StepContext): void {
+/** Model content (text, transcript, audio, a tool call) arrived in `gen`. */
+export function noteContent(ctx: StepContext, gen: GenerationState): void {
+  gen.hasContent = true;
+  speakAnswered(ctx, gen);
   const turn = ctx.state.turn;
+  if (turn?.id !== gen.owner) return;
   if (!turn) return;
   turn.hasContent = true;
   turn.resultsSinceContent = 0;
@@ -134,13 +203,47 @@ export function noteContent(ctx: StepContext): void {
   turn.emptyRetries = 0;
 }
 
+function replyIsEmpty(turn: TurnState): boolean {
+  return turn.resultsSinceContent > 0 && (turn.speakSinceContent || !turn.hasContent);
+}
+
 export function onModelTurnComplete(ctx: StepContext): void {
   const s = ctx.state;
   const gen = currentGeneration(ctx);
   s.generation = null;
-  if (s.regenWindow > 0) s.regenWindow--;
   ctx.trace("MODEL_TURN_COMPLETE", { owner: gen.owner });
   const turn = s.turn;
+  if (gen.unansweredSpeak && s.config.guards.oneTurnComplete) {
+    // Said nothing after the results: a follow-up may come (even for a turn that has
+    // ended since, whose follow-up must then be absorbed, not taken for the next answer).
+    const live = gen.owner !== null && turn?.id === gen.owner;
+    if (live) turn.modelEnded = true;
+    if (live && !s.config.guards.emptyRetry) {
+      settleTurn(ctx);
+      return;
+    }
+    if (s.followUpWindow === null) openWindow(ctx, live ? turn.id : `stale-${gen.owner ?? "none"}`);
+    else if (live) s.followUpWindow.turnId = turn.id;
+    return;
+  }
+  const claimed = gen.claim === "expected" || gen.claim === "grace";
+  if (
+    !gen.hasContent &&
+    claimed &&
+    s.config.guards.suppressUnsolicited &&
+    s.followUpWindow === null
+  ) {
+    if (s.regenBudget > 0 && s.config.followUpGraceMs > 0) {
+      // A generation with nothing in it may not be the answer it was taken for: a model that
+      // took a silent result as new input can end such a generation unasked (field report
+      // O1, "two empty turnCompletes"). While that is possible, the answer owed is still
+      // awaited for a grace; if nothing comes, the empty generation was it.
+      ctx.trace("EMPTY_GENERATION", { owner: gen.owner });
+      s.regenBudget--;
+      giveBack(ctx, gen);
+      return;
+    }
+  }
   if (gen.owner === null || !turn || turn.id !== gen.owner) {
     if (!s.config.guards.oneTurnComplete && gen.owner !== null) {
       // Naive relay: every model turn end is forwarded as the turn's end.
@@ -153,15 +256,13 @@ export function onModelTurnComplete(ctx: StepContext): void {
     endTurn(ctx, "complete");
     return;
   }
-  const maybeEmpty = turn.resultsSinceContent > 0 && (turn.speakSinceContent || !turn.hasContent);
-  if (maybeEmpty && s.config.guards.emptyRetry) {
+  if (replyIsEmpty(turn) && s.config.guards.emptyRetry) {
     if (s.config.capabilities.turnCompleteWaitsForResults || s.config.followUpGraceMs <= 0) {
       retryEmpty(ctx);
     } else {
       // The model may have ended its turn before our result reached it (the race): give
       // the follow-up generation a moment to start before calling the reply empty.
-      turn.inGrace = true;
-      ctx.emit({ type: "set_timer", timer: `grace:${turn.id}`, at: ctx.now + s.config.followUpGraceMs });
+      openWindow(ctx, turn.id);
     }
     return;
   }
@@ -175,7 +276,7 @@ export function onModelTurnComplete(ctx: StepContext): void {
 export function settleTurn(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn;
-  if (!turn || !turn.modelEnded || s.generation !== null || awaitingGeneration(ctx, turn)) return;
+  if (!turn?.modelEnded || s.generation !== null || awaitingGeneration(ctx, turn)) return;
   const speakRunning = Object.values(s.calls).some(
     (c) => c.turnId === turn.id && c.status === "running" && c.followUp === "speak",
   );
@@ -183,10 +284,15 @@ export function settleTurn(ctx: StepContext): void {
 }
 
 export function onGraceTimer(ctx: StepContext, turnId: string): void {
-  const turn = ctx.state.turn;
-  if (!turn || turn.id !== turnId || !turn.inGrace) return;
-  turn.inGrace = false;
-  retryEmpty(ctx);
+  const s = ctx.state;
+  if (s.followUpWindow?.turnId !== turnId) return;
+  const turn = s.turn?.id === turnId ? s.turn : null;
+  const empty = turn?.modelEnded && replyIsEmpty(turn);
+  // Close first: held input goes out, and the nudge (if any) after it... unless the turn
+  // is still open, in which case nothing was held (new input would have ended it).
+  closeWindow(ctx);
+  if (empty) retryEmpty(ctx);
+  else settleTurn(ctx);
 }
 
 function retryEmpty(ctx: StepContext): void {
@@ -208,8 +314,7 @@ function retryEmpty(ctx: StepContext): void {
   s.counters.emptyRetries++;
   turn.modelEnded = false;
   ctx.trace("RETRY_EMPTY", { turnId: turn.id, attempt: turn.emptyRetries });
-  expectGeneration(ctx, turn.id);
-  ctx.sendModel({ type: "nudge", text: s.config.nudgeText });
+  sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
 }
 
 /** End the open turn with its one turn end; what the model still owes it is dropped. */
@@ -220,7 +325,6 @@ export function endTurn(
   const s = ctx.state;
   const turn = s.turn;
   if (!turn) return;
-  if (turn.inGrace) ctx.emit({ type: "clear_timer", timer: `grace:${turn.id}` });
   s.turn = null;
   s.expected = s.expected.map((owner) => (owner === turn.id ? null : owner));
   if (s.generation?.owner === turn.id && s.config.guards.suppressUnsolicited)
@@ -243,7 +347,11 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext): void {
   const s = ctx.state;
   s.generation = null;
   s.expected = [];
-  // Queued input belonged to the turn that is now interrupted: the user is told, not surprised later.
+  if (s.followUpWindow)
+    ctx.emit({ type: "clear_timer", timer: `grace:${s.followUpWindow.turnId}` });
+  s.followUpWindow = null;
+  // Queued and held input belonged to the turn that is now interrupted: the user is told.
+  s.held = [];
   s.outbox = [];
   if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
 }

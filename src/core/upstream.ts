@@ -51,7 +51,7 @@ export function onResumptionUpdate(
 export function upstreamQuiet(ctx: StepContext): boolean {
   const s = ctx.state;
   const running = Object.values(s.calls).some((c) => c.status === "running");
-  return s.generation === null && !running && s.expected.length === 0 && !s.turn?.inGrace;
+  return s.generation === null && !running && s.expected.length === 0 && s.followUpWindow === null;
 }
 
 export function onGoAway(ctx: StepContext, timeLeftMs: number): void {

@@ -440,3 +440,98 @@ describe("the model connection", () => {
     expect(h.sentToModel).toEqual([{ type: "user_text", text: "early" }]);
   });
 });
+
+describe("second line of defence: a model that ignores SILENT (field report O2)", () => {
+  it("a regenerated reply arriving where the answer to new input is expected is suppressed; the answer still comes", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    // The user types at once; the model, ignoring SILENT, first repeats its greeting.
+    h.input({ type: "client_text", clientId: "phone", text: "tell me about hours" });
+    h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "We open at nine." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Hello! Let me show you some topics.", "We open at nine."]);
+    expect(
+      h
+        .durableFrames("phone")
+        .filter((f) => f.type === "text")
+        .map((f) => f.turnId),
+    ).toEqual(["t1", "t2"]);
+    expect(turnEnds(h).map((f) => f.turnId)).toEqual(["t1", "t2"]);
+    expect(h.traces).toContain("SUPPRESSED");
+  });
+
+  it("an empty unasked generation does not take the slot of the answer to new input", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "turn_complete" }); // the model's empty reaction to the silent result
+    expect(h.traces).toContain("EMPTY_GENERATION");
+    h.model({ type: "text_delta", text: "Nine to five." });
+    h.model({ type: "turn_complete" });
+    expect(
+      h
+        .durableFrames("phone")
+        .filter((f) => f.type === "text")
+        .map((f) => [f.turnId, f.text]),
+    ).toEqual([
+      ["t1", "Hello!"],
+      ["t2", "Nine to five."],
+    ]);
+    expect(turnEnds(h).map((f) => f.turnId)).toEqual(["t1", "t2"]);
+  });
+});
+
+describe("ambiguity after a speak result sent just before the model ended", () => {
+  it("new text is held until the follow-up shows, so the follow-up is not taken for its answer", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { answer: "9-5" } });
+    h.input({ type: "client_text", clientId: "phone", text: "actually, never mind" });
+    expect(h.sentToModel.filter((c) => c.type === "user_text")).toHaveLength(1); // held
+    h.model({ type: "turn_complete" }); // it had ended before the result arrived...
+    h.model({ type: "text_delta", text: "We open 9 to 5." }); // ...so this follow-up answers t1
+    expect(h.sentToModel.filter((c) => c.type === "user_text")).toHaveLength(2); // released
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "Okay." });
+    h.model({ type: "turn_complete" });
+    expect(
+      h
+        .durableFrames("phone")
+        .filter((f) => f.type === "text")
+        .map((f) => [f.turnId, f.text]),
+    ).toEqual([["t2", "Okay."]]);
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "interrupted"],
+      ["t2", "turn_complete"],
+    ]);
+  });
+
+  it("held text goes out when the grace passes with no follow-up", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { answer: "9-5" } });
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    h.model({ type: "turn_complete" });
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "hello?" });
+    h.model({ type: "text_delta", text: "Hi!" });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "interrupted"],
+      ["t2", "turn_complete"],
+    ]);
+  });
+});

@@ -126,7 +126,9 @@ export class ReferenceModel {
       case "audio_end":
         return;
       case "tool_responses":
-        this.onResponses(command.responses.map((r) => ({ callId: r.callId, silent: r.scheduling === "silent" })));
+        this.onResponses(
+          command.responses.map((r) => ({ callId: r.callId, silent: r.scheduling === "silent" })),
+        );
         return;
       default: {
         const unreachable: never = command;
@@ -243,7 +245,11 @@ export class ReferenceModel {
       }
       // The generation that called it has ended: the response is new input.
       const quiet =
-        call.nonBlocking && silent && this.caps.resultScheduling && this.caps.silentHonoured && !this.ignoresSilent;
+        call.nonBlocking &&
+        silent &&
+        this.caps.resultScheduling &&
+        this.caps.silentHonoured &&
+        !this.ignoresSilent;
       if (quiet) continue;
       if (speak) lateSpeak.push(callId);
       else lateSideEffect = true;

@@ -1,0 +1,337 @@
+/**
+ * The world the property tests run in: the pure core in its in-memory shell, wired to the
+ * reference provider model, driven by random actions; and the invariants checked on it.
+ */
+import fc from "fast-check";
+import type { ModelCapabilities } from "../../../src/core/model.js";
+import type { Guards } from "../../../src/core/state.js";
+import { frameOf } from "../../../src/history/frames.js";
+import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
+import { Harness, TOOLS } from "./harness.js";
+import { type GenerationPlan, PLAIN, ReferenceModel } from "./reference-model.js";
+
+/** Model families as the capability table describes them (DESIGN.md, provider facts). */
+const CAPABILITIES: Record<string, ModelCapabilities> = {
+  "gemini-2.5-native-audio": {
+    nonBlockingCalls: true,
+    resultScheduling: true,
+    turnCompleteWaitsForResults: false,
+    silentHonoured: true,
+  },
+  "gemini-2.5-ignores-silent": {
+    nonBlockingCalls: true,
+    resultScheduling: true,
+    turnCompleteWaitsForResults: false,
+    silentHonoured: false,
+  },
+  "gemini-3.1-flash-live": {
+    nonBlockingCalls: false,
+    resultScheduling: false,
+    turnCompleteWaitsForResults: true,
+    silentHonoured: false,
+  },
+  vertex: {
+    nonBlockingCalls: true,
+    resultScheduling: false,
+    turnCompleteWaitsForResults: false,
+    silentHonoured: false,
+  },
+};
+
+type Action =
+  | { t: "user_text" }
+  | { t: "model_step"; n: number }
+  | { t: "tool_finish"; pick: number }
+  | { t: "client_answer"; pick: number; client: number }
+  | { t: "duplicate_result"; pick: number }
+  | { t: "unknown_result" }
+  | { t: "timer" }
+  | { t: "advance"; ms: number }
+  | { t: "disconnect"; client: number }
+  | { t: "reconnect"; client: number }
+  | { t: "drop_upstream"; code: number }
+  | { t: "go_away" };
+
+const CLIENTS = ["phone", "laptop"];
+
+const actionArb: fc.Arbitrary<Action> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant<Action>({ t: "user_text" }) },
+  {
+    weight: 12,
+    arbitrary: fc.integer({ min: 1, max: 4 }).map((n): Action => ({ t: "model_step", n })),
+  },
+  { weight: 4, arbitrary: fc.nat(5).map((pick): Action => ({ t: "tool_finish", pick })) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .record({ pick: fc.nat(5), client: fc.nat(1) })
+      .map((r): Action => ({ t: "client_answer", ...r })),
+  },
+  { weight: 1, arbitrary: fc.nat(5).map((pick): Action => ({ t: "duplicate_result", pick })) },
+  { weight: 1, arbitrary: fc.constant<Action>({ t: "unknown_result" }) },
+  { weight: 2, arbitrary: fc.constant<Action>({ t: "timer" }) },
+  {
+    weight: 2,
+    arbitrary: fc.integer({ min: 1, max: 3000 }).map((ms): Action => ({ t: "advance", ms })),
+  },
+  { weight: 1, arbitrary: fc.nat(1).map((client): Action => ({ t: "disconnect", client })) },
+  { weight: 2, arbitrary: fc.nat(1).map((client): Action => ({ t: "reconnect", client })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(1011, 1006).map((code): Action => ({ t: "drop_upstream", code })),
+  },
+  { weight: 1, arbitrary: fc.constant<Action>({ t: "go_away" }) },
+);
+
+const planArb: fc.Arbitrary<GenerationPlan> = fc.record({
+  calls: fc.array(fc.constantFrom(...Object.keys(TOOLS)), { maxLength: 3 }),
+  race: fc.boolean(),
+  emptyAfterTools: fc.boolean(),
+  duplicateCallDelivery: fc.boolean(),
+});
+
+export const scenarioArb = fc.record({
+  capabilities: fc.constantFrom(...Object.keys(CAPABILITIES)),
+  plans: fc.array(planArb, { minLength: 1, maxLength: 8 }),
+  emptyNudgeReplies: fc.nat(3),
+  /** The model ignores SILENT although its capability record says it honours it. */
+  ignoresSilent: fc.constant(false),
+  actions: fc.array(actionArb, { minLength: 5, maxLength: 60 }),
+});
+export type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
+
+/** A live session: the core in its in-memory shell, wired to the reference model. */
+export function world(scenario: Scenario, guards: Guards) {
+  const caps = CAPABILITIES[scenario.capabilities]!;
+  const h = new Harness({ guards, capabilities: caps, sessionId: "s1", tools: TOOLS });
+  let planIndex = 0;
+  const nextPlan = () => scenario.plans[planIndex++ % scenario.plans.length] ?? PLAIN;
+  const model = new ReferenceModel(caps, (name) => TOOLS[name]?.followUp ?? "speak", nextPlan);
+  model.emptyNudgeReplies = scenario.emptyNudgeReplies;
+  model.ignoresSilent = scenario.ignoresSilent;
+  h.onOpenUpstream = (open) =>
+    model.connect(open.mode === "resume" ? undefined : lastReplyInLog(h));
+  h.onCloseUpstream = () => model.close();
+  h.onModelCommand = (command) => model.receive(command);
+  let userTurns = 0;
+  let unknown = 0;
+
+  const pendingClientCalls = () => {
+    const done = new Set(
+      h.log.flatMap((e) =>
+        e.kind === "tool_result" || e.kind === "tool_cancelled" ? [e.callId] : [],
+      ),
+    );
+    return h.log.flatMap((e) =>
+      e.kind === "tool_call" && e.runOn === "client" && !done.has(e.callId) ? [e.callId] : [],
+    );
+  };
+  const answeredClientCalls = () => {
+    const client = new Set(
+      h.log.flatMap((e) => (e.kind === "tool_call" && e.runOn === "client" ? [e.callId] : [])),
+    );
+    return h.log.flatMap((e) =>
+      e.kind === "tool_result" && client.has(e.callId) ? [e.callId] : [],
+    );
+  };
+  const connected = (i: number) => h.clients.get(CLIENTS[i]!)?.connected ?? false;
+  const anyClient = () => CLIENTS.find((c) => h.clients.get(c)?.connected);
+
+  function run(action: Action): void {
+    switch (action.t) {
+      case "user_text": {
+        const client = anyClient();
+        if (!client || h.state.ended) return;
+        userTurns++;
+        h.input({ type: "client_text", clientId: client, text: `question ${userTurns}` });
+        return;
+      }
+      case "model_step":
+        for (let i = 0; i < action.n; i++) {
+          const event = model.out.shift();
+          if (!event) return;
+          h.model(event);
+        }
+        return;
+      case "tool_finish": {
+        const running = [...h.runningTools.keys()];
+        const callId = running[action.pick % Math.max(1, running.length)];
+        if (!callId) return;
+        h.runningTools.delete(callId);
+        h.input({ type: "tool_outcome", callId, result: { value: `r-${callId}` } });
+        return;
+      }
+      case "client_answer": {
+        const pending = pendingClientCalls();
+        const callId = pending[action.pick % Math.max(1, pending.length)];
+        if (!callId || !connected(action.client)) return;
+        h.input({
+          type: "client_tool_result",
+          clientId: CLIENTS[action.client]!,
+          callId,
+          result: { chips: [callId] },
+        });
+        return;
+      }
+      case "duplicate_result": {
+        const answered = answeredClientCalls();
+        const callId = answered[action.pick % Math.max(1, answered.length)];
+        const client = anyClient();
+        if (!callId || !client) return;
+        h.input({ type: "client_tool_result", clientId: client, callId, result: { again: true } });
+        return;
+      }
+      case "unknown_result": {
+        const client = anyClient();
+        if (!client) return;
+        unknown++;
+        h.input({
+          type: "client_tool_result",
+          clientId: client,
+          callId: `never-${unknown}`,
+          result: {},
+        });
+        return;
+      }
+      case "timer":
+        h.fireNextTimer();
+        return;
+      case "advance":
+        h.advance(action.ms);
+        return;
+      case "disconnect":
+        h.disconnect(CLIENTS[action.client]!);
+        return;
+      case "reconnect": {
+        const id = CLIENTS[action.client]!;
+        if (connected(action.client)) return;
+        h.connect(id, h.clients.has(id) ? h.lastSeqSeen(id) : undefined);
+        return;
+      }
+      case "drop_upstream":
+        if (model.connected) model.drop(action.code);
+        return;
+      case "go_away":
+        if (model.connected) model.out.push({ type: "go_away", timeLeftMs: 20_000 });
+        return;
+      default: {
+        const unreachable: never = action;
+        throw new Error(`unknown action ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /** Let everything settle: the model says what it has, tools finish, clients answer, timers fire. */
+  function drain(): void {
+    for (let i = 0; i < 2000; i++) {
+      if (!connected(0) && !h.state.ended) {
+        h.connect("phone", h.lastSeqSeen("phone"));
+        continue;
+      }
+      const event = model.out.shift();
+      if (event) {
+        h.model(event);
+        continue;
+      }
+      const running = [...h.runningTools.keys()][0];
+      if (running) {
+        h.runningTools.delete(running);
+        h.input({ type: "tool_outcome", callId: running, result: { value: `r-${running}` } });
+        continue;
+      }
+      const pending = pendingClientCalls()[0];
+      if (pending && connected(0)) {
+        h.input({
+          type: "client_tool_result",
+          clientId: "phone",
+          callId: pending,
+          result: { chips: [] },
+        });
+        continue;
+      }
+      if (h.fireNextTimer()) continue;
+      return;
+    }
+    throw new Error("the session did not settle");
+  }
+
+  return { h, model, run, drain };
+}
+
+/** The chunks of the last model reply in the log: what a model seeded from the log said last. */
+function lastReplyInLog(h: Harness): string[] {
+  const texts = h.log.filter((e) => e.kind === "model_text");
+  const last = texts.at(-1);
+  return last ? texts.filter((e) => e.turnId === last.turnId).map((e) => e.text) : [];
+}
+
+/** Invariants that hold after every step. */
+export function checkStep(h: Harness): void {
+  const violations = validateHistory(h.log);
+  if (violations.length > 0) throw new Error(`history invalid: ${JSON.stringify(violations)}`);
+  const texts = h.log.flatMap((e) => (e.kind === "model_text" ? [e.text] : []));
+  const dup = texts.find((t, i) => texts.indexOf(t) !== i);
+  if (dup !== undefined) throw new Error(`model reply forwarded twice: "${dup}"`);
+  // A turn stops at its end: nothing the model says is attributed to it afterwards.
+  const ended = new Set<string>();
+  for (const e of h.log) {
+    if (e.kind === "turn_complete" || e.kind === "interrupted") ended.add(e.turnId);
+    else if (
+      (e.kind === "model_text" || e.kind === "transcript" || e.kind === "tool_call") &&
+      ended.has(e.turnId)
+    ) {
+      throw new Error(`${e.kind} for turn ${e.turnId} after its end`);
+    }
+  }
+  for (const [id, view] of h.clients) {
+    for (const seqs of view.connections) {
+      for (let i = 1; i < seqs.length; i++) {
+        if (seqs[i] !== seqs[i - 1]! + 1)
+          throw new Error(`${id} saw seq ${seqs[i]} after ${seqs[i - 1]}`);
+      }
+    }
+  }
+}
+
+/** Invariants that hold once the session has settled. */
+export function checkSettled(h: Harness): void {
+  checkStep(h);
+  const ends = new Map<string, number>();
+  for (const e of h.log)
+    if (e.kind === "turn_complete" || e.kind === "interrupted")
+      ends.set(e.turnId, (ends.get(e.turnId) ?? 0) + 1);
+  for (const e of h.log) {
+    if (e.kind === "user" && ends.get(e.turnId) !== 1) {
+      throw new Error(`turn ${e.turnId} ended ${ends.get(e.turnId) ?? 0} times`);
+    }
+  }
+  const open = unansweredCalls(h.log);
+  if (open.length > 0) throw new Error(`calls never answered or cancelled: ${open.join(", ")}`);
+  // Every speak result of a turn that completed normally is spoken, after it, in that turn.
+  const completed = new Set(h.log.flatMap((e) => (e.kind === "turn_complete" ? [e.turnId] : [])));
+  const gaveUp = new Set(
+    h.log.flatMap((e) =>
+      e.kind === "error" && e.code === "empty_response" && e.turnId ? [e.turnId] : [],
+    ),
+  );
+  h.log.forEach((e, i) => {
+    if (e.kind !== "tool_result" || TOOLS[e.name]?.followUp !== "speak") return;
+    if (!completed.has(e.turnId) || gaveUp.has(e.turnId)) return;
+    const spoken = h.log
+      .slice(i + 1)
+      .some(
+        (x) => x.kind === "model_text" && x.turnId === e.turnId && x.text === `spoken:${e.callId}`,
+      );
+    if (!spoken) throw new Error(`speak result ${e.callId} was never spoken in turn ${e.turnId}`);
+  });
+  // Nothing recorded is lost: the phone, resuming each time from what it had seen, has every
+  // durable frame exactly once and in order; a fresh resume from 0 replays the whole log.
+  const phone = h.durableFrames("phone").map((f) => f.seq);
+  const expected = h.log.map((e) => e.seq);
+  if (JSON.stringify(phone) !== JSON.stringify(expected))
+    throw new Error(`phone saw seqs ${phone} of ${expected}`);
+  h.connect("auditor", 0);
+  const replay = h.durableFrames("auditor");
+  if (JSON.stringify(replay) !== JSON.stringify(h.log.map(frameOf)))
+    throw new Error("replay differs from the log");
+}
