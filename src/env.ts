@@ -27,4 +27,9 @@ export interface Env {
   MAX_FRAMES_PER_SECOND?: string;
   MAX_CLIENTS_PER_SESSION?: string;
   TOOL_TIMEOUT_MS?: string;
+  /** Default knobs of the built-in simulator, as a query string (e.g. "timeScale=0"). */
+  SIMULATOR_KNOBS?: string;
+  GEMINI_SIMULATOR: DurableObjectNamespace<
+    import("./providers/simulator/object.js").GeminiSimulatorObject
+  >;
 }

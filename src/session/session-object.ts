@@ -1,7 +1,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Config, loadConfig } from "../config.js";
 import type { Env } from "../env.js";
-import { type ClientFrame, parseClientFrame } from "./client-frames.js";
+import { parseClientFrame } from "./client-frames.js";
+import { type ClientSockets, closeQuietly, LiveSession, send } from "./live-session.js";
 import { MetaStore } from "./meta.js";
 import {
   RESUME_FROM_HEADER,
@@ -11,26 +12,12 @@ import {
   type Timeline,
 } from "./session-api.js";
 
-/** Frames the shell itself sends; the session's durable frames come from the core. */
-type ShellFrame =
-  | {
-      type: "ready";
-      sessionId: string;
-      lastSeq: number;
-      resumed: boolean;
-      audio: { inputRate: number; outputRate: number };
-    }
-  | { type: "pong" }
-  | { type: "error"; code: string; message: string; fatal: boolean };
-
 /** What each client socket carries across hibernation. */
 interface SocketAttachment {
+  clientId: string;
   /** The `resumeFrom` of the upgrade URL, or null. */
   resumeFrom: number | null;
 }
-
-const INPUT_RATE = 16_000;
-const OUTPUT_RATE = 24_000;
 
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
@@ -44,26 +31,58 @@ interface RateWindow {
 }
 
 /**
- * One live session: owns every client socket of the session (and, once the core is
- * plugged in, the model socket). Sockets use the Hibernation API; every client message goes
- * through `handleClientFrame`, which checks size and rate, parses into a typed `ClientFrame`
- * and dispatches exhaustively.
+ * One live session: owns every client socket of the session and, through its LiveSession,
+ * the model socket. Client sockets use the Hibernation API; every client message goes
+ * through `handleClientFrame`, which checks size and rate, parses into a typed frame and
+ * hands it to the session core. A restarted object restores its session from storage
+ * before it takes any event.
  */
 export class SessionObject extends DurableObject<Env> implements SessionApi {
   private readonly config: Config;
   private readonly meta: MetaStore;
   private readonly rates = new WeakMap<WebSocket, RateWindow>();
+  private live: LiveSession | null = null;
+  private readonly sockets: ClientSockets = {
+    all: () => this.ctx.getWebSockets(),
+    byId: (clientId) =>
+      this.ctx.getWebSockets().find((ws) => attachmentOf(ws)?.clientId === clientId),
+  };
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.config = loadConfig(env);
     this.meta = new MetaStore(ctx.storage);
+    // Every handler waits for this: the session is whole before its first event.
+    void ctx.blockConcurrencyWhile(async () => {
+      this.session();
+    });
+  }
+
+  /** The running session, restored from storage on first use after a (re)start. */
+  private session(): LiveSession | null {
+    if (this.live) return this.live;
+    const meta = this.meta.read();
+    if (!meta) return null;
+    const clients = this.ctx.getWebSockets().flatMap((ws) => {
+      const a = attachmentOf(ws);
+      return a ? [a.clientId] : [];
+    });
+    this.live = new LiveSession(
+      this.ctx.storage,
+      this.env,
+      this.config,
+      meta,
+      this.sockets,
+      clients,
+    );
+    return this.live;
   }
 
   // --- RPC -------------------------------------------------------------------------------
 
   async init(opts: SessionInit): Promise<void> {
     this.meta.init(opts);
+    this.session();
   }
 
   async exists(): Promise<boolean> {
@@ -71,18 +90,22 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   }
 
   async history(): Promise<{ events: unknown[] }> {
-    this.requireMeta();
-    return { events: [] };
+    return { events: this.requireSession().history() };
   }
 
   async timeline(): Promise<Timeline> {
-    const meta = this.requireMeta();
-    return { sessionId: meta.sessionId, startedAt: meta.createdAt, rows: [] };
+    const live = this.requireSession();
+    return {
+      sessionId: live.meta.sessionId,
+      startedAt: live.meta.createdAt,
+      rows: live.timeline(),
+    };
   }
 
   async end(): Promise<void> {
-    this.requireMeta();
-    this.meta.markEnded(new Date().toISOString());
+    const live = this.requireSession();
+    if (this.meta.read()?.endedAt === null) this.meta.markEnded(new Date().toISOString());
+    live.input({ type: "end_session" });
     for (const ws of this.ctx.getWebSockets()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
     }
@@ -122,13 +145,13 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
     this.ctx.acceptWebSocket(server);
     server.binaryType = "arraybuffer";
-    server.serializeAttachment({ resumeFrom } satisfies SocketAttachment);
-    send(server, {
-      type: "ready",
-      sessionId: meta.sessionId,
-      lastSeq: 0,
-      resumed: resumeFrom !== null,
-      audio: { inputRate: INPUT_RATE, outputRate: OUTPUT_RATE },
+    const clientId = crypto.randomUUID();
+    server.serializeAttachment({ clientId, resumeFrom } satisfies SocketAttachment);
+    // The core sends `ready`, then the replay after resumeFrom, then the live stream.
+    this.requireSession().input({
+      type: "client_connected",
+      clientId,
+      resumeFrom: resumeFrom ?? undefined,
     });
     return new Response(null, { status: 101, webSocket: client });
   }
@@ -142,66 +165,78 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
     // 1005/1006 cannot be sent back; answer the others (a no-op when already closed).
     closeQuietly(ws, code === 1005 || code === 1006 ? CLOSE_NORMAL : code, reason);
+    this.leave(ws);
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {
     closeQuietly(ws, 1011, "socket error");
+    this.leave(ws);
+  }
+
+  private leave(ws: WebSocket): void {
+    const clientId = attachmentOf(ws)?.clientId;
+    if (clientId) this.session()?.input({ type: "client_disconnected", clientId });
   }
 
   // --- client frames ---------------------------------------------------------------------
 
   /** Every client message enters here: size, rate, parse, then one exhaustive dispatch. */
   handleClientFrame(ws: WebSocket, data: string | ArrayBuffer): void {
+    const clientId = attachmentOf(ws)?.clientId;
+    const live = this.session();
+    if (!clientId || !live) return;
     const size = sizeOver(data, this.config.MAX_FRAME_BYTES);
     if (size !== null) {
-      send(ws, {
-        type: "error",
+      live.input({
+        type: "client_bad_frame",
+        clientId,
         code: "frame_too_large",
         message: `frames are limited to ${this.config.MAX_FRAME_BYTES} bytes; this one had ${size}`,
-        fatal: false,
       });
       return;
     }
-    if (!this.withinRate(ws)) return;
+    if (!this.withinRate(ws, clientId, live)) return;
 
     const parsed = parseClientFrame(data);
     if (!parsed.ok) {
-      send(ws, { type: "error", code: "bad_frame", message: parsed.message, fatal: false });
+      live.input({
+        type: "client_bad_frame",
+        clientId,
+        code: "bad_frame",
+        message: parsed.message,
+      });
       return;
     }
     const frame = parsed.frame;
     switch (frame.type) {
       case "ping":
-        send(ws, { type: "pong" });
+        live.input({ type: "client_ping", clientId });
         return;
       case "text":
-      case "audio_end":
-      case "tool_result":
+        live.input({ type: "client_text", clientId, text: frame.text });
+        return;
       case "audio":
-        this.toSessionCore(ws, frame);
+        live.input({ type: "client_audio", clientId, pcm: new Uint8Array(frame.pcm) });
+        return;
+      case "audio_end":
+        live.input({ type: "client_audio_end", clientId });
+        return;
+      case "tool_result":
+        live.input({
+          type: "client_tool_result",
+          clientId,
+          callId: frame.callId,
+          result: frame.result,
+          error: frame.error,
+        });
         return;
       default:
         assertNever(frame);
     }
   }
 
-  /**
-   * The seam to the session core: user input and tool results. With no core attached to
-   * this shell yet, no model can take them: text turns, audio_end and tool results are
-   * answered with a non-fatal `upstream_unavailable` error, audio chunks are dropped.
-   */
-  private toSessionCore(ws: WebSocket, frame: Exclude<ClientFrame, { type: "ping" }>): void {
-    if (frame.type === "audio") return;
-    send(ws, {
-      type: "error",
-      code: "upstream_unavailable",
-      message: "no model is connected to this session",
-      fatal: false,
-    });
-  }
-
   /** Counts the frame in its one-second window; past the limit it is dropped. */
-  private withinRate(ws: WebSocket): boolean {
+  private withinRate(ws: WebSocket, clientId: string, live: LiveSession): boolean {
     const now = Date.now();
     let window = this.rates.get(ws);
     if (!window || now - window.startedAt >= 1000) {
@@ -212,37 +247,25 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (window.count <= this.config.MAX_FRAMES_PER_SECOND) return true;
     if (!window.warned) {
       window.warned = true; // one error per window, not one per dropped frame
-      send(ws, {
-        type: "error",
+      live.input({
+        type: "client_bad_frame",
+        clientId,
         code: "rate_limited",
         message: `more than ${this.config.MAX_FRAMES_PER_SECOND} frames in a second: frames dropped`,
-        fatal: false,
       });
     }
     return false;
   }
 
-  private requireMeta() {
-    const meta = this.meta.read();
-    if (!meta) throw new Error("unknown session");
-    return meta;
+  private requireSession(): LiveSession {
+    const live = this.session();
+    if (!live) throw new Error("unknown session");
+    return live;
   }
 }
 
-function send(ws: WebSocket, frame: ShellFrame): void {
-  try {
-    ws.send(JSON.stringify(frame));
-  } catch {
-    // The socket is closing; its close handler cleans up.
-  }
-}
-
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  try {
-    ws.close(code, reason);
-  } catch {
-    // Already closed.
-  }
+function attachmentOf(ws: WebSocket): SocketAttachment | null {
+  return (ws.deserializeAttachment() as SocketAttachment | null) ?? null;
 }
 
 /** The frame's size in bytes when it exceeds `max`, else null. */

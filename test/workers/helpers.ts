@@ -38,15 +38,28 @@ export const httpUrl = (wsUrl: string) => wsUrl.replace(/^ws/, "http");
 
 export type Frame = Record<string, unknown> & { type: string };
 
-/** A client WebSocket that queues every message it gets. */
+/**
+ * A client WebSocket that queues every message it gets. `status` frames (the model
+ * connection's state) are kept aside in `statuses` unless `keepStatus` is set, so tests of
+ * other frames need not step over them.
+ */
 export class Client {
   private readonly queue: Frame[] = [];
   private waiters: ((f: Frame) => void)[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
+  readonly statuses: Frame[] = [];
 
-  constructor(readonly ws: WebSocket) {
+  constructor(
+    readonly ws: WebSocket,
+    keepStatus = false,
+  ) {
+    ws.binaryType = "arraybuffer";
     ws.addEventListener("message", (e) => {
       const frame = JSON.parse(typeof e.data === "string" ? e.data : "{}") as Frame;
+      if (frame.type === "status" && !keepStatus) {
+        this.statuses.push(frame);
+        return;
+      }
       const waiter = this.waiters.shift();
       if (waiter) waiter(frame);
       else this.queue.push(frame);

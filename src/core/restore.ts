@@ -1,0 +1,34 @@
+import type { HistoryEvent } from "../history/events.js";
+import { type CoreConfig, type CoreState, initialState } from "./state.js";
+
+/**
+ * The core's state for a session whose log already holds `events` (a restarted object),
+ * after the closing events of `closingEventsAfterRestart` were appended: seq and turn
+ * numbering go on, and every call the log knows is settled, so a late or repeated result
+ * for one is refused as a duplicate rather than taken for an unknown call.
+ */
+export function restoreState(config: CoreConfig, events: readonly HistoryEvent[]): CoreState {
+  let turnCount = 0;
+  for (const e of events) {
+    if (e.kind === "user") turnCount = Math.max(turnCount, Number(e.turnId.slice(1)) || 0);
+  }
+  const state = initialState(config, events.at(-1)?.seq ?? 0, turnCount);
+  for (const e of events) {
+    if (e.kind === "tool_call") {
+      state.calls[e.callId] = {
+        id: e.callId,
+        name: e.name,
+        turnId: e.turnId,
+        runOn: e.runOn,
+        followUp: config.tools[e.name]?.followUp ?? "speak",
+        status: "cancelled",
+        delivery: "withheld",
+        batch: "restored",
+      };
+    } else if (e.kind === "tool_result") {
+      const call = state.calls[e.callId];
+      if (call) call.status = "answered";
+    }
+  }
+  return state;
+}

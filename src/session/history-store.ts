@@ -1,0 +1,121 @@
+import type { TraceKind } from "../core/effects.js";
+import type { HistoryEvent } from "../history/events.js";
+import { type Migration, migrate } from "./migrations.js";
+
+const HISTORY_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "events: the ordered log; timeline: the debug trace; kv: small session state",
+    up(sql) {
+      sql.exec(`CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        turn_id TEXT,
+        call_id TEXT,
+        at INTEGER NOT NULL,
+        body TEXT NOT NULL
+      )`);
+      // At most one call and one outcome per call id, enforced by the store itself.
+      sql.exec("CREATE UNIQUE INDEX one_call_per_id ON events (call_id) WHERE kind = 'tool_call'");
+      sql.exec(
+        "CREATE UNIQUE INDEX one_outcome_per_call ON events (call_id) WHERE kind IN ('tool_result', 'tool_cancelled')",
+      );
+      // An outcome only after its call; seqs without gaps.
+      sql.exec(`CREATE TRIGGER outcome_after_call BEFORE INSERT ON events
+        WHEN NEW.kind IN ('tool_result', 'tool_cancelled')
+          AND NOT EXISTS (SELECT 1 FROM events WHERE kind = 'tool_call' AND call_id = NEW.call_id)
+        BEGIN SELECT RAISE(ABORT, 'tool outcome without its call'); END`);
+      sql.exec(`CREATE TRIGGER seq_contiguous BEFORE INSERT ON events
+        WHEN NEW.seq <> (SELECT COALESCE(MAX(seq), 0) + 1 FROM events)
+        BEGIN SELECT RAISE(ABORT, 'seq is not the next one'); END`);
+      sql.exec(`CREATE TABLE timeline (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        at INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        detail TEXT
+      )`);
+      sql.exec("CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
+    },
+  },
+];
+
+type EventRow = { body: string };
+type TimelineRow = { at: number; kind: string; detail: string | null };
+
+/** The session's event log, timeline and small state in the object's SQLite storage. */
+export class HistoryStore {
+  private readonly sql: SqlStorage;
+
+  constructor(private readonly storage: DurableObjectStorage) {
+    migrate(storage, "history", HISTORY_MIGRATIONS);
+    this.sql = storage.sql;
+  }
+
+  /** Appends events in one transaction; the store refuses any that would break the log. */
+  append(events: readonly HistoryEvent[]): void {
+    if (events.length === 0) return;
+    this.storage.transactionSync(() => {
+      for (const e of events) {
+        const callId = "callId" in e ? e.callId : null;
+        const turnId = "turnId" in e ? (e.turnId ?? null) : null;
+        this.sql.exec(
+          "INSERT INTO events (seq, kind, turn_id, call_id, at, body) VALUES (?, ?, ?, ?, ?, ?)",
+          e.seq,
+          e.kind,
+          turnId,
+          callId,
+          e.at,
+          JSON.stringify(e),
+        );
+      }
+    });
+  }
+
+  /** Every event with seq > afterSeq, in order. */
+  readAfter(afterSeq: number): HistoryEvent[] {
+    return this.sql
+      .exec<EventRow>("SELECT body FROM events WHERE seq > ? ORDER BY seq", afterSeq)
+      .toArray()
+      .map((row) => JSON.parse(row.body) as HistoryEvent);
+  }
+
+  lastSeq(): number {
+    const row = this.sql.exec<{ last: number | null }>("SELECT MAX(seq) AS last FROM events").one();
+    return row.last ?? 0;
+  }
+
+  trace(at: number, kind: TraceKind, detail: Record<string, unknown> | undefined): void {
+    this.sql.exec(
+      "INSERT INTO timeline (at, kind, detail) VALUES (?, ?, ?)",
+      at,
+      kind,
+      detail === undefined ? null : JSON.stringify(detail),
+    );
+  }
+
+  timeline(): { at: number; kind: string; detail?: unknown }[] {
+    return this.sql
+      .exec<TimelineRow>("SELECT at, kind, detail FROM timeline ORDER BY id")
+      .toArray()
+      .map((r) =>
+        r.detail === null
+          ? { at: r.at, kind: r.kind }
+          : { at: r.at, kind: r.kind, detail: JSON.parse(r.detail) },
+      );
+  }
+
+  get(key: string): string | null {
+    const rows = this.sql
+      .exec<{ value: string }>("SELECT value FROM kv WHERE key = ?", key)
+      .toArray();
+    return rows[0]?.value ?? null;
+  }
+
+  set(key: string, value: string): void {
+    this.sql.exec(
+      "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      key,
+      value,
+    );
+  }
+}

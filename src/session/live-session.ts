@@ -1,0 +1,255 @@
+import type { Config } from "../config.js";
+import type { Effect, TimerId } from "../core/effects.js";
+import type { CoreInput } from "../core/inputs.js";
+import { restoreState } from "../core/restore.js";
+import { step } from "../core/session-core.js";
+import { ALL_GUARDS, type CoreState, defaultConfig, NO_GUARDS } from "../core/state.js";
+import type { Env } from "../env.js";
+import type { HistoryEvent } from "../history/events.js";
+import { frameOf, type ServerFrame } from "../history/frames.js";
+import { rebuildContext } from "../history/rebuild.js";
+import { closingEventsAfterRestart } from "../history/recover.js";
+import { AGENTS } from "../tools/agents.js";
+import type { AgentDefinition } from "../tools/define.js";
+import { toolPolicies } from "../tools/define.js";
+import { HistoryStore } from "./history-store.js";
+import type { SessionMeta } from "./meta.js";
+import { providerTarget } from "./provider-target.js";
+import { runServerTool } from "./tool-runner.js";
+import { UpstreamLink } from "./upstream-link.js";
+
+/** How the shell reaches the session's client sockets. */
+export interface ClientSockets {
+  all(): WebSocket[];
+  byId(clientId: string): WebSocket | undefined;
+}
+
+/**
+ * The running session inside its Durable Object: the pure core plus everything that carries
+ * out its effects — the log in SQLite, client sockets, the model connection, tool runs and
+ * timers. Every input, whatever its source, goes through `input`, one at a time; the
+ * object's single thread and synchronous SQLite make each step atomic.
+ */
+export class LiveSession {
+  private state: CoreState;
+  private readonly store: HistoryStore;
+  private readonly agent: AgentDefinition;
+  private readonly link: UpstreamLink;
+  private readonly timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
+  private readonly tools = new Map<string, AbortController>();
+  private readonly startedAt: number;
+
+  constructor(
+    storage: DurableObjectStorage,
+    env: Env,
+    config: Config,
+    readonly meta: SessionMeta,
+    private readonly sockets: ClientSockets,
+    connectedClients: string[],
+  ) {
+    this.store = new HistoryStore(storage);
+    this.agent = AGENTS[meta.agent];
+    this.startedAt = Date.parse(meta.createdAt);
+    const provider = providerTarget({
+      provider: meta.provider,
+      config,
+      env,
+      sessionId: meta.sessionId,
+      agent: this.agent,
+      metadata: meta.metadata,
+    });
+    const coreConfig = defaultConfig({
+      sessionId: meta.sessionId,
+      guards: naiveRelay(meta) ? NO_GUARDS : ALL_GUARDS,
+      tools: toolPolicies(this.agent, config.TOOL_TIMEOUT_MS),
+      capabilities: provider.capabilities,
+      idleTimeoutMs: config.IDLE_TIMEOUT_MS,
+    });
+    this.link = new UpstreamLink(provider.target, {
+      opened: () => this.input({ type: "upstream_opened" }),
+      events: (events) => {
+        for (const event of events) this.input({ type: "model", event });
+      },
+      protocolError: (message) =>
+        this.store.trace(Date.now(), "UPSTREAM_CLOSED", { protocolError: message }),
+      closed: (code, reason) =>
+        this.input({ type: "model", event: { type: "upstream_closed", code, reason } }),
+      failed: (message) => this.input({ type: "upstream_failed", message }),
+    });
+
+    // A restarted object: what died with the old instance is closed honestly in the log.
+    const events = this.store.readAfter(0);
+    const now = Date.now();
+    let seq = events.at(-1)?.seq ?? 0;
+    const closing = closingEventsAfterRestart(events).map(
+      (body) => ({ ...body, seq: ++seq, at: now }) as HistoryEvent,
+    );
+    if (closing.length > 0) {
+      this.store.append(closing);
+      for (const e of closing) this.broadcast(frameOf(e));
+    }
+    this.state = restoreState(coreConfig, [...events, ...closing]);
+    this.state.clients = connectedClients;
+  }
+
+  /** The one entry of every input: step the core, then carry out its effects in order. */
+  input(input: CoreInput): void {
+    const now = Date.now();
+    const { state, effects } = step(this.state, input, now);
+    this.state = state;
+    for (const effect of effects) this.carryOut(effect, now);
+  }
+
+  history(): HistoryEvent[] {
+    return this.store.readAfter(0);
+  }
+
+  timeline(): { ms: number; kind: string; detail?: unknown }[] {
+    return this.store
+      .timeline()
+      .map(({ at, kind, detail }) =>
+        detail === undefined
+          ? { ms: at - this.startedAt, kind }
+          : { ms: at - this.startedAt, kind, detail },
+      );
+  }
+
+  get counters() {
+    return this.state.counters;
+  }
+
+  private carryOut(effect: Effect, now: number): void {
+    switch (effect.type) {
+      case "send_model":
+        this.link.send(effect.command);
+        return;
+      case "append_history":
+        // Synchronous SQLite: the output gate holds every frame sent after this until it is durable.
+        this.store.append(effect.events);
+        return;
+      case "send_durable":
+        this.broadcast(effect.frame);
+        return;
+      case "send_ephemeral": {
+        const ws = this.sockets.byId(effect.clientId);
+        if (ws) send(ws, effect.frame);
+        return;
+      }
+      case "send_audio":
+        for (const ws of this.sockets.all()) sendRaw(ws, effect.pcm);
+        return;
+      case "replay": {
+        const ws = this.sockets.byId(effect.clientId);
+        if (!ws) return;
+        for (const e of this.store.readAfter(effect.afterSeq)) send(ws, frameOf(e));
+        return;
+      }
+      case "run_tool":
+        this.runTool(effect.callId, effect.name, effect.args);
+        return;
+      case "abort_tool":
+        this.tools.get(effect.callId)?.abort(effect.reason);
+        this.tools.delete(effect.callId);
+        return;
+      case "set_timer": {
+        this.clearTimer(effect.timer);
+        const timer = effect.timer;
+        this.timers.set(
+          timer,
+          setTimeout(
+            () => {
+              this.timers.delete(timer);
+              this.input({ type: "timer_fired", timer });
+            },
+            Math.max(0, effect.at - Date.now()),
+          ),
+        );
+        return;
+      }
+      case "clear_timer":
+        this.clearTimer(effect.timer);
+        return;
+      case "open_upstream":
+        this.link.open(effect.open, () => rebuildContext(this.store.readAfter(0)));
+        return;
+      case "close_upstream":
+        this.link.close(effect.reason);
+        return;
+      case "close_clients":
+        for (const ws of this.sockets.all()) closeQuietly(ws, effect.code, effect.reason);
+        return;
+      case "trace":
+        this.store.trace(now, effect.kind, effect.detail);
+        return;
+      default: {
+        const unreachable: never = effect;
+        throw new Error(`unknown effect ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  private clearTimer(timer: TimerId): void {
+    const handle = this.timers.get(timer);
+    if (handle !== undefined) clearTimeout(handle);
+    this.timers.delete(timer);
+  }
+
+  private runTool(callId: string, name: string, args: Record<string, unknown>): void {
+    const controller = new AbortController();
+    this.tools.set(callId, controller);
+    runServerTool(this.agent, name, args, {
+      signal: controller.signal,
+      sessionId: this.meta.sessionId,
+    }).then((outcome) => {
+      if (this.tools.get(callId) !== controller) return; // aborted: the core settled it
+      this.tools.delete(callId);
+      this.input({ type: "tool_outcome", callId, ...outcome });
+    });
+  }
+
+  private broadcast(frame: ServerFrame): void {
+    for (const ws of this.sockets.all()) send(ws, frame);
+  }
+
+  /** Stops timers and tools, closes the model connection (the object is going away). */
+  dispose(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    for (const c of this.tools.values()) c.abort("session closed");
+    this.tools.clear();
+    this.link.close("session closed");
+  }
+}
+
+/**
+ * The naive relay: liveline with every protection off, forwarding what the model says and
+ * sending each tool result the moment it is ready, as the frameworks in the field do. Only
+ * for simulator sessions, to measure the failures side by side (`metadata.naive: true`).
+ */
+export function naiveRelay(meta: SessionMeta): boolean {
+  return meta.provider === "simulator" && meta.metadata.naive === true;
+}
+
+export function send(ws: WebSocket, frame: ServerFrame): void {
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // The socket is closing; its close handler cleans up.
+  }
+}
+
+function sendRaw(ws: WebSocket, data: Uint8Array): void {
+  try {
+    ws.send(data);
+  } catch {
+    // closing
+  }
+}
+
+export function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // Already closed.
+  }
+}

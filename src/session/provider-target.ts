@@ -1,0 +1,130 @@
+import type { Config, ProviderName } from "../config.js";
+import type { UpstreamOpen } from "../core/effects.js";
+import type { ModelCapabilities } from "../core/model.js";
+import type { Env } from "../env.js";
+import { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
+import { DEFAULT_GEMINI_LIVE_URL, geminiUrl } from "../providers/gemini/capabilities.js";
+import { toolDeclaration } from "../providers/gemini/tool-declaration.js";
+import { handleSimulatorRequest } from "../providers/simulator/object.js";
+import type { AgentDefinition } from "../tools/define.js";
+import { acceptUpgrade, type UpstreamTarget } from "./upstream-link.js";
+
+const SIMULATOR_MODEL = "gemini-live-simulator";
+const DEFAULT_GEMINI_MODEL = "gemini-2.5-flash-native-audio-preview-09-2025";
+
+/** The simulator honours SILENT unless told to ignore it; syncOnly plays Gemini 3.1. */
+function simulatorCapabilities(knobs: URLSearchParams): ModelCapabilities {
+  const on = (name: string) => ["1", "true"].includes(knobs.get(name) ?? "");
+  if (on("syncOnly")) {
+    return {
+      nonBlockingCalls: false,
+      resultScheduling: false,
+      turnCompleteWaitsForResults: true,
+      silentHonoured: false,
+    };
+  }
+  return {
+    nonBlockingCalls: true,
+    resultScheduling: true,
+    turnCompleteWaitsForResults: false,
+    silentHonoured: true,
+  };
+}
+
+/**
+ * Simulator knobs for a session: `SIMULATOR_KNOBS` (a query string) as the default, then the
+ * session's `metadata.simulator` (a query string or an object of knob values) on top.
+ */
+export function simulatorKnobs(
+  envDefault: string | undefined,
+  metadata: Record<string, unknown>,
+): URLSearchParams {
+  const knobs = new URLSearchParams(envDefault ?? "");
+  const fromSession = metadata.simulator;
+  if (typeof fromSession === "string") {
+    for (const [k, v] of new URLSearchParams(fromSession)) knobs.set(k, v);
+  } else if (fromSession && typeof fromSession === "object") {
+    for (const [k, v] of Object.entries(fromSession)) knobs.set(k, String(v));
+  }
+  return knobs;
+}
+
+export interface ProviderSetup {
+  target: UpstreamTarget;
+  capabilities: ModelCapabilities;
+}
+
+/** How a session reaches its model: the built-in simulator or Gemini Live. */
+export function providerTarget(opts: {
+  provider: ProviderName;
+  config: Config;
+  env: Env;
+  sessionId: string;
+  agent: AgentDefinition;
+  metadata: Record<string, unknown>;
+}): ProviderSetup {
+  const { provider, config, env, sessionId, agent } = opts;
+  let model: string;
+  let endpoint: string;
+  let capabilities: ModelCapabilities | undefined;
+  let connect: (attempt: number) => Promise<WebSocket>;
+  let modality: "AUDIO" | "TEXT";
+  switch (provider) {
+    case "simulator": {
+      const knobs = simulatorKnobs(env.SIMULATOR_KNOBS, opts.metadata);
+      model = SIMULATOR_MODEL;
+      endpoint = "simulator";
+      capabilities = simulatorCapabilities(knobs);
+      modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
+      knobs.delete("modality");
+      connect = (attempt) => {
+        const q = new URLSearchParams(knobs);
+        q.set("session", `${sessionId}-${attempt}`);
+        const request = new Request(`https://liveline.internal/simulator/gemini?${q}`, {
+          headers: { Upgrade: "websocket" },
+        });
+        return acceptUpgrade(handleSimulatorRequest(request, env));
+      };
+      break;
+    }
+    case "gemini": {
+      const key = config.GEMINI_API_KEY;
+      if (!key) throw new Error("the gemini provider needs the GEMINI_API_KEY secret");
+      model = config.GEMINI_MODEL ?? DEFAULT_GEMINI_MODEL;
+      endpoint = config.GEMINI_LIVE_URL ?? DEFAULT_GEMINI_LIVE_URL;
+      modality = "AUDIO";
+      // The key rides in the URL, as the Developer API wants; the URL is never logged.
+      connect = () =>
+        acceptUpgrade(fetch(geminiUrl(endpoint, key), { headers: { Upgrade: "websocket" } }));
+      break;
+    }
+    case "openai":
+      throw new Error("the openai provider is not available yet");
+  }
+  const makeAdapter = (attempt: number) =>
+    new GeminiLiveAdapter({ model, endpoint, capabilities, callIdPrefix: `c${attempt}` });
+  const caps = makeAdapter(0).capabilities;
+  return {
+    capabilities: caps,
+    target: {
+      connect,
+      adapter: makeAdapter,
+      setupFrame(adapter: GeminiLiveAdapter, open: UpstreamOpen): string {
+        return adapter.setupMessage({
+          systemInstruction: agent.systemInstruction,
+          declarations: agent.tools.map((t) =>
+            toolDeclaration(
+              t.name,
+              t.description,
+              t.args,
+              // Silent tools go NON_BLOCKING where the model can: their results then carry SILENT.
+              t.followUp === "silent" && caps.nonBlockingCalls ? "NON_BLOCKING" : "BLOCKING",
+            ),
+          ),
+          responseModality: modality,
+          resumptionHandle: open.mode === "resume" ? open.handle : undefined,
+        });
+      },
+    },
+  };
+}

@@ -1,0 +1,121 @@
+import type { UpstreamOpen } from "../core/effects.js";
+import type { ModelCommand, ModelEvent, RebuiltContext } from "../core/model.js";
+import type { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
+
+export interface UpstreamCallbacks {
+  /** The socket is open and setup was sent. */
+  opened(): void;
+  events(events: ModelEvent[]): void;
+  /** A frame that could not be decoded: reported, never fatal. */
+  protocolError(message: string): void;
+  /** The current connection closed (never reported for one we closed ourselves). */
+  closed(code: number, reason: string): void;
+  /** Opening failed before the socket was open. */
+  failed(message: string): void;
+}
+
+export interface UpstreamTarget {
+  /** Opens the provider's WebSocket (already accepted, binaryType set). */
+  connect(attempt: number): Promise<WebSocket>;
+  adapter(attempt: number): GeminiLiveAdapter;
+  setupFrame(adapter: GeminiLiveAdapter, open: UpstreamOpen): string;
+}
+
+/**
+ * The session's one model connection. Every connection gets a number; events of a
+ * connection that was replaced or closed by us are dropped, so the core only ever hears of
+ * the current one. A connection seeded from the log sends the rebuilt context right after
+ * `setupComplete`, before the core's queued input goes out.
+ */
+export class UpstreamLink {
+  private ws: WebSocket | null = null;
+  private adapter: GeminiLiveAdapter | null = null;
+  private attempt = 0;
+
+  constructor(
+    private readonly target: UpstreamTarget,
+    private readonly callbacks: UpstreamCallbacks,
+  ) {}
+
+  open(open: UpstreamOpen, rebuild: () => RebuiltContext): void {
+    this.close("replaced");
+    const attempt = ++this.attempt;
+    const adapter = this.target.adapter(attempt);
+    this.target.connect(attempt).then(
+      (ws) => {
+        if (attempt !== this.attempt) {
+          closeQuietly(ws, 1000, "superseded");
+          return;
+        }
+        this.ws = ws;
+        this.adapter = adapter;
+        let seeded = open.mode !== "rebuild";
+        ws.addEventListener("message", (event) => {
+          if (attempt !== this.attempt) return;
+          const decoded = adapter.decode(event.data as string | ArrayBuffer);
+          if (!decoded.ok) {
+            this.callbacks.protocolError(decoded.error.message);
+            return;
+          }
+          if (!seeded && decoded.events.some((e) => e.type === "setup_complete")) {
+            seeded = true;
+            for (const frame of adapter.encodeContext(rebuild())) ws.send(frame);
+          }
+          this.callbacks.events(decoded.events);
+        });
+        const onGone = (code: number, reason: string) => {
+          if (attempt !== this.attempt) return;
+          this.ws = null;
+          this.attempt++; // report once
+          this.callbacks.closed(code, reason);
+        };
+        ws.addEventListener("close", (event) => onGone(event.code, event.reason));
+        ws.addEventListener("error", () => onGone(1006, "socket error"));
+        ws.send(this.target.setupFrame(adapter, open));
+        this.callbacks.opened();
+      },
+      (err: unknown) => {
+        if (attempt !== this.attempt) return;
+        this.callbacks.failed(err instanceof Error ? err.message : String(err));
+      },
+    );
+  }
+
+  send(command: ModelCommand): void {
+    const ws = this.ws;
+    const adapter = this.adapter;
+    if (!ws || !adapter) return;
+    for (const frame of adapter.encode(command)) ws.send(frame);
+  }
+
+  /** Closes the current connection; its close is not reported. */
+  close(reason: string): void {
+    const ws = this.ws;
+    this.ws = null;
+    this.adapter = null;
+    this.attempt++;
+    if (ws) closeQuietly(ws, 1000, reason);
+  }
+
+  get isOpen(): boolean {
+    return this.ws !== null;
+  }
+}
+
+function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // already closed
+  }
+}
+
+/** Opens an outbound WebSocket from a fetch-style upgrade response. */
+export async function acceptUpgrade(response: Promise<Response>): Promise<WebSocket> {
+  const res = await response;
+  const ws = res.webSocket;
+  if (!ws) throw new Error(`upgrade refused with HTTP ${res.status}`);
+  ws.accept();
+  ws.binaryType = "arraybuffer";
+  return ws;
+}

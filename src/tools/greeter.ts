@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { type AgentDefinition, defineTool } from "./define.js";
+
+/** A small built-in FAQ, so the demo answers something real without any backend. */
+const FAQ: Record<string, string> = {
+  hours: "We are open Monday to Friday, 9:00 to 17:00, and Saturday 10:00 to 14:00.",
+  pricing: "The starter plan is free; the team plan is 12 euros per user per month.",
+  support: "Write to support@example.com; we answer within one working day.",
+  refunds: "Refunds are possible within 30 days of purchase, no questions asked.",
+};
+
+function bestTopic(question: string): string | undefined {
+  const q = question.toLowerCase();
+  return Object.keys(FAQ).find((topic) => q.includes(topic) || q.includes(topic.replace(/s$/, "")));
+}
+
+/**
+ * The demo agent, mirroring the field case of the fire-and-forget race: it greets, then
+ * calls `suggest_topics` (UI chips on the client, silent), answers questions from the FAQ
+ * (`lookup_faq`, spoken) and records preferences (`set_preference`, silent).
+ */
+export const greeter: AgentDefinition = {
+  name: "greeter",
+  systemInstruction:
+    "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, and set_preference when the user states a preference.",
+  tools: [
+    defineTool({
+      name: "suggest_topics",
+      description: "Show the user a few topics as tappable chips in the app.",
+      args: z.object({ topics: z.array(z.string()).max(6).optional() }),
+      runOn: "client",
+      followUp: "silent",
+    }),
+    defineTool({
+      name: "lookup_faq",
+      description: "Look up the answer to a question about hours, pricing, support or refunds.",
+      args: z.object({ question: z.string().min(1) }),
+      runOn: "server",
+      followUp: "speak",
+      timeoutMs: 5_000,
+      run: async ({ question }) => {
+        const topic = bestTopic(question);
+        return topic
+          ? { topic, answer: FAQ[topic] }
+          : { answer: "No entry in the FAQ for that.", topics: Object.keys(FAQ) };
+      },
+    }),
+    defineTool({
+      name: "set_preference",
+      description: "Remember a preference the user stated (a key and a value).",
+      args: z.object({ key: z.string().min(1).default("note"), value: z.string().default("") }),
+      runOn: "server",
+      followUp: "silent",
+      timeoutMs: 5_000,
+      run: async ({ key, value }) => ({ saved: true, key, value }),
+    }),
+  ],
+};

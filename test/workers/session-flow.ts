@@ -1,0 +1,59 @@
+import { expect } from "vitest";
+import { type Client, connect, createSession, type Frame, httpUrl } from "./helpers.js";
+
+/** A session against the built-in simulator with the given knobs, and a client on it. */
+export async function simulatorSession(
+  knobs: Record<string, string | number | boolean>,
+  extra: Record<string, unknown> = {},
+): Promise<{ sessionId: string; token: string; wsUrl: string; client: Client; ready: Frame }> {
+  const created = await createSession({
+    provider: "simulator",
+    metadata: { simulator: { timeScale: 0, ...knobs }, ...extra },
+  });
+  const client = await connect(httpUrl(created.wsUrl));
+  const ready = await client.next();
+  expect(ready.type).toBe("ready");
+  return { ...created, client, ready };
+}
+
+/**
+ * Plays the phone's side of a turn: answers client tool calls as they come, collects every
+ * frame until the turn ends, then keeps listening for `settleMs` to catch anything the model
+ * says after the turn (a regenerated reply, a second turn end).
+ */
+export async function playTurn(
+  client: Client,
+  text: string,
+  opts: { settleMs?: number; answer?: (call: Frame) => Record<string, unknown> | null } = {},
+): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  client.send({ type: "text", text });
+  let ended = false;
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    let frame: Frame;
+    try {
+      frame = await client.next(ended ? (opts.settleMs ?? 60) : Math.max(1, deadline - Date.now()));
+    } catch {
+      if (ended) return frames;
+      throw new Error(`the turn did not end; frames: ${JSON.stringify(frames.map((f) => f.type))}`);
+    }
+    frames.push(frame);
+    if (frame.type === "tool_call" && frame.runOn === "client") {
+      const result = opts.answer ? opts.answer(frame) : { shown: true };
+      if (result) client.send({ type: "tool_result", callId: frame.callId, result });
+    }
+    if (frame.type === "turn_complete" || frame.type === "interrupted") ended = true;
+  }
+}
+
+export const textsOf = (frames: Frame[]) =>
+  frames.filter((f) => f.type === "text").map((f) => f.text as string);
+export const turnEndsOf = (frames: Frame[]) =>
+  frames.filter((f) => f.type === "turn_complete" || f.type === "interrupted");
+
+/** A reply generated twice: the same text forwarded twice, or more than one turn end. */
+export function duplicated(frames: Frame[]): boolean {
+  const texts = textsOf(frames);
+  return new Set(texts).size !== texts.length || turnEndsOf(frames).length !== 1;
+}
