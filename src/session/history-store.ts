@@ -37,18 +37,42 @@ const HISTORY_MIGRATIONS: readonly Migration[] = [
       sql.exec("CREATE TABLE kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
     },
   },
+  {
+    version: 2,
+    description: "events_unchecked: the naive relay's log, with none of the store's rules",
+    up(sql) {
+      sql.exec(`CREATE TABLE events_unchecked (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        seq INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        turn_id TEXT,
+        call_id TEXT,
+        at INTEGER NOT NULL,
+        body TEXT NOT NULL
+      )`);
+    },
+  },
 ];
 
 type EventRow = { body: string };
 type TimelineRow = { at: number; kind: string; detail: string | null };
 
-/** The session's event log, timeline and small state in the object's SQLite storage. */
+/**
+ * The session's event log, timeline and small state in the object's SQLite storage.
+ * `checked` (always, but for the naive relay's measurement sessions) makes the store refuse
+ * what would break the log; unchecked, it keeps whatever it is given, as frameworks do.
+ */
 export class HistoryStore {
   private readonly sql: SqlStorage;
+  private readonly table: "events" | "events_unchecked";
 
-  constructor(private readonly storage: DurableObjectStorage) {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    checked = true,
+  ) {
     migrate(storage, "history", HISTORY_MIGRATIONS);
     this.sql = storage.sql;
+    this.table = checked ? "events" : "events_unchecked";
   }
 
   /** Appends events in one transaction; the store refuses any that would break the log. */
@@ -59,7 +83,7 @@ export class HistoryStore {
         const callId = "callId" in e ? e.callId : null;
         const turnId = "turnId" in e ? (e.turnId ?? null) : null;
         this.sql.exec(
-          "INSERT INTO events (seq, kind, turn_id, call_id, at, body) VALUES (?, ?, ?, ?, ?, ?)",
+          `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body) VALUES (?, ?, ?, ?, ?, ?)`,
           e.seq,
           e.kind,
           turnId,
@@ -74,13 +98,15 @@ export class HistoryStore {
   /** Every event with seq > afterSeq, in order. */
   readAfter(afterSeq: number): HistoryEvent[] {
     return this.sql
-      .exec<EventRow>("SELECT body FROM events WHERE seq > ? ORDER BY seq", afterSeq)
+      .exec<EventRow>(`SELECT body FROM ${this.table} WHERE seq > ? ORDER BY seq`, afterSeq)
       .toArray()
       .map((row) => JSON.parse(row.body) as HistoryEvent);
   }
 
   lastSeq(): number {
-    const row = this.sql.exec<{ last: number | null }>("SELECT MAX(seq) AS last FROM events").one();
+    const row = this.sql
+      .exec<{ last: number | null }>(`SELECT MAX(seq) AS last FROM ${this.table}`)
+      .one();
     return row.last ?? 0;
   }
 

@@ -1,6 +1,7 @@
 import type { Config } from "../config.js";
 import type { Effect, TimerId } from "../core/effects.js";
 import type { CoreInput } from "../core/inputs.js";
+import type { RebuiltContext } from "../core/model.js";
 import { restoreState } from "../core/restore.js";
 import { step } from "../core/session-core.js";
 import { ALL_GUARDS, type CoreState, defaultConfig, NO_GUARDS } from "../core/state.js";
@@ -8,6 +9,7 @@ import type { Env } from "../env.js";
 import type { HistoryEvent } from "../history/events.js";
 import { frameOf, type ServerFrame } from "../history/frames.js";
 import { rebuildContext } from "../history/rebuild.js";
+import { rebuildContextNaive } from "../history/rebuild-naive.js";
 import { closingEventsAfterRestart } from "../history/recover.js";
 import { AGENTS } from "../tools/agents.js";
 import type { AgentDefinition } from "../tools/define.js";
@@ -38,6 +40,7 @@ export class LiveSession {
   private readonly timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
   private readonly tools = new Map<string, AbortController>();
   private readonly startedAt: number;
+  private readonly rebuild: (events: readonly HistoryEvent[]) => RebuiltContext;
 
   constructor(
     storage: DurableObjectStorage,
@@ -47,7 +50,9 @@ export class LiveSession {
     private readonly sockets: ClientSockets,
     connectedClients: string[],
   ) {
-    this.store = new HistoryStore(storage);
+    const naive = naiveRelay(meta);
+    this.store = new HistoryStore(storage, !naive);
+    this.rebuild = naive ? rebuildContextNaive : rebuildContext;
     this.agent = AGENTS[meta.agent];
     this.startedAt = Date.parse(meta.createdAt);
     const provider = providerTarget({
@@ -60,7 +65,7 @@ export class LiveSession {
     });
     const coreConfig = defaultConfig({
       sessionId: meta.sessionId,
-      guards: naiveRelay(meta) ? NO_GUARDS : ALL_GUARDS,
+      guards: naive ? NO_GUARDS : ALL_GUARDS,
       tools: toolPolicies(this.agent, config.TOOL_TIMEOUT_MS),
       capabilities: provider.capabilities,
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
@@ -170,7 +175,7 @@ export class LiveSession {
         this.clearTimer(effect.timer);
         return;
       case "open_upstream":
-        this.link.open(effect.open, () => rebuildContext(this.store.readAfter(0)));
+        this.link.open(effect.open, () => this.rebuild(this.store.readAfter(0)));
         return;
       case "close_upstream":
         this.link.close(effect.reason);

@@ -82,7 +82,7 @@ describe("POST /v1/sessions", () => {
     expect(rows.versions).toEqual(
       expect.arrayContaining([
         { component: "session", version: 1 },
-        { component: "history", version: 1 },
+        { component: "history", version: 2 },
       ]),
     );
   });
