@@ -58,11 +58,10 @@ export function onGoAway(ctx: StepContext, timeLeftMs: number): void {
   const up = ctx.state.upstream;
   up.goingAway = true;
   ctx.trace("GO_AWAY", { timeLeftMs });
-  ctx.emit({
-    type: "set_timer",
-    timer: "go_away",
-    at: ctx.now + Math.max(0, timeLeftMs - ctx.state.config.goAwayMarginMs),
-  });
+  // Move over by the margin before the deadline, but never sooner than half the time left:
+  // a short notice still gives a running turn a chance to finish on the old connection.
+  const margin = Math.min(ctx.state.config.goAwayMarginMs, timeLeftMs / 2);
+  ctx.emit({ type: "set_timer", timer: "go_away", at: ctx.now + Math.max(0, timeLeftMs - margin) });
   maybeReconnectForGoAway(ctx);
 }
 

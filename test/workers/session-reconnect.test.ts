@@ -1,0 +1,224 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { HistoryEvent } from "../../src/history/events.js";
+import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
+import { BASE, type Client, connect, type Frame, httpUrl, withKey } from "./helpers.js";
+import { playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
+
+async function historyOf(sessionId: string): Promise<HistoryEvent[]> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
+    headers: withKey(),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { events: HistoryEvent[] }).events;
+}
+
+const seqOf = (f: Frame) => f.seq as number;
+
+/** Every frame until `until` matches (inclusive), answering nothing. */
+async function readUntil(
+  client: Client,
+  until: (f: Frame) => boolean,
+  ms = 5000,
+): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  for (;;) {
+    const f = await client.next(ms);
+    frames.push(f);
+    if (until(f)) return frames;
+  }
+}
+
+describe("a client that disconnects mid-turn and resumes", () => {
+  it("gets ready, then every durable frame after resumeFrom exactly once and in order, pending client calls included, then the live stream", async () => {
+    const { sessionId, token, wsUrl, client } = await simulatorSession(
+      { race: 1, seed: 3, calls: "greeting:suggest_topics" },
+      {},
+    );
+    client.send({ type: "text", text: "hi" });
+    // Read up to the first reply text, then drop: the client call and the turn end are missed.
+    const seen = await readUntil(client, (f) => f.type === "text");
+    const lastSeen = Math.max(
+      ...seen.filter((f) => typeof f.seq === "number").map(seqOf),
+      ...client.statuses.map(seqOf),
+    );
+    client.close();
+    await client.closed;
+    // Let the turn finish while nobody is connected.
+    await new Promise((r) => setTimeout(r, 100));
+
+    const resumed = await connect(`${httpUrl(wsUrl)}&resumeFrom=${lastSeen}`, {});
+    resumed.statuses.length = 0;
+    const ready = await resumed.next();
+    expect(ready).toMatchObject({ type: "ready", sessionId, resumed: true });
+    const log = await historyOf(sessionId);
+    const missed = log.filter((e) => e.seq > lastSeen);
+    expect(missed.length).toBeGreaterThan(0);
+    const replay: Frame[] = [];
+    for (let i = 0; i < missed.length; i++) {
+      const f = await resumed.next().catch(() => null);
+      if (!f) break;
+      replay.push(f);
+      if (replay.length + resumed.statuses.length >= missed.length) break;
+    }
+    const got = [...replay, ...resumed.statuses].map(seqOf).sort((a, b) => a - b);
+    expect(got).toEqual(missed.map((e) => e.seq));
+    const call = replay.find((f) => f.type === "tool_call" && f.runOn === "client");
+    expect(call).toMatchObject({ name: "suggest_topics" });
+    // The replayed client call is answered; the live stream follows with no gap.
+    resumed.send({ type: "tool_result", callId: call!.callId, result: { chips: ["hours"] } });
+    const live = await readUntil(resumed, (f) => f.type === "tool_result");
+    expect(seqOf(live.at(-1)!)).toBe(
+      Math.max(...got) + 1 + resumed.statuses.filter((s) => seqOf(s) > Math.max(...got)).length,
+    );
+    expect(validateHistory(await historyOf(sessionId))).toEqual([]);
+    void token;
+    resumed.close();
+  });
+
+  it("a second device on the same session sees the same durable frames", async () => {
+    const { wsUrl, client } = await simulatorSession({ seed: 5 });
+    const laptop = await connect(httpUrl(wsUrl));
+    expect((await laptop.next()).type).toBe("ready");
+    const frames = await playTurn(client, "hello there");
+    const onLaptop = await readUntil(laptop, (f) => f.type === "turn_complete");
+    expect(onLaptop.map(seqOf)).toEqual(
+      frames
+        .filter((f) => f.type !== "pong")
+        .map(seqOf)
+        .slice(0, onLaptop.length),
+    );
+    laptop.close();
+    client.close();
+  });
+});
+
+describe("the model connection goes away or drops mid-session", () => {
+  it("goAway: the client sees status frames and complete turns, never a duplicate", async () => {
+    const { sessionId, client } = await simulatorSession({
+      seed: 9,
+      goAwayAfterTurns: 1,
+      goAwayMs: 5000,
+    });
+    const first = await playTurn(client, "hi");
+    expect(turnEndsOf(first)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    // The reconnect happens once the model is idle after its goAway.
+    for (let i = 0; i < 50 && !client.statuses.some((s) => s.state === "reconnecting"); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const second = await playTurn(client, "and now?");
+    expect(turnEndsOf(second)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    expect(textsOf(second).length).toBeGreaterThan(0);
+    const states = client.statuses.map((s) => s.state);
+    expect(states).toEqual(expect.arrayContaining(["connecting", "live", "reconnecting"]));
+    expect(states.at(-1)).toBe("live");
+    const timeline = (await (
+      await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
+        headers: withKey(),
+      })
+    ).json()) as { rows: { kind: string }[] };
+    expect(timeline.rows.map((r) => r.kind)).toContain("GO_AWAY");
+    expect(timeline.rows.map((r) => r.kind)).toContain("UPSTREAM_RECONNECT");
+    client.close();
+  });
+
+  it("an abrupt 1011 drop mid-turn ends the turn with interrupted(upstream_lost), then the session goes on", async () => {
+    // The reply takes a while (timeScale 1); the connection drops before it comes.
+    const { sessionId, client } = await simulatorSession({
+      seed: 4,
+      timeScale: 1,
+      latencyMs: 2000,
+      dropAfterMs: 300,
+    });
+    const frames = await playTurn(client, "hi");
+    expect(turnEndsOf(frames)).toEqual([
+      expect.objectContaining({ type: "interrupted", reason: "upstream_lost" }),
+    ]);
+    for (let i = 0; i < 100 && client.statuses.at(-1)?.state !== "live"; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(client.statuses.map((s) => s.state)).toEqual(
+      expect.arrayContaining(["reconnecting", "live"]),
+    );
+    const log = await historyOf(sessionId);
+    expect(validateHistory(log)).toEqual([]);
+    expect(log.filter((e) => e.kind === "turn_complete" || e.kind === "interrupted")).toHaveLength(
+      1,
+    );
+    client.close();
+  });
+});
+
+describe("the session object restarts mid-session", () => {
+  it("keeps a valid history and goes on: open turn and calls are closed honestly", async () => {
+    const { sessionId, wsUrl, client } = await simulatorSession({
+      seed: 11,
+      calls: "greeting:suggest_topics",
+    });
+    client.send({ type: "text", text: "hi" });
+    // The client call arrives and is never answered: a call in flight when the object dies.
+    await readUntil(client, (f) => f.type === "tool_call");
+    const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+    await expect(
+      runInDurableObject(stub, (_o, state) => state.abort("simulated crash")),
+    ).rejects.toThrow();
+    await client.closed.catch(() => undefined);
+
+    // The restarted object closed the turn and the call before anything else happened.
+    const log = await historyOf(sessionId);
+    const again = await connect(`${httpUrl(wsUrl)}&resumeFrom=${log.at(-1)!.seq}`);
+    expect(await again.next()).toMatchObject({
+      type: "ready",
+      resumed: true,
+      lastSeq: log.at(-1)!.seq,
+    });
+    expect(validateHistory(log)).toEqual([]);
+    expect(unansweredCalls(log)).toEqual([]);
+    expect(log.some((e) => e.kind === "tool_cancelled" && e.reason === "restart")).toBe(true);
+    // The session continues on the restarted object.
+    const next = await playTurn(again, "are you there?");
+    expect(turnEndsOf(next)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    expect(validateHistory(await historyOf(sessionId))).toEqual([]);
+    again.close();
+  });
+});
+
+describe("bad tool results through a live session", () => {
+  it("unknown_call and duplicate_result: each gets its error, the session goes on, nothing recorded is lost", async () => {
+    const { sessionId, client } = await simulatorSession({
+      seed: 2,
+      calls: "greeting:suggest_topics",
+    });
+    let callId = "";
+    const frames = await playTurn(client, "hi", {
+      answer: (call) => {
+        callId = call.callId as string;
+        return { chips: ["first"] };
+      },
+    });
+    expect(callId).not.toBe("");
+    const before = await historyOf(sessionId);
+    client.send({ type: "tool_result", callId, result: { chips: ["second"] } });
+    expect(await client.next()).toMatchObject({
+      type: "error",
+      code: "duplicate_result",
+      fatal: false,
+    });
+    client.send({ type: "tool_result", callId: "never-issued", result: {} });
+    expect(await client.next()).toMatchObject({
+      type: "error",
+      code: "unknown_call",
+      fatal: false,
+    });
+    client.send({ type: "ping" });
+    expect(await client.next()).toEqual({ type: "pong" });
+    const after = await historyOf(sessionId);
+    expect(after).toEqual(before);
+    expect(after.filter((e) => e.kind === "tool_result")).toEqual([
+      expect.objectContaining({ callId, result: { chips: ["first"] } }),
+    ]);
+    expect(frames.filter((f) => f.type === "turn_complete")).toHaveLength(1);
+    client.close();
+  });
+});
