@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// Try a live session from the terminal: creates a session on a running liveline (default
+// http://localhost:8787, as `npm run dev` serves it), connects over WebSocket, says "hi",
+// answers client tool calls (the UI chips) like an app would, and prints every frame.
+// Then each line you type is a text turn; Ctrl-D ends. Usage: npm run try [-- BASE_URL]
+import { createInterface } from "node:readline";
+
+const base = (process.argv[2] ?? process.env.LIVELINE_URL ?? "http://localhost:8787").replace(/\/$/, "");
+const headers = { "Content-Type": "application/json" };
+if (process.env.API_KEY) headers.Authorization = `Bearer ${process.env.API_KEY}`;
+
+const res = await fetch(`${base}/v1/sessions`, { method: "POST", headers, body: JSON.stringify({ agent: "greeter" }) });
+if (res.status !== 201) {
+  console.error(`POST /v1/sessions answered ${res.status}: ${await res.text()}`);
+  process.exit(1);
+}
+const { sessionId, wsUrl } = await res.json();
+console.log(`session ${sessionId}\n`);
+
+const ws = new WebSocket(wsUrl);
+ws.binaryType = "arraybuffer";
+let audioBytes = 0;
+let turnOpen = false;
+/** Lines typed while the model answers wait for the turn to end (no accidental barge-in). */
+const pending = [];
+let inputEnded = false;
+const say = (text) => {
+  const frame = { type: "text", text };
+  console.log(`→ ${JSON.stringify(frame)}`);
+  ws.send(JSON.stringify(frame));
+  turnOpen = true;
+};
+const next = () => {
+  if (turnOpen) return;
+  const line = pending.shift();
+  if (line !== undefined) say(line);
+  else if (inputEnded) ws.close(1000, "bye");
+};
+ws.addEventListener("message", (event) => {
+  if (typeof event.data !== "string") {
+    audioBytes += event.data.byteLength; // model audio (24 kHz PCM16): counted, not played
+    return;
+  }
+  const frame = JSON.parse(event.data);
+  console.log(`← ${JSON.stringify(frame)}`);
+  if (frame.type === "tool_call" && frame.runOn === "client") {
+    const answer = { type: "tool_result", callId: frame.callId, result: { shown: true } };
+    console.log(`→ ${JSON.stringify(answer)}`);
+    ws.send(JSON.stringify(answer));
+  }
+  if (frame.type === "turn_complete" || frame.type === "interrupted") {
+    turnOpen = false;
+    setTimeout(next, 200);
+  }
+  if (frame.type === "turn_complete" && audioBytes > 0) {
+    console.log(`  (${audioBytes} bytes of audio)`);
+    audioBytes = 0;
+  }
+});
+ws.addEventListener("close", (event) => {
+  console.log(`closed ${event.code} ${event.reason}`);
+  process.exit(0);
+});
+ws.addEventListener("open", () => {
+  say("hi");
+  const rl = createInterface({ input: process.stdin });
+  rl.on("line", (line) => {
+    if (line.trim() === "") return;
+    pending.push(line);
+    next();
+  });
+  rl.on("close", () => {
+    inputEnded = true;
+    next();
+  });
+});
