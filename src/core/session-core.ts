@@ -180,9 +180,11 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "transcript_delta": {
       const gen = currentGeneration(ctx);
       if (!admitOpening(ctx, gen, event.text)) return;
+      const first = !gen.hasContent;
       noteContent(ctx, gen);
       const owner = liveOwner(ctx, gen);
       if (owner === null) return;
+      if (first) ctx.trace("MODEL_TEXT", { turnId: owner });
       ctx.record({
         kind: event.type === "text_delta" ? "model_text" : "transcript",
         turnId: owner,

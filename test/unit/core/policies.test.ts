@@ -535,3 +535,25 @@ describe("ambiguity after a speak result sent just before the model ended", () =
     ]);
   });
 });
+
+describe("idle sessions cost nothing", () => {
+  it("the model connection closes after the idle time and reopens on the next input, resuming", () => {
+    const h = new Harness({ idleTimeoutMs: 60_000 });
+    h.connect("phone");
+    h.model({ type: "setup_complete" });
+    h.model({ type: "resumption_update", handle: "h9", resumable: true });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello." });
+    h.model({ type: "turn_complete" });
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.effects.at(-2)).toMatchObject({ type: "close_upstream", reason: "idle" });
+    h.input({ type: "client_text", clientId: "phone", text: "still there?" });
+    expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
+      open: { mode: "resume", handle: "h9" },
+    });
+    // Queued until the new connection is live.
+    expect(h.sentToModel.filter((c) => c.type === "user_text")).toHaveLength(1);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "still there?" });
+  });
+});

@@ -1,0 +1,166 @@
+import { describe, expect, it } from "vitest";
+import type { HistoryEvent, HistoryEventBody } from "../../../src/history/events.js";
+import { frameOf } from "../../../src/history/frames.js";
+import {
+  rebuildContext,
+  SYNTHETIC_CANCELLED,
+  validateContext,
+} from "../../../src/history/rebuild.js";
+import { rebuildContextNaive } from "../../../src/history/rebuild-naive.js";
+import { closingEventsAfterRestart } from "../../../src/history/recover.js";
+import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
+
+const log = (...bodies: HistoryEventBody[]): HistoryEvent[] =>
+  bodies.map((b, i) => ({ ...b, seq: i + 1, at: 1000 + i }) as HistoryEvent);
+
+const call = (callId: string, turnId = "t1"): HistoryEventBody => ({
+  kind: "tool_call",
+  turnId,
+  callId,
+  name: "lookup_faq",
+  args: { q: "hours" },
+  runOn: "server",
+});
+const result = (callId: string, turnId = "t1"): HistoryEventBody => ({
+  kind: "tool_result",
+  turnId,
+  callId,
+  name: "lookup_faq",
+  result: { answer: "9-5" },
+});
+const user: HistoryEventBody = { kind: "user", turnId: "t1", text: "hours?", source: "text" };
+
+describe("validateHistory", () => {
+  it("accepts a well-formed log", () => {
+    const events = log(
+      user,
+      call("c1"),
+      result("c1"),
+      { kind: "model_text", turnId: "t1", text: "9 to 5" },
+      { kind: "turn_complete", turnId: "t1" },
+    );
+    expect(validateHistory(events)).toEqual([]);
+  });
+
+  it("finds a result before its call, a second result, a second call, a gap and a double turn end", () => {
+    const events: HistoryEvent[] = [
+      ...log(user, result("c0"), call("c1"), result("c1"), result("c1"), call("c1"), {
+        kind: "turn_complete",
+        turnId: "t1",
+      }),
+      { kind: "interrupted", turnId: "t1", reason: "barge_in", seq: 9, at: 2000 },
+    ];
+    expect(validateHistory(events).map((v) => v.rule)).toEqual([
+      "outcome_after_call",
+      "one_outcome_per_call",
+      "one_call_per_id",
+      "seq_contiguous",
+      "one_turn_end",
+    ]);
+  });
+
+  it("finds an outcome that names another turn than its call", () => {
+    expect(
+      validateHistory(log(user, call("c1", "t1"), result("c1", "t2"))).map((v) => v.rule),
+    ).toEqual(["outcome_same_turn"]);
+  });
+});
+
+describe("rebuildContext", () => {
+  it("closes an unanswered call with a synthetic cancelled result, right after its call", () => {
+    const ctx = rebuildContext(log(user, call("c1")));
+    expect(ctx.items).toEqual([
+      { role: "user", text: "hours?" },
+      { role: "model_calls", calls: [{ id: "c1", name: "lookup_faq", args: { q: "hours" } }] },
+      {
+        role: "tool_results",
+        results: [{ callId: "c1", name: "lookup_faq", error: SYNTHETIC_CANCELLED }],
+      },
+    ]);
+    expect(validateContext(ctx)).toEqual([]);
+  });
+
+  it("never emits a result without its call, nor a second result", () => {
+    const events: HistoryEvent[] = [
+      ...log(user, result("orphan")),
+      { ...result("c1"), seq: 3, at: 3 } as HistoryEvent,
+      { ...call("c1"), seq: 4, at: 4 } as HistoryEvent,
+      { ...result("c1"), seq: 5, at: 5 } as HistoryEvent,
+      { ...result("c1"), seq: 6, at: 6 } as HistoryEvent,
+    ];
+    const ctx = rebuildContext(events);
+    expect(validateContext(ctx)).toEqual([]);
+    const results = ctx.items.flatMap((i) => (i.role === "tool_results" ? i.results : []));
+    expect(results).toEqual([{ callId: "c1", name: "lookup_faq", result: { answer: "9-5" } }]);
+  });
+
+  it("merges text pieces and keeps cancellations as error results", () => {
+    const ctx = rebuildContext(
+      log(
+        user,
+        { kind: "model_text", turnId: "t1", text: "Let me " },
+        { kind: "model_text", turnId: "t1", text: "check." },
+        call("c1"),
+        {
+          kind: "tool_cancelled",
+          turnId: "t1",
+          callId: "c1",
+          name: "lookup_faq",
+          reason: "barge_in",
+        },
+      ),
+    );
+    expect(ctx.items).toEqual([
+      { role: "user", text: "hours?" },
+      { role: "model", text: "Let me check." },
+      { role: "model_calls", calls: [{ id: "c1", name: "lookup_faq", args: { q: "hours" } }] },
+      {
+        role: "tool_results",
+        results: [{ callId: "c1", name: "lookup_faq", error: "cancelled: barge_in" }],
+      },
+    ]);
+  });
+
+  it("control: the framework-style rebuild leaves the response without its call", () => {
+    const ctx = rebuildContextNaive(log(user, call("c1"), result("c1")));
+    expect(validateContext(ctx)).toContain("result for c1 without an earlier call");
+  });
+});
+
+describe("after a restart", () => {
+  it("the open turn ends interrupted and open calls are cancelled, so the log is whole", () => {
+    const events = log(user, call("c1"), call("c2"), result("c2"));
+    const closing = closingEventsAfterRestart(events);
+    expect(closing).toEqual([
+      { kind: "tool_cancelled", turnId: "t1", callId: "c1", name: "lookup_faq", reason: "restart" },
+      { kind: "interrupted", turnId: "t1", reason: "upstream_lost" },
+    ]);
+    const after = [
+      ...events,
+      ...closing.map((b, i) => ({ ...b, seq: events.length + i + 1, at: 9 }) as HistoryEvent),
+    ];
+    expect(validateHistory(after)).toEqual([]);
+    expect(unansweredCalls(after)).toEqual([]);
+    expect(closingEventsAfterRestart(after)).toEqual([]);
+  });
+});
+
+describe("frames", () => {
+  it("every event maps to the frame PROTOCOL.md names, with its seq", () => {
+    const events = log(
+      user,
+      call("c1"),
+      result("c1"),
+      { kind: "turn_complete", turnId: "t1" },
+      { kind: "status", state: "live" },
+    );
+    expect(events.map((e) => [frameOf(e).type, frameOf(e).seq])).toEqual([
+      ["user", 1],
+      ["tool_call", 2],
+      ["tool_result", 3],
+      ["turn_complete", 4],
+      ["status", 5],
+    ]);
+    expect(frameOf(events[0]!)).toEqual({ type: "user", seq: 1, turnId: "t1", text: "hours?" });
+  });
+});
