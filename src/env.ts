@@ -27,6 +27,10 @@ export interface Env {
   MAX_FRAMES_PER_SECOND?: string;
   MAX_CLIENTS_PER_SESSION?: string;
   TOOL_TIMEOUT_MS?: string;
+  /** JSON object overriding the model's capability record, e.g. {"silentHonoured":false}. */
+  GEMINI_CAPABILITIES?: string;
+  /** Turn on sliding-window context compression at this many tokens. */
+  GEMINI_COMPRESSION_TRIGGER_TOKENS?: string;
   /** Default knobs of the built-in simulator, as a query string (e.g. "timeScale=0"). */
   SIMULATOR_KNOBS?: string;
   GEMINI_SIMULATOR: DurableObjectNamespace<

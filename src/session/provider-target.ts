@@ -1,9 +1,14 @@
+import { z } from "zod";
 import type { Config, ProviderName } from "../config.js";
 import type { UpstreamOpen } from "../core/effects.js";
 import type { ModelCapabilities } from "../core/model.js";
 import type { Env } from "../env.js";
 import { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
-import { DEFAULT_GEMINI_LIVE_URL, geminiUrl } from "../providers/gemini/capabilities.js";
+import {
+  capabilitiesFor,
+  DEFAULT_GEMINI_LIVE_URL,
+  geminiUrl,
+} from "../providers/gemini/capabilities.js";
 import { toolDeclaration } from "../providers/gemini/tool-declaration.js";
 import { handleSimulatorRequest } from "../providers/simulator/object.js";
 import type { AgentDefinition } from "../tools/define.js";
@@ -49,6 +54,31 @@ export function simulatorKnobs(
   return knobs;
 }
 
+/** `GEMINI_CAPABILITIES`: a JSON object overriding the capability table for the model. */
+const CapabilityOverrides = z
+  .object({
+    nonBlockingCalls: z.boolean(),
+    resultScheduling: z.boolean(),
+    turnCompleteWaitsForResults: z.boolean(),
+    silentHonoured: z.boolean(),
+  })
+  .partial()
+  .strict();
+
+export function capabilityOverrides(raw: string | undefined): Partial<ModelCapabilities> {
+  if (raw === undefined || raw.trim() === "") return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error("GEMINI_CAPABILITIES must be a JSON object");
+  }
+  const parsed = CapabilityOverrides.safeParse(json);
+  if (!parsed.success)
+    throw new Error(`GEMINI_CAPABILITIES: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return parsed.data;
+}
+
 export interface ProviderSetup {
   target: UpstreamTarget;
   capabilities: ModelCapabilities;
@@ -69,6 +99,7 @@ export function providerTarget(opts: {
   let capabilities: ModelCapabilities | undefined;
   let connect: (attempt: number) => Promise<WebSocket>;
   let modality: "AUDIO" | "TEXT";
+  let compressionTokens: number | undefined;
   switch (provider) {
     case "simulator": {
       const knobs = simulatorKnobs(env.SIMULATOR_KNOBS, opts.metadata);
@@ -92,6 +123,8 @@ export function providerTarget(opts: {
       if (!key) throw new Error("the gemini provider needs the GEMINI_API_KEY secret");
       model = config.GEMINI_MODEL ?? DEFAULT_GEMINI_MODEL;
       endpoint = config.GEMINI_LIVE_URL ?? DEFAULT_GEMINI_LIVE_URL;
+      capabilities = capabilitiesFor(model, endpoint, capabilityOverrides(env.GEMINI_CAPABILITIES));
+      compressionTokens = Number(env.GEMINI_COMPRESSION_TRIGGER_TOKENS ?? "") || undefined;
       modality = "AUDIO";
       // The key rides in the URL, as the Developer API wants; the URL is never logged.
       connect = () =>
@@ -122,6 +155,9 @@ export function providerTarget(opts: {
             ),
           ),
           responseModality: modality,
+          // Sliding-window compression: without it, audio sessions end after ~15 minutes.
+          contextWindowCompression:
+            compressionTokens === undefined ? undefined : { triggerTokens: compressionTokens },
           resumptionHandle: open.mode === "resume" ? open.handle : undefined,
         });
       },
