@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest";
+import { capabilityOverrides, simulatorKnobs } from "../../src/session/provider-target.js";
+
+describe("provider settings", () => {
+  it("GEMINI_CAPABILITIES overrides parts of the capability record, and bad values are named", () => {
+    expect(capabilityOverrides(undefined)).toEqual({});
+    expect(capabilityOverrides('{"silentHonoured":false}')).toEqual({ silentHonoured: false });
+    expect(() => capabilityOverrides("{not json")).toThrow(
+      "GEMINI_CAPABILITIES must be a JSON object",
+    );
+    expect(() => capabilityOverrides('{"silentHonored":false}')).toThrow(/GEMINI_CAPABILITIES/);
+  });
+
+  it("simulator knobs: the session's metadata.simulator over SIMULATOR_KNOBS", () => {
+    const knobs = simulatorKnobs("timeScale=0&race=0.5", { simulator: { race: 1, seed: 7 } });
+    expect(Object.fromEntries(knobs)).toEqual({ timeScale: "0", race: "1", seed: "7" });
+    expect(Object.fromEntries(simulatorKnobs(undefined, { simulator: "emptyRate=0.3" }))).toEqual({
+      emptyRate: "0.3",
+    });
+  });
+});
