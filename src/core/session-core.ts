@@ -63,16 +63,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       ctx.emit({ type: "send_ephemeral", clientId: input.clientId, frame: { type: "pong" } });
       return;
     }
-    ctx.emit({
-      type: "send_ephemeral",
-      clientId: input.clientId,
-      frame: {
-        type: "error",
-        code: "session_ended",
-        message: "this session has ended",
-        fatal: true,
-      },
-    });
+    ctx.sendError(input.clientId, "session_ended", "this session has ended", true);
     return;
   }
   switch (input.type) {
@@ -136,11 +127,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "client_bad_frame":
       ctx.trace("BAD_FRAME", { clientId: input.clientId, code: input.code });
-      ctx.emit({
-        type: "send_ephemeral",
-        clientId: input.clientId,
-        frame: { type: "error", code: input.code, message: input.message, fatal: false },
-      });
+      ctx.sendError(input.clientId, input.code, input.message);
       return;
     case "upstream_opened":
       return;

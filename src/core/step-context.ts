@@ -34,6 +34,15 @@ export class StepContext {
     );
   }
 
+  /** An error frame to one client only (ephemeral: no seq, not replayed). */
+  sendError(clientId: string, code: string, message: string, fatal = false): void {
+    this.effects.push({
+      type: "send_ephemeral",
+      clientId,
+      frame: { type: "error", code, message, fatal },
+    });
+  }
+
   /** Send to the model now if the connection is live, else queue until it is. */
   sendModel(command: ModelCommand): void {
     if (this.state.upstream.phase === "live") this.effects.push({ type: "send_model", command });

@@ -88,31 +88,18 @@ export function onClientToolResult(
   if (call?.runOn !== "client") {
     s.counters.unknownCallResults++;
     ctx.trace("UNKNOWN_CALL", { callId, clientId });
-    ctx.emit({
-      type: "send_ephemeral",
-      clientId,
-      frame: {
-        type: "error",
-        code: "unknown_call",
-        message: `no client tool call with id "${callId}"`,
-        fatal: false,
-      },
-    });
+    ctx.sendError(clientId, "unknown_call", `no client tool call with id "${callId}"`);
     return;
   }
   if (call.status !== "running" && s.config.guards.dedupeResults) {
     s.counters.duplicateResults++;
     ctx.trace("DUPLICATE_RESULT", { callId, clientId });
-    ctx.emit({
-      type: "send_ephemeral",
+    const had = call.status === "cancelled" ? "been cancelled" : "a result";
+    ctx.sendError(
       clientId,
-      frame: {
-        type: "error",
-        code: "duplicate_result",
-        message: `call "${callId}" already has ${call.status === "cancelled" ? "been cancelled" : "a result"}; the first one stands`,
-        fatal: false,
-      },
-    });
+      "duplicate_result",
+      `call "${callId}" already has ${had}; the first one stands`,
+    );
     return;
   }
   completeCall(ctx, call, outcome);
