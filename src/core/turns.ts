@@ -227,9 +227,13 @@ export function onModelTurnComplete(ctx: StepContext): void {
     return;
   }
   const claimed = gen.claim === "expected" || gen.claim === "grace";
+  // Only for a turn still waiting: an interrupted turn's slot given back would swallow the
+  // answer to the next input if the empty generation was in fact the one it stood for.
+  const ownerLive = gen.owner !== null && turn?.id === gen.owner;
   if (
     !gen.hasContent &&
     claimed &&
+    ownerLive &&
     s.config.guards.suppressUnsolicited &&
     s.followUpWindow === null
   ) {
