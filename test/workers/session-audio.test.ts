@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import type { Frame } from "./helpers.js";
+import { simulatorSession } from "./session-flow.js";
+
+describe("a voice turn end to end", () => {
+  it("PCM16 audio in, then audio_end: a user turn from the transcription, transcripts and 24 kHz audio out", async () => {
+    const { client } = await simulatorSession({ seed: 8, modality: "AUDIO", calls: "" });
+    const audio: ArrayBuffer[] = [];
+    client.ws.addEventListener("message", (e) => {
+      if (typeof e.data !== "string") audio.push(e.data as ArrayBuffer);
+    });
+    // 200 ms of 16 kHz PCM16 in 20 ms frames, as a phone streams it.
+    for (let i = 0; i < 10; i++) client.send(new Uint8Array(640).fill(i).buffer);
+    client.send({ type: "audio_end" });
+    const frames: Frame[] = [];
+    for (;;) {
+      const f = await client.next(5000);
+      frames.push(f);
+      if (f.type === "turn_complete" || f.type === "interrupted") break;
+    }
+    const user = frames.find((f) => f.type === "user");
+    expect(user).toMatchObject({ turnId: "t1" });
+    expect(typeof user!.text).toBe("string");
+    const transcripts = frames.filter((f) => f.type === "transcript");
+    expect(transcripts.length).toBeGreaterThan(0);
+    expect(transcripts.every((f) => f.turnId === "t1")).toBe(true);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    const bytes = audio.reduce((n, b) => n + b.byteLength, 0);
+    expect(bytes).toBeGreaterThan(0);
+    expect(bytes % 2).toBe(0); // whole PCM16 samples
+    client.close();
+  });
+});
