@@ -157,6 +157,8 @@ export interface SimState {
   calls: Record<string, SimCall>;
   callOrder: string[];
   deferred: Reaction[];
+  /** Call ids this connection knows: issued by it, or seeded as `functionCall` parts of clientContent. */
+  knownCallIds: string[];
   /** The real reply an empty one stood for; the next clientContent gets it. */
   owed: string[] | null;
   audioBytes: number;
@@ -200,6 +202,7 @@ export function createSimulator(opts: {
     calls: {},
     callOrder: [],
     deferred: [],
+    knownCallIds: [],
     owed: null,
     audioBytes: 0,
     audioSinceGen: 0,
@@ -435,7 +438,7 @@ function onSetup(ctx: Ctx, setup: GeminiSetup): void {
 function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContext | null): void {
   const s = ctx.s;
   if (s.phase !== "resuming") return;
-  if (context === null || ctx.now - context.savedAt > s.knobs.handleTtlMs) {
+  if (context === null || ctx.now - context.savedAt >= s.knobs.handleTtlMs) {
     ctx.close(1007, `${INVALID_ARGUMENT} (unknown or expired session resumption handle)`);
     return;
   }
@@ -452,14 +455,63 @@ function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContext | nul
 // Client input
 // ---------------------------------------------------------------------------
 
+/**
+ * Seeded context (a rebuilt history) must pair its function responses with function calls the
+ * model knows: calls it issued on this connection, or `functionCall` parts earlier in the
+ * seeded turns. Otherwise the service refuses the request and closes 1007, as the real one
+ * does for an orphan response (ADK 1.32: "No function call event found for function
+ * responses ids"). Responses without an id are matched by name elsewhere and not checked.
+ */
+function orphanResponses(ctx: Ctx, content: GeminiClientContent): string[] {
+  const s = ctx.s;
+  const known = new Set([
+    ...s.knownCallIds,
+    ...Object.values(s.calls).flatMap((c) => (c.wireId === null ? [] : [c.wireId])),
+  ]);
+  const orphans: string[] = [];
+  for (const turn of content.turns ?? []) {
+    for (const part of turn.parts ?? []) {
+      const callId = part.functionCall?.id;
+      if (callId !== undefined && callId !== "") {
+        known.add(callId);
+        s.knownCallIds.push(callId);
+      }
+      const responseId = part.functionResponse?.id;
+      if (responseId !== undefined && responseId !== "" && !known.has(responseId)) {
+        orphans.push(responseId);
+      }
+    }
+  }
+  return orphans;
+}
+
 function onClientContent(ctx: Ctx, content: GeminiClientContent): void {
+  const orphans = orphanResponses(ctx, content);
+  if (orphans.length > 0) {
+    ctx.close(
+      1007,
+      `No function call event found for function responses ids: ${orphans.join(", ")}`,
+    );
+    return;
+  }
   const text = (content.turns ?? [])
     .filter((t) => t.role === undefined || t.role === "user")
     .flatMap((t) => (t.parts ?? []).map((p) => p.text ?? ""))
     .join("");
   ctx.s.context.promptTokens += tokens(text);
-  // turnComplete false: context only, no generation (O7).
-  if (content.turnComplete !== true) return;
+  // turnComplete false: context only, no generation (O7). A seeded history (a client
+  // rebuilding a session on a new connection) counts as turns already had, and its last
+  // model turn is the reply the model would repeat.
+  if (content.turnComplete !== true) {
+    const turns = content.turns ?? [];
+    ctx.s.context.userTurns += turns.filter(
+      (t) => t.role === undefined || t.role === "user",
+    ).length;
+    const lastModel = turns.filter((t) => t.role === "model").at(-1);
+    const said = (lastModel?.parts ?? []).flatMap((p) => (p.text ? [p.text] : []));
+    if (said.length > 0) ctx.s.context.lastReply = said;
+    return;
+  }
   // clientContent interrupts the current generation and is a new input.
   interrupt(ctx);
   userInput(ctx, text);
@@ -827,6 +879,13 @@ function pcm(ms: number): string {
   return btoa(binary);
 }
 
+/** A connection id as digits (call ids look like `function-call-<digits>` on the wire). */
+function digitsOf(id: string): string {
+  let h = 0;
+  for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return String(h % 100_000).padStart(5, "0");
+}
+
 function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): void {
   const s = ctx.s;
   const setup = s.setup!;
@@ -835,7 +894,8 @@ function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): vo
     const decl = setup.declared[name];
     if (decl === undefined) continue;
     const n = ++s.context.callCount;
-    const id = `function-call-${n}${Math.floor(ctx.draw() * 1e12)}`;
+    // Unique across the connections of a session, as the real service's ids are.
+    const id = `function-call-${digitsOf(s.connectionId)}${n}${Math.floor(ctx.draw() * 1e12)}`;
     const key = s.knobs.noIds ? `anon-${s.connectionId}-${n}` : id;
     const nonBlocking = !s.knobs.syncOnly && decl.behavior === "NON_BLOCKING";
     s.calls[key] = {

@@ -38,6 +38,9 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> {
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     server.accept();
+    // Without this, workerd hands binary client frames over as Blobs, which the UTF-8
+    // decoder refuses: every binary frame (the README says both kinds are taken) closed 1007.
+    server.binaryType = "arraybuffer";
     new SimConnection(this, server, knobs, sessionName);
     return new Response(null, { status: 101, webSocket: client });
   }
