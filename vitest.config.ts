@@ -14,6 +14,15 @@ export default defineConfig({
         },
       },
       {
+        // The quick modes of npm run repro / bench / soak (each starts its own wrangler dev).
+        test: {
+          name: "scripts",
+          include: ["test/scripts/**/*.test.mjs"],
+          environment: "node",
+          testTimeout: 180_000,
+        },
+      },
+      {
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },

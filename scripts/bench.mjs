@@ -1,0 +1,596 @@
+/**
+ * npm run bench [-- --quick] [--frames N] [--levels 1,100,1000] [--seconds S] [--reconnect 10,1000,10000]
+ *
+ * What the gateway costs, on one `wrangler dev` (workerd) started by this script with the
+ * bench-only worker (scripts/bench/worker.ts: liveline unchanged + a probe model + a bare
+ * relay Durable Object). Prints tables, writes bench-results/bench.json. Never asserts on time.
+ */
+import {
+  API_KEY,
+  Client,
+  createSession,
+  flags,
+  history,
+  join,
+  machine,
+  numFlag,
+  percentile,
+  pool,
+  progress,
+  ROOT,
+  sleep,
+  startServer,
+  table,
+  timeline,
+  treeRss,
+  writeJson,
+} from "./lib/harness.mjs";
+
+const AUDIO_IN = new Uint8Array(640); // 20 ms of 16 kHz PCM16 mono
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function stats(samples) {
+  const s = [...samples].sort((a, b) => a - b);
+  const mean = s.reduce((a, b) => a + b, 0) / Math.max(1, s.length);
+  return {
+    n: s.length,
+    p50: percentile(s, 50),
+    p99: percentile(s, 99),
+    p999: percentile(s, 99.9),
+    mean,
+  };
+}
+const ms = (x) => (Number.isFinite(x) ? x.toFixed(2) : "–");
+
+// ---------------------------------------------------------------------------------------
+// Round trips through liveline and through the bare relay
+// ---------------------------------------------------------------------------------------
+
+async function livelineSession(server) {
+  const created = await createSession(server, { provider: "gemini" });
+  const { client } = await join(created.wsUrl);
+  // Warm up: the first turn opens the model connection.
+  client.send({ type: "text", text: "warm up" });
+  for (;;) if ((await client.next(10_000)).type === "turn_complete") break;
+  return { client, sessionId: created.sessionId };
+}
+
+async function livelineText(client, i) {
+  const t0 = performance.now();
+  client.send({ type: "text", text: `frame ${i}` });
+  let t1 = 0;
+  for (;;) {
+    const f = await client.next(10_000);
+    if (f.type === "text" && t1 === 0) t1 = performance.now();
+    if (f.type === "turn_complete") return t1 - t0;
+  }
+}
+
+function livelineAudio(client) {
+  return new Promise((ok, fail) => {
+    const t0 = performance.now();
+    const timer = setTimeout(() => fail(new Error("no audio back within 5 s")), 5000);
+    client.onBinary = (_d, at) => {
+      client.onBinary = null;
+      clearTimeout(timer);
+      ok(at - t0);
+    };
+    client.send(AUDIO_IN);
+  });
+}
+
+/** A raw socket to /bench/relay that speaks the Gemini wire itself. */
+class RelayClient {
+  waiter = null;
+  resolve = null;
+  ws;
+  constructor(url) {
+    this.ws = new WebSocket(url);
+    this.ws.binaryType = "arraybuffer";
+    this.ws.addEventListener("message", (e) => {
+      const at = performance.now();
+      const m = JSON.parse(typeof e.data === "string" ? e.data : dec.decode(e.data));
+      if (this.waiter?.(m, at)) {
+        this.waiter = null;
+        this.resolve?.(at);
+      }
+    });
+  }
+  async open() {
+    await new Promise((ok, fail) => {
+      this.ws.addEventListener("open", ok, { once: true });
+      this.ws.addEventListener("error", fail, { once: true });
+    });
+    await this.roundTrip({ setup: { model: "models/probe" } }, (m) => "setupComplete" in m);
+  }
+  roundTrip(msg, done) {
+    return new Promise((ok, fail) => {
+      const t0 = performance.now();
+      const timer = setTimeout(() => fail(new Error("relay: no answer within 5 s")), 5000);
+      this.waiter = (m) => done(m);
+      this.resolve = (at) => {
+        clearTimeout(timer);
+        ok(at - t0);
+      };
+      this.ws.send(enc.encode(JSON.stringify(msg)));
+    });
+  }
+}
+
+const hasPart = (m, key) => {
+  const parts = m.serverContent?.modelTurn?.parts;
+  return parts?.some((p) => key in p) ?? false;
+};
+
+async function relayText(relay, i) {
+  const first = relay.roundTrip(
+    {
+      clientContent: {
+        turns: [{ role: "user", parts: [{ text: `frame ${i}` }] }],
+        turnComplete: true,
+      },
+    },
+    (m) => hasPart(m, "text"),
+  );
+  const t = await first;
+  // Let turnComplete pass before the next turn.
+  await relay.roundTrip({ realtimeInput: { text: "" } }, () => false).catch(() => 0);
+  return t;
+}
+
+async function latency(server, frames) {
+  const out = {
+    text: { liveline: [], relay: [] },
+    audio: { liveline: [], relay: [] },
+  };
+  const { client } = await livelineSession(server);
+  const relay = new RelayClient(`${server.ws}/bench/relay`);
+  await relay.open();
+  const block = 50;
+  let done = 0;
+  const total = frames * 4;
+  for (let i = 0; i < frames; i += block) {
+    const n = Math.min(block, frames - i);
+    // Alternate arms in blocks so drift in the machine's load hits both alike.
+    for (let j = 0; j < n; j++) out.text.liveline.push(await livelineText(client, i + j));
+    for (let j = 0; j < n; j++) {
+      out.text.relay.push(
+        await relay.roundTrip(
+          {
+            clientContent: {
+              turns: [{ role: "user", parts: [{ text: `frame ${i + j}` }] }],
+              turnComplete: true,
+            },
+          },
+          (m) => m.serverContent?.turnComplete === true,
+        ),
+      );
+    }
+    for (let j = 0; j < n; j++) out.audio.liveline.push(await livelineAudio(client));
+    // End the utterance so the next text turn starts clean.
+    client.send({ type: "audio_end" });
+    await sleep(100);
+    while (await client.next(1).catch(() => null)) {}
+    for (let j = 0; j < n; j++) {
+      out.audio.relay.push(
+        await relay.roundTrip(
+          {
+            realtimeInput: {
+              audio: {
+                mimeType: "audio/pcm;rate=16000",
+                data: btoa(String.fromCharCode(...AUDIO_IN)),
+              },
+            },
+          },
+          (m) => hasPart(m, "inlineData"),
+        ),
+      );
+    }
+    done += n * 4;
+    progress("latency (round trips)", done, total);
+  }
+  client.close();
+  relay.ws.close();
+  return out;
+}
+void relayText;
+
+// ---------------------------------------------------------------------------------------
+// Concurrency: N sessions streaming audio at real time, tool turns mixed in
+// ---------------------------------------------------------------------------------------
+
+async function concurrency(server, sessions, seconds) {
+  const clients = [];
+  let failedJoin = 0;
+  let done = 0;
+  await pool(Array.from({ length: sessions }), 25, async () => {
+    try {
+      const created = await createSession(server, { provider: "gemini" });
+      const { client } = await join(created.wsUrl);
+      clients.push(client);
+    } catch {
+      failedJoin++;
+    }
+    progress(`  ${sessions} sessions: connecting`, ++done, sessions);
+  });
+  // Open every model connection with one text turn each.
+  await pool(clients, 50, async (c) => {
+    c.send({ type: "text", text: "warm up" });
+    try {
+      for (;;) if ((await c.next(30_000)).type === "turn_complete") break;
+    } catch {
+      // counted below as missing output
+    }
+  });
+  const echoes = [];
+  const toolTurns = [];
+  let errors = 0;
+  let audioSent = 0;
+  let audioBack = 0;
+  let toolStarted = 0;
+  const sentAt = new Map();
+  const toolAt = new Map();
+  for (const c of clients) {
+    sentAt.set(c, []);
+    c.onBinary = (_d, at) => {
+      audioBack++;
+      const t0 = sentAt.get(c).shift();
+      if (t0 !== undefined) echoes.push(at - t0);
+    };
+    c.onFrame = (f, at) => {
+      if (f.type === "error") errors++;
+      // A tool turn ends with turn_complete, or interrupted when the streamed audio (which
+      // the probe transcribes) counts as the user speaking over it.
+      if ((f.type === "turn_complete" || f.type === "interrupted") && toolAt.has(c)) {
+        toolTurns.push(at - toolAt.get(c));
+        toolAt.delete(c);
+      }
+    };
+  }
+  const start = performance.now();
+  let tick = 0;
+  // One ticker for all sessions: every 20 ms each session sends one 20 ms frame; every
+  // 2 s (staggered) a session asks something that calls a server tool.
+  await new Promise((ok) => {
+    const timer = setInterval(() => {
+      tick++;
+      const elapsed = (performance.now() - start) / 1000;
+      clients.forEach((c, i) => {
+        if (c.closedWith) return;
+        if ((tick + i) % 100 === 0 && !toolAt.has(c)) {
+          toolAt.set(c, performance.now());
+          toolStarted++;
+          c.send({ type: "text", text: "use the tool please" });
+        }
+        sentAt.get(c).push(performance.now());
+        c.send(AUDIO_IN);
+        audioSent++;
+      });
+      if (tick % 50 === 0)
+        progress(`  ${sessions} sessions: streaming (s)`, Math.floor(elapsed), seconds);
+      if (elapsed >= seconds) {
+        clearInterval(timer);
+        ok();
+      }
+    }, 20);
+  });
+  await sleep(500);
+  const rss = await treeRss(server.pid);
+  const closes = clients.filter((c) => c.closedWith !== null).length;
+  for (const c of clients) c.close();
+  const e = stats(echoes);
+  const t = stats(toolTurns);
+  const wall = (performance.now() - start) / 1000;
+  return {
+    sessions,
+    connected: clients.length,
+    seconds: Number(wall.toFixed(1)),
+    audioSent,
+    audioBack,
+    echoP50: e.p50,
+    echoP99: e.p99,
+    echoP999: e.p999,
+    toolTurns: toolStarted,
+    toolTurnsDone: toolTurns.length,
+    toolTurnP50: t.p50,
+    toolTurnP99: t.p99,
+    errors,
+    closes,
+    rssMiB: Math.round(rss / 2 ** 20),
+    note: failedJoin > 0 ? `${failedJoin} sessions could not connect` : undefined,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Storage per turn, reconnect replay
+// ---------------------------------------------------------------------------------------
+
+async function storagePerTurn(server, turns) {
+  const out = {};
+  for (const kind of ["text turn", "turn with a server tool"]) {
+    const { client, sessionId } = await livelineSession(server);
+    const before = await history(server, sessionId);
+    const beforeTrace = await timeline(server, sessionId);
+    for (let i = 0; i < turns; i++) {
+      client.send({
+        type: "text",
+        text: kind === "text turn" ? `hello ${i}` : `use the tool ${i}`,
+      });
+      for (;;) if ((await client.next(10_000)).type === "turn_complete") break;
+    }
+    const after = await history(server, sessionId);
+    const trace = await timeline(server, sessionId);
+    const added = after.slice(before.length);
+    const addedTrace = trace.slice(beforeTrace.length);
+    out[kind] = {
+      rows: added.length / turns,
+      bytes: added.reduce((a, e) => a + JSON.stringify(e).length, 0) / turns,
+      traceRows: addedTrace.length / turns,
+      traceBytes:
+        addedTrace.reduce(
+          (a, r) => a + r.kind.length + JSON.stringify(r.detail ?? null).length,
+          0,
+        ) / turns,
+    };
+    client.close();
+  }
+  return out;
+}
+
+async function reconnect(server, missed) {
+  const need = Math.max(...missed) + 5;
+  const created = await createSession(server, { provider: "gemini" });
+  const { client } = await join(created.wsUrl);
+  let last = 0;
+  client.onFrame = (f) => {
+    if (typeof f.seq === "number") last = Math.max(last, f.seq);
+  };
+  let turns = 0;
+  while (last < need) {
+    client.send({ type: "text", text: `t${turns++}` });
+    for (;;) if ((await client.next(10_000)).type === "turn_complete") break;
+    if (turns % 100 === 0)
+      progress("reconnect: building the log (frames)", Math.min(last, need), need);
+  }
+  progress("reconnect: building the log (frames)", need, need);
+  client.close();
+  const out = [];
+  for (const n of missed) {
+    const times = [];
+    for (let r = 0; r < 5; r++) {
+      const from = last - n;
+      const t0 = performance.now();
+      const c = new Client(`${created.wsUrl}&resumeFrom=${from}`, true);
+      await new Promise((ok, fail) => {
+        const timer = setTimeout(() => fail(new Error(`replay of ${n} did not finish`)), 60_000);
+        c.onFrame = (f, at) => {
+          if (f.seq === last) {
+            clearTimeout(timer);
+            times.push(at - t0);
+            ok();
+          }
+        };
+      });
+      c.close();
+      await c.closed;
+    }
+    out.push({ missed: n, ms: times, lastSeq: last });
+    progress("reconnect: replays", out.length, missed.length);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+
+async function main() {
+  const f = flags();
+  const quick = f.has("quick");
+  const frames = numFlag(f, "frames", quick ? 100 : 2000);
+  const seconds = numFlag(f, "seconds", quick ? 3 : 20);
+  const levels =
+    typeof f.get("levels") === "string"
+      ? String(f.get("levels")).split(",").map(Number)
+      : quick
+        ? [1, 10]
+        : [1, 100, 1000];
+  const missed =
+    typeof f.get("reconnect") === "string"
+      ? String(f.get("reconnect")).split(",").map(Number)
+      : quick
+        ? [10, 100]
+        : [10, 1000, 10000];
+
+  process.stderr.write("bench: starting wrangler dev with the bench worker…\n");
+  // A port is chosen by startServer; the probe model's URL needs it, so the vars are set
+  // from inside via a placeholder the bench worker reads as its own origin.
+  const server = await startBenchServer();
+  const started = Date.now();
+  const results = { machine: await machine(), quick };
+  try {
+    const lat = await latency(server, frames);
+    results.latency = Object.fromEntries(
+      Object.entries(lat).map(([k, v]) => [
+        k,
+        { liveline: stats(v.liveline), relay: stats(v.relay) },
+      ]),
+    );
+    const levelResults = [];
+    for (const n of levels) {
+      try {
+        levelResults.push(await concurrency(server, n, seconds));
+      } catch (err) {
+        levelResults.push({
+          sessions: n,
+          connected: 0,
+          seconds: 0,
+          audioSent: 0,
+          audioBack: 0,
+          echoP50: Number.NaN,
+          echoP99: Number.NaN,
+          echoP999: Number.NaN,
+          toolTurns: 0,
+          toolTurnsDone: 0,
+          toolTurnP50: Number.NaN,
+          toolTurnP99: Number.NaN,
+          errors: 0,
+          closes: 0,
+          rssMiB: 0,
+          note: `stopped: ${err.message}`,
+        });
+      }
+      await sleep(1000);
+    }
+    results.concurrency = levelResults;
+    results.storage = await storagePerTurn(server, quick ? 5 : 50);
+    results.reconnect = await reconnect(server, missed);
+  } finally {
+    await server.stop();
+  }
+
+  const L = results.latency;
+  console.log(
+    `\nliveline bench — ${quick ? "quick" : "full"} run, ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  const m = results.machine;
+  console.log(
+    `machine: ${m.cpus} × ${m.cpuModel}, ${m.memGiB} GiB, node ${m.node}, workerd via wrangler dev\n`,
+  );
+  console.log(
+    "Round trip client → gateway → probe model → gateway → client, ms (the model answers at once;",
+  );
+  console.log(
+    "the difference between the arms is the gateway's cost for both directions together)\n",
+  );
+  console.log(
+    table(
+      ["frame", "arm", "n", "p50", "p99", "p99.9", "liveline / relay (p50)"],
+      Object.entries(L).flatMap(([kind, v]) => [
+        [
+          kind === "text"
+            ? "text turn (1 text frame each way)"
+            : "audio 20 ms (640 B in, 960 B out)",
+          "liveline",
+          String(v.liveline.n),
+          ms(v.liveline.p50),
+          ms(v.liveline.p99),
+          ms(v.liveline.p999),
+          `${(v.liveline.p50 / v.relay.p50).toFixed(2)} ×  (+${ms(v.liveline.p50 - v.relay.p50)} ms)`,
+        ],
+        [
+          "",
+          "bare relay DO",
+          String(v.relay.n),
+          ms(v.relay.p50),
+          ms(v.relay.p99),
+          ms(v.relay.p999),
+          "",
+        ],
+      ]),
+    ),
+  );
+  console.log(
+    `\nConcurrency: sessions streaming 50 audio frames/s each for ${seconds} s, a tool turn every 2 s per session\n`,
+  );
+  console.log(
+    table(
+      [
+        "sessions",
+        "connected",
+        "audio in",
+        "audio out",
+        "echo p50",
+        "p99",
+        "p99.9",
+        "tool turns ended",
+        "tool turn p50",
+        "p99",
+        "errors",
+        "closed",
+        "RSS MiB",
+        "note",
+      ],
+      levelResults(results).map((r) => [
+        String(r.sessions),
+        String(r.connected),
+        String(r.audioSent),
+        String(r.audioBack),
+        ms(r.echoP50),
+        ms(r.echoP99),
+        ms(r.echoP999),
+        `${r.toolTurnsDone}/${r.toolTurns}`,
+        ms(r.toolTurnP50),
+        ms(r.toolTurnP99),
+        String(r.errors),
+        String(r.closes),
+        String(r.rssMiB),
+        r.note ?? "",
+      ]),
+    ),
+  );
+  const S = results.storage;
+  console.log(
+    "\nStorage written per turn (rows of the event log and the timeline; bytes of their JSON bodies)\n",
+  );
+  console.log(
+    table(
+      ["turn", "log rows", "log bytes", "timeline rows", "timeline bytes"],
+      Object.entries(S).map(([k, v]) => [
+        k,
+        v.rows.toFixed(1),
+        v.bytes.toFixed(0),
+        v.traceRows.toFixed(1),
+        v.traceBytes.toFixed(0),
+      ]),
+    ),
+  );
+  const R = results.reconnect;
+  console.log(
+    "\nReconnect: from opening the socket with resumeFrom to the last replayed frame (5 runs)\n",
+  );
+  console.log(
+    table(
+      ["missed durable frames", "median ms", "min ms", "max ms"],
+      R.map((r) => {
+        const s = [...r.ms].sort((a, b) => a - b);
+        return [String(r.missed), ms(percentile(s, 50)), ms(s[0]), ms(s.at(-1))];
+      }),
+    ),
+  );
+  console.log(`\nJSON: ${writeJson("bench.json", results)}`);
+}
+
+function levelResults(r) {
+  return r.concurrency;
+}
+
+async function startBenchServer() {
+  const { createServer } = await import("node:net");
+  const port = await new Promise((ok) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      s.close(() => ok(typeof a === "object" && a ? a.port : 0));
+    });
+  });
+  return startServer({
+    config: `${ROOT}/scripts/bench/wrangler.bench.toml`,
+    port,
+    vars: {
+      PROVIDER: "simulator",
+      GEMINI_API_KEY: "bench-not-a-key",
+      // http, not ws: workerd's fetch refuses ws(s):// URLs (see the report on the gemini provider).
+      GEMINI_LIVE_URL: `http://127.0.0.1:${port}/bench/model`,
+      MAX_FRAMES_PER_SECOND: "100000",
+      IDLE_TIMEOUT_MS: "600000",
+    },
+  });
+}
+void API_KEY;
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

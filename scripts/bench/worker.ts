@@ -1,0 +1,124 @@
+/**
+ * BENCH ONLY — never deployed. `npm run bench` serves this worker instead of src/index.ts
+ * (scripts/bench/wrangler.bench.toml): the whole of liveline, unchanged, plus two routes
+ * that exist only here:
+ *
+ * - `GET /bench/model` (WebSocket): a probe model that speaks just enough of the Gemini Live
+ *   wire to answer at once — setupComplete; a text turn gets one text part and turnComplete
+ *   ("tool" in the text first calls lookup_faq and waits for its response); every audio
+ *   chunk gets 20 ms of 24 kHz audio back. Liveline reaches it as its `gemini` provider
+ *   (GEMINI_LIVE_URL), so the gateway's cost is measured without the simulator's own work.
+ * - `GET /bench/relay` (WebSocket): a bare pass-through Durable Object that opens the same
+ *   probe model and relays every frame both ways with no logic: the baseline.
+ */
+import { DurableObject } from "cloudflare:workers";
+import worker from "../../src/index.js";
+
+export { GeminiSimulatorObject, SessionObject } from "../../src/index.js";
+
+interface BenchEnv {
+  GEMINI_LIVE_URL: string;
+  BENCH_MODEL: DurableObjectNamespace<ProbeModel>;
+  BENCH_RELAY: DurableObjectNamespace<RelayObject>;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+const AUDIO_OUT = btoa(String.fromCharCode(...new Uint8Array(960)));
+
+export class ProbeModel extends DurableObject<BenchEnv> {
+  override async fetch(): Promise<Response> {
+    const { 0: client, 1: server } = new WebSocketPair();
+    server.accept();
+    server.binaryType = "arraybuffer";
+    const send = (m: unknown) => server.send(enc.encode(JSON.stringify(m)));
+    let calls = 0;
+    let waiting: string | null = null;
+    const reply = (text: string) => {
+      send({ serverContent: { modelTurn: { parts: [{ text }] } } });
+      send({ serverContent: { generationComplete: true } });
+      send({ serverContent: { turnComplete: true } });
+    };
+    server.addEventListener("message", (e) => {
+      const msg = JSON.parse(
+        typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
+      );
+      if (msg.setup) return send({ setupComplete: {} });
+      const turn = msg.clientContent;
+      if (turn?.turnComplete) {
+        const text: string = (turn.turns ?? [])
+          .flatMap((t: { parts?: { text?: string }[] }) => t.parts ?? [])
+          .map((p: { text?: string }) => p.text ?? "")
+          .join("");
+        if (text.includes("tool")) {
+          waiting = `bench-call-${++calls}`;
+          send({
+            toolCall: {
+              functionCalls: [{ id: waiting, name: "lookup_faq", args: { question: "hours?" } }],
+            },
+          });
+          return;
+        }
+        return reply(`echo ${text}`);
+      }
+      if (msg.toolResponse && waiting !== null) {
+        waiting = null;
+        return reply("the tool said so");
+      }
+      if (msg.realtimeInput?.audioStreamEnd) {
+        send({ serverContent: { inputTranscription: { text: "", finished: true } } });
+        send({ serverContent: { generationComplete: true } });
+        send({ serverContent: { turnComplete: true } });
+        return;
+      }
+      const audio = msg.realtimeInput?.audio ?? msg.realtimeInput?.mediaChunks?.[0];
+      if (audio) {
+        send({ serverContent: { inputTranscription: { text: "." } } });
+        send({
+          serverContent: {
+            modelTurn: {
+              parts: [{ inlineData: { mimeType: "audio/pcm;rate=24000", data: AUDIO_OUT } }],
+            },
+          },
+        });
+      }
+    });
+    return new Response(null, { status: 101, webSocket: client });
+  }
+}
+
+export class RelayObject extends DurableObject<BenchEnv> {
+  override async fetch(): Promise<Response> {
+    const res = await fetch(this.env.GEMINI_LIVE_URL, {
+      headers: { Upgrade: "websocket" },
+    });
+    const upstream = res.webSocket;
+    if (!upstream) return new Response("no upstream", { status: 502 });
+    upstream.accept();
+    upstream.binaryType = "arraybuffer";
+    const { 0: client, 1: server } = new WebSocketPair();
+    server.accept();
+    server.binaryType = "arraybuffer";
+    server.addEventListener("message", (e) => upstream.send(e.data));
+    upstream.addEventListener("message", (e) => server.send(e.data));
+    server.addEventListener("close", () => upstream.close());
+    upstream.addEventListener("close", () => server.close());
+    return new Response(null, { status: 101, webSocket: client });
+  }
+}
+
+export default {
+  fetch(request: Request, env: BenchEnv, ctx: ExecutionContext) {
+    const path = new URL(request.url).pathname;
+    if (path === "/bench/model") {
+      const ns = env.BENCH_MODEL;
+      return ns.get(ns.newUniqueId()).fetch(request);
+    }
+    if (path === "/bench/relay") {
+      const ns = env.BENCH_RELAY;
+      return ns.get(ns.newUniqueId()).fetch(request);
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: the production handler's env type
+    return worker.fetch(request as any, env as any, ctx);
+  },
+};

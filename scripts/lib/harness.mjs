@@ -1,0 +1,464 @@
+/**
+ * Shared by scripts/repro.ts, bench.ts and soak.ts: starts `wrangler dev` on a free
+ * loopback port and stops it (also on failure and Ctrl-C), a small WebSocket client, CLI
+ * flags, a seeded PRNG, a progress line and table printing.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join as joinPath, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const API_KEY = "bench-api-key";
+export const TOKEN_SECRET = "bench-token-secret";
+
+// ---------------------------------------------------------------------------------------
+// Flags
+// ---------------------------------------------------------------------------------------
+
+export function flags(argv = process.argv.slice(2)) {
+  const out = new Map();
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (!a.startsWith("--")) continue;
+    const [k, v] = a.slice(2).split("=", 2);
+    if (v !== undefined) out.set(k, v);
+    else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith("--")) out.set(k, argv[++i]);
+    else out.set(k, true);
+  }
+  return out;
+}
+
+export function numFlag(f, name, fallback) {
+  const v = f.get(name);
+  if (v === undefined || v === true) return fallback;
+  const n = Number(v);
+  if (!Number.isFinite(n)) throw new Error(`--${name} must be a number, got ${v}`);
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------
+// The server
+// ---------------------------------------------------------------------------------------
+
+async function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+const running = new Set();
+let hooked = false;
+function killAll() {
+  for (const child of running) {
+    // Our own child's process group (wrangler and the workerd it started), by its id.
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // gone
+    }
+  }
+  running.clear();
+}
+function hookExit() {
+  if (hooked) return;
+  hooked = true;
+  process.on("exit", killAll);
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.on(sig, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+}
+
+/**
+ * `wrangler dev` on a free loopback port, with fixed test secrets, a throwaway state
+ * directory and no telemetry; resolves once GET /health answers.
+ */
+export async function startServer(opts = {}) {
+  hookExit();
+  const port = opts.port ?? (await freePort());
+  const state = mkdtempSync(joinPath(tmpdir(), "liveline-bench-"));
+  const log = joinPath(state, "wrangler.log");
+  const out = openSync(log, "w");
+  const vars = { API_KEY, TOKEN_SECRET, ...opts.vars };
+  const wrangler = joinPath(ROOT, "node_modules/wrangler/bin/wrangler.js");
+  const config = opts.config ?? joinPath(ROOT, "wrangler.toml");
+  // Bundle once into a throwaway directory and serve that bundle: `wrangler dev` would
+  // otherwise watch src/ and reload (dropping every socket) whenever a source file changes
+  // during a run.
+  const bundle = joinPath(state, "bundle");
+  await new Promise((ok, fail) => {
+    const build = spawn(
+      process.execPath,
+      [wrangler, "deploy", "--dry-run", "--outdir", bundle, "--config", config],
+      {
+        cwd: ROOT,
+        stdio: ["ignore", out, out],
+        env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+      },
+    );
+    build.once("exit", (code) =>
+      code === 0 ? ok() : fail(new Error(`bundling failed (${code}); see ${log}`)),
+    );
+  });
+  const args = [
+    wrangler,
+    "dev",
+    joinPath(
+      bundle,
+      readdirSync(bundle).find((f) => f.endsWith(".js")),
+    ),
+    "--no-bundle",
+    "--config",
+    config,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--inspector-port",
+    String(await freePort()),
+    "--persist-to",
+    state,
+    "--show-interactive-dev-session=false",
+    ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", out, out],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
+  });
+  running.add(child);
+  let exited = null;
+  child.once("exit", (code, sig) => {
+    exited = `wrangler exited (${code ?? sig}); see ${log}`;
+    running.delete(child);
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (exited) throw new Error(exited);
+    if (Date.now() > deadline) {
+      killAll();
+      throw new Error(`wrangler dev did not answer /health within 90 s; see ${log}`);
+    }
+    try {
+      const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
+      if (res.ok) break;
+    } catch {
+      // not yet
+    }
+    await sleep(250);
+  }
+  return {
+    base,
+    ws: base.replace(/^http/, "ws"),
+    pid: child.pid,
+    log,
+    async stop() {
+      if (!running.has(child)) return;
+      const gone = new Promise((ok) => child.once("exit", ok));
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // gone
+      }
+      await Promise.race([gone, sleep(5000)]);
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+      running.delete(child);
+      if (!process.env.KEEP_WRANGLER_STATE) rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+/** RSS of a process and its descendants (Linux /proc), in bytes. */
+export async function treeRss(pid) {
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const parents = new Map();
+  const rss = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(Number(d), Number(fields[1]));
+      rss.set(Number(d), Number(fields[21]) * 4096);
+    } catch {
+      // exited
+    }
+  }
+  let total = 0;
+  for (const [p] of rss) {
+    let q = p;
+    while (q !== undefined && q > 1 && q !== pid) q = parents.get(q);
+    if (q === pid) total += rss.get(p) ?? 0;
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP + WebSocket client
+// ---------------------------------------------------------------------------------------
+
+export async function createSession(server, body, key = API_KEY) {
+  const res = await fetch(`${server.base}/v1/sessions`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 201) throw new Error(`POST /v1/sessions: ${res.status} ${await res.text()}`);
+  const created = await res.json();
+  // wsUrl names the host the request came in on; use ours.
+  const u = new URL(created.wsUrl);
+  created.wsUrl = `${server.ws}${u.pathname}${u.search}`;
+  return created;
+}
+
+export async function history(server, sessionId) {
+  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/history`, {
+    headers: { Authorization: `Bearer ${API_KEY}` },
+  });
+  if (!res.ok) throw new Error(`history: ${res.status}`);
+  return (await res.json()).events;
+}
+
+export async function timeline(server, sessionId) {
+  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/timeline`, {
+    headers: { Authorization: `Bearer ${API_KEY}` },
+  });
+  if (!res.ok) throw new Error(`timeline: ${res.status}`);
+  return (await res.json()).rows;
+}
+
+/** A client socket that queues frames; `status` frames go aside unless `keepStatus`. */
+export class Client {
+  frames = [];
+  statuses = [];
+  binary = 0;
+  queue = [];
+  waiters = [];
+  closedWith = null;
+  closed;
+  opened;
+  onFrame = null;
+  onBinary = null;
+
+  keepStatus;
+
+  constructor(url, keepStatus = false) {
+    this.keepStatus = keepStatus;
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    ws.binaryType = "arraybuffer";
+    this.opened = new Promise((ok, fail) => {
+      ws.addEventListener("open", () => ok(), { once: true });
+      ws.addEventListener("error", () => fail(new Error(`cannot open ${url}`)), { once: true });
+    });
+    this.opened.catch(() => {});
+    this.closed = new Promise((ok) =>
+      ws.addEventListener("close", (e) => {
+        this.closedWith = { code: e.code, reason: e.reason };
+        for (const w of this.waiters.splice(0)) w(null);
+        ok(this.closedWith);
+      }),
+    );
+    ws.addEventListener("message", (e) => {
+      const at = performance.now();
+      if (typeof e.data !== "string") {
+        this.binary++;
+        this.onBinary?.(e.data, at);
+        return;
+      }
+      const frame = JSON.parse(e.data);
+      this.frames.push(frame);
+      this.onFrame?.(frame, at);
+      if (frame.type === "status" && !this.keepStatus) {
+        this.statuses.push(frame);
+        return;
+      }
+      const w = this.waiters.shift();
+      if (w) w(frame);
+      else this.queue.push(frame);
+    });
+  }
+
+  ws;
+
+  /** The next frame; rejects after `ms` or when the socket closed. */
+  next(ms = 5000) {
+    const q = this.queue.shift();
+    if (q) return Promise.resolve(q);
+    if (this.closedWith) return Promise.reject(new Error("closed"));
+    return new Promise((ok, fail) => {
+      const waiter = (f) => {
+        clearTimeout(timer);
+        if (f) ok(f);
+        else fail(new Error("closed"));
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        fail(new Error(`no frame within ${ms} ms`));
+      }, ms);
+      this.waiters.push(waiter);
+    });
+  }
+
+  send(data) {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(
+      typeof data === "object" && !(data instanceof ArrayBuffer) && !(data instanceof Uint8Array)
+        ? JSON.stringify(data)
+        : data,
+    );
+  }
+
+  close(code = 1000) {
+    try {
+      this.ws.close(code, "done");
+    } catch {
+      // closed
+    }
+  }
+}
+
+/** Connects and waits for `ready` (first frame). */
+export async function join(url, keepStatus = false) {
+  const client = new Client(url, keepStatus);
+  await client.opened;
+  const ready = await client.next(10_000);
+  if (ready.type !== "ready") throw new Error(`expected ready, got ${JSON.stringify(ready)}`);
+  return { client, ready };
+}
+
+/**
+ * The phone's side of a text turn: answers client tool calls (by `answer`), collects every
+ * frame until the turn ends, then listens `settleMs` more for anything said after the turn.
+ */
+export async function playTurn(client, text, opts = {}) {
+  const frames = [];
+  client.send({ type: "text", text });
+  let ended = false;
+  const deadline = Date.now() + (opts.timeoutMs ?? 10_000);
+  for (;;) {
+    let frame;
+    try {
+      frame = await client.next(ended ? (opts.settleMs ?? 80) : Math.max(1, deadline - Date.now()));
+    } catch {
+      return { frames, ended };
+    }
+    frames.push(frame);
+    if (frame.type === "tool_call" && frame.runOn === "client") {
+      const results = opts.answer ? opts.answer(frame) : [{ shown: true }];
+      for (const result of results ?? []) {
+        client.send({ type: "tool_result", callId: frame.callId, result });
+      }
+    }
+    if (frame.type === "turn_complete" || frame.type === "interrupted") ended = true;
+    if (frame.type === "error" && frame.fatal === true) ended = true;
+  }
+}
+
+export const textsOf = (frames) => frames.filter((f) => f.type === "text").map((f) => f.text);
+export const turnEndsOf = (frames) =>
+  frames.filter((f) => f.type === "turn_complete" || f.type === "interrupted");
+
+/** A reply generated twice: the same text forwarded twice, or more than one turn end. */
+export function duplicated(frames) {
+  const texts = textsOf(frames);
+  return new Set(texts).size !== texts.length || turnEndsOf(frames).length > 1;
+}
+
+// ---------------------------------------------------------------------------------------
+// Small things
+// ---------------------------------------------------------------------------------------
+
+export const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+
+/** mulberry32: a seeded PRNG for choosing faults and knobs. */
+export function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Runs `fn` over `items` with at most `limit` at once. */
+export async function pool(items, limit, fn) {
+  const out = new Array(items.length);
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i], i);
+    }
+  });
+  await Promise.all(workers);
+  return out;
+}
+
+/** A one-line progress indicator on stderr (a TTY gets it rewritten in place). */
+export function progress(label, done, total) {
+  const line = `  ${label}: ${done}/${total}`;
+  if (process.stderr.isTTY) process.stderr.write(`\r${line}\x1b[K${done >= total ? "\n" : ""}`);
+  else if (done === total || done % Math.max(1, Math.ceil(total / 10)) === 0)
+    process.stderr.write(`${line}\n`);
+}
+
+export function percentile(sorted, p) {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function pct(n, d) {
+  if (d === 0) return "–";
+  return `${((100 * n) / d).toFixed(n === 0 || n === d ? 0 : 1)} % (${n}/${d})`;
+}
+
+/** A GitHub-style Markdown table, columns padded. */
+export function table(head, rows) {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(" | ")} |`;
+  return [
+    line(head),
+    `| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`,
+    ...rows.map(line),
+  ].join("\n");
+}
+
+export function writeJson(name, data) {
+  const dir = joinPath(ROOT, "bench-results");
+  mkdirSync(dir, { recursive: true });
+  const path = joinPath(dir, name);
+  writeFileSync(path, `${JSON.stringify(data, null, 2)}\n`);
+  return path;
+}
+
+export async function machine() {
+  const os = await import("node:os");
+  return {
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? "?",
+    memGiB: Math.round(os.totalmem() / 2 ** 30),
+    platform: `${os.platform()} ${os.release()}`,
+  };
+}

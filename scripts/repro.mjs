@@ -1,0 +1,313 @@
+/**
+ * npm run repro [-- --trials N --seed S --quick]
+ *
+ * The field failures, side by side: each scenario runs against the built-in simulator in
+ * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
+ * and liveline — on a `wrangler dev` this script starts and stops. Prints one table and
+ * writes bench-results/repro.json. Trial i of a scenario uses simulator seed S + i.
+ */
+import {
+  createSession,
+  duplicated,
+  flags,
+  history,
+  join,
+  machine,
+  numFlag,
+  pct,
+  playTurn,
+  pool,
+  progress,
+  sleep,
+  startServer,
+  table,
+  textsOf,
+  writeJson,
+} from "./lib/harness.mjs";
+
+const BASE_KNOBS = { timeScale: 0 };
+
+async function open(server, arm, knobs) {
+  const created = await createSession(server, {
+    provider: "simulator",
+    metadata: {
+      simulator: { ...BASE_KNOBS, ...knobs },
+      ...(arm === "naive" ? { naive: true } : {}),
+    },
+  });
+  const { client } = await join(created.wsUrl);
+  return { client, sessionId: created.sessionId };
+}
+
+/** A reply said twice: a text chunk forwarded twice (the simulator repeats it word for word). */
+function repeatedText(frames) {
+  const texts = textsOf(frames);
+  return new Set(texts).size !== texts.length;
+}
+
+const SCENARIOS = [
+  {
+    id: "greeting_race",
+    label: "greeting with fire-and-forget tool calls: duplicate replies",
+    field: "95–100 % (ADK 1.24–1.27)",
+    unit: "greetings",
+    parallel: 4,
+    async trial(server, arm, seed) {
+      const { client } = await open(server, arm, { race: 1, seed });
+      try {
+        const { frames } = await playTurn(client, "hi", { settleMs: 150 });
+        return { units: 1, failed: duplicated(frames) ? 1 : 0 };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "all_tool_turns",
+    label: "all tool turns: duplicate replies",
+    field: "44 % (ADK 1.27.1, 275 trials)",
+    unit: "tool turns",
+    parallel: 8,
+    async trial(server, arm, seed) {
+      // Two tool turns per session: the greeting's side effects, then a spoken lookup with
+      // a side effect; each turn races (call after speech, turnComplete at once) with p 0.5.
+      // Paced (timeScale 0.05: ~15 ms a word) so that a call that does not race is answered
+      // while the model still speaks, as in the field.
+      const { client } = await open(server, arm, {
+        race: 0.5,
+        seed,
+        timeScale: 0.05,
+        calls: "greeting:suggest_topics,set_preference;2:lookup_faq,set_preference",
+      });
+      try {
+        let failed = 0;
+        for (const text of ["hi", "what are your hours? I prefer short answers"]) {
+          const { frames } = await playTurn(client, text, { settleMs: 150 });
+          if (repeatedText(frames)) failed++;
+        }
+        return { units: 2, failed };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "spoken_result_lost",
+    label: "spoken tool result lost",
+    field: "reported, no rate",
+    unit: "spoken results",
+    parallel: 4,
+    async trial(server, arm, seed) {
+      const { client } = await open(server, arm, { race: 1, seed, calls: "greeting:lookup_faq" });
+      try {
+        const { frames } = await playTurn(client, "hi", { settleMs: 300 });
+        const said = textsOf(frames).join("").replace(/\s+/g, " ");
+        const spoken = said.includes("lookup_faq found");
+        return { units: 1, failed: spoken ? 0 : 1 };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "reconnect_poisoned",
+    label: "reconnect after a tool response: session poisoned",
+    field: "100 % (ADK 1.32 repro)",
+    unit: "sessions",
+    parallel: 4,
+    async trial(server, arm, seed) {
+      // A greeting with tool calls and their responses; then goAway, and the resumption
+      // handle is not accepted (handleTtlMs=0), so the context is rebuilt from history.
+      // Poisoned: the next user turn gets no reply.
+      const { client } = await open(server, arm, {
+        seed,
+        goAwayAfterTurns: 1,
+        goAwayMs: 1000,
+        handleTtlMs: 0,
+        calls: "greeting:suggest_topics,lookup_faq",
+      });
+      try {
+        await playTurn(client, "hi", { settleMs: 100 });
+        // Wait for the new connection (or for the session to give up).
+        const deadline = Date.now() + 8000;
+        let reconnected = false;
+        while (Date.now() < deadline) {
+          const states = client.statuses.map((s) => s.state);
+          const r = states.indexOf("reconnecting");
+          if (r !== -1 && states.slice(r).includes("live")) {
+            reconnected = true;
+            break;
+          }
+          if (states.includes("ended") || client.frames.some((f) => f.type === "error" && f.fatal))
+            break;
+          await sleep(20);
+        }
+        await sleep(50);
+        const { frames, ended } = await playTurn(client, "are you still there?", {
+          settleMs: 50,
+          timeoutMs: 5000,
+        });
+        const answered =
+          ended &&
+          textsOf(frames).length > 0 &&
+          !frames.some((f) => f.type === "error" && f.fatal === true);
+        const fatal = [...client.frames].find((f) => f.type === "error");
+        return {
+          units: 1,
+          failed: answered ? 0 : 1,
+          note: answered
+            ? undefined
+            : `reconnected=${reconnected} ${fatal ? String(fatal.message) : "no reply"}`,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "empty_reply_halt",
+    label: "empty reply after tools, 7+ parallel sessions: silent halt",
+    field: "15–29 %",
+    unit: "tool turns",
+    parallel: 8,
+    async trial(server, arm, seed) {
+      // A blocking lookup; the reply that answers its result is empty with p 0.25.
+      const { client } = await open(server, arm, {
+        seed,
+        emptyRate: 0.25,
+        calls: "greeting:lookup_faq",
+      });
+      try {
+        const { frames } = await playTurn(client, "hi", { settleMs: 150 });
+        const result = frames.findIndex((f) => f.type === "tool_result");
+        const after = result === -1 ? frames : frames.slice(result + 1);
+        const said = after.some((f) => f.type === "text");
+        const told = frames.some((f) => f.type === "error");
+        return { units: 1, failed: said || told ? 0 : 1 };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "two_results_one_call",
+    label: "two results for one call id reach history",
+    field: "reported (agent framework handoffs)",
+    unit: "client calls",
+    parallel: 4,
+    async trial(server, arm, seed) {
+      // The app answers each client tool call twice (two layers each send a result).
+      const { client, sessionId } = await open(server, arm, { seed });
+      try {
+        await playTurn(client, "hi", {
+          settleMs: 150,
+          answer: () => [{ shown: true }, { shown: true, again: true }],
+        });
+        const events = await history(server, sessionId);
+        const clientCalls = events.filter((e) => e.kind === "tool_call" && e.runOn === "client");
+        const results = new Map();
+        for (const e of events) {
+          if (e.kind === "tool_result") {
+            const id = String(e.callId);
+            results.set(id, (results.get(id) ?? 0) + 1);
+          }
+        }
+        const failed = clientCalls.filter((c) => (results.get(String(c.callId)) ?? 0) > 1).length;
+        return { units: clientCalls.length, failed };
+      } finally {
+        client.close();
+      }
+    },
+  },
+];
+
+async function main() {
+  const f = flags();
+  const quick = f.has("quick");
+  const trials = numFlag(f, "trials", quick ? 8 : 200);
+  const seed = numFlag(f, "seed", 1);
+  const only = typeof f.get("only") === "string" ? String(f.get("only")).split(",") : null;
+  const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.id));
+
+  process.stderr.write(`repro: ${trials} trials per cell, seed ${seed}; starting wrangler dev…\n`);
+  const server = await startServer();
+  const started = Date.now();
+  const results = {};
+  try {
+    for (const sc of scenarios) {
+      results[sc.id] = {};
+      for (const arm of ["naive", "liveline"]) {
+        const acc = { units: 0, failed: 0, notes: [] };
+        let done = 0;
+        await pool(
+          Array.from({ length: trials }, (_, i) => seed + i),
+          sc.parallel,
+          async (s) => {
+            let out;
+            try {
+              out = await sc.trial(server, arm, s);
+            } catch (err) {
+              out = { units: 1, failed: 1, note: `seed ${s}: ${err.message}` };
+            }
+            acc.units += out.units;
+            acc.failed += out.failed;
+            if (out.note && acc.notes.length < 5) acc.notes.push(`seed ${s}: ${out.note}`);
+            progress(`${sc.id} / ${arm}`, ++done, trials);
+          },
+        );
+        results[sc.id][arm] = acc;
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+
+  const rows = scenarios.map((sc) => {
+    const r = results[sc.id];
+    return [
+      sc.label,
+      pct(r.naive.failed, r.naive.units),
+      pct(r.liveline.failed, r.liveline.units),
+      sc.field,
+    ];
+  });
+  const out = table(
+    ["scenario", "naive relay (control)", "liveline", "figure reported in the field"],
+    rows,
+  );
+  const secs = ((Date.now() - started) / 1000).toFixed(0);
+  console.log(
+    `\nliveline repro — ${trials} trials per cell, seed ${seed} (trial i uses simulator seed ${seed}+i), ${secs} s\n`,
+  );
+  console.log(out);
+  const notes = scenarios.flatMap((sc) =>
+    ["naive", "liveline"].flatMap((arm) =>
+      results[sc.id][arm].notes.map((n) => `  ${sc.id} / ${arm}: ${n}`),
+    ),
+  );
+  if (notes.length > 0) console.log(`\nfirst failures:\n${notes.join("\n")}`);
+  const path = writeJson("repro.json", {
+    trials,
+    seed,
+    seconds: Number(secs),
+    machine: await machine(),
+    scenarios: scenarios.map((sc) => ({
+      id: sc.id,
+      scenario: sc.label,
+      unit: sc.unit,
+      field: sc.field,
+      parallel: sc.parallel,
+      naive: results[sc.id].naive,
+      liveline: results[sc.id].liveline,
+    })),
+  });
+  console.log(`\nJSON: ${path}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,52 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The quick mode of each measuring command, so they cannot rot: it must start its own
+ * `wrangler dev`, print its table and exit 0. Figures are printed, never asserted on.
+ */
+function run(script, args) {
+  const res = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      "./scripts/lib/ts-resolve.mjs",
+      "--experimental-strip-types",
+      "--no-warnings",
+      `scripts/${script}.mjs`,
+      "--quick",
+      ...args,
+    ],
+    { encoding: "utf8", timeout: 170_000, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
+  );
+  return { code: res.status, out: `${res.stdout}\n${res.stderr}` };
+}
+
+describe("npm run repro / bench / soak, quick", () => {
+  it("repro prints its side-by-side table", () => {
+    const { code, out } = run("repro", ["--trials", "3"]);
+    expect(out).toContain("| scenario");
+    expect(out).toContain("naive relay (control)");
+    expect(out).toContain("reconnect after a tool response: session poisoned");
+    expect(code, out).toBe(0);
+  });
+
+  it("bench prints latency, concurrency, storage and reconnect tables", () => {
+    const { code, out } = run("bench", ["--frames", "50", "--seconds", "2", "--levels", "1,5"]);
+    for (const heading of [
+      "bare relay DO",
+      "Concurrency",
+      "Storage written per turn",
+      "Reconnect",
+    ]) {
+      expect(out).toContain(heading);
+    }
+    expect(code, out).toBe(0);
+  });
+
+  it("soak prints its counts with 0 violations", () => {
+    const { code, out } = run("soak", ["--sessions", "8"]);
+    expect(out).toMatch(/\| violations\s+\| 0\s+\|/);
+    expect(code, out).toBe(0);
+  });
+});
