@@ -8,7 +8,6 @@
  */
 import {
   createSession,
-  duplicated,
   flags,
   history,
   join,
@@ -39,10 +38,17 @@ async function open(server, arm, knobs) {
   return { client, sessionId: created.sessionId };
 }
 
-/** A reply said twice: a text chunk forwarded twice (the simulator repeats it word for word). */
+/**
+ * A reply said twice: the simulator ends every answer with a tag [#rN] and repeats it word
+ * for word when it regenerates, so a tag seen twice is a reply generated twice. (Comparing
+ * text chunks is not enough: a chunk such as "is a " can occur twice in one honest reply.)
+ */
 function repeatedText(frames) {
-  const texts = textsOf(frames);
-  return new Set(texts).size !== texts.length;
+  const tags =
+    textsOf(frames)
+      .join("")
+      .match(/\[#r\d+\]/g) ?? [];
+  return new Set(tags).size !== tags.length;
 }
 
 const SCENARIOS = [
@@ -56,7 +62,7 @@ const SCENARIOS = [
       const { client } = await open(server, arm, { race: 1, seed });
       try {
         const { frames } = await playTurn(client, "hi", { settleMs: 150 });
-        return { units: 1, failed: duplicated(frames) ? 1 : 0 };
+        return { units: 1, failed: repeatedText(frames) || turnEndsOf(frames).length > 1 ? 1 : 0 };
       } finally {
         client.close();
       }
@@ -81,11 +87,15 @@ const SCENARIOS = [
       });
       try {
         let failed = 0;
+        let note;
         for (const text of ["hi", "what are your hours? I prefer short answers"]) {
           const { frames } = await playTurn(client, text, { settleMs: 150 });
-          if (repeatedText(frames)) failed++;
+          if (repeatedText(frames)) {
+            failed++;
+            note ??= `turn "${text}": ${JSON.stringify(frames.map((f) => (f.type === "text" ? `text:${f.text}` : f.type)))}`;
+          }
         }
-        return { units: 2, failed };
+        return { units: 2, failed, note };
       } finally {
         client.close();
       }
