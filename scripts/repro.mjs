@@ -21,6 +21,7 @@ import {
   startServer,
   table,
   textsOf,
+  turnEndsOf,
   writeJson,
 } from "./lib/harness.mjs";
 
@@ -62,7 +63,14 @@ const SCENARIOS = [
       const { client } = await open(server, arm, { race: 1, seed });
       try {
         const { frames } = await playTurn(client, "hi", { settleMs: 150 });
-        return { units: 1, failed: repeatedText(frames) || turnEndsOf(frames).length > 1 ? 1 : 0 };
+        const failed = repeatedText(frames) || turnEndsOf(frames).length > 1;
+        return {
+          units: 1,
+          failed: failed ? 1 : 0,
+          note: failed
+            ? JSON.stringify(frames.map((f) => (f.type === "text" ? f.text : f.type)))
+            : undefined,
+        };
       } finally {
         client.close();
       }
