@@ -5,11 +5,18 @@
 // Then each line you type is a text turn; Ctrl-D ends. Usage: npm run try [-- BASE_URL]
 import { createInterface } from "node:readline";
 
-const base = (process.argv[2] ?? process.env.LIVELINE_URL ?? "http://localhost:8787").replace(/\/$/, "");
+const base = (process.argv[2] ?? process.env.LIVELINE_URL ?? "http://localhost:8787").replace(
+  /\/$/,
+  "",
+);
 const headers = { "Content-Type": "application/json" };
 if (process.env.API_KEY) headers.Authorization = `Bearer ${process.env.API_KEY}`;
 
-const res = await fetch(`${base}/v1/sessions`, { method: "POST", headers, body: JSON.stringify({ agent: "greeter" }) });
+const res = await fetch(`${base}/v1/sessions`, {
+  method: "POST",
+  headers,
+  body: JSON.stringify({ agent: "greeter" }),
+});
 if (res.status !== 201) {
   console.error(`POST /v1/sessions answered ${res.status}: ${await res.text()}`);
   process.exit(1);

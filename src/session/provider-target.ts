@@ -79,6 +79,14 @@ export function capabilityOverrides(raw: string | undefined): Partial<ModelCapab
   return parsed.data;
 }
 
+/**
+ * workerd opens an outbound WebSocket with a fetch carrying `Upgrade: websocket`, and its
+ * fetch takes only http(s) URLs: wss:// becomes https://, ws:// becomes http://.
+ */
+export function fetchableUrl(url: string): string {
+  return url.replace(/^wss:/i, "https:").replace(/^ws:/i, "http:");
+}
+
 export interface ProviderSetup {
   target: UpstreamTarget;
   capabilities: ModelCapabilities;
@@ -128,7 +136,9 @@ export function providerTarget(opts: {
       modality = "AUDIO";
       // The key rides in the URL, as the Developer API wants; the URL is never logged.
       connect = () =>
-        acceptUpgrade(fetch(geminiUrl(endpoint, key), { headers: { Upgrade: "websocket" } }));
+        acceptUpgrade(
+          fetch(fetchableUrl(geminiUrl(endpoint, key)), { headers: { Upgrade: "websocket" } }),
+        );
       break;
     }
     case "openai":

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { capabilityOverrides, simulatorKnobs } from "../../src/session/provider-target.js";
+import {
+  capabilityOverrides,
+  fetchableUrl,
+  simulatorKnobs,
+} from "../../src/session/provider-target.js";
 
 describe("provider settings", () => {
   it("GEMINI_CAPABILITIES overrides parts of the capability record, and bad values are named", () => {
@@ -17,5 +21,13 @@ describe("provider settings", () => {
     expect(Object.fromEntries(simulatorKnobs(undefined, { simulator: "emptyRate=0.3" }))).toEqual({
       emptyRate: "0.3",
     });
+  });
+
+  it("opens ws(s) endpoints through fetch with http(s) URLs, as workerd requires", () => {
+    expect(fetchableUrl("wss://generativelanguage.googleapis.com/ws/x?key=k")).toBe(
+      "https://generativelanguage.googleapis.com/ws/x?key=k",
+    );
+    expect(fetchableUrl("ws://127.0.0.1:9/m")).toBe("http://127.0.0.1:9/m");
+    expect(fetchableUrl("https://example.com/m")).toBe("https://example.com/m");
   });
 });
