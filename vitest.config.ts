@@ -34,6 +34,7 @@ export default defineConfig({
                 TOKEN_SECRET: "test-token-secret",
                 ALLOWED_ORIGINS: "https://app.example",
                 MAX_CLIENTS_PER_SESSION: "3",
+                SIMULATOR_ROUTE: "on",
               },
             },
           }),

@@ -31,3 +31,21 @@ describe("provider settings", () => {
     expect(fetchableUrl("https://example.com/m")).toBe("https://example.com/m");
   });
 });
+
+describe("the simulator's public route", () => {
+  it("is open on a local host or with SIMULATOR_ROUTE=on, closed on a deployment's host", async () => {
+    const { simulatorRouteOpen } = await import("../../src/index.js");
+    const env = (route?: string) =>
+      ({ SIMULATOR_ROUTE: route }) as unknown as Parameters<typeof simulatorRouteOpen>[0];
+    expect(simulatorRouteOpen(env(), new URL("http://localhost:8787/simulator/gemini"))).toBe(true);
+    expect(
+      simulatorRouteOpen(env(), new URL("https://liveline.example.workers.dev/simulator/gemini")),
+    ).toBe(false);
+    expect(
+      simulatorRouteOpen(
+        env("on"),
+        new URL("https://liveline.example.workers.dev/simulator/gemini"),
+      ),
+    ).toBe(true);
+  });
+});
