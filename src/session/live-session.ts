@@ -17,6 +17,7 @@ import { toolPolicies } from "../tools/define.js";
 import { HistoryStore } from "./history-store.js";
 import type { SessionMeta } from "./meta.js";
 import { providerTarget } from "./provider-target.js";
+import type { SessionStats } from "./session-api.js";
 import { runServerTool } from "./tool-runner.js";
 import { UpstreamLink } from "./upstream-link.js";
 
@@ -41,6 +42,8 @@ export class LiveSession {
   private readonly tools = new Map<string, AbortController>();
   private readonly startedAt: number;
   private readonly rebuild: (events: readonly HistoryEvent[]) => RebuiltContext;
+  private transactions = 0;
+  private modelEvents = 0;
 
   constructor(
     storage: DurableObjectStorage,
@@ -99,6 +102,7 @@ export class LiveSession {
 
   /** The one entry of every input: step the core, then carry out its effects in order. */
   input(input: CoreInput): void {
+    if (input.type === "model") this.modelEvents++;
     const now = Date.now();
     const { state, effects } = step(this.state, input, now);
     this.state = state;
@@ -119,8 +123,14 @@ export class LiveSession {
       );
   }
 
-  get counters() {
-    return this.state.counters;
+  stats(databaseBytes: number): SessionStats {
+    return {
+      events: this.store.lastSeq(),
+      transactions: this.transactions,
+      modelEvents: this.modelEvents,
+      databaseBytes,
+      counters: { ...this.state.counters },
+    };
   }
 
   private carryOut(effect: Effect, now: number): void {
@@ -131,6 +141,7 @@ export class LiveSession {
       case "append_history":
         // Synchronous SQLite: the output gate holds every frame sent after this until it is durable.
         this.store.append(effect.events);
+        this.transactions++;
         return;
       case "send_durable":
         this.broadcast(effect.frame);

@@ -19,11 +19,26 @@ export interface TimelineRow {
   detail?: unknown;
 }
 
+/** What the session object has done, for operators and benchmarks (an optional extension). */
+export interface SessionStats {
+  /** Durable events in the log. */
+  events: number;
+  /** Storage transactions (one per batch of appended events), since the object last started. */
+  transactions: number;
+  /** Model events taken in since the object last started (a decoded frame can carry several). */
+  modelEvents: number;
+  /** Size of the object's SQLite database in bytes. */
+  databaseBytes: number;
+  /** What the protections did: suppressed generations, duplicate calls and results, … */
+  counters: Record<string, number>;
+}
+
 export interface Timeline {
   sessionId: string;
   /** ISO 8601. */
   startedAt: string;
   rows: TimelineRow[];
+  stats?: SessionStats;
 }
 
 /**

@@ -99,6 +99,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       sessionId: live.meta.sessionId,
       startedAt: live.meta.createdAt,
       rows: live.timeline(),
+      stats: live.stats(this.ctx.storage.sql.databaseSize),
     };
   }
 

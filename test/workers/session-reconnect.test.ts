@@ -117,8 +117,16 @@ describe("the model connection goes away or drops mid-session", () => {
       await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
         headers: withKey(),
       })
-    ).json()) as { rows: { kind: string }[] };
+    ).json()) as {
+      rows: { kind: string }[];
+      stats: { events: number; transactions: number; modelEvents: number; databaseBytes: number };
+    };
     expect(timeline.rows.map((r) => r.kind)).toContain("GO_AWAY");
+    // The stats extension: one transaction per recorded event here, and the log's size.
+    expect(timeline.stats.events).toBe((await historyOf(sessionId)).length);
+    expect(timeline.stats.transactions).toBe(timeline.stats.events);
+    expect(timeline.stats.modelEvents).toBeGreaterThan(0);
+    expect(timeline.stats.databaseBytes).toBeGreaterThan(0);
     expect(timeline.rows.map((r) => r.kind)).toContain("UPSTREAM_RECONNECT");
     client.close();
   });

@@ -240,7 +240,12 @@ describe("GET /v1/sessions/:id/history and /timeline", () => {
     expect(await history.json()).toEqual({ events: [] });
     const timeline = await get(`/v1/sessions/${sessionId}/timeline`, withKey());
     const body = (await timeline.json()) as Record<string, unknown>;
-    expect(body).toEqual({ sessionId, startedAt: expect.any(String), rows: [] });
+    expect(body).toEqual({
+      sessionId,
+      startedAt: expect.any(String),
+      rows: [],
+      stats: expect.objectContaining({ events: 0, transactions: 0, modelEvents: 0 }),
+    });
     expect(Math.abs(Date.parse(body.startedAt as string) - Date.now())).toBeLessThan(60_000);
   });
 
