@@ -194,6 +194,9 @@ export interface CoreState {
   regenBudget: number;
   counters: Counters;
   ended: boolean;
+  /** When anything last happened, for the idle timer. */
+  lastActivityAt: number;
+  idleArmed: boolean;
 }
 
 export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): CoreState {
@@ -231,5 +234,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       withheldResults: 0,
     },
     ended: false,
+    lastActivityAt: 0,
+    idleArmed: false,
   };
 }

@@ -149,18 +149,33 @@ function fail(ctx: StepContext, message: string): void {
   ctx.state.ended = true;
 }
 
-/** (Re)arm the idle timer: the model connection closes when nothing happens for a while. */
+/**
+ * Note activity for the idle timer. The timer is set once and, when it fires early because
+ * of later activity, set again for the rest: live audio (50 frames a second) costs no timer
+ * churn.
+ */
 export function armIdle(ctx: StepContext): void {
-  const ms = ctx.state.config.idleTimeoutMs;
-  if (ms > 0 && ctx.state.upstream.phase === "live") {
+  const s = ctx.state;
+  s.lastActivityAt = ctx.now;
+  const ms = s.config.idleTimeoutMs;
+  if (ms > 0 && !s.idleArmed && s.upstream.phase === "live") {
+    s.idleArmed = true;
     ctx.emit({ type: "set_timer", timer: "idle", at: ctx.now + ms });
   }
 }
 
 export function onIdleTimer(ctx: StepContext): void {
-  const up = ctx.state.upstream;
+  const s = ctx.state;
+  const up = s.upstream;
+  s.idleArmed = false;
   if (up.phase !== "live") return;
-  if (!upstreamQuiet(ctx) || ctx.state.turn !== null) {
+  const due = s.lastActivityAt + s.config.idleTimeoutMs;
+  if (ctx.now < due) {
+    s.idleArmed = true;
+    ctx.emit({ type: "set_timer", timer: "idle", at: due });
+    return;
+  }
+  if (!upstreamQuiet(ctx) || s.turn !== null) {
     armIdle(ctx);
     return;
   }

@@ -557,3 +557,24 @@ describe("idle sessions cost nothing", () => {
     expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "still there?" });
   });
 });
+
+describe("the idle timer under live audio", () => {
+  it("is set once, not once per audio frame, and fires only after real silence", () => {
+    const h = new Harness({ idleTimeoutMs: 10_000 });
+    h.connect("phone");
+    h.model({ type: "setup_complete" });
+    const before = h.effects.filter((e) => e.type === "set_timer" && e.timer === "idle").length;
+    for (let i = 0; i < 100; i++) {
+      h.advance(20);
+      h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    }
+    expect(h.effects.filter((e) => e.type === "set_timer" && e.timer === "idle").length).toBe(
+      before,
+    );
+    // The first firing comes early (audio kept flowing): it re-arms for the rest.
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.effects.at(-2)).toMatchObject({ type: "close_upstream", reason: "idle" });
+  });
+});
