@@ -1,3 +1,4 @@
+import { copyState } from "./copy-state.js";
 import type { Effect } from "./effects.js";
 import type { CoreInput } from "./inputs.js";
 import type { ModelEvent } from "./model.js";
@@ -45,7 +46,7 @@ export interface StepResult {
  * no I/O and draws no random numbers; the shell carries out the returned effects in order.
  */
 export function step(state: CoreState, input: CoreInput, now: number): StepResult {
-  const ctx = new StepContext(structuredClone(state), now);
+  const ctx = new StepContext(copyState(state), now);
   dispatch(ctx, input);
   maybeReconnectForGoAway(ctx);
   return { state: ctx.state, effects: ctx.effects };

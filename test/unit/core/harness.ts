@@ -23,6 +23,13 @@ export const TOOLS: Record<string, ToolPolicy> = {
   ask_user: { name: "ask_user", runOn: "client", followUp: "speak", timeoutMs: 10_000 },
 };
 
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return;
+  if (ArrayBuffer.isView(value)) return; // typed arrays cannot be frozen; audio is never written
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+}
+
 export interface ClientView {
   connected: boolean;
   /** Every frame received, over all of its connections. */
@@ -59,6 +66,9 @@ export class Harness {
   }
 
   input(input: CoreInput): Effect[] {
+    // Frozen: a step that wrote to the state it was given (or to anything shared with the
+    // new one) would throw here. This is what makes the cheap copy in copyState safe.
+    deepFreeze(this.state);
     const { state, effects } = step(this.state, input, this.now);
     this.state = state;
     for (const effect of effects) this.carryOut(effect);
