@@ -35,6 +35,7 @@ export default defineConfig({
                 ALLOWED_ORIGINS: "https://app.example",
                 MAX_CLIENTS_PER_SESSION: "3",
                 SIMULATOR_ROUTE: "on",
+                FAULT_INJECTION: "on",
               },
             },
           }),

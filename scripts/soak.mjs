@@ -11,6 +11,7 @@
  */
 import { unansweredCalls, validateHistory } from "../src/history/validate.ts";
 import {
+  API_KEY,
   Client,
   createSession,
   flags,
@@ -38,7 +39,16 @@ const FAULTS = [
   "malformed_frame",
   "oversized_frame",
   "wrong_token",
+  "object_restart",
 ];
+
+async function restartObject(server, sessionId) {
+  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/restart`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${API_KEY}` },
+  });
+  if (!res.ok) throw new Error(`restart: ${res.status}`);
+}
 
 async function soakSession(server, seed) {
   const rnd = prng(seed);
@@ -112,7 +122,11 @@ async function soakSession(server, seed) {
       try {
         f = await client.next(Math.max(1, deadline - Date.now()));
       } catch {
-        break;
+        if (client.closedWith === null) break; // the turn went quiet: on to the next
+        // The socket was closed under us (the object restarted): resume where we were.
+        ({ client } = await join(`${created.wsUrl}&resumeFrom=${lastSeq}`));
+        track(client);
+        continue;
       }
       frames++;
       if (f.type === "tool_call" && f.runOn === "client") {
@@ -144,6 +158,11 @@ async function soakSession(server, seed) {
       if (rnd() < 0.03) {
         count("oversized_frame");
         client.send(JSON.stringify({ type: "text", text: "x".repeat(MAX_FRAME_BYTES) }));
+      }
+      if (rnd() < 0.02) {
+        // The session's object dies as in a crash (FAULT_INJECTION=on) and restarts.
+        count("object_restart");
+        await restartObject(server, created.sessionId);
       }
       if (frames === dropAfter) {
         // Drop the socket mid-turn and come back with resumeFrom = the last seq seen.
@@ -195,7 +214,7 @@ async function main() {
     `soak: ${sessions} sessions, ${parallel} at once, seed ${seed}; starting wrangler dev…\n`,
   );
   const server = await startServer({
-    vars: { TOOL_TIMEOUT_MS: "2000", MAX_FRAMES_PER_SECOND: "1000" },
+    vars: { TOOL_TIMEOUT_MS: "2000", MAX_FRAMES_PER_SECOND: "1000", FAULT_INJECTION: "on" },
   });
   const started = Date.now();
   let reports = [];
@@ -242,7 +261,7 @@ async function main() {
     for (const v of r.violations) console.log(`  ${v}`);
   }
   console.log(
-    `\nJSON: ${writeJson("soak.json", { sessions, seed, parallel, machine: await machine(), faults, violations, failing })}`,
+    `\nJSON: ${writeJson("soak.json", { sessions, seed, parallel, machine: await machine(), faults, violations, failing }, { quick })}`,
   );
   process.exit(violations > 0 ? 1 : 0);
 }

@@ -31,6 +31,8 @@ export interface Env {
   GEMINI_CAPABILITIES?: string;
   /** Turn on sliding-window context compression at this many tokens. */
   GEMINI_COMPRESSION_TRIGGER_TOKENS?: string;
+  /** "on": POST /v1/sessions/:id/restart kills the session's object (soak runs only). */
+  FAULT_INJECTION?: string;
   /** "on": serve GET /simulator/gemini on any host (it is always served on a local host). */
   SIMULATOR_ROUTE?: string;
   /** Default knobs of the built-in simulator, as a query string (e.g. "timeScale=0"). */

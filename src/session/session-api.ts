@@ -63,5 +63,7 @@ export interface SessionApi {
   timeline(): Promise<Timeline>;
   /** Ends the session: closes every socket with 1000; history stays readable. Idempotent. */
   end(): Promise<void>;
+  /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */
+  crash(): Promise<void>;
   fetch(request: Request): Promise<Response>;
 }

@@ -112,6 +112,11 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     }
   }
 
+  /** Fault injection (FAULT_INJECTION=on only, see the route): dies as in a crash. */
+  async crash(): Promise<void> {
+    this.ctx.abort("fault injection: restart");
+  }
+
   /** The WebSocket upgrade, already authenticated by the Worker (see SessionApi). */
   override async fetch(request: Request): Promise<Response> {
     const meta = this.meta.read();

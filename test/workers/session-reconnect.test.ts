@@ -230,3 +230,38 @@ describe("bad tool results through a live session", () => {
     client.close();
   });
 });
+
+describe("fault injection (FAULT_INJECTION=on, for soak runs)", () => {
+  it("POST /v1/sessions/:id/restart kills the object; a resuming client finds the log whole and goes on", async () => {
+    const { sessionId, wsUrl, client } = await simulatorSession({
+      seed: 12,
+      calls: "greeting:suggest_topics",
+    });
+    client.send({ type: "text", text: "hi" });
+    await readUntil(client, (f) => f.type === "tool_call");
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
+      method: "POST",
+      headers: withKey(),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ sessionId, restarted: true });
+    const log = await historyOf(sessionId);
+    expect(validateHistory(log)).toEqual([]);
+    expect(unansweredCalls(log)).toEqual([]);
+    const again = await connect(`${httpUrl(wsUrl)}&resumeFrom=${log.at(-1)!.seq}`);
+    expect((await again.next()).type).toBe("ready");
+    const next = await playTurn(again, "still there?");
+    expect(turnEndsOf(next)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    again.close();
+    client.close();
+  });
+
+  it("needs the API key", async () => {
+    const { sessionId, client } = await simulatorSession({ seed: 13 });
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
+      method: "POST",
+    });
+    expect(res.status).toBe(401);
+    client.close();
+  });
+});

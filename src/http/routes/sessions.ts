@@ -108,4 +108,14 @@ export const sessionRoutes = new Hono<AppEnv>()
     const stub = await existingSession(c, sessionId);
     return c.json(await stub.timeline());
   })
-  .all("/:id/timeline", methodNotAllowed("GET"));
+  .all("/:id/timeline", methodNotAllowed("GET"))
+  .post("/:id/restart", async (c) => {
+    // Fault injection for soak runs: the session's object dies as in a crash and restarts on
+    // its next event. Only where FAULT_INJECTION = "on"; anywhere else the route is absent.
+    if (c.env.FAULT_INJECTION !== "on") throw new HttpError(404, "not_found", "no such route");
+    await requireApiKey(c.var.auth, c.req.header("Authorization"));
+    const sessionId = sessionIdParam(c);
+    const stub = await existingSession(c, sessionId);
+    await stub.crash().catch(() => undefined); // the object dies answering: that is the point
+    return c.json({ sessionId, restarted: true });
+  });
