@@ -26,7 +26,8 @@ export type ModelEvent =
   | { type: "speech_started" }
   | { type: "go_away"; timeLeftMs: number }
   | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
-  | { type: "upstream_closed"; code: number; reason: string };
+  /** `fatal`: the adapter's reading of the close code (retrying cannot help); absent: 1007/1008. */
+  | { type: "upstream_closed"; code: number; reason: string; fatal?: boolean | undefined };
 
 export type ModelEventType = ModelEvent["type"];
 

@@ -26,6 +26,7 @@ import {
 import {
   armIdle,
   ensureUpstream,
+  isFatalClose,
   maybeReconnectForGoAway,
   onGoAway,
   onIdleTimer,
@@ -224,7 +225,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       onResumptionUpdate(ctx, event.handle, event.resumable);
       return;
     case "upstream_closed":
-      onUpstreamClosed(ctx, event.code, event.reason);
+      onUpstreamClosed(ctx, event.code, event.reason, event.fatal ?? isFatalClose(event.code));
       return;
     default: {
       const unreachable: never = event;

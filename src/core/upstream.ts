@@ -90,14 +90,19 @@ export function isFatalClose(code: number): boolean {
   return code === 1007 || code === 1008;
 }
 
-export function onUpstreamClosed(ctx: StepContext, code: number, reason: string): void {
+export function onUpstreamClosed(
+  ctx: StepContext,
+  code: number,
+  reason: string,
+  fatal: boolean,
+): void {
   const s = ctx.state;
   const up = s.upstream;
   ctx.trace("UPSTREAM_CLOSED", { code, reason });
   if (s.ended || up.phase === "failed") return;
   s.generation = null;
   closeTurnOnUpstreamLoss(ctx);
-  if (isFatalClose(code)) {
+  if (fatal) {
     if (up.resumingWith !== null) {
       // A rejected or expired handle: drop it and seed a fresh connection from the log.
       up.handle = null;

@@ -80,8 +80,8 @@ export class LiveSession {
       },
       protocolError: (message) =>
         this.store.trace(Date.now(), "UPSTREAM_CLOSED", { protocolError: message }),
-      closed: (code, reason) =>
-        this.input({ type: "model", event: { type: "upstream_closed", code, reason } }),
+      closed: (code, reason, fatal) =>
+        this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
       failed: (message) => this.input({ type: "upstream_failed", message }),
     });
 

@@ -9,7 +9,7 @@ export interface UpstreamCallbacks {
   /** A frame that could not be decoded: reported, never fatal. */
   protocolError(message: string): void;
   /** The current connection closed (never reported for one we closed ourselves). */
-  closed(code: number, reason: string): void;
+  closed(code: number, reason: string, fatal: boolean): void;
   /** Opening failed before the socket was open. */
   failed(message: string): void;
 }
@@ -67,7 +67,8 @@ export class UpstreamLink {
           if (attempt !== this.attempt) return;
           this.ws = null;
           this.attempt++; // report once
-          this.callbacks.closed(code, reason);
+          // The adapter maps the provider's close codes to "cannot be fixed by retrying".
+          this.callbacks.closed(code, reason, adapter.classifyClose(code) === "fatal");
         };
         ws.addEventListener("close", (event) => onGone(event.code, event.reason));
         ws.addEventListener("error", () => onGone(1006, "socket error"));
