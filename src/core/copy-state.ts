@@ -24,7 +24,8 @@ export function copyState(s: CoreState): CoreState {
     followUpWindow: s.followUpWindow === null ? null : { ...s.followUpWindow },
     held: [...s.held],
     turn: s.turn === null ? null : { ...s.turn },
-    generation: s.generation === null ? null : { ...s.generation },
+    generation:
+      s.generation === null ? null : { ...s.generation, pending: [...s.generation.pending] },
     calls,
     recentOpenings: [...s.recentOpenings],
     counters: { ...s.counters },

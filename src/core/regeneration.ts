@@ -7,7 +7,8 @@
  * reply's opening is taken as a regeneration and suppressed.
  */
 
-const MIN_PREFIX = 12;
+/** Openings shorter than this are never taken for a regeneration ("Sure", "Okay" repeat honestly). */
+export const MIN_PREFIX = 12;
 const KEPT_OPENINGS = 4;
 
 export function openingOf(text: string): string {
@@ -25,6 +26,7 @@ export function looksRegenerated(opening: string, recent: readonly string[]): bo
 }
 
 export function rememberOpening(recent: readonly string[], opening: string): string[] {
-  if (opening.length === 0) return [...recent];
-  return [opening, ...recent.filter((o) => o !== opening)].slice(0, KEPT_OPENINGS);
+  const kept = opening.slice(0, 80);
+  if (kept.length === 0) return [...recent];
+  return [kept, ...recent.filter((o) => o !== kept)].slice(0, KEPT_OPENINGS);
 }

@@ -13,6 +13,9 @@ export function restoreState(config: CoreConfig, events: readonly HistoryEvent[]
     if (e.kind === "user") turnCount = Math.max(turnCount, Number(e.turnId.slice(1)) || 0);
   }
   const state = initialState(config, events.at(-1)?.seq ?? 0, turnCount);
+  // A session that ended (or failed for good) stays ended across restarts.
+  const lastStatus = events.findLast((e) => e.kind === "status");
+  if (lastStatus?.kind === "status" && lastStatus.state === "ended") state.ended = true;
   for (const e of events) {
     if (e.kind === "tool_call") {
       state.calls[e.callId] = {

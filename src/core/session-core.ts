@@ -2,7 +2,7 @@ import { copyState } from "./copy-state.js";
 import type { Effect } from "./effects.js";
 import type { CoreInput } from "./inputs.js";
 import type { ModelEvent } from "./model.js";
-import type { CoreState } from "./state.js";
+import type { CoreState, GenerationState } from "./state.js";
 import { StepContext } from "./step-context.js";
 import {
   cancelCall,
@@ -13,9 +13,10 @@ import {
   onToolTimeout,
 } from "./tools.js";
 import {
-  admitOpening,
+  admitText,
   currentGeneration,
   endTurn,
+  judgeOpening,
   liveOwner,
   noteContent,
   onGraceTimer,
@@ -155,6 +156,20 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
   }
 }
 
+/** A piece of the model's text for the turn its generation answers (dropped if none). */
+function forwardText(
+  ctx: StepContext,
+  gen: GenerationState,
+  chunk: { kind: "model_text" | "transcript"; text: string },
+): void {
+  const first = !gen.hasContent;
+  noteContent(ctx, gen);
+  const owner = liveOwner(ctx, gen);
+  if (owner === null) return;
+  if (first) ctx.trace("MODEL_TEXT", { turnId: owner });
+  ctx.record({ kind: chunk.kind, turnId: owner, text: chunk.text });
+}
+
 function isClientInput(input: CoreInput): input is Extract<CoreInput, { clientId: string }> {
   return "clientId" in input;
 }
@@ -168,17 +183,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "text_delta":
     case "transcript_delta": {
       const gen = currentGeneration(ctx);
-      if (!admitOpening(ctx, gen, event.text)) return;
-      const first = !gen.hasContent;
-      noteContent(ctx, gen);
-      const owner = liveOwner(ctx, gen);
-      if (owner === null) return;
-      if (first) ctx.trace("MODEL_TEXT", { turnId: owner });
-      ctx.record({
-        kind: event.type === "text_delta" ? "model_text" : "transcript",
-        turnId: owner,
-        text: event.text,
-      });
+      const kind = event.type === "text_delta" ? "model_text" : "transcript";
+      for (const chunk of admitText(ctx, gen, { kind, text: event.text }))
+        forwardText(ctx, gen, chunk);
       return;
     }
     case "audio_delta": {
@@ -189,25 +196,38 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     }
     case "input_transcript":
-      s.inputTranscript += event.text;
-      if (event.text.length > 0) s.speechDetected = true;
-      return;
     case "speech_started":
-      s.speechDetected = true;
+      // Speech while the open turn is being answered belongs to that turn (a late piece of
+      // its transcription); a barge-in by voice comes as `interrupted`. Only speech outside
+      // a running answer makes the model's next generation a new voice turn.
+      if (s.turn !== null && (s.generation !== null || !s.turn.modelEnded)) return;
+      if (event.type === "speech_started") {
+        s.speechDetected = true;
+      } else if (event.text.length > 0) {
+        s.inputTranscript += event.text;
+        s.speechDetected = true;
+      }
       return;
-    case "tool_call":
+    case "tool_call": {
+      // Held opening text comes before the calls, decided now.
+      const gen = currentGeneration(ctx);
+      for (const chunk of judgeOpening(ctx, gen)) forwardText(ctx, gen, chunk);
       onModelToolCall(ctx, event.calls);
       return;
+    }
     case "tool_call_cancellation":
       onModelCancellation(ctx, event.ids);
       return;
     case "generation_complete":
       currentGeneration(ctx);
       return;
-    case "turn_complete":
+    case "turn_complete": {
+      const gen = currentGeneration(ctx);
+      for (const chunk of judgeOpening(ctx, gen)) forwardText(ctx, gen, chunk);
       onModelTurnComplete(ctx);
       armIdle(ctx);
       return;
+    }
     case "interrupted": {
       // The model stopped because the user spoke over it: that turn ends here.
       const gen = s.generation;
@@ -257,6 +277,7 @@ function endSession(ctx: StepContext): void {
   }
   s.upstream.phase = "closed";
   s.outbox = [];
+  s.outboxSince = null;
   ctx.record({ kind: "status", state: "ended" });
   s.ended = true;
   ctx.emit({ type: "close_clients", code: 1000, reason: "session ended" });

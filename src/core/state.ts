@@ -106,6 +106,8 @@ export interface CallState {
 /** The logical user turn: open from the user's input until its one turn end. */
 export interface TurnState {
   id: string;
+  /** The seq of the turn's `user` event. */
+  userSeq: number;
   source: "text" | "audio";
   /** The model ended its latest generation for this turn. */
   modelEnded: boolean;
@@ -133,8 +135,10 @@ export interface GenerationState {
   /** How it got its owner, so a regeneration can give the slot back. */
   claim: "expected" | "grace" | "speech" | "naive" | "none";
   hasContent: boolean;
-  /** The opening of its first text, once seen. */
+  /** The opening of its text, once enough of it was seen to judge it. */
   opening: string | null;
+  /** Text held back while its opening is judged (only inside a regeneration window). */
+  pending: Array<{ kind: "model_text" | "transcript"; text: string }>;
   /**
    * Speak results went to the model during this generation and it has said nothing since:
    * it may have ended its turn before they arrived, and then a follow-up is on its way.
@@ -174,6 +178,11 @@ export interface CoreState {
   /** Commands waiting for the model connection to be live. */
   outbox: ModelCommand[];
   /**
+   * The seq of the user event whose text waits in the outbox (the earliest): a context
+   * rebuilt for the new connection stops before it, or the model would get it twice.
+   */
+  outboxSince: number | null;
+  /**
    * Generations the model owes, oldest first, each with the turn it answers (a user input,
    * a late `speak` result, a nudge). null: the turn it answered was interrupted, so what
    * that generation says is dropped.
@@ -190,8 +199,8 @@ export interface CoreState {
   inputTranscript: string;
   /** Openings of recently forwarded replies, to recognise a regenerated one. */
   recentOpenings: string[];
-  /** Silent results sent that a model might still answer by regenerating its reply. */
-  regenBudget: number;
+  /** Until when a model that ignores SILENT could still answer a silent result by regenerating. */
+  regenUntil: number;
   counters: Counters;
   ended: boolean;
   /** When anything last happened, for the idle timer. */
@@ -215,6 +224,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       goingAway: false,
     },
     outbox: [],
+    outboxSince: null,
     expected: [],
     followUpWindow: null,
     held: [],
@@ -224,7 +234,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     speechDetected: false,
     inputTranscript: "",
     recentOpenings: [],
-    regenBudget: 0,
+    regenUntil: 0,
     counters: {
       suppressedGenerations: 0,
       duplicateCalls: 0,

@@ -11,8 +11,8 @@ import {
   settleTurn,
 } from "./turns.js";
 
-/** Regenerations watched for at most at once (each silent result can provoke one). */
-const MAX_REGEN_BUDGET = 8;
+/** How long after a silent result a regeneration of the previous reply is watched for. */
+const REGEN_WINDOW_MS = 15_000;
 
 export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallRequest[]): void {
   const s = ctx.state;
@@ -169,7 +169,7 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
       call.delivery = inGeneration ? "in_generation" : "late_silent";
       ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
       // A model that ignores SILENT answers it by saying its previous reply again.
-      s.regenBudget = Math.min(MAX_REGEN_BUDGET, s.regenBudget + 1);
+      s.regenUntil = ctx.now + REGEN_WINDOW_MS;
       return;
     }
   } else if (inGeneration) {
@@ -178,8 +178,7 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
     turn.resultsSinceContent++;
     // If the model had in fact just ended its turn, it takes this as new input (a model
     // that withholds turn_complete until answered cannot have ended it).
-    if (!caps.turnCompleteWaitsForResults)
-      s.regenBudget = Math.min(MAX_REGEN_BUDGET, s.regenBudget + 1);
+    if (!caps.turnCompleteWaitsForResults) s.regenUntil = ctx.now + REGEN_WINDOW_MS;
     return;
   }
   // The model would take this response as new input and answer it again: keep it out.

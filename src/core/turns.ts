@@ -1,6 +1,6 @@
 import type { InterruptReason } from "../history/events.js";
 import type { ModelCommand } from "./model.js";
-import { looksRegenerated, openingOf, rememberOpening } from "./regeneration.js";
+import { looksRegenerated, MIN_PREFIX, openingOf, rememberOpening } from "./regeneration.js";
 import type { GenerationState, TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { cancelCall } from "./tools.js";
@@ -10,6 +10,7 @@ export function openTurn(ctx: StepContext, source: "text" | "audio", text: strin
   s.turnCount++;
   const turn: TurnState = {
     id: `t${s.turnCount}`,
+    userSeq: s.nextSeq,
     source,
     modelEnded: false,
     hasContent: false,
@@ -43,6 +44,9 @@ export function sendInput(ctx: StepContext, command: ModelCommand, owner: string
     }
   }
   s.expected.push(owner);
+  if (command.type === "user_text" && s.upstream.phase !== "live" && s.turn?.id === owner) {
+    s.outboxSince ??= s.turn.userSeq;
+  }
   ctx.sendModel(command);
 }
 
@@ -116,7 +120,14 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     // What the open window waits for comes before anything sent after it opened.
     owner = turn?.id === s.followUpWindow.turnId ? turn.id : null;
     claim = "grace";
-    s.generation = { owner, claim, hasContent: false, opening: null, unansweredSpeak: false };
+    s.generation = {
+      owner,
+      claim,
+      hasContent: false,
+      opening: null,
+      pending: [],
+      unansweredSpeak: false,
+    };
     closeWindow(ctx);
   } else if (s.expected.length > 0) {
     owner = s.expected.shift() ?? null;
@@ -135,36 +146,67 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     ctx.trace("SUPPRESSED", { reason: "unsolicited generation" });
   }
   if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
-  s.generation ??= { owner, claim, hasContent: false, opening: null, unansweredSpeak: false };
+  s.generation ??= {
+    owner,
+    claim,
+    hasContent: false,
+    opening: null,
+    pending: [],
+    unansweredSpeak: false,
+  };
   return s.generation;
 }
 
-/**
- * A generation's first text: if it repeats a recent reply while a regeneration is possible,
- * it is one. It is suppressed and gives back the slot it took, so the real answer that
- * follows still finds it. Returns false when the text must not be forwarded.
- */
-export function admitOpening(ctx: StepContext, gen: GenerationState, text: string): boolean {
+type TextChunk = { kind: "model_text" | "transcript"; text: string };
+
+/** While a regeneration could come, a generation's opening is judged before it is shown. */
+function watchingForRegeneration(ctx: StepContext, gen: GenerationState): boolean {
   const s = ctx.state;
-  if (gen.opening !== null) return true;
-  gen.opening = openingOf(text);
-  const canGiveBack = gen.claim === "expected" || gen.claim === "grace";
-  const regenerated =
+  return (
     s.config.guards.suppressUnsolicited &&
-    s.regenBudget > 0 &&
-    canGiveBack &&
-    !gen.hasContent &&
-    looksRegenerated(gen.opening, s.recentOpenings);
+    ctx.now <= s.regenUntil &&
+    (gen.claim === "expected" || gen.claim === "grace") &&
+    !gen.hasContent
+  );
+}
+
+/**
+ * A piece of a generation's text. Inside a regeneration window the opening is held back
+ * until there is enough of it to judge (MIN_PREFIX characters, or the generation's end);
+ * returns the pieces to forward now, in order.
+ */
+export function admitText(ctx: StepContext, gen: GenerationState, chunk: TextChunk): TextChunk[] {
+  if (gen.opening !== null) return [chunk];
+  gen.pending.push(chunk);
+  const soFar = openingOf(gen.pending.map((p) => p.text).join(""));
+  if (watchingForRegeneration(ctx, gen) && soFar.length < MIN_PREFIX) return [];
+  return judgeOpening(ctx, gen);
+}
+
+/**
+ * Decide on the held opening (more text came, a tool call, or the generation ended): a
+ * generation that repeats a recent reply while a silent result could have provoked it is a
+ * regeneration — suppressed, and the slot it took is given back so the real answer that
+ * follows still finds it. Returns the held pieces to forward (none if suppressed).
+ */
+export function judgeOpening(ctx: StepContext, gen: GenerationState): TextChunk[] {
+  const s = ctx.state;
+  if (gen.opening !== null || gen.pending.length === 0) return [];
+  const held = gen.pending;
+  gen.pending = [];
+  const opening = openingOf(held.map((p) => p.text).join(""));
+  const regenerated =
+    watchingForRegeneration(ctx, gen) && looksRegenerated(opening, s.recentOpenings);
+  gen.opening = opening;
   // Dropped replies count too: the model regenerates what it said, not what we forwarded.
-  s.recentOpenings = rememberOpening(s.recentOpenings, gen.opening);
-  if (!regenerated) return true;
-  s.regenBudget--;
+  s.recentOpenings = rememberOpening(s.recentOpenings, opening);
+  if (!regenerated) return held;
   giveBack(ctx, gen);
   gen.owner = null;
   gen.claim = "none";
   s.counters.suppressedGenerations++;
   ctx.trace("SUPPRESSED", { reason: "regenerated reply" });
-  return false;
+  return [];
 }
 
 /**
@@ -237,13 +279,12 @@ export function onModelTurnComplete(ctx: StepContext): void {
     s.config.guards.suppressUnsolicited &&
     s.followUpWindow === null
   ) {
-    if (s.regenBudget > 0 && s.config.followUpGraceMs > 0) {
+    if (ctx.now <= s.regenUntil && s.config.followUpGraceMs > 0) {
       // A generation with nothing in it may not be the answer it was taken for: a model that
       // took a silent result as new input can end such a generation unasked (field report
       // O1, "two empty turnCompletes"). While that is possible, the answer owed is still
       // awaited for a grace; if nothing comes, the empty generation was it.
       ctx.trace("EMPTY_GENERATION", { owner: gen.owner });
-      s.regenBudget--;
       giveBack(ctx, gen);
       return;
     }
@@ -357,5 +398,12 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext): void {
   // Queued and held input belonged to the turn that is now interrupted: the user is told.
   s.held = [];
   s.outbox = [];
+  s.outboxSince = null;
   if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
+  // Calls still running (a finished turn's client chips, say) are unknown to the next
+  // connection, whose rebuilt context closes them as cancelled: so they are, here too, and a
+  // result that comes later is refused rather than sent as a second answer.
+  for (const call of Object.values(s.calls)) {
+    if (call.status === "running") cancelCall(ctx, call, "upstream_lost");
+  }
 }

@@ -35,6 +35,7 @@ export function onSetupComplete(ctx: StepContext): void {
   ctx.trace("UPSTREAM_LIVE");
   const queued = ctx.state.outbox;
   ctx.state.outbox = [];
+  ctx.state.outboxSince = null;
   for (const command of queued) ctx.emit({ type: "send_model", command });
   armIdle(ctx);
 }
@@ -149,6 +150,7 @@ function fail(ctx: StepContext, message: string): void {
   const up = ctx.state.upstream;
   up.phase = "failed";
   ctx.state.outbox = [];
+  ctx.state.outboxSince = null;
   ctx.record({ kind: "error", code: "upstream_unavailable", message, fatal: true });
   ctx.record({ kind: "status", state: "ended" });
   ctx.state.ended = true;

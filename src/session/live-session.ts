@@ -106,7 +106,21 @@ export class LiveSession {
     const now = Date.now();
     const { state, effects } = step(this.state, input, now);
     this.state = state;
-    for (const effect of effects) this.carryOut(effect, now);
+    const unrecorded = new Set<number>();
+    for (const effect of effects) {
+      try {
+        if (effect.type === "send_durable" && unrecorded.has(effect.frame.seq)) continue;
+        this.carryOut(effect, now);
+      } catch (err) {
+        // One failed effect must not take the session down with it. A frame whose event
+        // could not be written is never sent, and seq numbering goes on from the log.
+        if (effect.type === "append_history") {
+          for (const e of effect.events) unrecorded.add(e.seq);
+          this.state = { ...this.state, nextSeq: this.store.lastSeq() + 1 };
+        }
+        console.error(`liveline: ${effect.type} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
   }
 
   history(): HistoryEvent[] {
@@ -186,13 +200,20 @@ export class LiveSession {
         this.clearTimer(effect.timer);
         return;
       case "open_upstream":
-        this.link.open(effect.open, () => this.rebuild(this.store.readAfter(0)));
+        // Read when the new connection is ready: the log up to, not including, the input
+        // that waits in the outbox (it goes out right after, as itself).
+        this.link.open(effect.open, () => {
+          const since = this.state.outboxSince;
+          const events = this.store.readAfter(0);
+          return this.rebuild(since === null ? events : events.filter((e) => e.seq < since));
+        });
         return;
       case "close_upstream":
         this.link.close(effect.reason);
         return;
       case "close_clients":
         for (const ws of this.sockets.all()) closeQuietly(ws, effect.code, effect.reason);
+        this.dispose();
         return;
       case "trace":
         this.store.trace(now, effect.kind, effect.detail);

@@ -144,8 +144,11 @@ export function providerTarget(opts: {
     case "openai":
       throw new Error("the openai provider is not available yet");
   }
+  // Ids made up for calls that came without one must never repeat in the session's log,
+  // also across restarts of the object: a random part per instance, a number per connection.
+  const instance = crypto.randomUUID().slice(0, 8);
   const makeAdapter = (attempt: number) =>
-    new GeminiLiveAdapter({ model, endpoint, capabilities, callIdPrefix: `c${attempt}` });
+    new GeminiLiveAdapter({ model, endpoint, capabilities, callIdPrefix: `c${instance}-${attempt}` });
   const caps = makeAdapter(0).capabilities;
   return {
     capabilities: caps,

@@ -578,3 +578,77 @@ describe("the idle timer under live audio", () => {
     expect(h.effects.at(-2)).toMatchObject({ type: "close_upstream", reason: "idle" });
   });
 });
+
+describe("found in review", () => {
+  it("a reply that honestly starts like an earlier one ('Sure…') is not taken for a regeneration", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Sure" });
+    h.model({ type: "text_delta", text: ", hello!" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} }); // SILENT
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "text_delta", text: "Sure" });
+    h.model({ type: "text_delta", text: ", we open at nine." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Sure", ", hello!", "Sure", ", we open at nine."]);
+    expect(h.state.counters.suppressedGenerations).toBe(0);
+    // Long after the silent result, even a word-for-word repeat is an honest answer.
+    h.advance(60_000);
+    h.input({ type: "client_text", clientId: "phone", text: "again?" });
+    h.model({ type: "text_delta", text: "Sure, we open at nine." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h).at(-1)).toBe("Sure, we open at nine.");
+  });
+
+  it("a late piece of the user's transcription does not invent a second voice turn", () => {
+    const h = live();
+    h.model({ type: "input_transcript", text: "hello", finished: false });
+    h.model({ type: "text_delta", text: "Hi there, how can I help?" });
+    h.model({ type: "input_transcript", text: " there", finished: true }); // late, same utterance
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "Hi there, how can I help?" }); // a regeneration
+    h.model({ type: "turn_complete" });
+    expect(
+      h
+        .durableFrames("phone")
+        .filter((f) => f.type === "user")
+        .map((f) => f.turnId),
+    ).toEqual(["t1"]);
+    expect(texts(h)).toEqual(["Hi there, how can I help?"]);
+  });
+
+  it("input typed while the connection is being rebuilt is left out of the rebuilt context", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello." });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    const user = h.log.find((e) => e.kind === "user" && e.turnId === "t2")!;
+    expect(h.state.outboxSince).toBe(user.seq);
+    h.fireNextTimer();
+    h.model({ type: "setup_complete" });
+    expect(h.state.outboxSince).toBeNull();
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "hours?" });
+  });
+
+  it("a call still running when the connection drops is cancelled; its late result is refused, not sent", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toHaveLength(1);
+    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    expect(h.log.at(-2)).toMatchObject({
+      kind: "tool_cancelled",
+      callId: "c1",
+      reason: "upstream_lost",
+    });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} });
+    expect(h.clients.get("phone")?.frames.at(-1)).toMatchObject({ code: "duplicate_result" });
+    expect(toolResponses(h)).toHaveLength(0);
+  });
+});

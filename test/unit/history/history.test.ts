@@ -164,3 +164,26 @@ describe("frames", () => {
     expect(frameOf(events[0]!)).toEqual({ type: "user", seq: 1, turnId: "t1", text: "hours?" });
   });
 });
+
+describe("restoring the core after a restart", () => {
+  it("a session that ended stays ended", async () => {
+    const { restoreState } = await import("../../../src/core/restore.js");
+    const { defaultConfig } = await import("../../../src/core/state.js");
+    const config = defaultConfig({ sessionId: "s", tools: {} });
+    const ended = log(
+      user,
+      { kind: "turn_complete", turnId: "t1" },
+      { kind: "status", state: "ended" },
+    );
+    expect(restoreState(config, ended).ended).toBe(true);
+    const live = log(
+      user,
+      { kind: "turn_complete", turnId: "t1" },
+      { kind: "status", state: "live" },
+    );
+    const state = restoreState(config, live);
+    expect(state.ended).toBe(false);
+    expect(state.nextSeq).toBe(4);
+    expect(state.turnCount).toBe(1);
+  });
+});
