@@ -118,7 +118,9 @@ export class LiveSession {
           for (const e of effect.events) unrecorded.add(e.seq);
           this.state = { ...this.state, nextSeq: this.store.lastSeq() + 1 };
         }
-        console.error(`liveline: ${effect.type} failed: ${err instanceof Error ? err.message : String(err)}`);
+        console.error(
+          `liveline: ${effect.type} failed: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }
     }
   }

@@ -148,7 +148,12 @@ export function providerTarget(opts: {
   // also across restarts of the object: a random part per instance, a number per connection.
   const instance = crypto.randomUUID().slice(0, 8);
   const makeAdapter = (attempt: number) =>
-    new GeminiLiveAdapter({ model, endpoint, capabilities, callIdPrefix: `c${instance}-${attempt}` });
+    new GeminiLiveAdapter({
+      model,
+      endpoint,
+      capabilities,
+      callIdPrefix: `c${instance}-${attempt}`,
+    });
   const caps = makeAdapter(0).capabilities;
   return {
     capabilities: caps,
