@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --quick] [--frames N] [--levels 1,100,1000] [--seconds S] [--reconnect 10,1000,10000]
+ * npm run bench [-- --quick] [--frames N] [--levels 1,100,1000] [--seconds S] [--turns T] [--reconnect 10,1000,10000]
  *
  * What the gateway costs, on one `wrangler dev` (workerd) started by this script with the
  * bench-only worker (scripts/bench/worker.ts: liveline unchanged + a probe model + a bare
@@ -21,7 +21,7 @@ import {
   sleep,
   startServer,
   table,
-  timeline,
+  timelineBody,
   treeRss,
   writeJson,
 } from "./lib/harness.mjs";
@@ -306,24 +306,47 @@ async function concurrency(server, sessions, seconds) {
 // Storage per turn, reconnect replay
 // ---------------------------------------------------------------------------------------
 
+/**
+ * Per turn, over `turns` turns of one session: rows added to the event log and the
+ * timeline (with the length of their JSON bodies), and, from the timeline route's `stats`,
+ * the storage transactions, the model events taken in and the growth of the object's
+ * SQLite database (`ctx.storage.sql.databaseSize`). SQLite grows in whole pages, so the
+ * database figure is only meaningful averaged over many turns.
+ */
+const AUDIO_TURN = "audio turn (50 × 20 ms in, then audio_end)";
+
 async function storagePerTurn(server, turns) {
   const out = {};
-  for (const kind of ["text turn", "turn with a server tool"]) {
+  for (const kind of ["text turn", "turn with a server tool", AUDIO_TURN]) {
     const { client, sessionId } = await livelineSession(server);
     const before = await history(server, sessionId);
-    const beforeTrace = await timeline(server, sessionId);
+    const beforeBody = await timelineBody(server, sessionId);
     for (let i = 0; i < turns; i++) {
-      client.send({
-        type: "text",
-        text: kind === "text turn" ? `hello ${i}` : `use the tool ${i}`,
-      });
-      for (;;) if ((await client.next(10_000)).type === "turn_complete") break;
+      if (kind === AUDIO_TURN) {
+        for (let j = 0; j < 50; j++) client.send(AUDIO_IN);
+        client.send({ type: "audio_end" });
+      } else {
+        client.send({
+          type: "text",
+          text: kind === "text turn" ? `hello ${i}` : `use the tool ${i}`,
+        });
+      }
+      for (;;) {
+        const t = (await client.next(10_000)).type;
+        if (t === "turn_complete" || t === "interrupted") break;
+      }
     }
     const after = await history(server, sessionId);
-    const trace = await timeline(server, sessionId);
+    const afterBody = await timelineBody(server, sessionId);
     const added = after.slice(before.length);
-    const addedTrace = trace.slice(beforeTrace.length);
+    const addedTrace = afterBody.rows.slice(beforeBody.rows.length);
+    const s0 = beforeBody.stats ?? null;
+    const s1 = afterBody.stats ?? null;
+    const delta = (k) => (s0 && s1 ? s1[k] - s0[k] : Number.NaN);
+    const transactions = delta("transactions");
+    const modelEvents = delta("modelEvents");
     out[kind] = {
+      turns,
       rows: added.length / turns,
       bytes: added.reduce((a, e) => a + JSON.stringify(e).length, 0) / turns,
       traceRows: addedTrace.length / turns,
@@ -332,6 +355,12 @@ async function storagePerTurn(server, turns) {
           (a, r) => a + r.kind.length + JSON.stringify(r.detail ?? null).length,
           0,
         ) / turns,
+      modelEvents: modelEvents / turns,
+      transactions: transactions / turns,
+      transactionsPerModelEvent: modelEvents > 0 ? transactions / modelEvents : Number.NaN,
+      databaseBytes: delta("databaseBytes") / turns,
+      statsBefore: s0,
+      statsAfter: s1,
     };
     client.close();
   }
@@ -442,7 +471,7 @@ async function main() {
       await sleep(1000);
     }
     results.concurrency = levelResults;
-    results.storage = await storagePerTurn(server, quick ? 5 : 50);
+    results.storage = await storagePerTurn(server, numFlag(f, "turns", quick ? 5 : 50));
     results.reconnect = await reconnect(server, missed);
   } finally {
     await server.stop();
@@ -529,20 +558,45 @@ async function main() {
     ),
   );
   const S = results.storage;
+  const turnsMeasured = Object.values(S)[0]?.turns ?? 0;
+  const fixed = (x, d) => (Number.isFinite(x) ? x.toFixed(d) : "–");
   console.log(
-    "\nStorage written per turn (rows of the event log and the timeline; bytes of their JSON bodies)\n",
+    `\nStorage written per turn, averaged over ${turnsMeasured} turns of one session (stats from GET /v1/sessions/:id/timeline)\n`,
   );
   console.log(
     table(
-      ["turn", "log rows", "log bytes", "timeline rows", "timeline bytes"],
+      [
+        "turn",
+        "log rows",
+        "log JSON bytes",
+        "timeline rows",
+        "timeline JSON bytes",
+        "model events",
+        "transactions",
+        "transactions / model event",
+        "SQLite database bytes",
+      ],
       Object.entries(S).map(([k, v]) => [
         k,
-        v.rows.toFixed(1),
-        v.bytes.toFixed(0),
-        v.traceRows.toFixed(1),
-        v.traceBytes.toFixed(0),
+        fixed(v.rows, 1),
+        fixed(v.bytes, 0),
+        fixed(v.traceRows, 1),
+        fixed(v.traceBytes, 0),
+        fixed(v.modelEvents, 1),
+        fixed(v.transactions, 1),
+        fixed(v.transactionsPerModelEvent, 2),
+        fixed(v.databaseBytes, 0),
       ]),
     ),
+  );
+  console.log(
+    [
+      "",
+      "log/timeline JSON bytes: the length of the rows' JSON bodies (SQLite's own overhead not counted).",
+      `SQLite database bytes: growth of ctx.storage.sql.databaseSize across the ${turnsMeasured} turns / ${turnsMeasured};`,
+      "  SQLite grows in whole pages, so only an average over many turns means anything.",
+      "transactions: storage transactions (one per batch of appended log events).",
+    ].join("\n"),
   );
   const R = results.reconnect;
   console.log(
@@ -557,7 +611,7 @@ async function main() {
       }),
     ),
   );
-  console.log(`\nJSON: ${writeJson("bench.json", results)}`);
+  console.log(`\nJSON: ${writeJson("bench.json", results, { quick })}`);
 }
 
 function levelResults(r) {

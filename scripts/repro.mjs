@@ -304,21 +304,25 @@ async function main() {
     ),
   );
   if (notes.length > 0) console.log(`\nfirst failures:\n${notes.join("\n")}`);
-  const path = writeJson("repro.json", {
-    trials,
-    seed,
-    seconds: Number(secs),
-    machine: await machine(),
-    scenarios: scenarios.map((sc) => ({
-      id: sc.id,
-      scenario: sc.label,
-      unit: sc.unit,
-      field: sc.field,
-      parallel: sc.parallel,
-      naive: results[sc.id].naive,
-      liveline: results[sc.id].liveline,
-    })),
-  });
+  const path = writeJson(
+    "repro.json",
+    {
+      trials,
+      seed,
+      seconds: Number(secs),
+      machine: await machine(),
+      scenarios: scenarios.map((sc) => ({
+        id: sc.id,
+        scenario: sc.label,
+        unit: sc.unit,
+        field: sc.field,
+        parallel: sc.parallel,
+        naive: results[sc.id].naive,
+        liveline: results[sc.id].liveline,
+      })),
+    },
+    { quick },
+  );
   console.log(`\nJSON: ${path}`);
 }
 

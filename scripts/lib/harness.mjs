@@ -236,12 +236,17 @@ export async function history(server, sessionId) {
   return (await res.json()).events;
 }
 
-export async function timeline(server, sessionId) {
+/** The whole `GET /v1/sessions/:id/timeline` body: `{ sessionId, startedAt, rows, stats? }`. */
+export async function timelineBody(server, sessionId) {
   const res = await fetch(`${server.base}/v1/sessions/${sessionId}/timeline`, {
     headers: { Authorization: `Bearer ${API_KEY}` },
   });
   if (!res.ok) throw new Error(`timeline: ${res.status}`);
-  return (await res.json()).rows;
+  return await res.json();
+}
+
+export async function timeline(server, sessionId) {
+  return (await timelineBody(server, sessionId)).rows;
 }
 
 /** A client socket that queues frames; `status` frames go aside unless `keepStatus`. */
@@ -444,10 +449,14 @@ export function table(head, rows) {
   ].join("\n");
 }
 
-export function writeJson(name, data) {
+/**
+ * Writes bench-results/<name>; a quick run writes <base>.quick.json instead, so the quick
+ * runs inside `npm test` do not overwrite the figures of a full run.
+ */
+export function writeJson(name, data, { quick = false } = {}) {
   const dir = joinPath(ROOT, "bench-results");
   mkdirSync(dir, { recursive: true });
-  const path = joinPath(dir, name);
+  const path = joinPath(dir, quick ? name.replace(/\.json$/, ".quick.json") : name);
   writeFileSync(path, `${JSON.stringify(data, null, 2)}\n`);
   return path;
 }

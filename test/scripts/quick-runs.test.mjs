@@ -37,6 +37,8 @@ describe("npm run repro / bench / soak, quick", () => {
       "bare relay DO",
       "Concurrency",
       "Storage written per turn",
+      "transactions / model event",
+      "SQLite database bytes",
       "Reconnect",
     ]) {
       expect(out).toContain(heading);
