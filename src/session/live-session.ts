@@ -107,21 +107,45 @@ export class LiveSession {
     const { state, effects } = step(this.state, input, now);
     this.state = state;
     const unrecorded = new Set<number>();
-    for (const effect of effects) {
-      try {
-        if (effect.type === "send_durable" && unrecorded.has(effect.frame.seq)) continue;
-        this.carryOut(effect, now);
-      } catch (err) {
-        // One failed effect must not take the session down with it. A frame whose event
-        // could not be written is never sent, and seq numbering goes on from the log.
-        if (effect.type === "append_history") {
-          for (const e of effect.events) unrecorded.add(e.seq);
-          this.state = { ...this.state, nextSeq: this.store.lastSeq() + 1 };
+    // The step's log writes go in one transaction before the effects that follow them are
+    // carried out (frames sent after a write are held by the output gate until it is
+    // durable). A replay reads the log, so writes are split at a replay.
+    let segmentStart = 0;
+    for (let i = 0; i <= effects.length; i++) {
+      const effect = effects[i];
+      if (effect !== undefined && effect.type !== "replay") continue;
+      const segment = effects.slice(segmentStart, effect === undefined ? i : i + 1);
+      segmentStart = i + 1;
+      this.writeSegment(segment, unrecorded);
+      for (const e of segment) {
+        if (e.type === "append_history") continue;
+        if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
+        try {
+          this.carryOut(e, now);
+        } catch (err) {
+          // One failed effect must not take the session down with it.
+          console.error(
+            `liveline: ${e.type} failed: ${err instanceof Error ? err.message : String(err)}`,
+          );
         }
-        console.error(
-          `liveline: ${effect.type} failed: ${err instanceof Error ? err.message : String(err)}`,
-        );
       }
+    }
+  }
+
+  /** Writes a segment's events in one transaction; if that fails, none of their frames go out. */
+  private writeSegment(segment: readonly Effect[], unrecorded: Set<number>): void {
+    const events = segment.flatMap((e) => (e.type === "append_history" ? e.events : []));
+    if (events.length === 0) return;
+    try {
+      this.store.append(events);
+      this.transactions++;
+    } catch (err) {
+      for (const e of events) unrecorded.add(e.seq);
+      // Numbering goes on from what the log really holds.
+      this.state = { ...this.state, nextSeq: this.store.lastSeq() + 1 };
+      console.error(
+        `liveline: log write failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
 
@@ -155,9 +179,7 @@ export class LiveSession {
         this.link.send(effect.command);
         return;
       case "append_history":
-        // Synchronous SQLite: the output gate holds every frame sent after this until it is durable.
-        this.store.append(effect.events);
-        this.transactions++;
+        // Written per step, in one transaction, by `input` (writeSegment).
         return;
       case "send_durable":
         this.broadcast(effect.frame);

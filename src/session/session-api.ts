@@ -23,7 +23,7 @@ export interface TimelineRow {
 export interface SessionStats {
   /** Durable events in the log. */
   events: number;
-  /** Storage transactions (one per batch of appended events), since the object last started. */
+  /** Log transactions (one per input that recorded anything), since the object last started. */
   transactions: number;
   /** Model events taken in since the object last started (a decoded frame can carry several). */
   modelEvents: number;
