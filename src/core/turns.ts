@@ -120,14 +120,8 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     // What the open window waits for comes before anything sent after it opened.
     owner = turn?.id === s.followUpWindow.turnId ? turn.id : null;
     claim = "grace";
-    s.generation = {
-      owner,
-      claim,
-      hasContent: false,
-      opening: null,
-      pending: [],
-      unansweredSpeak: false,
-    };
+    // Set before the window closes: releasing held input looks at the running generation.
+    s.generation = newGeneration(owner, claim);
     closeWindow(ctx);
   } else if (s.expected.length > 0) {
     owner = s.expected.shift() ?? null;
@@ -146,15 +140,12 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     ctx.trace("SUPPRESSED", { reason: "unsolicited generation" });
   }
   if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
-  s.generation ??= {
-    owner,
-    claim,
-    hasContent: false,
-    opening: null,
-    pending: [],
-    unansweredSpeak: false,
-  };
+  s.generation ??= newGeneration(owner, claim);
   return s.generation;
+}
+
+function newGeneration(owner: string | null, claim: GenerationState["claim"]): GenerationState {
+  return { owner, claim, hasContent: false, opening: null, pending: [], unansweredSpeak: false };
 }
 
 type TextChunk = { kind: "model_text" | "transcript"; text: string };
