@@ -16,7 +16,6 @@ import {
   createSession,
   flags,
   history,
-  join,
   machine,
   numFlag,
   pool,
@@ -107,8 +106,17 @@ async function soakSession(server, seed) {
       }
     };
   };
-  let { client } = await join(created.wsUrl);
-  track(client);
+  // Tracking starts before the socket opens: a replay can arrive in one burst with `ready`,
+  // and frames handled before `track` was set would be missed by the count.
+  const joinTracked = async (url) => {
+    const c = new Client(url, false);
+    track(c);
+    await c.opened;
+    const ready = await c.next(10_000);
+    if (ready.type !== "ready") throw new Error(`expected ready, got ${JSON.stringify(ready)}`);
+    return c;
+  };
+  let client = await joinTracked(created.wsUrl);
   const calls = [];
 
   const turns = 3;
@@ -124,8 +132,7 @@ async function soakSession(server, seed) {
       } catch {
         if (client.closedWith === null) break; // the turn went quiet: on to the next
         // The socket was closed under us (the object restarted): resume where we were.
-        ({ client } = await join(`${created.wsUrl}&resumeFrom=${lastSeq}`));
-        track(client);
+        client = await joinTracked(`${created.wsUrl}&resumeFrom=${lastSeq}`);
         continue;
       }
       frames++;
@@ -170,8 +177,7 @@ async function soakSession(server, seed) {
         client.close(4000);
         await client.closed;
         await sleep(Math.floor(rnd() * 200));
-        ({ client } = await join(`${created.wsUrl}&resumeFrom=${lastSeq}`));
-        track(client);
+        client = await joinTracked(`${created.wsUrl}&resumeFrom=${lastSeq}`);
         continue;
       }
       if (f.type === "turn_complete" || f.type === "interrupted") break;
@@ -198,9 +204,23 @@ async function soakSession(server, seed) {
     const n = seen.get(s) ?? 0;
     if (n !== 1) violations.push(`durable frame ${s} received ${n} times`);
   }
+  // Every simulator answer ends with a tag [#rN]: the same answer (its words and its tag)
+  // shown twice is a reply said twice. Comparing text pieces would flag an honest reply that
+  // says "is a " twice; comparing tags alone would flag a new connection's own [#r1].
+  const replies = new Map();
   for (const [turnId, texts] of byTurn) {
-    if (new Set(texts).size !== texts.length) violations.push(`turn ${turnId}: a reply said twice`);
+    for (const reply of texts.join("").match(/[^\]]*?\[#r\d+\]/g) ?? []) {
+      replies.set(reply, [...(replies.get(reply) ?? []), turnId]);
+    }
   }
+  for (const [reply, turnIds] of replies) {
+    if (turnIds.length > 1) {
+      violations.push(
+        `reply said ${turnIds.length} times (turns ${turnIds.join(", ")}): ${reply.slice(-80)}`,
+      );
+    }
+  }
+
   return { seed, faults, violations: violations.slice(0, 10) };
 }
 
