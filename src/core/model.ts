@@ -47,6 +47,17 @@ export interface ToolResponse {
   scheduling?: ResultScheduling | undefined;
 }
 
+/** The one way an outcome becomes a response: an error wins, else the result (or `{}`). */
+export function toolResponse(
+  callId: string,
+  name: string,
+  outcome: { result?: Record<string, unknown> | undefined; error?: string | undefined },
+): ToolResponse {
+  return outcome.error !== undefined
+    ? { callId, name, error: outcome.error }
+    : { callId, name, result: outcome.result ?? {} };
+}
+
 /** Commands the core asks an adapter to send to the model. */
 export type ModelCommand =
   | { type: "user_text"; text: string }

@@ -1,5 +1,5 @@
 import type { ToolPayload } from "../history/events.js";
-import type { ToolCallRequest, ToolResponse } from "./model.js";
+import { type ToolCallRequest, type ToolResponse, toolResponse } from "./model.js";
 import type { CallState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import {
@@ -123,10 +123,7 @@ export function onToolTimeout(ctx: StepContext, callId: string): void {
 function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void {
   call.status = "answered";
   ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });
-  const response: ToolResponse =
-    outcome.error !== undefined
-      ? { callId: call.id, name: call.name, error: outcome.error }
-      : { callId: call.id, name: call.name, result: outcome.result ?? {} };
+  const response = toolResponse(call.id, call.name, outcome);
   ctx.record({ kind: "tool_result", turnId: call.turnId, ...response, callId: call.id });
   ctx.trace("TOOL_RESPONSE", {
     callId: call.id,

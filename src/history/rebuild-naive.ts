@@ -1,4 +1,4 @@
-import type { ContextItem, RebuiltContext } from "../core/model.js";
+import { type ContextItem, type RebuiltContext, toolResponse } from "../core/model.js";
 import type { HistoryEvent } from "./events.js";
 
 /**
@@ -22,14 +22,7 @@ export function rebuildContextNaive(events: readonly HistoryEvent[]): RebuiltCon
         items.push({ role: "model", text: `[called ${e.name}]` });
         break;
       case "tool_result":
-        items.push({
-          role: "tool_results",
-          results: [
-            e.error !== undefined
-              ? { callId: e.callId, name: e.name, error: e.error }
-              : { callId: e.callId, name: e.name, result: e.result ?? {} },
-          ],
-        });
+        items.push({ role: "tool_results", results: [toolResponse(e.callId, e.name, e)] });
         break;
       default:
         break;

@@ -1,4 +1,10 @@
-import type { ContextItem, RebuiltContext, ToolCallRequest, ToolResponse } from "../core/model.js";
+import {
+  type ContextItem,
+  type RebuiltContext,
+  type ToolCallRequest,
+  type ToolResponse,
+  toolResponse,
+} from "../core/model.js";
 import type { HistoryEvent } from "./events.js";
 
 export const SYNTHETIC_CANCELLED = "cancelled: the call was interrupted before it finished";
@@ -46,13 +52,8 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
       case "tool_cancelled": {
         // Only results whose call is already in the context, and only the first one.
         if (!callNames.has(e.callId) || hasResult(items, e.callId)) break;
-        const response: ToolResponse =
-          e.kind === "tool_cancelled"
-            ? { callId: e.callId, name: e.name, error: `cancelled: ${e.reason}` }
-            : e.error !== undefined
-              ? { callId: e.callId, name: e.name, error: e.error }
-              : { callId: e.callId, name: e.name, result: e.result ?? {} };
-        pushResult(items, response);
+        const outcome = e.kind === "tool_cancelled" ? { error: `cancelled: ${e.reason}` } : e;
+        pushResult(items, toolResponse(e.callId, e.name, outcome));
         break;
       }
       case "turn_complete":
