@@ -44,6 +44,7 @@ const ConfigSchema = z.object({
   MAX_FRAMES_PER_SECOND: positiveInt(100),
   MAX_CLIENTS_PER_SESSION: positiveInt(8),
   TOOL_TIMEOUT_MS: positiveInt(15_000),
+  MODEL_TIMEOUT_MS: positiveInt(15_000),
 });
 
 /** The Worker's typed configuration. Holds secrets: never log it or send it anywhere. */

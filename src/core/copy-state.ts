@@ -24,10 +24,9 @@ export function copyState(s: CoreState): CoreState {
     followUpWindow: s.followUpWindow === null ? null : { ...s.followUpWindow },
     held: [...s.held],
     turn: s.turn === null ? null : { ...s.turn },
-    generation:
-      s.generation === null ? null : { ...s.generation, pending: [...s.generation.pending] },
+    generation: s.generation === null ? null : { ...s.generation },
     calls,
-    recentOpenings: [...s.recentOpenings],
+    recentReplies: [...s.recentReplies],
     counters: { ...s.counters },
   };
 }

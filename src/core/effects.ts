@@ -3,7 +3,13 @@ import type { DurableFrame, EphemeralFrame } from "../history/frames.js";
 import type { ModelCommand } from "./model.js";
 
 /** Timers the core sets; the shell fires them back as `timer_fired` inputs. */
-export type TimerId = `tool:${string}` | `grace:${string}` | "idle" | "reconnect" | "go_away";
+export type TimerId =
+  | `tool:${string}`
+  | `grace:${string}`
+  | "idle"
+  | "reconnect"
+  | "go_away"
+  | "watchdog";
 
 /** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
 export type TraceKind =
@@ -23,6 +29,9 @@ export type TraceKind =
   | "RETRY_EMPTY"
   | "EMPTY_GENERATION"
   | "EMPTY_RESPONSE"
+  | "REPEATED_REPLY"
+  | "WATCHDOG_NUDGE"
+  | "MODEL_TIMEOUT"
   | "UPSTREAM_CONNECT"
   | "UPSTREAM_LIVE"
   | "UPSTREAM_RECONNECT"

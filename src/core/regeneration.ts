@@ -1,32 +1,46 @@
 /**
- * Recognising a regenerated reply. A provider that ignores SILENT (field report O2) or takes
- * a late response as new input says its previous reply again. When that happens just as the
- * user sends new input, the regenerated reply arrives where the answer to that input is
- * expected and cannot be told apart by its framing — only by its words. So, for a short
- * window after a result that could provoke it, a generation whose opening repeats a recent
- * reply's opening is taken as a regeneration and suppressed.
+ * Recognising a regenerated reply, on evidence an honest answer cannot give.
+ *
+ * A model that ignores SILENT although its capability record says it honours it (field
+ * report O2) answers a late side-effect result by saying its previous reply again. Where no
+ * input owes a generation it is simply unsolicited and suppressed whole. The hard case is a
+ * regeneration that starts just after the user sent new input: it takes the slot of the
+ * answer. Its opening proves nothing (honest answers open alike: "Sure…", "Okay, so…"), so
+ * nothing is held back or dropped on its words: the reply is delivered as it streams, and
+ * only once it has ended is it compared, whole, with the recent replies. A word-for-word
+ * repeat gives the slot back, so the real answer that follows still belongs to the turn; if
+ * none comes, the turn watchdog ends the turn. A misjudged honest answer therefore costs a
+ * late turn end, never a lost answer.
  */
 
-/** Openings shorter than this are never taken for a regeneration ("Sure", "Okay" repeat honestly). */
-export const MIN_PREFIX = 12;
-const KEPT_OPENINGS = 4;
+/** Replies remembered for the comparison, and the characters kept of each. */
+const KEPT_REPLIES = 4;
+const KEPT_CHARS = 2000;
 
-export function openingOf(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim();
+export function normalizedReply(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim().slice(0, KEPT_CHARS);
 }
 
-export function looksRegenerated(opening: string, recent: readonly string[]): boolean {
-  if (opening.length === 0) return false;
-  return recent.some((previous) => {
-    if (previous === opening) return true;
-    const [short, long] =
-      opening.length <= previous.length ? [opening, previous] : [previous, opening];
-    return short.length >= MIN_PREFIX && long.startsWith(short);
-  });
+/** The whole reply says again, word for word, one of the recent replies. */
+export function repeatsRecentReply(reply: string, recent: readonly string[]): boolean {
+  return reply.length > 0 && recent.includes(reply);
 }
 
-export function rememberOpening(recent: readonly string[], opening: string): string[] {
-  const kept = opening.slice(0, 80);
-  if (kept.length === 0) return [...recent];
-  return [kept, ...recent.filter((o) => o !== kept)].slice(0, KEPT_OPENINGS);
+export function rememberReply(recent: readonly string[], reply: string): string[] {
+  if (reply.length === 0) return [...recent];
+  return [reply, ...recent.filter((r) => r !== reply)].slice(0, KEPT_REPLIES);
+}
+
+/**
+ * The judgement this module replaced, kept only so that the liveness property's control can
+ * show what it did: a reply whose first 12 characters repeated a recent reply's opening was
+ * taken for a regeneration and dropped — and with it the honest answers that open alike,
+ * leaving their turns open (issue 8). Never enabled outside tests.
+ */
+export const LEGACY_MIN_PREFIX = 12;
+
+export function legacyOpeningRepeats(soFar: string, recent: readonly string[]): boolean {
+  if (soFar.length < LEGACY_MIN_PREFIX) return false;
+  const opening = soFar.slice(0, LEGACY_MIN_PREFIX);
+  return recent.some((previous) => previous.startsWith(opening));
 }

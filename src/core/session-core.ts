@@ -13,12 +13,11 @@ import {
   onToolTimeout,
 } from "./tools.js";
 import {
-  admitText,
   currentGeneration,
   endTurn,
-  judgeOpening,
   liveOwner,
   noteContent,
+  noteText,
   onGraceTimer,
   onModelTurnComplete,
   openTurn,
@@ -37,6 +36,7 @@ import {
   onUpstreamClosed,
   onUpstreamFailed,
 } from "./upstream.js";
+import { armWatchdog, onWatchdogTimer } from "./watchdog.js";
 
 export interface StepResult {
   state: CoreState;
@@ -51,6 +51,7 @@ export function step(state: CoreState, input: CoreInput, now: number): StepResul
   const ctx = new StepContext(copyState(state), now);
   dispatch(ctx, input);
   maybeReconnectForGoAway(ctx);
+  armWatchdog(ctx);
   return { state: ctx.state, effects: ctx.effects };
 }
 
@@ -138,6 +139,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       onUpstreamFailed(ctx, input.message);
       return;
     case "model":
+      s.lastModelSignAt = ctx.now;
       onModelEvent(ctx, input.event);
       return;
     case "tool_outcome":
@@ -164,6 +166,7 @@ function forwardText(
 ): void {
   const first = !gen.hasContent;
   noteContent(ctx, gen);
+  noteText(ctx, gen, chunk.text);
   const owner = liveOwner(ctx, gen);
   if (owner === null) return;
   if (first) ctx.trace("MODEL_TEXT", { turnId: owner });
@@ -182,10 +185,8 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     case "text_delta":
     case "transcript_delta": {
-      const gen = currentGeneration(ctx);
       const kind = event.type === "text_delta" ? "model_text" : "transcript";
-      for (const chunk of admitText(ctx, gen, { kind, text: event.text }))
-        forwardText(ctx, gen, chunk);
+      forwardText(ctx, currentGeneration(ctx), { kind, text: event.text });
       return;
     }
     case "audio_delta": {
@@ -208,29 +209,23 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
         s.speechDetected = true;
       }
       return;
-    case "tool_call": {
-      // Held opening text comes before the calls, decided now.
-      const gen = currentGeneration(ctx);
-      for (const chunk of judgeOpening(ctx, gen)) forwardText(ctx, gen, chunk);
+    case "tool_call":
       onModelToolCall(ctx, event.calls);
       return;
-    }
     case "tool_call_cancellation":
       onModelCancellation(ctx, event.ids);
       return;
     case "generation_complete":
       currentGeneration(ctx);
       return;
-    case "turn_complete": {
-      const gen = currentGeneration(ctx);
-      for (const chunk of judgeOpening(ctx, gen)) forwardText(ctx, gen, chunk);
+    case "turn_complete":
       onModelTurnComplete(ctx);
       armIdle(ctx);
       return;
-    }
     case "interrupted": {
       // The model stopped because the user spoke over it: that turn ends here.
       const gen = s.generation;
+      if (gen) gen.interrupted = true;
       if (gen && gen.owner !== null && s.turn?.id === gen.owner) {
         endTurn(ctx, { interrupted: "barge_in" });
         s.speechDetected = true;
@@ -263,6 +258,7 @@ function onTimer(
   else if (timer === "go_away") maybeReconnectForGoAway(ctx, true);
   else if (timer.startsWith("tool:")) onToolTimeout(ctx, timer.slice("tool:".length));
   else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
+  else if (timer === "watchdog") onWatchdogTimer(ctx);
 }
 
 function endSession(ctx: StepContext): void {

@@ -18,6 +18,11 @@ export interface Guards {
   dedupeCalls: boolean;
   /** A second result for a call is refused. */
   dedupeResults: boolean;
+  /**
+   * A reply that repeats a recent one word for word, where a regeneration was possible, gives
+   * its slot back, so the answer that follows still belongs to the turn.
+   */
+  detectRepeats: boolean;
 }
 
 export const ALL_GUARDS: Guards = {
@@ -27,6 +32,7 @@ export const ALL_GUARDS: Guards = {
   emptyRetry: true,
   dedupeCalls: true,
   dedupeResults: true,
+  detectRepeats: true,
 };
 
 export const NO_GUARDS: Guards = {
@@ -36,6 +42,7 @@ export const NO_GUARDS: Guards = {
   emptyRetry: false,
   dedupeCalls: false,
   dedupeResults: false,
+  detectRepeats: false,
 };
 
 export interface CoreConfig {
@@ -55,6 +62,14 @@ export interface CoreConfig {
   maxReconnectAttempts: number;
   /** Reconnect this long before a `goAway` deadline at the latest. */
   goAwayMarginMs: number;
+  /**
+   * The turn watchdog: a turn that waits on a model silent this long (since its last sign of
+   * life, or the input it owes an answer to) is nudged within the empty-reply budget, then
+   * ended with a `model_timeout` error. 0: off (only to show what it prevents).
+   */
+  modelTimeoutMs: number;
+  /** The opening-words judgement that issue 8 removed; only for the liveness control. */
+  legacyOpeningCheck?: boolean | undefined;
   audio: { inputRate: number; outputRate: number };
 }
 
@@ -80,6 +95,7 @@ export function defaultConfig(
     reconnectMaxMs: 8000,
     maxReconnectAttempts: 6,
     goAwayMarginMs: 5000,
+    modelTimeoutMs: 15_000,
     audio: { inputRate: 16000, outputRate: 24000 },
     ...overrides,
   };
@@ -116,6 +132,16 @@ export interface TurnState {
   resultsSinceContent: number;
   speakSinceContent: boolean;
   emptyRetries: number;
+  /** When the turn last sent the model something it owes an answer to (input, results, nudge). */
+  askedAt: number;
+  /** The model said something for this turn since then. */
+  contentSinceAsk: boolean;
+  /**
+   * Slots of this turn in `expected` that may never be filled: what a watchdog nudge
+   * replaced. The turn does not wait for them; if the model was slow rather than silent, the
+   * generation it still sends fills one (while the turn is open) or is absorbed (after).
+   */
+  optionalSlots: number;
 }
 
 /**
@@ -127,23 +153,37 @@ export interface TurnState {
  */
 export interface FollowUpWindow {
   turnId: string;
+  /** Generations the window takes before it closes (a regeneration per late message). */
+  absorb?: number | undefined;
 }
 
 /** The model's current generation and whom it answers (null: nobody asked for it). */
 export interface GenerationState {
   owner: string | null;
-  /** How it got its owner, so a regeneration can give the slot back. */
-  claim: "expected" | "grace" | "speech" | "naive" | "none";
+  /**
+   * How it got its owner, so a regeneration can give the slot back. `absorbed`: it took the
+   * slot of a turn that was interrupted before (its output is dropped).
+   */
+  claim: "expected" | "absorbed" | "grace" | "speech" | "naive" | "none";
   hasContent: boolean;
-  /** The opening of its text, once enough of it was seen to judge it. */
-  opening: string | null;
-  /** Text held back while its opening is judged (only inside a regeneration window). */
-  pending: Array<{ kind: "model_text" | "transcript"; text: string }>;
+  /** The model said it was interrupted (a barge-in): it was an answer, cut short. */
+  interrupted: boolean;
+  /** Its text so far (bounded), to compare the whole reply with recent ones at its end. */
+  text: string;
+  /** Only with legacyOpeningCheck: its opening has been judged. */
+  judged: boolean;
   /**
    * Speak results went to the model during this generation and it has said nothing since:
    * it may have ended its turn before they arrived, and then a follow-up is on its way.
    */
   unansweredSpeak: boolean;
+  /**
+   * Side-effect results went to a model that cannot take them quietly (blocking calls only)
+   * during this generation, in this many messages, and it has said nothing since: had it
+   * already ended its turn, it takes each message as new input and says its reply again. New
+   * input waits until that shows.
+   */
+  unansweredSilent: number;
 }
 
 export type UpstreamPhase = "closed" | "connecting" | "live" | "reconnecting" | "failed";
@@ -165,6 +205,8 @@ export interface Counters {
   unknownCallResults: number;
   emptyRetries: number;
   withheldResults: number;
+  repeatedReplies: number;
+  modelTimeouts: number;
 }
 
 export interface CoreState {
@@ -197,10 +239,14 @@ export interface CoreState {
   /** The user spoke since the last turn opened (transcription, VAD, audio_end). */
   speechDetected: boolean;
   inputTranscript: string;
-  /** Openings of recently forwarded replies, to recognise a regenerated one. */
-  recentOpenings: string[];
+  /** Recent whole replies (normalised), to recognise a regenerated one. */
+  recentReplies: string[];
   /** Until when a model that ignores SILENT could still answer a silent result by regenerating. */
   regenUntil: number;
+  /** When the model last showed life (any event on the connection). */
+  lastModelSignAt: number;
+  /** The turn watchdog's timer is set (it re-arms itself lazily). */
+  watchdogArmed: boolean;
   counters: Counters;
   ended: boolean;
   /** When anything last happened, for the idle timer. */
@@ -233,8 +279,10 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     calls: {},
     speechDetected: false,
     inputTranscript: "",
-    recentOpenings: [],
+    recentReplies: [],
     regenUntil: 0,
+    lastModelSignAt: 0,
+    watchdogArmed: false,
     counters: {
       suppressedGenerations: 0,
       duplicateCalls: 0,
@@ -242,6 +290,8 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       unknownCallResults: 0,
       emptyRetries: 0,
       withheldResults: 0,
+      repeatedReplies: 0,
+      modelTimeouts: 0,
     },
     ended: false,
     lastActivityAt: 0,

@@ -7,7 +7,7 @@ import {
   expectGeneration,
   liveOwner,
   noteContent,
-  noteSpeakSentInGeneration,
+  noteResultsSentInGeneration,
   settleTurn,
 } from "./turns.js";
 
@@ -142,8 +142,10 @@ function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void
  *   belongs to the same user turn (the turn waits for it).
  * - silent: must never prompt a generation. Where calls can be NON_BLOCKING the model is
  *   not waiting for it: it is sent with SILENT where that is honoured, else withheld. On
- *   blocking-only models the model waits for it inside its generation, so it is sent
- *   there; after the generation ended it is withheld (the model would answer it again).
+ *   blocking-only models the model waits for it inside its generation, so it goes back with
+ *   the rest of its batch, as one input (one message can provoke at most one reaction);
+ *   after the generation ended, a batch of side effects alone is withheld (the model would
+ *   answer it again).
  */
 function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse): void {
   const s = ctx.state;
@@ -154,28 +156,18 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
     ctx.sendModel({ type: "tool_responses", responses: [response] });
     return;
   }
-  if (call.followUp === "speak") {
+  if (call.followUp === "speak" || !caps.nonBlockingCalls) {
     call.held = response;
-    flushSpeakBatch(ctx, call.batch);
+    flushBatch(ctx, call.batch);
     return;
   }
-  const turn = s.turn?.id === call.turnId ? s.turn : null;
-  const inGeneration = turn !== null && s.generation !== null && s.generation.owner === call.turnId;
-  if (caps.nonBlockingCalls) {
-    if (caps.resultScheduling && caps.silentHonoured) {
-      call.delivery = inGeneration ? "in_generation" : "late_silent";
-      ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
-      // A model that ignores SILENT answers it by saying its previous reply again.
-      s.regenUntil = ctx.now + REGEN_WINDOW_MS;
-      return;
-    }
-  } else if (inGeneration) {
-    call.delivery = "in_generation";
-    ctx.sendModel({ type: "tool_responses", responses: [response] });
-    turn.resultsSinceContent++;
-    // If the model had in fact just ended its turn, it takes this as new input (a model
-    // that withholds turn_complete until answered cannot have ended it).
-    if (!caps.turnCompleteWaitsForResults) s.regenUntil = ctx.now + REGEN_WINDOW_MS;
+  if (caps.resultScheduling && caps.silentHonoured) {
+    const turn = s.turn?.id === call.turnId ? s.turn : null;
+    const inGeneration = turn !== null && s.generation?.owner === call.turnId;
+    call.delivery = inGeneration ? "in_generation" : "late_silent";
+    ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
+    // A model that ignores SILENT answers it by saying its previous reply again.
+    s.regenUntil = ctx.now + REGEN_WINDOW_MS;
     return;
   }
   // The model would take this response as new input and answer it again: keep it out.
@@ -189,21 +181,31 @@ function withhold(ctx: StepContext, call: CallState): void {
   ctx.trace("TOOL_RESULT_WITHHELD", { callId: call.id, name: call.name });
 }
 
-/** Once no speak call of the batch is running, send its held results as one input. */
-function flushSpeakBatch(ctx: StepContext, batch: string): void {
+/** The calls whose results go back together: a batch's speak calls (all of it if blocking-only). */
+function batchMembers(ctx: StepContext, batch: string): CallState[] {
+  const everyCall = !ctx.state.config.capabilities.nonBlockingCalls;
+  return Object.values(ctx.state.calls).filter(
+    (c) => c.batch === batch && (everyCall || c.followUp === "speak"),
+  );
+}
+
+/** Once no member of the batch is running, send its held results as one input. */
+function flushBatch(ctx: StepContext, batch: string): void {
   const s = ctx.state;
-  const members = Object.values(s.calls).filter((c) => c.batch === batch && c.followUp === "speak");
+  const members = batchMembers(ctx, batch);
   if (members.some((c) => c.status === "running")) return;
   const ready = members.filter((c) => c.held !== undefined);
   if (ready.length === 0) return;
   const turnId = ready[0]!.turnId;
   const turn = s.turn?.id === turnId ? s.turn : null;
-  if (turn === null) {
-    // The turn was interrupted: the model dropped these calls, and nobody waits to hear them.
+  const inGeneration = turn !== null && s.generation !== null && s.generation.owner === turnId;
+  const speak = ready.some((c) => c.followUp === "speak");
+  if (turn === null || (!speak && !inGeneration)) {
+    // The turn was interrupted (the model dropped these calls, nobody waits to hear them),
+    // or side effects only, after the generation ended (the model would answer them again).
     for (const c of ready) withhold(ctx, c);
     return;
   }
-  const inGeneration = s.generation !== null && s.generation.owner === turnId;
   const responses: ToolResponse[] = [];
   for (const c of ready) {
     responses.push(c.held!);
@@ -212,9 +214,16 @@ function flushSpeakBatch(ctx: StepContext, batch: string): void {
   }
   ctx.sendModel({ type: "tool_responses", responses });
   turn.resultsSinceContent++;
-  turn.speakSinceContent = true;
-  if (inGeneration) noteSpeakSentInGeneration(ctx);
-  else expectGeneration(ctx, turn.id);
+  if (speak) turn.speakSinceContent = true;
+  if (!inGeneration) {
+    expectGeneration(ctx, turn.id);
+    return;
+  }
+  // If the model had in fact just ended its turn, it takes this as new input (a model that
+  // withholds turn_complete until answered cannot have ended it).
+  noteResultsSentInGeneration(ctx, speak ? "speak" : "silent");
+  if (!speak && !s.config.capabilities.turnCompleteWaitsForResults)
+    s.regenUntil = ctx.now + REGEN_WINDOW_MS;
 }
 
 /** Abort and record a cancellation; nothing is sent to the model for it. */
@@ -230,8 +239,7 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
     reason,
   });
   ctx.trace("TOOL_CANCELLED", { callId: call.id, reason });
-  if (call.followUp === "speak" && ctx.state.config.guards.resultScheduling)
-    flushSpeakBatch(ctx, call.batch);
+  if (ctx.state.config.guards.resultScheduling) flushBatch(ctx, call.batch);
 }
 
 export function onModelCancellation(ctx: StepContext, ids: readonly string[]): void {

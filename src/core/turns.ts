@@ -1,7 +1,12 @@
 import type { InterruptReason } from "../history/events.js";
 import type { ModelCommand } from "./model.js";
-import { looksRegenerated, MIN_PREFIX, openingOf, rememberOpening } from "./regeneration.js";
-import type { GenerationState, TurnState } from "./state.js";
+import {
+  legacyOpeningRepeats,
+  normalizedReply,
+  rememberReply,
+  repeatsRecentReply,
+} from "./regeneration.js";
+import type { CoreState, GenerationState, TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { cancelCall } from "./tools.js";
 
@@ -17,6 +22,9 @@ export function openTurn(ctx: StepContext, source: "text" | "audio", text: strin
     resultsSinceContent: 0,
     speakSinceContent: false,
     emptyRetries: 0,
+    askedAt: ctx.now,
+    contentSinceAsk: false,
+    optionalSlots: 0,
   };
   s.turn = turn;
   s.lastTurnId = turn.id;
@@ -33,10 +41,12 @@ export function openTurn(ctx: StepContext, source: "text" | "audio", text: strin
  */
 export function sendInput(ctx: StepContext, command: ModelCommand, owner: string): void {
   const s = ctx.state;
+  if (s.turn?.id === owner) markAsked(ctx, s.turn);
   if (s.config.guards.oneTurnComplete) {
-    if (s.followUpWindow === null && s.generation?.unansweredSpeak) {
+    const gen = s.generation;
+    if (s.followUpWindow === null && gen && (gen.unansweredSpeak || gen.unansweredSilent > 0)) {
       // Hold it until the model shows whether it had the results in time, or a grace passes.
-      openWindow(ctx, `hold-${s.generation.owner ?? "none"}`);
+      openWindow(ctx, `hold-${gen.owner ?? "none"}`);
     }
     if (s.followUpWindow !== null) {
       s.held.push({ command, owner });
@@ -52,13 +62,27 @@ export function sendInput(ctx: StepContext, command: ModelCommand, owner: string
 
 /** A late speak result: the model owes the turn exactly one generation for it. */
 export function expectGeneration(ctx: StepContext, turnId: string): void {
-  ctx.state.expected.push(turnId);
+  const s = ctx.state;
+  s.expected.push(turnId);
+  if (s.turn?.id === turnId) markAsked(ctx, s.turn);
+}
+
+/** The turn sent the model something it owes an answer to: the watchdog counts from now. */
+function markAsked(ctx: StepContext, turn: TurnState): void {
+  turn.askedAt = ctx.now;
+  turn.contentSinceAsk = false;
 }
 
 /** Is the open turn still owed a generation? */
 export function awaitingGeneration(ctx: StepContext, turn: TurnState): boolean {
-  const s = ctx.state;
-  return s.followUpWindow?.turnId === turn.id || s.expected.includes(turn.id);
+  return ctx.state.followUpWindow?.turnId === turn.id || owesSlot(ctx.state, turn);
+}
+
+/** The model owes the turn a generation in line (not counting slots that may never come). */
+export function owesSlot(s: CoreState, turn: TurnState): boolean {
+  let slots = 0;
+  for (const owner of s.expected) if (owner === turn.id) slots++;
+  return slots > turn.optionalSlots;
 }
 
 function openWindow(ctx: StepContext, turnId: string): void {
@@ -81,19 +105,23 @@ function closeWindow(ctx: StepContext): void {
 }
 
 /**
- * Speak results were sent into the running generation: a follow-up may now be on its way,
- * unless the model cannot end its turn before it has them (it withholds turn_complete).
+ * Results were sent into the running generation: if the model had in fact just ended its
+ * turn, it takes them as new input (a speak batch: its follow-up; a side effect on a
+ * blocking-only model: its reply again) — unless it cannot end its turn before it has them
+ * (it withholds turn_complete).
  */
-export function noteSpeakSentInGeneration(ctx: StepContext): void {
+export function noteResultsSentInGeneration(ctx: StepContext, followUp: "speak" | "silent"): void {
   const s = ctx.state;
-  if (s.generation && !s.config.capabilities.turnCompleteWaitsForResults)
-    s.generation.unansweredSpeak = true;
+  if (!s.generation || s.config.capabilities.turnCompleteWaitsForResults) return;
+  if (followUp === "speak") s.generation.unansweredSpeak = true;
+  else s.generation.unansweredSilent++;
 }
 
-/** The model said something after the speak results it was sent: it had them in time. */
-function speakAnswered(ctx: StepContext, gen: GenerationState): void {
-  if (!gen.unansweredSpeak) return;
+/** The model said something after the results it was sent: it had them in time. */
+function resultsAnswered(ctx: StepContext, gen: GenerationState): void {
+  if (!gen.unansweredSpeak && gen.unansweredSilent === 0) return;
   gen.unansweredSpeak = false;
+  gen.unansweredSilent = 0;
   if (ctx.state.followUpWindow?.turnId.startsWith("hold-")) closeWindow(ctx);
 }
 
@@ -116,16 +144,25 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   let owner: string | null = null;
   let claim: GenerationState["claim"] = "none";
   const turn = s.turn;
-  if (s.followUpWindow) {
+  const window = s.followUpWindow;
+  if (window && (window.absorb ?? 1) > 1) {
+    // One of several regenerations the window waits for: nobody's; the window stays open.
+    window.absorb = (window.absorb ?? 1) - 1;
+    s.counters.suppressedGenerations++;
+    ctx.trace("SUPPRESSED", { reason: "reaction to a late side-effect result" });
+    s.generation = newGeneration(null, "none");
+    return s.generation;
+  }
+  if (window) {
     // What the open window waits for comes before anything sent after it opened.
-    owner = turn?.id === s.followUpWindow.turnId ? turn.id : null;
+    owner = turn?.id === window.turnId ? turn.id : null;
     claim = "grace";
     // Set before the window closes: releasing held input looks at the running generation.
     s.generation = newGeneration(owner, claim);
     closeWindow(ctx);
   } else if (s.expected.length > 0) {
     owner = s.expected.shift() ?? null;
-    claim = "expected";
+    claim = owner === null ? "absorbed" : "expected";
   } else if (s.speechDetected) {
     // The user spoke and the model answers: a voice turn opens (ending any open one).
     if (turn) endTurn(ctx, { interrupted: "barge_in" });
@@ -145,59 +182,51 @@ export function currentGeneration(ctx: StepContext): GenerationState {
 }
 
 function newGeneration(owner: string | null, claim: GenerationState["claim"]): GenerationState {
-  return { owner, claim, hasContent: false, opening: null, pending: [], unansweredSpeak: false };
+  return {
+    owner,
+    claim,
+    hasContent: false,
+    interrupted: false,
+    text: "",
+    judged: false,
+    unansweredSpeak: false,
+    unansweredSilent: 0,
+  };
 }
 
-type TextChunk = { kind: "model_text" | "transcript"; text: string };
+/** A generation's text is kept (bounded) to be compared, whole, with recent replies. */
+const KEPT_TEXT = 4000;
 
-/** While a regeneration could come, a generation's opening is judged before it is shown. */
-function watchingForRegeneration(ctx: StepContext, gen: GenerationState): boolean {
-  const s = ctx.state;
+/** Could a regeneration be under way: a result that could provoke one went out lately? */
+function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
   return (
-    s.config.guards.suppressUnsolicited &&
-    ctx.now <= s.regenUntil &&
-    (gen.claim === "expected" || gen.claim === "grace") &&
-    !gen.hasContent
+    ctx.state.config.guards.suppressUnsolicited &&
+    ctx.now <= ctx.state.regenUntil &&
+    (gen.claim === "expected" || gen.claim === "absorbed" || gen.claim === "grace")
   );
 }
 
-/**
- * A piece of a generation's text. Inside a regeneration window the opening is held back
- * until there is enough of it to judge (MIN_PREFIX characters, or the generation's end);
- * returns the pieces to forward now, in order.
- */
-export function admitText(ctx: StepContext, gen: GenerationState, chunk: TextChunk): TextChunk[] {
-  if (gen.opening !== null) return [chunk];
-  gen.pending.push(chunk);
-  const soFar = openingOf(gen.pending.map((p) => p.text).join(""));
-  if (watchingForRegeneration(ctx, gen) && soFar.length < MIN_PREFIX) return [];
-  return judgeOpening(ctx, gen);
+/** A piece of the generation's text. Nothing is held back: it is forwarded as it comes. */
+export function noteText(ctx: StepContext, gen: GenerationState, text: string): void {
+  if (gen.text.length < KEPT_TEXT) gen.text = (gen.text + text).slice(0, KEPT_TEXT);
+  if (ctx.state.config.legacyOpeningCheck) legacyJudgeOpening(ctx, gen);
 }
 
-/**
- * Decide on the held opening (more text came, a tool call, or the generation ended): a
- * generation that repeats a recent reply while a silent result could have provoked it is a
- * regeneration — suppressed, and the slot it took is given back so the real answer that
- * follows still finds it. Returns the held pieces to forward (none if suppressed).
- */
-export function judgeOpening(ctx: StepContext, gen: GenerationState): TextChunk[] {
+/** The removed judgement by opening words (see regeneration.ts), for the liveness control. */
+function legacyJudgeOpening(ctx: StepContext, gen: GenerationState): void {
   const s = ctx.state;
-  if (gen.opening !== null || gen.pending.length === 0) return [];
-  const held = gen.pending;
-  gen.pending = [];
-  const opening = openingOf(held.map((p) => p.text).join(""));
-  const regenerated =
-    watchingForRegeneration(ctx, gen) && looksRegenerated(opening, s.recentOpenings);
-  gen.opening = opening;
-  // Dropped replies count too: the model regenerates what it said, not what we forwarded.
-  s.recentOpenings = rememberOpening(s.recentOpenings, opening);
-  if (!regenerated) return held;
+  if (gen.judged || !regenerationPossible(ctx, gen)) return;
+  const soFar = normalizedReply(gen.text);
+  if (!legacyOpeningRepeats(soFar, s.recentReplies)) {
+    gen.judged = soFar.length >= 12;
+    return;
+  }
+  gen.judged = true;
   giveBack(ctx, gen);
   gen.owner = null;
   gen.claim = "none";
   s.counters.suppressedGenerations++;
-  ctx.trace("SUPPRESSED", { reason: "regenerated reply" });
-  return [];
+  ctx.trace("SUPPRESSED", { reason: "regenerated reply (opening)" });
 }
 
 /**
@@ -215,6 +244,54 @@ function giveBack(ctx: StepContext, gen: GenerationState): void {
   else if (gen.claim === "expected") s.expected.unshift(gen.owner);
 }
 
+/**
+ * The generation that took the open turn's slot was not its answer after all: the slot goes
+ * back to the front of the line, so the next generation answers the turn. The watchdog bounds
+ * the wait.
+ */
+function returnSlot(ctx: StepContext, owner: string): void {
+  const turn = ctx.state.turn!;
+  ctx.state.expected.unshift(owner);
+  turn.modelEnded = true;
+}
+
+/**
+ * Can a generation that turns out not to be an answer give its slot back? One that took a
+ * slot in line can, whether its turn is open or was interrupted meanwhile (else the dead
+ * input's own answer would take the next turn's slot, and so on down the line); one that
+ * took a follow-up window only while its turn is open; none that the model itself cut short
+ * (a barge-in: it was an answer). Misjudged for a dead turn, the next turn's answer is
+ * absorbed instead and its turn waits for the watchdog: a visible nudge, not a silent loss.
+ */
+function canGiveSlotBack(ctx: StepContext, gen: GenerationState): boolean {
+  if (gen.interrupted || !regenerationPossible(ctx, gen)) return false;
+  const live = gen.owner !== null && ctx.state.turn?.id === gen.owner;
+  return live || gen.claim === "expected" || gen.claim === "absorbed";
+}
+
+function giveSlotBack(ctx: StepContext, gen: GenerationState): void {
+  if (gen.owner !== null && ctx.state.turn?.id === gen.owner) returnSlot(ctx, gen.owner);
+  else ctx.state.expected.unshift(null);
+}
+
+/**
+ * A finished reply that says a recent reply again, word for word, while a regeneration was
+ * possible: it was (most likely) the model answering a late side-effect result, not the
+ * input whose slot it took. It was delivered (when in doubt, deliver); its slot goes back to
+ * the front of the line, so the answer that follows still belongs to the turn. If no answer
+ * follows, the watchdog ends the turn visibly.
+ */
+function givesSlotBackAsRepeat(ctx: StepContext, gen: GenerationState, reply: string): boolean {
+  const s = ctx.state;
+  if (!s.config.guards.detectRepeats || s.config.legacyOpeningCheck) return false;
+  if (gen.unansweredSpeak) return false;
+  if (!canGiveSlotBack(ctx, gen) || !repeatsRecentReply(reply, s.recentReplies)) return false;
+  giveSlotBack(ctx, gen);
+  s.counters.repeatedReplies++;
+  ctx.trace("REPEATED_REPLY", { turnId: gen.owner });
+  return true;
+}
+
 /** The open turn this generation answers, or null when its output must not be forwarded. */
 export function liveOwner(ctx: StepContext, gen: GenerationState): string | null {
   if (gen.owner === null) return null;
@@ -226,11 +303,12 @@ export function liveOwner(ctx: StepContext, gen: GenerationState): string | null
 /** Model content (text, transcript, audio, a tool call) arrived in `gen`. */
 export function noteContent(ctx: StepContext, gen: GenerationState): void {
   gen.hasContent = true;
-  speakAnswered(ctx, gen);
+  resultsAnswered(ctx, gen);
   const turn = ctx.state.turn;
   if (turn?.id !== gen.owner) return;
   if (!turn) return;
   turn.hasContent = true;
+  turn.contentSinceAsk = true;
   turn.resultsSinceContent = 0;
   turn.speakSinceContent = false;
   turn.emptyRetries = 0;
@@ -245,6 +323,20 @@ export function onModelTurnComplete(ctx: StepContext): void {
   const gen = currentGeneration(ctx);
   s.generation = null;
   ctx.trace("MODEL_TURN_COMPLETE", { owner: gen.owner });
+  const reply = normalizedReply(gen.text);
+  const repeated = givesSlotBackAsRepeat(ctx, gen, reply);
+  // Suppressed replies count too: the model regenerates what it said, not what we forwarded.
+  s.recentReplies = rememberReply(s.recentReplies, reply);
+  if (repeated) return;
+  if (gen.unansweredSilent > 0 && !gen.unansweredSpeak && s.config.guards.suppressUnsolicited) {
+    // It may take each side-effect message as new input and say its reply again: those
+    // generations belong to nobody, and new input waits until they show (or a grace passes).
+    if (s.followUpWindow === null) openWindow(ctx, `silent-${gen.owner ?? "none"}`);
+    const window = s.followUpWindow!;
+    // (A window for a speak follow-up owed to the turn is left as it is.)
+    if (window.turnId.startsWith("silent-") || window.turnId.startsWith("hold-"))
+      window.absorb = gen.unansweredSilent;
+  }
   const turn = s.turn;
   if (gen.unansweredSpeak && s.config.guards.oneTurnComplete) {
     // Said nothing after the results: a follow-up may come (even for a turn that has
@@ -259,26 +351,20 @@ export function onModelTurnComplete(ctx: StepContext): void {
     else if (live) s.followUpWindow.turnId = turn.id;
     return;
   }
-  const claimed = gen.claim === "expected" || gen.claim === "grace";
-  // Only for a turn still waiting: an interrupted turn's slot given back would swallow the
-  // answer to the next input if the empty generation was in fact the one it stood for.
-  const ownerLive = gen.owner !== null && turn?.id === gen.owner;
   if (
     !gen.hasContent &&
-    claimed &&
-    ownerLive &&
-    s.config.guards.suppressUnsolicited &&
-    s.followUpWindow === null
+    !gen.unansweredSpeak &&
+    s.followUpWindow === null &&
+    canGiveSlotBack(ctx, gen)
   ) {
-    if (ctx.now <= s.regenUntil && s.config.followUpGraceMs > 0) {
-      // A generation with nothing in it may not be the answer it was taken for: a model that
-      // took a silent result as new input can end such a generation unasked (field report
-      // O1, "two empty turnCompletes"). While that is possible, the answer owed is still
-      // awaited for a grace; if nothing comes, the empty generation was it.
-      ctx.trace("EMPTY_GENERATION", { owner: gen.owner });
-      giveBack(ctx, gen);
-      return;
-    }
+    // A generation with nothing in it may not be the answer it was taken for: a model that
+    // took a silent result as new input can end such a generation unasked (field report
+    // O1, "two empty turnCompletes"). While that is possible, the answer owed is still
+    // awaited: its slot goes back to the front of the line, and the watchdog bounds the
+    // wait (a nudge, then model_timeout) should the empty generation have been it.
+    ctx.trace("EMPTY_GENERATION", { owner: gen.owner });
+    giveSlotBack(ctx, gen);
+    return;
   }
   if (gen.owner === null || !turn || turn.id !== gen.owner) {
     if (!s.config.guards.oneTurnComplete && gen.owner !== null) {
@@ -313,8 +399,12 @@ export function settleTurn(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn;
   if (!turn?.modelEnded || s.generation !== null || awaitingGeneration(ctx, turn)) return;
+  // A speak result held for the rest of its batch is still to be sent and spoken.
   const speakRunning = Object.values(s.calls).some(
-    (c) => c.turnId === turn.id && c.status === "running" && c.followUp === "speak",
+    (c) =>
+      c.turnId === turn.id &&
+      c.followUp === "speak" &&
+      (c.status === "running" || c.held !== undefined),
   );
   if (!speakRunning) endTurn(ctx, "complete");
 }
@@ -324,6 +414,12 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   if (s.followUpWindow?.turnId !== turnId) return;
   const turn = s.turn?.id === turnId ? s.turn : null;
   const empty = turn?.modelEnded && replyIsEmpty(turn);
+  // The grace decides: whatever the running generation was sent, it is past waiting for
+  // (else releasing the held input would hold it again, for ever).
+  if (s.generation) {
+    s.generation.unansweredSpeak = false;
+    s.generation.unansweredSilent = 0;
+  }
   // Close first: held input goes out, and the nudge (if any) after it... unless the turn
   // is still open, in which case nothing was held (new input would have ended it).
   closeWindow(ctx);
@@ -362,6 +458,10 @@ export function endTurn(
   const turn = s.turn;
   if (!turn) return;
   s.turn = null;
+  if (s.watchdogArmed) {
+    s.watchdogArmed = false;
+    ctx.emit({ type: "clear_timer", timer: "watchdog" });
+  }
   s.expected = s.expected.map((owner) => (owner === turn.id ? null : owner));
   if (s.generation?.owner === turn.id && s.config.guards.suppressUnsolicited)
     s.generation.owner = null;
@@ -381,6 +481,9 @@ export function endTurn(
 /** The model connection dropped under an open turn: it cannot be finished, say so. */
 export function closeTurnOnUpstreamLoss(ctx: StepContext): void {
   const s = ctx.state;
+  // What it said counts as a reply: a resumed model may say it again.
+  if (s.generation)
+    s.recentReplies = rememberReply(s.recentReplies, normalizedReply(s.generation.text));
   s.generation = null;
   s.expected = [];
   if (s.followUpWindow)

@@ -101,7 +101,6 @@ export function onUpstreamClosed(
   const up = s.upstream;
   ctx.trace("UPSTREAM_CLOSED", { code, reason });
   if (s.ended || up.phase === "failed") return;
-  s.generation = null;
   closeTurnOnUpstreamLoss(ctx);
   if (fatal) {
     if (up.resumingWith !== null) {

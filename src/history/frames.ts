@@ -41,7 +41,15 @@ export type DurableFrame =
   | { type: "turn_complete"; seq: number; turnId: string }
   | { type: "interrupted"; seq: number; turnId: string; reason: InterruptReason }
   | { type: "status"; seq: number; state: UpstreamStatus }
-  | { type: "error"; seq: number; code: string; message: string; fatal: boolean };
+  /** `turnId` (an extension): the turn a durable error belongs to, when it belongs to one. */
+  | {
+      type: "error";
+      seq: number;
+      code: string;
+      message: string;
+      fatal: boolean;
+      turnId?: string | undefined;
+    };
 
 /** Frames sent to one connection only, never replayed. */
 export type EphemeralFrame =
@@ -104,8 +112,17 @@ export function frameOf(event: HistoryEvent): DurableFrame {
       return { type: "interrupted", seq, turnId: event.turnId, reason: event.reason };
     case "status":
       return { type: "status", seq, state: event.state };
-    case "error":
-      return { type: "error", seq, code: event.code, message: event.message, fatal: event.fatal };
+    case "error": {
+      const frame: DurableFrame = {
+        type: "error",
+        seq,
+        code: event.code,
+        message: event.message,
+        fatal: event.fatal,
+      };
+      if (event.turnId !== undefined) frame.turnId = event.turnId;
+      return frame;
+    }
     default: {
       const unreachable: never = event;
       throw new Error(`unknown history event ${JSON.stringify(unreachable)}`);

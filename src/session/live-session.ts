@@ -72,6 +72,7 @@ export class LiveSession {
       tools: toolPolicies(this.agent, config.TOOL_TIMEOUT_MS),
       capabilities: provider.capabilities,
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
+      modelTimeoutMs: config.MODEL_TIMEOUT_MS,
     });
     this.link = new UpstreamLink(provider.target, {
       opened: () => this.input({ type: "upstream_opened" }),

@@ -121,8 +121,16 @@ export class Harness {
     return true;
   }
 
+  /** Let time pass; timers that fall due meanwhile fire in order, as the runtime fires them. */
   advance(ms: number): void {
-    this.now += ms;
+    const until = this.now + ms;
+    for (;;) {
+      let next: [TimerId, number] | undefined;
+      for (const entry of this.timers) if (!next || entry[1] < next[1]) next = entry;
+      if (!next || next[1] > until) break;
+      this.fireNextTimer();
+    }
+    this.now = until;
   }
 
   private deliver(clientId: string, frame: ServerFrame): void {

@@ -442,7 +442,7 @@ describe("the model connection", () => {
 });
 
 describe("second line of defence: a model that ignores SILENT (field report O2)", () => {
-  it("a regenerated reply arriving where the answer to new input is expected is suppressed; the answer still comes", () => {
+  it("a regenerated reply that takes the slot of the answer to new input is delivered, and the answer still comes", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
     h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
@@ -453,17 +453,36 @@ describe("second line of defence: a model that ignores SILENT (field report O2)"
     h.input({ type: "client_text", clientId: "phone", text: "tell me about hours" });
     h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
     h.model({ type: "turn_complete" });
+    // Nothing is judged by its words while it streams (when in doubt, deliver); once it has
+    // ended, the whole reply is a word-for-word repeat: its slot goes back, the turn stays open.
+    expect(turnEnds(h).map((f) => f.turnId)).toEqual(["t1"]);
+    expect(h.traces).toContain("REPEATED_REPLY");
     h.model({ type: "text_delta", text: "We open at nine." });
     h.model({ type: "turn_complete" });
-    expect(texts(h)).toEqual(["Hello! Let me show you some topics.", "We open at nine."]);
     expect(
       h
         .durableFrames("phone")
         .filter((f) => f.type === "text")
-        .map((f) => f.turnId),
-    ).toEqual(["t1", "t2"]);
+        .map((f) => [f.turnId, f.text]),
+    ).toEqual([
+      ["t1", "Hello! Let me show you some topics."],
+      ["t2", "Hello! Let me show you some topics."],
+      ["t2", "We open at nine."],
+    ]);
     expect(turnEnds(h).map((f) => f.turnId)).toEqual(["t1", "t2"]);
-    expect(h.traces).toContain("SUPPRESSED");
+  });
+
+  it("a regeneration that starts before any new input is suppressed whole", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Hello! Let me show you some topics."]);
+    expect(turnEnds(h)).toHaveLength(1);
   });
 
   it("an empty unasked generation does not take the slot of the answer to new input", () => {
@@ -650,5 +669,143 @@ describe("found in review", () => {
     h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} });
     expect(h.clients.get("phone")?.frames.at(-1)).toMatchObject({ code: "duplicate_result" });
     expect(toolResponses(h)).toHaveLength(0);
+  });
+});
+
+describe("issue 8: honest answers that open alike are never dropped, every turn ends once", () => {
+  /** The greeter on the simulator: a greeting with a client chips call, then lines 250 ms apart. */
+  function greetThenAsk(h: Harness, lines: string[]): void {
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Sure. You said: hi. " });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} }); // SILENT
+    for (const line of lines) {
+      h.advance(250);
+      h.input({ type: "client_text", clientId: "phone", text: line });
+      h.advance(30);
+      h.model({ type: "text_delta", text: "Sure. You said: " });
+      h.model({ type: "text_delta", text: line });
+      h.model({ type: "turn_complete" });
+    }
+  }
+
+  it("each answer reaches its own turn and each turn ends once, at once", () => {
+    const h = live();
+    greetThenAsk(h, ["one", "two", "three", "four"]);
+    const byTurn = h
+      .durableFrames("phone")
+      .filter((f) => f.type === "text")
+      .map((f) => [f.turnId, f.text]);
+    expect(byTurn).toEqual([
+      ["t1", "Sure. You said: hi. "],
+      ["t2", "Sure. You said: "],
+      ["t2", "one"],
+      ["t3", "Sure. You said: "],
+      ["t3", "two"],
+      ["t4", "Sure. You said: "],
+      ["t4", "three"],
+      ["t5", "Sure. You said: "],
+      ["t5", "four"],
+    ]);
+    // No timer needed to end them: each turn_complete came with its answer.
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "turn_complete"],
+      ["t2", "turn_complete"],
+      ["t3", "turn_complete"],
+      ["t4", "turn_complete"],
+      ["t5", "turn_complete"],
+    ]);
+    expect(h.state.counters.suppressedGenerations).toBe(0);
+  });
+
+  it("control: the opening-words judgement this replaced drops the answers and leaves turns open", () => {
+    const h = live({ legacyOpeningCheck: true, modelTimeoutMs: 0 });
+    greetThenAsk(h, ["one", "two", "three", "four"]);
+    for (let i = 0; i < 10 && h.fireNextTimer(); i++);
+    const ends = turnEnds(h);
+    const answered = h.durableFrames("phone").filter((f) => f.type === "text" && f.text === "four");
+    expect(h.state.counters.suppressedGenerations).toBeGreaterThan(0);
+    expect(answered.length === 0 || ends.length < 5).toBe(true);
+    expect(h.state.turn).not.toBeNull(); // the last turn hangs
+  });
+});
+
+describe("the turn watchdog", () => {
+  it("a model that never answers is nudged twice, then the turn ends with model_timeout", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    expect(h.fireNextTimer()).toBe(true); // 15 s of silence
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(1);
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(2);
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.durableFrames("phone").slice(-2)).toEqual([
+      expect.objectContaining({ type: "error", code: "model_timeout", turnId: "t1" }),
+      expect.objectContaining({ type: "turn_complete", turnId: "t1" }),
+    ]);
+    expect(
+      h.durableFrames("phone").filter((f) => f.type === "error" && f.code === "model_slow"),
+    ).toHaveLength(2);
+    expect(h.timers.size).toBe(0);
+  });
+
+  it("a nudge that is answered ends the turn normally", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    expect(h.fireNextTimer()).toBe(true);
+    h.model({ type: "text_delta", text: "Sorry, hello!" });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    expect(h.timers.size).toBe(0);
+  });
+
+  it("a reply that stops mid-stream with no turn_complete ends with model_timeout; nothing after it is attributed", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "tell me a story" });
+    h.model({ type: "text_delta", text: "Once upon" });
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(0);
+    expect(h.durableFrames("phone").slice(-2)).toEqual([
+      expect.objectContaining({ type: "error", code: "model_timeout" }),
+      expect.objectContaining({ type: "turn_complete", turnId: "t1" }),
+    ]);
+    h.model({ type: "text_delta", text: " a time" });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Once upon"]);
+    expect(turnEnds(h)).toHaveLength(1);
+  });
+
+  it("never fires while content streams: every model event moves the deadline", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "tell me a long story" });
+    for (let i = 0; i < 40; i++) {
+      h.advance(1000);
+      h.model({ type: "text_delta", text: `part ${i}. ` });
+      // A firing that comes early re-arms for the rest of the wait.
+      const due = h.timers.get("watchdog");
+      if (due !== undefined && due <= h.now) h.fireNextTimer();
+    }
+    h.model({ type: "turn_complete" });
+    expect(h.traces).not.toContain("MODEL_TIMEOUT");
+    expect(h.traces).not.toContain("WATCHDOG_NUDGE");
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+  });
+
+  it("does not fire while a speak tool runs (the tool's own timeout bounds that)", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.model({ type: "turn_complete" });
+    expect(h.fireNextTimer()).toBe(true); // the tool's timeout (5 s), not the watchdog
+    expect(h.log.at(-1)).toMatchObject({ kind: "tool_result", callId: "c1" });
+    expect(h.traces).not.toContain("WATCHDOG_NUDGE");
+  });
+
+  it("control: with the watchdog off, a silent model leaves the turn open for good", () => {
+    const h = live({ modelTimeoutMs: 0 });
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    expect(h.fireNextTimer()).toBe(false);
+    expect(h.state.turn).not.toBeNull();
   });
 });

@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ALL_GUARDS, type Guards, NO_GUARDS } from "../../../src/core/state.js";
-import { checkSettled, checkStep, scenarioArb, world } from "./world.js";
+import { ALL_GUARDS, type CoreConfig, type Guards, NO_GUARDS } from "../../../src/core/state.js";
+import {
+  checkAnswersDelivered,
+  checkProgress,
+  checkSettled,
+  checkStep,
+  scenarioArb,
+  world,
+} from "./world.js";
 
 /** Interleavings per property; raise for a soak: FC_RUNS=200000 npm run test:soak */
 const RUNS = Number(process.env.FC_RUNS ?? 2000);
@@ -23,45 +30,106 @@ const COVERED = [
   "INTERRUPTED",
   "TOOL_CANCELLED",
   "GO_AWAY",
+  "WATCHDOG_NUDGE",
+  "MODEL_TIMEOUT",
 ] as const;
 
-function property(guards: Guards, coverage?: Map<string, number>) {
-  return fc.property(scenarioArb, (scenario) => {
-    const { h, run, drain } = world(scenario, guards);
+/** What the liveness runs must also have exercised. */
+const COVERED_LIVENESS = ["REPEATED_REPLY", "WATCHDOG_NUDGE", "MODEL_TIMEOUT"] as const;
+
+function tally(coverage: Map<string, number> | undefined, kinds: Iterable<string>): void {
+  if (!coverage) return;
+  for (const kind of new Set(kinds)) coverage.set(kind, (coverage.get(kind) ?? 0) + 1);
+}
+
+/**
+ * Safety, where the capability record is truthful: history valid, one end per turn, no
+ * reply forwarded twice, speak results spoken, nothing recorded lost — plus liveness.
+ */
+function safety(guards: Guards, coverage?: Map<string, number>) {
+  return fc.property(scenarioArb(true), (scenario) => {
+    const { h, model, run, drain, lastActivityAt } = world(scenario, guards);
     h.connect("phone");
     h.connect("laptop");
     for (const action of scenario.actions) {
       run(action);
       checkStep(h);
+      checkProgress(h, lastActivityAt());
     }
     drain();
     checkSettled(h);
-    if (coverage) {
-      for (const kind of new Set(h.traces)) coverage.set(kind, (coverage.get(kind) ?? 0) + 1);
-      const late = Object.values(h.state.calls).filter((c) => c.delivery === "late").length;
-      if (late > 0) coverage.set("LATE_SPEAK", (coverage.get("LATE_SPEAK") ?? 0) + 1);
-    }
+    checkAnswersDelivered(h, model);
+    tally(coverage, h.traces);
+    const late = Object.values(h.state.calls).some((c) => c.delivery === "late");
+    if (late) tally(coverage, ["LATE_SPEAK"]);
   });
+}
+
+/**
+ * Liveness, under every model behaviour the generator has — honest replies that open alike,
+ * silence, empty replies, replies that stop mid-stream, drops, and a model that ignores
+ * SILENT against its record (regenerations): every user turn ends exactly once, no turn
+ * waits past the bound with nothing happening, and every answer the model gave to an input
+ * reaches that input's turn or the turn shows an error.
+ */
+function liveness(
+  guards: Guards,
+  config: Partial<CoreConfig> = {},
+  coverage?: Map<string, number>,
+) {
+  return fc.property(scenarioArb(false), (scenario) => {
+    const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config);
+    h.connect("phone");
+    for (const action of scenario.actions) {
+      run(action);
+      checkStep(h, false);
+      checkProgress(h, lastActivityAt());
+    }
+    drain();
+    checkSettled(h, false);
+    checkAnswersDelivered(h, model);
+    tally(coverage, h.traces);
+  });
+}
+
+function failure(result: { errorInstance?: unknown }): string {
+  return String(result.errorInstance);
 }
 
 describe("the session core over random interleavings", () => {
   it(`keeps every guarantee (${RUNS} interleavings)`, { timeout: TIMEOUT }, () => {
     const coverage = new Map<string, number>();
-    fc.assert(property(ALL_GUARDS, coverage), { numRuns: RUNS, seed: SEED });
+    fc.assert(safety(ALL_GUARDS, coverage), { numRuns: RUNS, seed: SEED });
     // Each protection was actually put to work in a fair share of the runs.
     for (const kind of [...COVERED, "LATE_SPEAK"]) {
       expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
     }
     console.log(
-      `interleavings: ${RUNS}; runs exercising each mechanism:`,
+      `safety, ${RUNS} interleavings; runs exercising each mechanism:`,
+      Object.fromEntries(coverage),
+    );
+  });
+
+  it(`every turn ends once and every answer is delivered (${RUNS} interleavings)`, {
+    timeout: TIMEOUT,
+  }, () => {
+    const coverage = new Map<string, number>();
+    fc.assert(liveness(ALL_GUARDS, {}, coverage), { numRuns: RUNS, seed: SEED });
+    for (const kind of COVERED_LIVENESS) {
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    }
+    console.log(
+      `liveness, ${RUNS} interleavings; runs exercising each mechanism:`,
       Object.fromEntries(coverage),
     );
   });
 
   // Each protection on its own is necessary: switching off just that one breaks a guarantee.
   for (const guard of Object.keys(ALL_GUARDS) as (keyof Guards)[]) {
+    // A repeat only reaches the check where the model ignores SILENT against its record.
+    const prop = guard === "detectRepeats" ? liveness : safety;
     it(`control: without ${guard}, a counterexample is found`, { timeout: TIMEOUT }, () => {
-      const result = fc.check(property({ ...ALL_GUARDS, [guard]: false }), {
+      const result = fc.check(prop({ ...ALL_GUARDS, [guard]: false }), {
         numRuns: RUNS,
         seed: SEED,
       });
@@ -70,9 +138,34 @@ describe("the session core over random interleavings", () => {
   }
 
   it("control: with the protections off, a counterexample is found", { timeout: TIMEOUT }, () => {
-    const result = fc.check(property(NO_GUARDS), { numRuns: RUNS, seed: SEED });
+    const result = fc.check(safety(NO_GUARDS), { numRuns: RUNS, seed: SEED });
     expect(result.failed).toBe(true);
-    const error = String(result.errorInstance);
-    expect(error).toMatch(/forwarded twice|ended 2 times|history invalid|never spoken/);
+    expect(failure(result)).toMatch(/forwarded twice|ended 2 times|history invalid|never spoken/);
+  });
+
+  it("control: the opening-words judgement that issue 8 removed drops honest answers", {
+    timeout: TIMEOUT,
+  }, () => {
+    const result = fc.check(liveness(ALL_GUARDS, { legacyOpeningCheck: true }), {
+      numRuns: RUNS,
+      seed: SEED,
+    });
+    expect(result.failed, "no counterexample found").toBe(true);
+    // The dropped answer shows as an answer that never reached its turn, a speak result
+    // never spoken, or a turn left open.
+    expect(failure(result)).toMatch(
+      /never reached turn|never spoken|waited .* ms with nothing happening|ended 0 times/,
+    );
+  });
+
+  it("control: without the watchdog, a silent model leaves a turn open", {
+    timeout: TIMEOUT,
+  }, () => {
+    const result = fc.check(liveness(ALL_GUARDS, { modelTimeoutMs: 0 }), {
+      numRuns: RUNS,
+      seed: SEED,
+    });
+    expect(result.failed).toBe(true);
+    expect(failure(result)).toMatch(/waited .* ms with nothing happening|ended 0 times/);
   });
 });

@@ -19,9 +19,27 @@ import type {
  * Content strings are unique per generation, so a text seen twice is a regenerated reply.
  */
 
+/** How real replies open: honest answers to different questions often start alike. */
+export const REAL_OPENINGS = [
+  "",
+  "Sure. You said: ",
+  "Sure! ",
+  "Okay, so ",
+  "Great question — ",
+  "Of course. Here is what I found: ",
+  "Let me think about that for a moment. ",
+];
+
 export interface GenerationPlan {
   /** Tools the model calls in this generation (by name). */
   calls: string[];
+  /** The words its reply opens with (from REAL_OPENINGS). */
+  opening: string;
+  /**
+   * How the model answers the input: normally; not at all (silence); with a turn_complete
+   * and no content; or by starting and then stopping mid-reply with no turn_complete.
+   */
+  reply: "normal" | "none" | "empty" | "stall";
   /** Fire-and-forget: turn_complete right after the calls, without waiting. */
   race: boolean;
   /** After the tool results come in, reply with nothing. */
@@ -32,6 +50,8 @@ export interface GenerationPlan {
 
 export const PLAIN: GenerationPlan = {
   calls: [],
+  opening: "",
+  reply: "normal",
   race: false,
   emptyAfterTools: false,
   duplicateCallDelivery: false,
@@ -47,12 +67,22 @@ interface Generation {
   toSpeak: string[];
   emptyAfterTools: boolean;
   ended: boolean;
+  /** It ended by its own turn_complete (not interrupted, not lost with the connection). */
+  completed: boolean;
   callIds: string[];
+}
+
+/** The generation that answered one user input, as the model produced it. */
+export interface Answer {
+  input: string;
+  gen: Generation | null;
 }
 
 export class ReferenceModel {
   /** Events ready to be delivered to the core, in order. */
   readonly out: ModelEvent[] = [];
+  /** Every user input received, with the generation that answered it. */
+  readonly answers: Answer[] = [];
   connected = false;
   private genCount = 0;
   private callCount = 0;
@@ -114,10 +144,16 @@ export class ReferenceModel {
   receive(command: ModelCommand): void {
     if (!this.connected) return;
     switch (command.type) {
-      case "user_text":
+      case "user_text": {
         this.interruptActive();
-        this.startGeneration(this.nextPlan());
+        const plan = this.nextPlan();
+        if (plan.reply === "none") {
+          this.answers.push({ input: command.text, gen: null });
+          return;
+        }
+        this.answers.push({ input: command.text, gen: this.startGeneration(plan) });
         return;
+      }
       case "nudge":
         this.interruptActive();
         this.answerNudge();
@@ -157,6 +193,7 @@ export class ReferenceModel {
       toSpeak: [],
       emptyAfterTools,
       ended: false,
+      completed: false,
       callIds: [],
     };
     this.active = gen;
@@ -170,6 +207,7 @@ export class ReferenceModel {
 
   private endGeneration(gen: Generation, rememberReply: boolean): void {
     gen.ended = true;
+    gen.completed = true;
     if (this.active === gen) this.active = null;
     if (rememberReply && gen.texts.length > 0) this.lastReplyTexts = [...gen.texts];
     this.out.push({ type: "turn_complete" });
@@ -187,12 +225,17 @@ export class ReferenceModel {
     else reaction();
   }
 
-  private startGeneration(plan: GenerationPlan): void {
+  private startGeneration(plan: GenerationPlan): Generation {
     const gen = this.newGen(plan.emptyAfterTools);
-    this.say(gen, `g${gen.id}:hello`);
+    if (plan.reply === "empty") {
+      this.endGeneration(gen, false);
+      return gen;
+    }
+    this.say(gen, `${plan.opening}g${gen.id}:hello`);
+    if (plan.reply === "stall") return gen; // no more, and no turn_complete: it hangs
     if (plan.calls.length === 0) {
       this.endGeneration(gen, true);
-      return;
+      return gen;
     }
     const requests: ToolCallRequest[] = plan.calls.map((name) => {
       this.callCount++;
@@ -209,9 +252,10 @@ export class ReferenceModel {
       // Fire-and-forget: the model ends its turn in the same instant.
       gen.waitingFor.clear();
       this.endGeneration(gen, true);
-      return;
+      return gen;
     }
     if (gen.waitingFor.size === 0) this.goOn(gen);
+    return gen;
   }
 
   /** Everything the generation waited for arrived: it says the rest of its reply. */
