@@ -208,6 +208,82 @@ const SCENARIOS = [
     },
   },
   {
+    id: "alike_answers_quick",
+    label: "honest answers that open alike, lines 250 ms apart: answer dropped or turn left open",
+    field: "issue 8: 5 of 5 sessions hung",
+    unit: "user turns",
+    parallel: 4,
+    async trial(server, arm, seed) {
+      // The greeter as `npm run dev` serves it (greeting with client chips), paced; every
+      // honest answer opens "Sure. You said: …" (or alike). Each line goes out 250 ms after
+      // the previous turn's end; its own turn must end once, with its own answer.
+      const { client } = await open(server, arm, { seed, timeScale: 0.05 });
+      const lines = ["one", "two", "three", "four"];
+      try {
+        await playTurn(client, "hi", { settleMs: 250 });
+        let failed = 0;
+        let note;
+        for (const line of lines) {
+          const { frames } = await playTurn(client, line, { settleMs: 250, timeoutMs: 8000 });
+          const user = frames.find((f) => f.type === "user" && f.text === line);
+          const own = frames.filter((f) => user && f.turnId === user.turnId);
+          const ends = turnEndsOf(own);
+          const ok =
+            user !== undefined &&
+            textsOf(own).join("").includes(`“${line}”`) &&
+            ends.length === 1 &&
+            ends[0].type === "turn_complete";
+          if (!ok) {
+            failed++;
+            note ??= `"${line}": ${JSON.stringify(own.map((f) => (f.type === "text" ? f.text : f.type)))}`;
+          }
+        }
+        return { units: lines.length, failed, note };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "ignores_silent",
+    label: "model ignores SILENT against its record, next line at once: duplicate replies shown",
+    field: "O2 (field report)",
+    unit: "sessions",
+    parallel: 4,
+    extra: "answers lost",
+    async trial(server, arm, seed) {
+      // The capability record says SILENT is honoured; the model ignores it and says its
+      // greeting again when the chips' result arrives — just as the user sends the next line.
+      const { client } = await open(server, arm, {
+        seed,
+        race: 1,
+        ignoreSilent: 1,
+        timeScale: 0.05,
+      });
+      try {
+        const greeting = await playTurn(client, "hi", { settleMs: 20 });
+        const line = "what are your hours?";
+        const next = await playTurn(client, line, { settleMs: 400, timeoutMs: 8000 });
+        const all = [...greeting.frames, ...next.frames];
+        const user = next.frames.find((f) => f.type === "user" && f.text === line);
+        const own = next.frames.filter((f) => user && f.turnId === user.turnId);
+        const answered = textsOf(own).join("").includes(`“${line}”`);
+        const failed = repeatedText(all) || turnEndsOf(own).length > 1;
+        return {
+          units: 1,
+          failed: failed ? 1 : 0,
+          extra: answered ? 0 : 1,
+          note:
+            failed || !answered
+              ? JSON.stringify(all.map((f) => (f.type === "text" ? f.text : f.type)))
+              : undefined,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
     id: "two_results_one_call",
     label: "two results for one call id reach history",
     field: "reported (agent framework handoffs)",
@@ -255,7 +331,7 @@ async function main() {
     for (const sc of scenarios) {
       results[sc.id] = {};
       for (const arm of ["naive", "liveline"]) {
-        const acc = { units: 0, failed: 0, notes: [] };
+        const acc = { units: 0, failed: 0, extra: 0, notes: [] };
         let done = 0;
         await pool(
           Array.from({ length: trials }, (_, i) => seed + i),
@@ -269,6 +345,7 @@ async function main() {
             }
             acc.units += out.units;
             acc.failed += out.failed;
+            acc.extra += out.extra ?? 0;
             if (out.note && acc.notes.length < 5) acc.notes.push(`seed ${s}: ${out.note}`);
             progress(`${sc.id} / ${arm}`, ++done, trials);
           },
@@ -298,6 +375,12 @@ async function main() {
     `\nliveline repro — ${trials} trials per cell, seed ${seed} (trial i uses simulator seed ${seed}+i), ${secs} s\n`,
   );
   console.log(out);
+  for (const sc of scenarios.filter((x) => x.extra)) {
+    const r = results[sc.id];
+    console.log(
+      `${sc.id}, ${sc.extra}: naive relay ${pct(r.naive.extra, r.naive.units)}, liveline ${pct(r.liveline.extra, r.liveline.units)}`,
+    );
+  }
   const notes = scenarios.flatMap((sc) =>
     ["naive", "liveline"].flatMap((arm) =>
       results[sc.id][arm].notes.map((n) => `  ${sc.id} / ${arm}: ${n}`),

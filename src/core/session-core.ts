@@ -19,6 +19,7 @@ import {
   noteContent,
   noteText,
   onGraceTimer,
+  onModelInterrupted,
   onModelTurnComplete,
   openTurn,
   sendInput,
@@ -108,14 +109,18 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     }
     case "client_audio":
+      s.lastClientAudioAt = ctx.now;
       armIdle(ctx);
       ensureUpstream(ctx);
       // Live audio is only worth sending while the connection is live; it is never queued.
-      if (s.upstream.phase === "live")
+      if (s.upstream.phase === "live") {
         ctx.emit({ type: "send_model", command: { type: "user_audio", pcm: input.pcm } });
+        if (s.generation) s.generation.inputSinceStart = true;
+      }
       return;
     case "client_audio_end":
       s.speechDetected = true;
+      if (s.generation) s.generation.inputSinceStart = true;
       if (s.upstream.phase === "live")
         ctx.emit({ type: "send_model", command: { type: "audio_end" } });
       return;
@@ -222,17 +227,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       onModelTurnComplete(ctx);
       armIdle(ctx);
       return;
-    case "interrupted": {
-      // The model stopped because the user spoke over it: that turn ends here.
-      const gen = s.generation;
-      if (gen) gen.interrupted = true;
-      if (gen && gen.owner !== null && s.turn?.id === gen.owner) {
-        endTurn(ctx, { interrupted: "barge_in" });
-        s.speechDetected = true;
-      }
-      if (gen) gen.owner = null;
+    case "interrupted":
+      onModelInterrupted(ctx);
       return;
-    }
     case "go_away":
       onGoAway(ctx, event.timeLeftMs);
       return;

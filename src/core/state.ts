@@ -168,6 +168,8 @@ export interface GenerationState {
   hasContent: boolean;
   /** The model said it was interrupted (a barge-in): it was an answer, cut short. */
   interrupted: boolean;
+  /** Input that can interrupt a generation (text, a nudge, audio) went out since it began. */
+  inputSinceStart: boolean;
   /** Its text so far (bounded), to compare the whole reply with recent ones at its end. */
   text: string;
   /** Only with legacyOpeningCheck: its opening has been judged. */
@@ -184,6 +186,12 @@ export interface GenerationState {
    * input waits until that shows.
    */
   unansweredSilent: number;
+  /**
+   * SILENT results sent during this generation since it last said something: a model true to
+   * its record takes them quietly, one that ignores SILENT answers each with a regeneration.
+   * They never hold input by themselves, but a window held for other reasons absorbs them.
+   */
+  unansweredQuiet: number;
 }
 
 export type UpstreamPhase = "closed" | "connecting" | "live" | "reconnecting" | "failed";
@@ -245,6 +253,8 @@ export interface CoreState {
   regenUntil: number;
   /** When the model last showed life (any event on the connection). */
   lastModelSignAt: number;
+  /** When a client last streamed audio (a voice barge-in needs some). */
+  lastClientAudioAt: number;
   /** The turn watchdog's timer is set (it re-arms itself lazily). */
   watchdogArmed: boolean;
   counters: Counters;
@@ -282,6 +292,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     recentReplies: [],
     regenUntil: 0,
     lastModelSignAt: 0,
+    lastClientAudioAt: 0,
     watchdogArmed: false,
     counters: {
       suppressedGenerations: 0,

@@ -166,6 +166,7 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
     const inGeneration = turn !== null && s.generation?.owner === call.turnId;
     call.delivery = inGeneration ? "in_generation" : "late_silent";
     ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
+    if (inGeneration) noteResultsSentInGeneration(ctx, "quiet");
     // A model that ignores SILENT answers it by saying its previous reply again.
     s.regenUntil = ctx.now + REGEN_WINDOW_MS;
     return;

@@ -47,6 +47,7 @@ export function sendInput(ctx: StepContext, command: ModelCommand, owner: string
     if (s.followUpWindow === null && gen && (gen.unansweredSpeak || gen.unansweredSilent > 0)) {
       // Hold it until the model shows whether it had the results in time, or a grace passes.
       openWindow(ctx, `hold-${gen.owner ?? "none"}`);
+      s.followUpWindow!.absorb = reactionsOwed(gen);
     }
     if (s.followUpWindow !== null) {
       s.held.push({ command, owner });
@@ -54,6 +55,7 @@ export function sendInput(ctx: StepContext, command: ModelCommand, owner: string
     }
   }
   s.expected.push(owner);
+  if (s.generation) s.generation.inputSinceStart = true;
   if (command.type === "user_text" && s.upstream.phase !== "live" && s.turn?.id === owner) {
     s.outboxSince ??= s.turn.userSeq;
   }
@@ -110,18 +112,35 @@ function closeWindow(ctx: StepContext): void {
  * blocking-only model: its reply again) — unless it cannot end its turn before it has them
  * (it withholds turn_complete).
  */
-export function noteResultsSentInGeneration(ctx: StepContext, followUp: "speak" | "silent"): void {
+export function noteResultsSentInGeneration(
+  ctx: StepContext,
+  followUp: "speak" | "silent" | "quiet",
+): void {
   const s = ctx.state;
   if (!s.generation || s.config.capabilities.turnCompleteWaitsForResults) return;
   if (followUp === "speak") s.generation.unansweredSpeak = true;
-  else s.generation.unansweredSilent++;
+  else if (followUp === "silent") s.generation.unansweredSilent++;
+  else s.generation.unansweredQuiet++;
+}
+
+/** How many generations the model may still send in reaction to what this one was sent. */
+function reactionsOwed(gen: GenerationState): number {
+  return (gen.unansweredSpeak ? 1 : 0) + gen.unansweredSilent + gen.unansweredQuiet;
+}
+
+/** A window held for a dead turn (not for the open turn's follow-up) absorbs every reaction. */
+function absorbReactions(ctx: StepContext, gen: GenerationState): void {
+  const window = ctx.state.followUpWindow;
+  if (window === null || window.turnId === ctx.state.turn?.id) return;
+  window.absorb = Math.max(window.absorb ?? 1, reactionsOwed(gen));
 }
 
 /** The model said something after the results it was sent: it had them in time. */
 function resultsAnswered(ctx: StepContext, gen: GenerationState): void {
-  if (!gen.unansweredSpeak && gen.unansweredSilent === 0) return;
+  if (reactionsOwed(gen) === 0) return;
   gen.unansweredSpeak = false;
   gen.unansweredSilent = 0;
+  gen.unansweredQuiet = 0;
   if (ctx.state.followUpWindow?.turnId.startsWith("hold-")) closeWindow(ctx);
 }
 
@@ -187,10 +206,12 @@ function newGeneration(owner: string | null, claim: GenerationState["claim"]): G
     claim,
     hasContent: false,
     interrupted: false,
+    inputSinceStart: false,
     text: "",
     judged: false,
     unansweredSpeak: false,
     unansweredSilent: 0,
+    unansweredQuiet: 0,
   };
 }
 
@@ -332,10 +353,7 @@ export function onModelTurnComplete(ctx: StepContext): void {
     // It may take each side-effect message as new input and say its reply again: those
     // generations belong to nobody, and new input waits until they show (or a grace passes).
     if (s.followUpWindow === null) openWindow(ctx, `silent-${gen.owner ?? "none"}`);
-    const window = s.followUpWindow!;
-    // (A window for a speak follow-up owed to the turn is left as it is.)
-    if (window.turnId.startsWith("silent-") || window.turnId.startsWith("hold-"))
-      window.absorb = gen.unansweredSilent;
+    absorbReactions(ctx, gen);
   }
   const turn = s.turn;
   if (gen.unansweredSpeak && s.config.guards.oneTurnComplete) {
@@ -349,6 +367,7 @@ export function onModelTurnComplete(ctx: StepContext): void {
     }
     if (s.followUpWindow === null) openWindow(ctx, live ? turn.id : `stale-${gen.owner ?? "none"}`);
     else if (live) s.followUpWindow.turnId = turn.id;
+    absorbReactions(ctx, gen);
     return;
   }
   if (
@@ -419,6 +438,7 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   if (s.generation) {
     s.generation.unansweredSpeak = false;
     s.generation.unansweredSilent = 0;
+    s.generation.unansweredQuiet = 0;
   }
   // Close first: held input goes out, and the nudge (if any) after it... unless the turn
   // is still open, in which case nothing was held (new input would have ended it).
@@ -476,6 +496,43 @@ export function endTurn(
         cancelCall(ctx, call, how.interrupted);
     }
   }
+}
+
+/**
+ * The model says it stopped the running generation. Normally the user spoke over it (a
+ * barge-in by voice: the turn ends here, and what the user said opens the next turn). But if
+ * nothing that could interrupt it went out since it began, the model was interrupted by the
+ * very input whose slot the generation took (and no voice was streamed since that input): it
+ * had begun before it had that input, so it was not its answer (a regeneration, say). Its
+ * slot goes back; the answer is still to come.
+ */
+export function onModelInterrupted(ctx: StepContext): void {
+  const s = ctx.state;
+  const gen = s.generation;
+  if (!gen) return;
+  gen.interrupted = true;
+  const turn = s.turn;
+  const live = gen.owner !== null && turn?.id === gen.owner;
+  // Nothing sent since the generation began, and no voice since the turn's input (audio sent
+  // before the model began can still trip its voice detection).
+  const stray =
+    live &&
+    !gen.inputSinceStart &&
+    gen.claim === "expected" &&
+    s.lastClientAudioAt < turn.askedAt &&
+    s.config.guards.suppressUnsolicited;
+  if (stray) {
+    returnSlot(ctx, gen.owner!);
+    gen.owner = null;
+    s.counters.suppressedGenerations++;
+    ctx.trace("SUPPRESSED", { reason: "began before the input it was taken to answer" });
+    return;
+  }
+  if (live) {
+    endTurn(ctx, { interrupted: "barge_in" });
+    s.speechDetected = true;
+  }
+  gen.owner = null;
 }
 
 /** The model connection dropped under an open turn: it cannot be finished, say so. */

@@ -334,6 +334,8 @@ describe("barge-in", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "story" });
     h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.advance(300);
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) }); // the user speaks
     h.model({ type: "interrupted" });
     expect(turnEnds(h)).toEqual([
       expect.objectContaining({ type: "interrupted", reason: "barge_in" }),
@@ -807,5 +809,30 @@ describe("the turn watchdog", () => {
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });
     expect(h.fireNextTimer()).toBe(false);
     expect(h.state.turn).not.toBeNull();
+  });
+});
+
+describe("an interruption caused by the input a generation was taken to answer", () => {
+  it("the generation began before the input: it was not its answer, the answer still comes", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello! Here are some topics." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} }); // SILENT
+    h.advance(10);
+    h.input({ type: "client_text", clientId: "phone", text: "hours?" });
+    // The model (ignoring SILENT) had begun saying its greeting again; our text interrupts it.
+    h.model({ type: "text_delta", text: "Hello! Here" });
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "We open at nine." });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "turn_complete"],
+      ["t2", "turn_complete"],
+    ]);
+    expect(h.durableFrames("phone").filter((f) => f.type === "user")).toHaveLength(2);
+    expect(texts(h).at(-1)).toBe("We open at nine.");
   });
 });
