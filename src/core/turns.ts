@@ -379,10 +379,11 @@ export function onModelTurnComplete(ctx: StepContext): void {
     // A generation with nothing in it may not be the answer it was taken for: a model that
     // took a silent result as new input can end such a generation unasked (field report
     // O1, "two empty turnCompletes"). While that is possible, the answer owed is still
-    // awaited: its slot goes back to the front of the line, and the watchdog bounds the
-    // wait (a nudge, then model_timeout) should the empty generation have been it.
+    // awaited for a grace (the open turn's slot becomes a follow-up window); if nothing
+    // comes, the empty generation was it (and an empty reply after results gets its nudge).
     ctx.trace("EMPTY_GENERATION", { owner: gen.owner });
-    giveSlotBack(ctx, gen);
+    if (gen.owner !== null && s.turn?.id === gen.owner) giveBack(ctx, gen);
+    else s.expected.unshift(null);
     return;
   }
   if (gen.owner === null || !turn || turn.id !== gen.owner) {

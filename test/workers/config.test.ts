@@ -13,6 +13,7 @@ describe("loadConfig", () => {
       MAX_FRAMES_PER_SECOND: 100,
       MAX_CLIENTS_PER_SESSION: 8,
       TOOL_TIMEOUT_MS: 15_000,
+      MODEL_TIMEOUT_MS: 15_000,
     });
   });
 

@@ -261,7 +261,7 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   }
 
   /**
-   * The one timing assumption of the guarantees: what the model has already produced reaches
+   * The timing assumptions of the guarantees: what the model has already produced reaches
    * the core before a follow-up grace (followUpGraceMs) runs out — its reaction to a result
    * shows within the grace. So before time passes a grace timer's deadline, the model's
    * pending output is delivered. A model slower than that is still bounded by the watchdog
@@ -270,7 +270,10 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   function modelWithinGrace(until: number): void {
     const graceDue = () =>
       [...h.timers].some(([timer, at]) => timer.startsWith("grace:") && at <= until);
-    while (model.out.length > 0 && graceDue()) deliver(model.out.shift()!);
+    // Likewise the window in which a regeneration is recognised (a model that ignores SILENT
+    // reacts to the result as it reacts to input, within seconds): its reaction comes first.
+    const regenDue = () => h.state.regenUntil > h.now && h.state.regenUntil <= until;
+    while (model.out.length > 0 && (graceDue() || regenDue())) deliver(model.out.shift()!);
   }
 
   /** Let everything settle: the model says what it has, tools finish, clients answer, timers fire. */
