@@ -119,6 +119,12 @@ export interface CallState {
   held?: ToolResponse | undefined;
 }
 
+/** How far the model has answered a turn (what a generation's content changes). */
+export type TurnProgress = Pick<
+  TurnState,
+  "hasContent" | "resultsSinceContent" | "speakSinceContent" | "emptyRetries" | "contentSinceAsk"
+>;
+
 /** The logical user turn: open from the user's input until its one turn end. */
 export interface TurnState {
   id: string;
@@ -166,6 +172,11 @@ export interface GenerationState {
    */
   claim: "expected" | "absorbed" | "grace" | "speech" | "naive" | "none";
   hasContent: boolean;
+  /**
+   * What the turn it was taken to answer had heard before it (content and results owed), so
+   * that a generation found not to be the answer can be undone.
+   */
+  turnBefore?: TurnProgress | undefined;
   /** The model said it was interrupted (a barge-in): it was an answer, cut short. */
   interrupted: boolean;
   /** Input that can interrupt a generation (text, a nudge, audio) went out since it began. */

@@ -6,7 +6,7 @@ import {
   rememberReply,
   repeatsRecentReply,
 } from "./regeneration.js";
-import type { CoreState, GenerationState, TurnState } from "./state.js";
+import type { CoreState, GenerationState, TurnProgress, TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { cancelCall } from "./tools.js";
 
@@ -197,7 +197,14 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   }
   if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
   s.generation ??= newGeneration(owner, claim);
+  if (owner !== null && s.turn?.id === owner) s.generation.turnBefore = progressOf(s.turn);
   return s.generation;
+}
+
+function progressOf(turn: TurnState): TurnProgress {
+  const { hasContent, resultsSinceContent, speakSinceContent, emptyRetries, contentSinceAsk } =
+    turn;
+  return { hasContent, resultsSinceContent, speakSinceContent, emptyRetries, contentSinceAsk };
 }
 
 function newGeneration(owner: string | null, claim: GenerationState["claim"]): GenerationState {
@@ -291,8 +298,18 @@ function canGiveSlotBack(ctx: StepContext, gen: GenerationState): boolean {
 }
 
 function giveSlotBack(ctx: StepContext, gen: GenerationState): void {
-  if (gen.owner !== null && ctx.state.turn?.id === gen.owner) returnSlot(ctx, gen.owner);
-  else ctx.state.expected.unshift(null);
+  const s = ctx.state;
+  if (gen.owner === null || s.turn?.id !== gen.owner) {
+    s.expected.unshift(null);
+    return;
+  }
+  // The open turn's answer is still to come: it waits a grace for it (the slot becomes a
+  // follow-up window; if nothing comes, this generation was the answer after all). What it
+  // said does not count as answering the turn (an empty reply after results is still one).
+  if (gen.turnBefore) Object.assign(s.turn, gen.turnBefore);
+  s.turn.modelEnded = true;
+  if (s.followUpWindow === null) openWindow(ctx, gen.owner);
+  else s.expected.unshift(gen.owner);
 }
 
 /**
@@ -382,8 +399,7 @@ export function onModelTurnComplete(ctx: StepContext): void {
     // awaited for a grace (the open turn's slot becomes a follow-up window); if nothing
     // comes, the empty generation was it (and an empty reply after results gets its nudge).
     ctx.trace("EMPTY_GENERATION", { owner: gen.owner });
-    if (gen.owner !== null && s.turn?.id === gen.owner) giveBack(ctx, gen);
-    else s.expected.unshift(null);
+    giveSlotBack(ctx, gen);
     return;
   }
   if (gen.owner === null || !turn || turn.id !== gen.owner) {
