@@ -14,7 +14,7 @@
  */
 
 /** Replies remembered for the comparison, and the characters kept of each. */
-const KEPT_REPLIES = 4;
+const KEPT_REPLIES = 8;
 const KEPT_CHARS = 2000;
 
 export function normalizedReply(text: string): string {
