@@ -161,6 +161,8 @@ export interface FollowUpWindow {
   turnId: string;
   /** Generations the window takes before it closes (a regeneration per late message). */
   absorb?: number | undefined;
+  /** Opened because the turn's reply repeated an earlier one word for word. */
+  afterRepeat?: boolean | undefined;
 }
 
 /** The model's current generation and whom it answers (null: nobody asked for it). */

@@ -308,8 +308,10 @@ function giveSlotBack(ctx: StepContext, gen: GenerationState): void {
   // said does not count as answering the turn (an empty reply after results is still one).
   if (gen.turnBefore) Object.assign(s.turn, gen.turnBefore);
   s.turn.modelEnded = true;
-  if (s.followUpWindow === null) openWindow(ctx, gen.owner);
-  else s.expected.unshift(gen.owner);
+  if (s.followUpWindow === null) {
+    openWindow(ctx, gen.owner);
+    s.followUpWindow!.afterRepeat = gen.hasContent;
+  } else s.expected.unshift(gen.owner);
 }
 
 /**
@@ -451,6 +453,17 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   if (s.followUpWindow?.turnId !== turnId) return;
   const turn = s.turn?.id === turnId ? s.turn : null;
   const empty = turn?.modelEnded && replyIsEmpty(turn);
+  if (turn && s.followUpWindow.afterRepeat) {
+    // No other answer came: the repeated reply is all the turn gets. Say so — it may have been
+    // the model answering a tool result rather than this input.
+    ctx.record({
+      kind: "error",
+      code: "repeated_reply",
+      message: "the model's reply repeated an earlier one word for word, and no other answer came",
+      fatal: false,
+      turnId: turn.id,
+    });
+  }
   // The grace decides: whatever the running generation was sent, it is past waiting for
   // (else releasing the held input would hold it again, for ever).
   if (s.generation) {

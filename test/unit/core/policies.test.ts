@@ -836,3 +836,24 @@ describe("an interruption caused by the input a generation was taken to answer",
     expect(texts(h).at(-1)).toBe("We open at nine.");
   });
 });
+
+describe("a reply that repeats a recent one word for word, and nothing else comes", () => {
+  it("the turn ends after the grace, with a repeated_reply error (never a hang, never a drop)", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello! Here are some topics." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} }); // SILENT
+    h.input({ type: "client_text", clientId: "phone", text: "say that again" });
+    h.model({ type: "text_delta", text: "Hello! Here are some topics." });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toHaveLength(1); // t2 waits a grace for another answer
+    expect(h.fireNextTimer()).toBe(true);
+    expect(h.durableFrames("phone").slice(-2)).toEqual([
+      expect.objectContaining({ type: "error", code: "repeated_reply", turnId: "t2" }),
+      expect.objectContaining({ type: "turn_complete", turnId: "t2" }),
+    ]);
+    expect(texts(h)).toEqual(["Hello! Here are some topics.", "Hello! Here are some topics."]);
+  });
+});

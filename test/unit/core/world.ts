@@ -355,7 +355,7 @@ export function checkStep(h: Harness, noDuplicates = true): void {
 }
 
 /** Errors that tell the user a turn did not go as asked: what it owed may be missing. */
-const TURN_ERRORS = new Set(["empty_response", "model_timeout", "model_slow"]);
+const TURN_ERRORS = new Set(["empty_response", "model_timeout", "model_slow", "repeated_reply"]);
 
 /** Turns that ended interrupted or with a visible error: no answer is promised for them. */
 function excusedTurns(h: Harness): Set<string> {
