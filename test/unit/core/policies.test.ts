@@ -17,6 +17,18 @@ const texts = (h: Harness, client = "phone") =>
   h.durableFrames(client).flatMap((f) => (f.type === "text" ? [f.text] : []));
 const turnEnds = (h: Harness) =>
   h.durableFrames("phone").filter((f) => f.type === "turn_complete" || f.type === "interrupted");
+/**
+ * A greeting whose side-effect call (the UI chips) is answered after the model ended its
+ * turn: the result goes out SILENT, late. What a model that ignores SILENT would repeat.
+ */
+function greetWithLateChips(h: Harness, greeting: string): void {
+  h.input({ type: "client_text", clientId: "phone", text: "hi" });
+  h.model({ type: "text_delta", text: greeting });
+  h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+  h.model({ type: "turn_complete" });
+  h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+}
+
 const toolResponses = (h: Harness) =>
   h.sentToModel.filter(
     (c): c is Extract<ModelCommand, { type: "tool_responses" }> => c.type === "tool_responses",
@@ -446,11 +458,7 @@ describe("the model connection", () => {
 describe("second line of defence: a model that ignores SILENT (field report O2)", () => {
   it("a regenerated reply that takes the slot of the answer to new input is delivered, and the answer still comes", () => {
     const h = live();
-    h.input({ type: "client_text", clientId: "phone", text: "hi" });
-    h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
-    h.model({ type: "turn_complete" });
-    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    greetWithLateChips(h, "Hello! Let me show you some topics.");
     // The user types at once; the model, ignoring SILENT, first repeats its greeting.
     h.input({ type: "client_text", clientId: "phone", text: "tell me about hours" });
     h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
@@ -476,11 +484,7 @@ describe("second line of defence: a model that ignores SILENT (field report O2)"
 
   it("a regeneration that starts before any new input is suppressed whole", () => {
     const h = live();
-    h.input({ type: "client_text", clientId: "phone", text: "hi" });
-    h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
-    h.model({ type: "turn_complete" });
-    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    greetWithLateChips(h, "Hello! Let me show you some topics.");
     h.model({ type: "text_delta", text: "Hello! Let me show you some topics." });
     h.model({ type: "turn_complete" });
     expect(texts(h)).toEqual(["Hello! Let me show you some topics."]);
@@ -815,11 +819,7 @@ describe("the turn watchdog", () => {
 describe("an interruption caused by the input a generation was taken to answer", () => {
   it("the generation began before the input: it was not its answer, the answer still comes", () => {
     const h = live();
-    h.input({ type: "client_text", clientId: "phone", text: "hi" });
-    h.model({ type: "text_delta", text: "Hello! Here are some topics." });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
-    h.model({ type: "turn_complete" });
-    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} }); // SILENT
+    greetWithLateChips(h, "Hello! Here are some topics.");
     h.advance(10);
     h.input({ type: "client_text", clientId: "phone", text: "hours?" });
     // The model (ignoring SILENT) had begun saying its greeting again; our text interrupts it.
@@ -840,11 +840,7 @@ describe("an interruption caused by the input a generation was taken to answer",
 describe("a reply that repeats a recent one word for word, and nothing else comes", () => {
   it("the turn ends after the grace, with a repeated_reply error (never a hang, never a drop)", () => {
     const h = live();
-    h.input({ type: "client_text", clientId: "phone", text: "hi" });
-    h.model({ type: "text_delta", text: "Hello! Here are some topics." });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
-    h.model({ type: "turn_complete" });
-    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} }); // SILENT
+    greetWithLateChips(h, "Hello! Here are some topics.");
     h.input({ type: "client_text", clientId: "phone", text: "say that again" });
     h.model({ type: "text_delta", text: "Hello! Here are some topics." });
     h.model({ type: "turn_complete" });
