@@ -365,9 +365,9 @@ export function onModelTurnComplete(ctx: StepContext): void {
   ctx.trace("MODEL_TURN_COMPLETE", { owner: gen.owner });
   const reply = normalizedReply(gen.text);
   const repeated = givesSlotBackAsRepeat(ctx, gen, reply);
-  // Suppressed replies count too: the model regenerates what it said, not what we forwarded;
-  // not one it was interrupted in (its previous reply stays the one before).
-  if (!gen.interrupted) s.recentReplies = rememberReply(s.recentReplies, reply);
+  // Suppressed and interrupted replies count too: the model regenerates what it said, not
+  // what we forwarded (and a context rebuilt from the log ends with what was cut short).
+  s.recentReplies = rememberReply(s.recentReplies, reply);
   if (repeated) return;
   if (gen.unansweredSilent > 0 && !gen.unansweredSpeak && s.config.guards.suppressUnsolicited) {
     // It may take each side-effect message as new input and say its reply again: those
