@@ -131,7 +131,8 @@ function reactionsOwed(gen: GenerationState): number {
 /** A window held for a dead turn (not for the open turn's follow-up) absorbs every reaction. */
 function absorbReactions(ctx: StepContext, gen: GenerationState): void {
   const window = ctx.state.followUpWindow;
-  if (window === null || window.turnId === ctx.state.turn?.id) return;
+  if (window === null) return;
+  // Kept for a turn's own window too: should the turn be interrupted before they come.
   window.absorb = Math.max(window.absorb ?? 1, reactionsOwed(gen));
 }
 
@@ -164,8 +165,8 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   let claim: GenerationState["claim"] = "none";
   const turn = s.turn;
   const window = s.followUpWindow;
-  if (window && (window.absorb ?? 1) > 1) {
-    // One of several regenerations the window waits for: nobody's; the window stays open.
+  if (window && window.turnId !== turn?.id && (window.absorb ?? 1) > 1) {
+    // One of several reactions a dead turn's window waits for: nobody's; it stays open.
     window.absorb = (window.absorb ?? 1) - 1;
     s.counters.suppressedGenerations++;
     ctx.trace("SUPPRESSED", { reason: "reaction to a late side-effect result" });
