@@ -161,8 +161,11 @@ export interface FollowUpWindow {
   turnId: string;
   /** Generations the window takes before it closes (a regeneration per late message). */
   absorb?: number | undefined;
-  /** Opened because the turn's reply repeated an earlier one word for word. */
-  afterRepeat?: boolean | undefined;
+  /**
+   * Opened because the generation that took the turn's slot was not taken for its answer: it
+   * repeated an earlier reply word for word, or it was empty.
+   */
+  gaveBack?: "repeat" | "empty" | undefined;
 }
 
 /** The model's current generation and whom it answers (null: nobody asked for it). */

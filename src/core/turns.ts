@@ -311,7 +311,7 @@ function giveSlotBack(ctx: StepContext, gen: GenerationState): void {
   s.turn.modelEnded = true;
   if (s.followUpWindow === null) {
     openWindow(ctx, gen.owner);
-    s.followUpWindow!.afterRepeat = gen.hasContent;
+    s.followUpWindow!.gaveBack = gen.hasContent ? "repeat" : "empty";
   } else s.expected.unshift(gen.owner);
 }
 
@@ -454,13 +454,23 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   if (s.followUpWindow?.turnId !== turnId) return;
   const turn = s.turn?.id === turnId ? s.turn : null;
   const empty = turn?.modelEnded && replyIsEmpty(turn);
-  if (turn && s.followUpWindow.afterRepeat) {
+  const gaveBack = turn ? s.followUpWindow.gaveBack : undefined;
+  if (turn && gaveBack === "repeat") {
     // No other answer came: the repeated reply is all the turn gets. Say so — it may have been
     // the model answering a tool result rather than this input.
     ctx.record({
       kind: "error",
       code: "repeated_reply",
       message: "the model's reply repeated an earlier one word for word, and no other answer came",
+      fatal: false,
+      turnId: turn.id,
+    });
+  } else if (turn && gaveBack === "empty" && !empty && !turn.hasContent) {
+    // Nothing but an empty generation came for this input: the user would see nothing at all.
+    ctx.record({
+      kind: "error",
+      code: "empty_response",
+      message: "the model's reply was empty",
       fatal: false,
       turnId: turn.id,
     });
