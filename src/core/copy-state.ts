@@ -18,7 +18,7 @@ export function copyState(s: CoreState): CoreState {
   return {
     ...s,
     clients: [...s.clients],
-    upstream: { ...s.upstream },
+    upstream: { ...s.upstream, recentOpens: [...s.upstream.recentOpens] },
     outbox: [...s.outbox],
     expected: [...s.expected],
     followUpWindow: s.followUpWindow === null ? null : { ...s.followUpWindow },

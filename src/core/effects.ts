@@ -9,7 +9,8 @@ export type TimerId =
   | "idle"
   | "reconnect"
   | "go_away"
-  | "watchdog";
+  | "watchdog"
+  | "connect";
 
 /** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
 export type TraceKind =
@@ -37,6 +38,7 @@ export type TraceKind =
   | "UPSTREAM_RECONNECT"
   | "UPSTREAM_CLOSED"
   | "UPSTREAM_IDLE_CLOSE"
+  | "UPSTREAM_GAVE_UP"
   | "GO_AWAY"
   | "CLIENT_CONNECT"
   | "CLIENT_RESUME"
@@ -63,7 +65,8 @@ export type Effect =
   | { type: "replay"; clientId: string; afterSeq: number }
   | { type: "run_tool"; callId: string; name: string; args: ToolPayload; turnId: string }
   | { type: "abort_tool"; callId: string; reason: string }
-  | { type: "set_timer"; timer: TimerId; at: number }
+  /** `jitterMs`: the shell may fire it up to this much later, at random (the core draws none). */
+  | { type: "set_timer"; timer: TimerId; at: number; jitterMs?: number | undefined }
   | { type: "clear_timer"; timer: TimerId }
   | { type: "open_upstream"; open: UpstreamOpen }
   | { type: "close_upstream"; reason: string }

@@ -29,6 +29,7 @@ import {
   ensureUpstream,
   isFatalClose,
   maybeReconnectForGoAway,
+  onConnectTimer,
   onGoAway,
   onIdleTimer,
   onReconnectTimer,
@@ -104,14 +105,14 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       // A new text turn interrupts the open one; what the model still says for it is dropped.
       if (s.turn) endTurn(ctx, { interrupted: "barge_in" });
       const turn = openTurn(ctx, "text", input.text);
-      ensureUpstream(ctx);
+      ensureUpstream(ctx, true);
       sendInput(ctx, { type: "user_text", text: input.text }, turn.id);
       return;
     }
     case "client_audio":
       s.lastClientAudioAt = ctx.now;
       armIdle(ctx);
-      ensureUpstream(ctx);
+      ensureUpstream(ctx, true);
       // Live audio is only worth sending while the connection is live; it is never queued.
       if (s.upstream.phase === "live") {
         ctx.emit({ type: "send_model", command: { type: "user_audio", pcm: input.pcm } });
@@ -256,6 +257,7 @@ function onTimer(
   else if (timer.startsWith("tool:")) onToolTimeout(ctx, timer.slice("tool:".length));
   else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
   else if (timer === "watchdog") onWatchdogTimer(ctx);
+  else if (timer === "connect") onConnectTimer(ctx);
 }
 
 function endSession(ctx: StepContext): void {

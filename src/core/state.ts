@@ -56,10 +56,21 @@ export interface CoreConfig {
   nudgeText: string;
   /** Close the model connection after this long without activity (0: never). */
   idleTimeoutMs: number;
-  /** Reconnect backoff: base * 2^attempt, capped; after maxReconnectAttempts the session fails. */
+  /**
+   * Reconnect policy, the same for every kind of failure (refused, accepted then closed,
+   * silent): backoff base * 2^attempt, capped, with jitter; after maxReconnectAttempts
+   * failures in a row, or reconnectBudget opens within reconnectWindowMs, liveline gives up
+   * (a visible upstream_unavailable error) and opens again only when a client sends input.
+   */
   reconnectBaseMs: number;
   reconnectMaxMs: number;
   maxReconnectAttempts: number;
+  reconnectBudget: number;
+  reconnectWindowMs: number;
+  /** A connection that stays up this long counts as healthy: the failure count starts over. */
+  healthyAfterMs: number;
+  /** A connection with no setup_complete this long after it was opened has failed (silent). */
+  connectTimeoutMs: number;
   /** Reconnect this long before a `goAway` deadline at the latest. */
   goAwayMarginMs: number;
   /**
@@ -94,6 +105,10 @@ export function defaultConfig(
     reconnectBaseMs: 250,
     reconnectMaxMs: 8000,
     maxReconnectAttempts: 6,
+    reconnectBudget: 10,
+    reconnectWindowMs: 60_000,
+    healthyAfterMs: 10_000,
+    connectTimeoutMs: 15_000,
     goAwayMarginMs: 5000,
     modelTimeoutMs: 15_000,
     audio: { inputRate: 16000, outputRate: 24000 },
@@ -210,6 +225,10 @@ export interface GenerationState {
   unansweredQuiet: number;
 }
 
+/**
+ * `failed`: liveline gave up on the model connection (a client's next input opens it again);
+ * a session whose model refused it for good (1007/1008) has ended instead.
+ */
 export type UpstreamPhase = "closed" | "connecting" | "live" | "reconnecting" | "failed";
 
 export interface UpstreamState {
@@ -218,8 +237,13 @@ export interface UpstreamState {
   handle: string | null;
   /** We opened the current connection with `handle` (a 1007 then means: rebuild instead). */
   resumingWith: string | null;
+  /** Failed connections in a row (a connection that stayed up healthyAfterMs resets it). */
   attempts: number;
   goingAway: boolean;
+  /** When the current connection went live (null: not live). */
+  liveSince: number | null;
+  /** When connections were opened lately (within reconnectWindowMs), for the budget. */
+  recentOpens: number[];
 }
 
 export interface Counters {
@@ -294,6 +318,8 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       resumingWith: null,
       attempts: 0,
       goingAway: false,
+      liveSince: null,
+      recentOpens: [],
     },
     outbox: [],
     outboxSince: null,

@@ -2,11 +2,18 @@ import type { UpstreamOpen } from "./effects.js";
 import type { StepContext } from "./step-context.js";
 import { closeTurnOnUpstreamLoss } from "./turns.js";
 
-/** Open the model connection if nothing is open or on its way. */
-export function ensureUpstream(ctx: StepContext): void {
+/**
+ * Open the model connection if nothing is open or on its way. After liveline gave up on it,
+ * only a client's new input (`byInput`) opens it again, with a fresh failure count.
+ */
+export function ensureUpstream(ctx: StepContext, byInput = false): void {
   const up = ctx.state.upstream;
   if (ctx.state.ended || up.phase === "connecting" || up.phase === "live") return;
-  if (up.phase === "reconnecting" || up.phase === "failed") return;
+  if (up.phase === "reconnecting") return;
+  if (up.phase === "failed") {
+    if (!byInput) return;
+    up.attempts = 0;
+  }
   up.phase = "connecting";
   openWith(
     ctx,
@@ -20,8 +27,15 @@ export function ensureUpstream(ctx: StepContext): void {
 }
 
 function openWith(ctx: StepContext, open: UpstreamOpen): void {
-  ctx.state.upstream.resumingWith = open.mode === "resume" ? open.handle : null;
+  const { upstream: up, config } = ctx.state;
+  up.resumingWith = open.mode === "resume" ? open.handle : null;
+  up.liveSince = null;
+  up.recentOpens = [
+    ...up.recentOpens.filter((t) => t > ctx.now - config.reconnectWindowMs),
+    ctx.now,
+  ];
   ctx.emit({ type: "open_upstream", open });
+  ctx.emit({ type: "set_timer", timer: "connect", at: ctx.now + config.connectTimeoutMs });
   ctx.trace("UPSTREAM_CONNECT", { mode: open.mode });
 }
 
@@ -29,8 +43,10 @@ export function onSetupComplete(ctx: StepContext): void {
   const up = ctx.state.upstream;
   if (up.phase === "live") return;
   up.phase = "live";
-  up.attempts = 0;
+  // The failure count starts over only once the connection has stayed up (see onLost).
+  up.liveSince = ctx.now;
   up.goingAway = false;
+  ctx.emit({ type: "clear_timer", timer: "connect" });
   ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
   const queued = ctx.state.outbox;
@@ -100,7 +116,8 @@ export function onUpstreamClosed(
   const s = ctx.state;
   const up = s.upstream;
   ctx.trace("UPSTREAM_CLOSED", { code, reason });
-  if (s.ended || up.phase === "failed") return;
+  if (s.ended || up.phase === "failed" || up.phase === "closed") return;
+  ctx.emit({ type: "clear_timer", timer: "connect" });
   closeTurnOnUpstreamLoss(ctx);
   if (fatal) {
     if (up.resumingWith !== null) {
@@ -118,15 +135,45 @@ export function onUpstreamClosed(
 
 export function onUpstreamFailed(ctx: StepContext, message: string): void {
   ctx.trace("UPSTREAM_CLOSED", { code: 1006, reason: message });
-  if (ctx.state.ended) return;
+  const up = ctx.state.upstream;
+  if (ctx.state.ended || up.phase === "failed" || up.phase === "closed") return;
+  ctx.emit({ type: "clear_timer", timer: "connect" });
   closeTurnOnUpstreamLoss(ctx);
   scheduleReconnect(ctx);
 }
 
+/** No setup_complete in time: a silent failure, handled like any other. */
+export function onConnectTimer(ctx: StepContext): void {
+  const up = ctx.state.upstream;
+  if (ctx.state.ended || (up.phase !== "connecting" && up.phase !== "reconnecting")) return;
+  ctx.emit({ type: "close_upstream", reason: "no setup_complete in time" });
+  onUpstreamFailed(ctx, "the model connection stayed silent after setup");
+}
+
+/**
+ * One policy for every failure: a connection that stayed up long enough was healthy (the
+ * failure count starts over); else the count grows. With no client connected and the session
+ * idle, nothing retries. Past the failures in a row, or the open budget in its window,
+ * liveline gives up visibly; otherwise it retries after an exponential backoff with jitter.
+ */
 function scheduleReconnect(ctx: StepContext): void {
-  const { config, upstream: up } = ctx.state;
-  if (up.attempts >= config.maxReconnectAttempts) {
-    fail(ctx, "the model connection could not be re-established");
+  const s = ctx.state;
+  const { config, upstream: up } = s;
+  if (up.liveSince !== null && ctx.now - up.liveSince >= config.healthyAfterMs) up.attempts = 0;
+  up.liveSince = null;
+  const idle =
+    s.clients.length === 0 &&
+    config.idleTimeoutMs > 0 &&
+    ctx.now - s.lastActivityAt >= config.idleTimeoutMs;
+  if (idle) {
+    // Nobody to serve: the next client input opens a connection again.
+    up.phase = "closed";
+    ctx.trace("UPSTREAM_IDLE_CLOSE");
+    return;
+  }
+  const opens = up.recentOpens.filter((t) => t > ctx.now - config.reconnectWindowMs).length;
+  if (up.attempts >= config.maxReconnectAttempts || opens >= config.reconnectBudget) {
+    giveUp(ctx, up.attempts, opens);
     return;
   }
   const delay = Math.min(config.reconnectMaxMs, config.reconnectBaseMs * 2 ** up.attempts);
@@ -135,7 +182,22 @@ function scheduleReconnect(ctx: StepContext): void {
     up.phase = "reconnecting";
     ctx.record({ kind: "status", state: "reconnecting" });
   }
-  ctx.emit({ type: "set_timer", timer: "reconnect", at: ctx.now + delay });
+  ctx.emit({ type: "set_timer", timer: "reconnect", at: ctx.now + delay, jitterMs: delay / 2 });
+}
+
+/** Stop retrying; say so durably; the session goes on and a client's input tries again. */
+function giveUp(ctx: StepContext, failures: number, opens: number): void {
+  const s = ctx.state;
+  s.upstream.phase = "failed";
+  s.outbox = [];
+  s.outboxSince = null;
+  ctx.trace("UPSTREAM_GAVE_UP", { failures, opens });
+  ctx.record({
+    kind: "error",
+    code: "upstream_unavailable",
+    message: `the model connection failed ${failures} times in a row (${opens} opens in the last ${s.config.reconnectWindowMs / 1000} s); send new input to try again`,
+    fatal: false,
+  });
 }
 
 export function onReconnectTimer(ctx: StepContext): void {

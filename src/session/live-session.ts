@@ -216,7 +216,7 @@ export class LiveSession {
               this.timers.delete(timer);
               this.input({ type: "timer_fired", timer });
             },
-            Math.max(0, effect.at - Date.now()),
+            Math.max(0, effect.at - Date.now()) + Math.random() * (effect.jitterMs ?? 0),
           ),
         );
         return;

@@ -401,8 +401,7 @@ describe("the model connection", () => {
       state: "reconnecting",
     });
     expect(h.fireNextTimer()).toBe(true);
-    expect(h.effects.at(-2)).toMatchObject({
-      type: "open_upstream",
+    expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
       open: { mode: "resume", handle: "h1" },
     });
     h.model({ type: "setup_complete" });
@@ -851,5 +850,77 @@ describe("a reply that repeats a recent one word for word, and nothing else come
       expect.objectContaining({ type: "turn_complete", turnId: "t2" }),
     ]);
     expect(texts(h)).toEqual(["Hello! Here are some topics.", "Hello! Here are some topics."]);
+  });
+});
+
+describe("issue 9: bounded reconnects", () => {
+  /** A model that accepts every connection and closes it with 1011 right after setup. */
+  function dyingUpstream(h: Harness, ms: number): number {
+    let opens = 0;
+    const until = h.now + ms;
+    while (h.now < until) {
+      const open = h.effects.filter((e) => e.type === "open_upstream").length;
+      if (open > opens) {
+        opens = open;
+        h.model({ type: "setup_complete" });
+        h.advance(1);
+        h.model({ type: "upstream_closed", code: 1011, reason: "internal error" });
+      }
+      if (!h.fireNextTimer()) break;
+      if (h.now > until) break;
+    }
+    return h.effects.filter((e) => e.type === "open_upstream").length;
+  }
+
+  it("an upstream that dies after every setup: at most ~10 opens in the first minute, then none, and a visible error", () => {
+    const h = live({ idleTimeoutMs: 60_000 });
+    h.disconnect("phone");
+    const opens = dyingUpstream(h, 10 * 60_000);
+    expect(opens).toBeLessThanOrEqual(10);
+    expect(h.state.upstream.phase === "failed" || h.state.upstream.phase === "closed").toBe(true);
+    expect(h.timers.has("reconnect")).toBe(false);
+    // A client that comes back sees why (the error is durable, replayed from the log).
+    h.connect("laptop", 0);
+    const error = h.durableFrames("laptop").find((f) => f.type === "error");
+    if (h.state.upstream.phase === "failed")
+      expect(error).toMatchObject({ code: "upstream_unavailable", fatal: false });
+  });
+
+  it("gives up after the failures in a row; new input opens the connection again", () => {
+    const h = live({ idleTimeoutMs: 0 });
+    const opens = dyingUpstream(h, 10 * 60_000);
+    expect(opens).toBeLessThanOrEqual(10);
+    expect(h.state.upstream.phase).toBe("failed");
+    expect(h.durableFrames("phone").filter((f) => f.type === "error")).toEqual([
+      expect.objectContaining({ code: "upstream_unavailable", fatal: false }),
+    ]);
+    expect(h.state.ended).toBe(false);
+    h.input({ type: "client_text", clientId: "phone", text: "still there?" });
+    expect(h.effects.filter((e) => e.type === "open_upstream")).toHaveLength(opens + 1);
+  });
+
+  it("a connection that stays up long enough starts the failure count over", () => {
+    const h = live({ idleTimeoutMs: 0 });
+    for (let i = 0; i < 20; i++) {
+      h.advance(11_000); // healthy for 11 s
+      h.model({ type: "upstream_closed", code: 1011, reason: "" });
+      expect(h.fireNextTimer()).toBe(true);
+      h.model({ type: "setup_complete" });
+    }
+    expect(h.state.upstream.phase).toBe("live");
+  });
+
+  it("a connection that never completes setup fails on the connect timer, like any other", () => {
+    const h = new Harness();
+    h.connect("phone");
+    expect(h.fireNextTimer()).toBe(true); // the connect timer: silent
+    expect(h.traces).toContain("UPSTREAM_CLOSED");
+    expect(h.timers.has("reconnect")).toBe(true);
+  });
+
+  it("control: the old policy (attempts reset on every setup) reconnects for ever", () => {
+    const h = live({ idleTimeoutMs: 0, healthyAfterMs: 0, reconnectBudget: 1_000_000 });
+    const opens = dyingUpstream(h, 10 * 60_000);
+    expect(opens).toBeGreaterThan(100);
   });
 });
