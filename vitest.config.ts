@@ -34,6 +34,8 @@ export default defineConfig({
                 TOKEN_SECRET: "test-token-secret",
                 ALLOWED_ORIGINS: "https://app.example",
                 MAX_CLIENTS_PER_SESSION: "3",
+                // Short, so the stale-socket test need not wait; it matters only when a session is full.
+                STALE_SOCKET_MS: "1500",
                 SIMULATOR_ROUTE: "on",
                 FAULT_INJECTION: "on",
               },

@@ -42,7 +42,9 @@ const ConfigSchema = z.object({
   IDLE_TIMEOUT_MS: positiveInt(60_000),
   MAX_FRAME_BYTES: positiveInt(262_144),
   MAX_FRAMES_PER_SECOND: positiveInt(100),
+  MAX_AUDIO_FRAMES_PER_SECOND: positiveInt(250),
   MAX_CLIENTS_PER_SESSION: positiveInt(8),
+  STALE_SOCKET_MS: positiveInt(30_000),
   TOOL_TIMEOUT_MS: positiveInt(15_000),
   MODEL_TIMEOUT_MS: positiveInt(15_000),
 });

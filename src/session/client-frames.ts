@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jsonLimitProblem } from "../json-limits.js";
 
 /**
  * Client → server frames of PROTOCOL.md, parsed at the socket boundary. Text frames are
@@ -7,12 +8,26 @@ import { z } from "zod";
  */
 export const TextFrame = z.object({ type: z.literal("text"), text: z.string().min(1) });
 export const AudioEndFrame = z.object({ type: z.literal("audio_end") });
-export const ToolResultFrame = z.object({
-  type: z.literal("tool_result"),
-  callId: z.string().min(1),
-  result: z.record(z.string(), z.unknown()).optional(),
-  error: z.string().optional(),
-});
+export const ToolResultFrame = z
+  .object({
+    type: z.literal("tool_result"),
+    callId: z.string().min(1),
+    result: z.record(z.string(), z.unknown()).optional(),
+    error: z.string().optional(),
+  })
+  // Both, or neither, would leave the stored outcome to a guess.
+  .refine((f) => (f.result === undefined) !== (f.error === undefined), {
+    message: "a tool_result carries exactly one of result or error",
+  })
+  .superRefine((f, ctx) => {
+    const problem = f.result === undefined ? null : jsonLimitProblem(f.result);
+    if (problem)
+      ctx.addIssue({
+        code: "custom",
+        path: ["result"],
+        message: `${problem} (the limit for stored values)`,
+      });
+  });
 export const PingFrame = z.object({ type: z.literal("ping") });
 
 export const JsonClientFrame = z.discriminatedUnion("type", [

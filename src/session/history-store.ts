@@ -103,6 +103,18 @@ export class HistoryStore {
       .map((row) => JSON.parse(row.body) as HistoryEvent);
   }
 
+  /**
+   * The body of GET /history, joined from the stored bodies: nothing is parsed or encoded
+   * again, so no stored value can make reading the log fail (and it costs no JSON work).
+   */
+  historyJson(): string {
+    const bodies = this.sql
+      .exec<EventRow>(`SELECT body FROM ${this.table} ORDER BY seq`)
+      .toArray()
+      .map((row) => row.body);
+    return `{"events":[${bodies.join(",")}]}`;
+  }
+
   lastSeq(): number {
     const row = this.sql
       .exec<{ last: number | null }>(`SELECT MAX(seq) AS last FROM ${this.table}`)

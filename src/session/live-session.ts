@@ -150,8 +150,14 @@ export class LiveSession {
     }
   }
 
-  history(): HistoryEvent[] {
-    return this.store.readAfter(0);
+  /** The last durable seq of the session (what `ready.lastSeq` says). */
+  lastSeq(): number {
+    return this.state.nextSeq - 1;
+  }
+
+  /** GET /history's JSON body, straight from the log. */
+  historyJson(): string {
+    return this.store.historyJson();
   }
 
   timeline(): { ms: number; kind: string; detail?: unknown }[] {

@@ -10,6 +10,7 @@ import {
   geminiUrl,
 } from "../providers/gemini/capabilities.js";
 import { toolDeclaration } from "../providers/gemini/tool-declaration.js";
+import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../providers/simulator/knobs.js";
 import { handleSimulatorRequest } from "../providers/simulator/object.js";
 import type { AgentDefinition } from "../tools/define.js";
 import { acceptUpgrade, type UpstreamTarget } from "./upstream-link.js";
@@ -52,6 +53,33 @@ export function simulatorKnobs(
     for (const [k, v] of Object.entries(fromSession)) knobs.set(k, String(v));
   }
   return knobs;
+}
+
+/**
+ * Why a session's simulator knobs cannot be served (unknown names, values out of range), or
+ * null: checked when the session is created, so that it is refused with the cause instead of
+ * failing later on its model connection.
+ */
+export function simulatorKnobsProblem(
+  envDefault: string | undefined,
+  metadata: Record<string, unknown>,
+): string | null {
+  const knobs = simulatorKnobs(envDefault, metadata);
+  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality"]);
+  const unknown = [...knobs.keys()].filter((name) => !known.has(name));
+  if (unknown.length > 0)
+    return `unknown simulator knob${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`;
+  const modality = knobs.get("modality");
+  if (modality !== null && modality !== "AUDIO" && modality !== "TEXT")
+    return `modality must be "AUDIO" or "TEXT", got "${modality}"`;
+  knobs.delete("modality");
+  try {
+    parseKnobs(knobs);
+    return null;
+  } catch (err) {
+    if (err instanceof KnobError) return err.message;
+    throw err;
+  }
 }
 
 /** `GEMINI_CAPABILITIES`: a JSON object overriding the capability table for the model. */

@@ -59,7 +59,8 @@ export const RESUME_FROM_HEADER = "x-liveline-resume-from";
 export interface SessionApi {
   init(opts: SessionInit): Promise<void>;
   exists(): Promise<boolean>;
-  history(): Promise<{ events: unknown[] }>;
+  /** The JSON of `{"events": [...]}`, joined from the stored log (see HistoryStore). */
+  history(): Promise<string>;
   timeline(): Promise<Timeline>;
   /** Ends the session: closes every socket with 1000; history stays readable. Idempotent. */
   end(): Promise<void>;

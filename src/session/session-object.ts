@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Config, loadConfig } from "../config.js";
 import type { Env } from "../env.js";
-import { parseClientFrame } from "./client-frames.js";
+import { type ClientFrame, parseClientFrame } from "./client-frames.js";
 import { type ClientSockets, closeQuietly, LiveSession, send } from "./live-session.js";
 import { MetaStore } from "./meta.js";
 import {
@@ -17,18 +17,25 @@ interface SocketAttachment {
   clientId: string;
   /** The `resumeFrom` of the upgrade URL, or null. */
   resumeFrom: number | null;
+  /** When the socket joined (ms since the epoch): its last sign of life until it sends. */
+  connectedAt: number;
 }
 
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
 const CLOSE_TRY_AGAIN_LATER = 1013;
 
-/** Per-socket frame counting for MAX_FRAMES_PER_SECOND (in memory; a hibernated socket is idle). */
+/**
+ * Per-socket frame counting, one window per kind (in memory; a hibernated socket is idle):
+ * audio bursts after a network stall must never crowd out a control frame.
+ */
 interface RateWindow {
   startedAt: number;
   count: number;
   warned: boolean;
 }
+
+type RateKind = "audio" | "control";
 
 /**
  * One live session: owns every client socket of the session and, through its LiveSession,
@@ -40,7 +47,9 @@ interface RateWindow {
 export class SessionObject extends DurableObject<Env> implements SessionApi {
   private readonly config: Config;
   private readonly meta: MetaStore;
-  private readonly rates = new WeakMap<WebSocket, RateWindow>();
+  private readonly rates = new WeakMap<WebSocket, Record<RateKind, RateWindow>>();
+  /** When each socket last sent a message (in memory; after hibernation, connectedAt counts). */
+  private readonly lastHeard = new WeakMap<WebSocket, number>();
   private live: LiveSession | null = null;
   private readonly sockets: ClientSockets = {
     all: () => this.ctx.getWebSockets(),
@@ -52,6 +61,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     super(ctx, env);
     this.config = loadConfig(env);
     this.meta = new MetaStore(ctx.storage);
+    // `ping` is answered without waking the object; its timestamp keeps the socket alive.
+    ctx.setWebSocketAutoResponse(
+      new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'),
+    );
     // Every handler waits for this: the session is whole before its first event.
     void ctx.blockConcurrencyWhile(async () => {
       this.session();
@@ -89,8 +102,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return this.meta.read() !== null;
   }
 
-  async history(): Promise<{ events: unknown[] }> {
-    return { events: this.requireSession().history() };
+  async history(): Promise<string> {
+    return this.requireSession().historyJson();
   }
 
   async timeline(): Promise<Timeline> {
@@ -134,15 +147,27 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (resumeFrom !== null && !(Number.isSafeInteger(resumeFrom) && resumeFrom >= 0)) {
       return jsonError(400, "bad_request", "resumeFrom must be a non-negative integer");
     }
+    const lastSeq = this.requireSession().lastSeq();
+    if (resumeFrom !== null && resumeFrom > lastSeq) {
+      // A client that thinks it saw frames the session never sent would drop the next ones.
+      return jsonError(
+        400,
+        "bad_request",
+        `resumeFrom ${resumeFrom} is beyond the session's last seq ${lastSeq}`,
+      );
+    }
 
     const { 0: client, 1: server } = new WebSocketPair();
-    if (this.ctx.getWebSockets().length >= this.config.MAX_CLIENTS_PER_SESSION) {
+    if (this.openSockets().length >= this.config.MAX_CLIENTS_PER_SESSION) this.reapStale();
+    const held = this.openSockets();
+    if (held.length >= this.config.MAX_CLIENTS_PER_SESSION) {
       // Accepted only to say why, then closed; never joins the session.
+      const since = Math.min(...held.map((ws) => attachmentOf(ws)?.connectedAt ?? Date.now()));
       server.accept();
       send(server, {
         type: "error",
         code: "too_many_clients",
-        message: `a session takes at most ${this.config.MAX_CLIENTS_PER_SESSION} connections`,
+        message: `a session takes at most ${this.config.MAX_CLIENTS_PER_SESSION} connections: ${held.length} are held, the oldest since ${new Date(since).toISOString()}; a socket silent for ${this.config.STALE_SOCKET_MS} ms (no message, no ping) is closed to make room`,
         fatal: true,
       });
       server.close(CLOSE_TRY_AGAIN_LATER, "too many clients");
@@ -152,7 +177,11 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     this.ctx.acceptWebSocket(server);
     server.binaryType = "arraybuffer";
     const clientId = crypto.randomUUID();
-    server.serializeAttachment({ clientId, resumeFrom } satisfies SocketAttachment);
+    server.serializeAttachment({
+      clientId,
+      resumeFrom,
+      connectedAt: Date.now(),
+    } satisfies SocketAttachment);
     // The core sends `ready`, then the replay after resumeFrom, then the live stream.
     this.requireSession().input({
       type: "client_connected",
@@ -165,7 +194,29 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   // --- Hibernation API handlers ----------------------------------------------------------
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+    this.lastHeard.set(ws, Date.now());
     this.handleClientFrame(ws, data);
+  }
+
+  /**
+   * Closes the sockets silent for STALE_SOCKET_MS (no message, no auto-answered ping): a
+   * phone that changed networks leaves sockets behind that would otherwise hold its slots.
+   */
+  /** Client sockets that hold a slot (one being closed holds none). */
+  private openSockets(): WebSocket[] {
+    return this.ctx.getWebSockets().filter((ws) => ws.readyState === WebSocket.OPEN);
+  }
+
+  private reapStale(): void {
+    const now = Date.now();
+    for (const ws of this.ctx.getWebSockets()) {
+      const joined = attachmentOf(ws)?.connectedAt ?? 0;
+      const pinged = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
+      const heard = Math.max(joined, pinged, this.lastHeard.get(ws) ?? 0);
+      if (now - heard < this.config.STALE_SOCKET_MS) continue;
+      closeQuietly(ws, 1001, "stale: no message or ping");
+      this.leave(ws);
+    }
   }
 
   override async webSocketClose(ws: WebSocket, code: number, reason: string): Promise<void> {
@@ -201,8 +252,6 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       });
       return;
     }
-    if (!this.withinRate(ws, clientId, live)) return;
-
     const parsed = parseClientFrame(data);
     if (!parsed.ok) {
       live.input({
@@ -214,6 +263,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       return;
     }
     const frame = parsed.frame;
+    // A tool result is never dropped for rate: there is at most one per call the model made.
+    if (frame.type !== "tool_result" && !this.withinRate(ws, clientId, live, frame.type)) return;
     switch (frame.type) {
       case "ping":
         live.input({ type: "client_ping", clientId });
@@ -241,23 +292,45 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     }
   }
 
-  /** Counts the frame in its one-second window; past the limit it is dropped. */
-  private withinRate(ws: WebSocket, clientId: string, live: LiveSession): boolean {
+  /**
+   * Counts the frame in its kind's one-second window; past the limit it is dropped, and said
+   * so: each dropped control frame gets an error naming it; dropped audio, one per window.
+   */
+  private withinRate(
+    ws: WebSocket,
+    clientId: string,
+    live: LiveSession,
+    type: ClientFrame["type"],
+  ): boolean {
+    const kind: RateKind = type === "audio" ? "audio" : "control";
+    const limit =
+      kind === "audio"
+        ? this.config.MAX_AUDIO_FRAMES_PER_SECOND
+        : this.config.MAX_FRAMES_PER_SECOND;
     const now = Date.now();
-    let window = this.rates.get(ws);
-    if (!window || now - window.startedAt >= 1000) {
+    let windows = this.rates.get(ws);
+    if (!windows) {
+      const fresh = () => ({ startedAt: now, count: 0, warned: false });
+      windows = { audio: fresh(), control: fresh() };
+      this.rates.set(ws, windows);
+    }
+    let window = windows[kind];
+    if (now - window.startedAt >= 1000) {
       window = { startedAt: now, count: 0, warned: false };
-      this.rates.set(ws, window);
+      windows[kind] = window;
     }
     window.count += 1;
-    if (window.count <= this.config.MAX_FRAMES_PER_SECOND) return true;
-    if (!window.warned) {
-      window.warned = true; // one error per window, not one per dropped frame
+    if (window.count <= limit) return true;
+    if (kind === "control" || !window.warned) {
+      window.warned = true;
       live.input({
         type: "client_bad_frame",
         clientId,
         code: "rate_limited",
-        message: `more than ${this.config.MAX_FRAMES_PER_SECOND} frames in a second: frames dropped`,
+        message:
+          kind === "audio"
+            ? `audio frames dropped: more than ${limit} in a second`
+            : `${type} frame dropped: more than ${limit} control frames in a second`,
       });
     }
     return false;

@@ -2,6 +2,8 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { AGENTS, type AgentName, PROVIDERS, providerUnavailable } from "../../config.js";
+import { jsonLimitProblem } from "../../json-limits.js";
+import { simulatorKnobsProblem } from "../../session/provider-target.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
 import { HttpError } from "../errors.js";
@@ -14,7 +16,14 @@ export const MAX_CREATE_BODY_BYTES = 64 * 1024;
 const CreateSessionBody = z.object({
   agent: z.string().min(1).default("greeter"),
   provider: z.enum(PROVIDERS).optional(),
-  metadata: z.record(z.string(), z.unknown()).default({}),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .superRefine((m, ctx) => {
+      const problem = jsonLimitProblem(m);
+      if (problem)
+        ctx.addIssue({ code: "custom", message: `${problem} (the limit for stored values)` });
+    }),
 });
 
 const ReadQuery = z.object({ token: z.string().min(1).optional() });
@@ -65,6 +74,15 @@ export const sessionRoutes = new Hono<AppEnv>()
       const provider = body.provider ?? c.var.config.PROVIDER;
       const unavailable = providerUnavailable(c.var.config, provider);
       if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
+      if (provider === "simulator") {
+        const problem = simulatorKnobsProblem(c.env.SIMULATOR_KNOBS, body.metadata);
+        if (problem)
+          throw new HttpError(
+            400,
+            "bad_request",
+            `simulator knobs (SIMULATOR_KNOBS, metadata.simulator): ${problem}`,
+          );
+      }
 
       const sessionId = crypto.randomUUID();
       await sessionStub(c.env, sessionId).init({
@@ -98,7 +116,7 @@ export const sessionRoutes = new Hono<AppEnv>()
     const { token } = parseQuery(c, ReadQuery);
     await requireApiKeyOrSessionToken(c.var.auth, c.req.header("Authorization"), token, sessionId);
     const stub = await existingSession(c, sessionId);
-    return c.json(await stub.history());
+    return c.body(await stub.history(), 200, { "Content-Type": "application/json" });
   })
   .all("/:id/history", methodNotAllowed("GET"))
   .get("/:id/timeline", async (c) => {

@@ -1,0 +1,29 @@
+/**
+ * Limits on client values that are stored (tool results, session metadata): a value nested
+ * thousands of levels deep is accepted by JSON.parse but breaks whatever later walks it
+ * recursively (issue 9: one such tool result made /history answer 500 for good). Checked
+ * without recursion, so the check itself cannot overflow the stack.
+ */
+export interface JsonLimits {
+  maxDepth: number;
+  /** Object keys and array items, counted over the whole value. */
+  maxEntries: number;
+}
+
+export const STORED_VALUE_LIMITS: JsonLimits = { maxDepth: 64, maxEntries: 10_000 };
+
+/** Null when `value` is within the limits; else what is over, for the error message. */
+export function jsonLimitProblem(value: unknown, limits = STORED_VALUE_LIMITS): string | null {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 1 }];
+  let entries = 0;
+  while (stack.length > 0) {
+    const { value: v, depth } = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > limits.maxDepth) return `nested deeper than ${limits.maxDepth} levels`;
+    const children = Array.isArray(v) ? v : Object.values(v);
+    entries += children.length;
+    if (entries > limits.maxEntries) return `more than ${limits.maxEntries} keys and items`;
+    for (const child of children) stack.push({ value: child, depth: depth + 1 });
+  }
+  return null;
+}
