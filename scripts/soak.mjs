@@ -39,7 +39,27 @@ const FAULTS = [
   "oversized_frame",
   "wrong_token",
   "object_restart",
+  "broken_upstream",
+  "deep_input",
+  "audio_burst",
+  "stale_socket",
 ];
+
+/** A value nested `depth` levels deep (the limit for stored values is 64). */
+function nested(depth) {
+  const root = {};
+  let at = root;
+  for (let i = 1; i < depth; i++) at = at.a = {};
+  return root;
+}
+
+async function timelineKinds(server, sessionId) {
+  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/timeline`, {
+    headers: { Authorization: `Bearer ${API_KEY}` },
+  });
+  if (!res.ok) throw new Error(`timeline: ${res.status}`);
+  return (await res.json()).rows.map((r) => r.kind);
+}
 
 async function restartObject(server, sessionId) {
   const res = await fetch(`${server.base}/v1/sessions/${sessionId}/restart`, {
@@ -58,7 +78,11 @@ async function soakSession(server, seed) {
   const violations = [];
   const knobs = { seed, timeScale: 0.02, race: 0.5 };
   const upstream = rnd();
-  if (upstream < 0.3) {
+  if (upstream < 0.08) {
+    // The model accepts every connection and closes it right after setup.
+    knobs.dropAfterMs = 1;
+    count("broken_upstream");
+  } else if (upstream < 0.3) {
     knobs.dropAfterMs = 150 + Math.floor(rnd() * 600);
     count("upstream_drop");
   } else if (upstream < 0.6) {
@@ -118,6 +142,17 @@ async function soakSession(server, seed) {
   };
   let client = await joinTracked(created.wsUrl);
   const calls = [];
+  const burstBefore = new Set();
+  // Sockets left behind (a phone that changed networks): they never send, not even a ping.
+  const stale = [];
+  if (rnd() < 0.15) {
+    count("stale_socket");
+    for (let i = 0; i < 3; i++) {
+      const c = new Client(created.wsUrl, false);
+      await c.opened.catch(() => {});
+      stale.push(c);
+    }
+  }
 
   const turns = 3;
   for (let t = 0; t < turns; t++) {
@@ -138,6 +173,17 @@ async function soakSession(server, seed) {
       frames++;
       if (f.type === "tool_call" && f.runOn === "client") {
         calls.push(f);
+        if (rnd() < 0.1) {
+          // Refused (bad_frame naming the limit); the call stays open for the real answer.
+          count("deep_input");
+          client.send({ type: "tool_result", callId: f.callId, result: nested(500) });
+        }
+        if (rnd() < 0.15) {
+          // Two seconds of audio after a network stall, just before the answer.
+          count("audio_burst");
+          burstBefore.add(f.callId);
+          for (let i = 0; i < 100; i++) client.send(new ArrayBuffer(640));
+        }
         const r = rnd();
         if (r < 0.2) {
           count("duplicate_result");
@@ -194,6 +240,19 @@ async function soakSession(server, seed) {
     if (unansweredCalls(events).length === 0 && lastSeq >= last) break;
   }
   client.close();
+  for (const c of stale) c.close();
+
+  // A tool result sent right after an audio burst was taken, not dropped (then timed out).
+  for (const e of events) {
+    if (e.kind === "tool_result" && burstBefore.has(e.callId) && /timed out/.test(e.error ?? ""))
+      violations.push(`tool result after an audio burst was lost: ${e.callId} timed out`);
+  }
+  // Reconnects are bounded: a few per client input at most, never a loop.
+  const connects = (await timelineKinds(server, created.sessionId)).filter(
+    (k) => k === "UPSTREAM_CONNECT",
+  ).length;
+  if (connects > 12 * (turns + 1))
+    violations.push(`${connects} model connections for ${turns} turns: a reconnect loop`);
 
   for (const v of validateHistory(events))
     violations.push(`history: ${v.rule} at seq ${v.seq}: ${v.message}`);
@@ -234,7 +293,14 @@ async function main() {
     `soak: ${sessions} sessions, ${parallel} at once, seed ${seed}; starting wrangler dev…\n`,
   );
   const server = await startServer({
-    vars: { TOOL_TIMEOUT_MS: "2000", MAX_FRAMES_PER_SECOND: "1000", FAULT_INJECTION: "on" },
+    vars: {
+      TOOL_TIMEOUT_MS: "2000",
+      MAX_FRAMES_PER_SECOND: "1000",
+      FAULT_INJECTION: "on",
+      // Few slots, reaped quickly: stale sockets must not lock a resuming client out.
+      MAX_CLIENTS_PER_SESSION: "4",
+      STALE_SOCKET_MS: "1000",
+    },
   });
   const started = Date.now();
   let reports = [];
