@@ -19,7 +19,12 @@ interface SocketAttachment {
   resumeFrom: number | null;
   /** When the socket joined (ms since the epoch): its last sign of life until it sends. */
   connectedAt: number;
+  /** When it last sent a message, to within a third of STALE_SOCKET_MS (absent: not since it joined). */
+  heardAt?: number | undefined;
 }
+
+/** Answered by the runtime itself, byte for byte (see the README's protocol extensions). */
+const KEEPALIVE = '{"type":"keepalive"}';
 
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
@@ -48,8 +53,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private readonly config: Config;
   private readonly meta: MetaStore;
   private readonly rates = new WeakMap<WebSocket, Record<RateKind, RateWindow>>();
-  /** When each socket last sent a message (in memory; after hibernation, connectedAt counts). */
-  private readonly lastHeard = new WeakMap<WebSocket, number>();
+
   private live: LiveSession | null = null;
   private readonly sockets: ClientSockets = {
     all: () => this.ctx.getWebSockets(),
@@ -61,10 +65,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     super(ctx, env);
     this.config = loadConfig(env);
     this.meta = new MetaStore(ctx.storage);
-    // `ping` is answered without waking the object; its timestamp keeps the socket alive.
-    ctx.setWebSocketAutoResponse(
-      new WebSocketRequestResponsePair('{"type":"ping"}', '{"type":"pong"}'),
-    );
+    // A keepalive is answered by the runtime without waking the object; its timestamp keeps
+    // the socket alive. (`ping` still goes through the session, in order with every frame.)
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(KEEPALIVE, KEEPALIVE));
     // Every handler waits for this: the session is whole before its first event.
     void ctx.blockConcurrencyWhile(async () => {
       this.session();
@@ -167,7 +170,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       send(server, {
         type: "error",
         code: "too_many_clients",
-        message: `a session takes at most ${this.config.MAX_CLIENTS_PER_SESSION} connections: ${held.length} are held, the oldest since ${new Date(since).toISOString()}; a socket silent for ${this.config.STALE_SOCKET_MS} ms (no message, no ping) is closed to make room`,
+        message: `a session takes at most ${this.config.MAX_CLIENTS_PER_SESSION} connections: ${held.length} are held, the oldest since ${new Date(since).toISOString()}; a socket silent for ${this.config.STALE_SOCKET_MS} ms (no message, no keepalive) is closed to make room`,
         fatal: true,
       });
       server.close(CLOSE_TRY_AGAIN_LATER, "too many clients");
@@ -194,12 +197,23 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   // --- Hibernation API handlers ----------------------------------------------------------
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
-    this.lastHeard.set(ws, Date.now());
+    this.noteHeard(ws);
     this.handleClientFrame(ws, data);
   }
 
+  /** Notes the socket's sign of life in its attachment (it survives hibernation), throttled. */
+  private noteHeard(ws: WebSocket): void {
+    const attachment = attachmentOf(ws);
+    if (!attachment) return;
+    const now = Date.now();
+    // A third of the stale deadline: an active socket is never taken for a stale one.
+    if (now - (attachment.heardAt ?? attachment.connectedAt) < this.config.STALE_SOCKET_MS / 3)
+      return;
+    ws.serializeAttachment({ ...attachment, heardAt: now } satisfies SocketAttachment);
+  }
+
   /**
-   * Closes the sockets silent for STALE_SOCKET_MS (no message, no auto-answered ping): a
+   * Closes the sockets silent for STALE_SOCKET_MS (no message, no keepalive): a
    * phone that changed networks leaves sockets behind that would otherwise hold its slots.
    */
   /** Client sockets that hold a slot (one being closed holds none). */
@@ -210,11 +224,11 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private reapStale(): void {
     const now = Date.now();
     for (const ws of this.ctx.getWebSockets()) {
-      const joined = attachmentOf(ws)?.connectedAt ?? 0;
-      const pinged = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
-      const heard = Math.max(joined, pinged, this.lastHeard.get(ws) ?? 0);
+      const attachment = attachmentOf(ws);
+      const kept = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
+      const heard = Math.max(attachment?.connectedAt ?? 0, attachment?.heardAt ?? 0, kept);
       if (now - heard < this.config.STALE_SOCKET_MS) continue;
-      closeQuietly(ws, 1001, "stale: no message or ping");
+      closeQuietly(ws, 1001, "stale: no message or keepalive");
       this.leave(ws);
     }
   }

@@ -186,7 +186,7 @@ describe("GET /v1/sessions/:id/ws: the socket", () => {
     client.close();
   });
 
-  it("drops frames beyond MAX_FRAMES_PER_SECOND with one non-fatal rate_limited error", async () => {
+  it("drops control frames beyond MAX_FRAMES_PER_SECOND, each with a non-fatal rate_limited error naming it", async () => {
     const { client } = await sessionWithClient();
     // 250 pings: in one or two one-second windows of 100, at least 50 are over the limit.
     for (let i = 0; i < 250; i++) client.send({ type: "ping" });
@@ -202,9 +202,10 @@ describe("GET /v1/sessions/:id/ws: the socket", () => {
     const limited = frames.filter((f) => f.code === "rate_limited");
     expect(pongs).toBeGreaterThanOrEqual(100);
     expect(pongs).toBeLessThanOrEqual(200);
-    expect(limited.length).toBeGreaterThanOrEqual(1);
-    expect(limited.length).toBeLessThanOrEqual(2);
+    // Nothing is dropped silently: every dropped frame is named (issue 9).
+    expect(limited.length).toBe(250 - pongs);
     expect(limited[0]).toMatchObject({ type: "error", fatal: false });
+    expect(String(limited[0]!.message)).toMatch(/^ping frame dropped/);
     expect(frames.length).toBe(pongs + limited.length);
     // A new second: the socket is served again.
     expect(await client.pingThrough()).toEqual([{ type: "pong" }]);
