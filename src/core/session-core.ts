@@ -29,6 +29,7 @@ import {
   ensureUpstream,
   isFatalClose,
   maybeReconnectForGoAway,
+  noteUpstreamHealth,
   onConnectTimer,
   onGoAway,
   onIdleTimer,
@@ -146,6 +147,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "model":
       s.lastModelSignAt = ctx.now;
+      noteUpstreamHealth(ctx);
       onModelEvent(ctx, input.event);
       return;
     case "tool_outcome":

@@ -244,6 +244,11 @@ export interface UpstreamState {
   liveSince: number | null;
   /** When connections were opened lately (within reconnectWindowMs), for the budget. */
   recentOpens: number[];
+  /**
+   * A flapping connection (live again after two or more failures in a row): its `live` is
+   * not logged until it has stayed up healthyAfterMs, so a loop is one `reconnecting` entry.
+   */
+  flapping: boolean;
 }
 
 export interface Counters {
@@ -320,6 +325,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       goingAway: false,
       liveSince: null,
       recentOpens: [],
+      flapping: false,
     },
     outbox: [],
     outboxSince: null,

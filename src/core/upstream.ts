@@ -47,7 +47,10 @@ export function onSetupComplete(ctx: StepContext): void {
   up.liveSince = ctx.now;
   up.goingAway = false;
   ctx.emit({ type: "clear_timer", timer: "connect" });
-  ctx.record({ kind: "status", state: "live" });
+  // Live again after two or more failures in a row: said once it has proven itself, so that
+  // a loop of accept-then-close is not logged one connection at a time.
+  up.flapping = up.attempts >= 2;
+  if (!up.flapping) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
   const queued = ctx.state.outbox;
   ctx.state.outbox = [];
@@ -142,6 +145,19 @@ export function onUpstreamFailed(ctx: StepContext, message: string): void {
   scheduleReconnect(ctx);
 }
 
+/**
+ * On every model event: once a flapping connection has stayed up healthyAfterMs it has
+ * proven itself, and its `live` is logged (checked lazily: no timer per connection).
+ */
+export function noteUpstreamHealth(ctx: StepContext): void {
+  const up = ctx.state.upstream;
+  if (!up.flapping || up.phase !== "live" || up.liveSince === null) return;
+  if (ctx.now - up.liveSince < ctx.state.config.healthyAfterMs) return;
+  up.attempts = 0;
+  up.flapping = false;
+  ctx.record({ kind: "status", state: "live" });
+}
+
 /** No setup_complete in time: a silent failure, handled like any other. */
 export function onConnectTimer(ctx: StepContext): void {
   const up = ctx.state.upstream;
@@ -161,6 +177,9 @@ function scheduleReconnect(ctx: StepContext): void {
   const { config, upstream: up } = s;
   if (up.liveSince !== null && ctx.now - up.liveSince >= config.healthyAfterMs) up.attempts = 0;
   up.liveSince = null;
+  // A flapping connection's `live` was never logged: its `reconnecting` still stands.
+  const logged = up.flapping;
+  up.flapping = false;
   const idle =
     s.clients.length === 0 &&
     config.idleTimeoutMs > 0 &&
@@ -180,7 +199,7 @@ function scheduleReconnect(ctx: StepContext): void {
   up.attempts++;
   if (up.phase !== "reconnecting") {
     up.phase = "reconnecting";
-    ctx.record({ kind: "status", state: "reconnecting" });
+    if (!logged) ctx.record({ kind: "status", state: "reconnecting" });
   }
   ctx.emit({ type: "set_timer", timer: "reconnect", at: ctx.now + delay, jitterMs: delay / 2 });
 }

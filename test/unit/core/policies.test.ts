@@ -899,6 +899,23 @@ describe("issue 9: bounded reconnects", () => {
     expect(h.effects.filter((e) => e.type === "open_upstream")).toHaveLength(opens + 1);
   });
 
+  it("a flapping connection is not logged one connection at a time", () => {
+    const h = live({ idleTimeoutMs: 0 });
+    const opens = dyingUpstream(h, 10 * 60_000);
+    expect(opens).toBeGreaterThan(4);
+    const statuses = h.log.flatMap((e) => (e.kind === "status" ? [e.state] : []));
+    // connecting, live (the first connection), then one reconnect shown in full, then the
+    // loop as one entry: reconnecting ... until the give-up error.
+    expect(statuses).toEqual(["connecting", "live", "reconnecting", "live", "reconnecting"]);
+  });
+
+  it("control: logged one by one, the same loop writes two status rows per connection", () => {
+    const h = live({ idleTimeoutMs: 0, healthyAfterMs: 0, reconnectBudget: 1_000_000 });
+    dyingUpstream(h, 60_000);
+    const statuses = h.log.filter((e) => e.kind === "status").length;
+    expect(statuses).toBeGreaterThan(20);
+  });
+
   it("a connection that stays up long enough starts the failure count over", () => {
     const h = live({ idleTimeoutMs: 0 });
     for (let i = 0; i < 20; i++) {
