@@ -237,6 +237,10 @@ async function soakSession(server, seed) {
   let events = [];
   for (let i = 0; i < 40; i++) {
     await sleep(150);
+    // An object restart late in the last turn closes the socket after the loop above left
+    // it: come back as a client would, from the last seq seen.
+    if (client.closedWith !== null)
+      client = await joinTracked(`${created.wsUrl}&resumeFrom=${lastSeq}`);
     events = await history(server, created.sessionId);
     const last = events.at(-1)?.seq ?? 0;
     if (unansweredCalls(events).length === 0 && lastSeq >= last) break;
