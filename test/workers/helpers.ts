@@ -151,3 +151,15 @@ export async function errorOf(res: Response): Promise<{ code: string; message: s
   expect(typeof body.error.message).toBe("string");
   return body.error;
 }
+
+/** A value nested `depth` levels deep, {"a":{"a":…}} (the limit for stored values is 64). */
+export function nested(depth: number): Record<string, unknown> {
+  const root: Record<string, unknown> = {};
+  let at = root;
+  for (let i = 1; i < depth; i++) {
+    const next: Record<string, unknown> = {};
+    at.a = next;
+    at = next;
+  }
+  return root;
+}

@@ -7,24 +7,13 @@ import {
   createSession,
   type Frame,
   httpUrl,
+  nested,
   upgrade,
   withKey,
 } from "./helpers.js";
 import { simulatorSession } from "./session-flow.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `depth` nested objects: {"a":{"a":…}}. */
-function nested(depth: number): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  let at = root;
-  for (let i = 1; i < depth; i++) {
-    const next: Record<string, unknown> = {};
-    at.a = next;
-    at = next;
-  }
-  return root;
-}
 
 async function until(client: Client, pred: (f: Frame) => boolean, ms = 5000): Promise<Frame[]> {
   const frames: Frame[] = [];

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../../src/history/events.js";
 import { validateHistory } from "../../src/history/validate.js";
-import { BASE, type Client, connect, type Frame, httpUrl, withKey } from "./helpers.js";
+import { BASE, type Client, connect, type Frame, httpUrl, nested, withKey } from "./helpers.js";
 import { simulatorSession } from "./session-flow.js";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
@@ -64,17 +64,6 @@ const moveArb: fc.Arbitrary<Move> = fc.oneof(
   { weight: 1, arbitrary: fc.constant<Move>({ t: "oversized" }) },
   { weight: 2, arbitrary: fc.integer({ min: 0, max: 150 }).map((ms): Move => ({ t: "wait", ms })) },
 );
-
-function nested(depth: number): Record<string, unknown> {
-  const root: Record<string, unknown> = {};
-  let at = root;
-  for (let i = 1; i < depth; i++) {
-    const next: Record<string, unknown> = {};
-    at.a = next;
-    at = next;
-  }
-  return root;
-}
 
 /** Reads every frame that has arrived, answering nothing; returns when quiet for `ms`. */
 async function drain(client: Client, seen: Frame[], ms: number): Promise<void> {
