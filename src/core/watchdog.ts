@@ -16,9 +16,11 @@ function waitingOnModel(s: CoreState, turn: TurnState): boolean {
   // A follow-up window has its own grace timer.
   if (s.followUpWindow !== null) return false;
   if (!owesSlot(s, turn) && s.generation?.owner !== turn.id) return false;
-  // A speak call running (or held for its batch) is the tools' wait, bounded by their timeouts.
+  // A call the model waits for (a speak call; any call on a blocking-only model), running or
+  // held for its batch, is the tools' wait, bounded by their timeouts.
+  const blockingOnly = !s.config.capabilities.nonBlockingCalls;
   for (const call of Object.values(s.calls)) {
-    if (call.turnId !== turn.id || call.followUp !== "speak") continue;
+    if (call.turnId !== turn.id || (call.followUp !== "speak" && !blockingOnly)) continue;
     if (call.status === "running" || call.held !== undefined) return false;
   }
   return true;

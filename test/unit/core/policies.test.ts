@@ -807,6 +807,23 @@ describe("the turn watchdog", () => {
     expect(h.traces).not.toContain("WATCHDOG_NUDGE");
   });
 
+  it("on a blocking-only model it does not fire while a side-effect call the model waits for runs", () => {
+    const h = live({
+      capabilities: {
+        nonBlockingCalls: false,
+        resultScheduling: false,
+        turnCompleteWaitsForResults: true,
+        silentHonoured: false,
+      },
+    });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    expect(h.fireNextTimer()).toBe(true); // the tool's timeout (10 s), not the watchdog
+    expect(h.log.at(-1)).toMatchObject({ kind: "tool_result", callId: "c1" });
+    expect(h.traces).not.toContain("MODEL_TIMEOUT");
+  });
+
   it("control: with the watchdog off, a silent model leaves the turn open for good", () => {
     const h = live({ modelTimeoutMs: 0 });
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });
