@@ -550,6 +550,10 @@ export function endTurn(
  */
 export function onModelInterrupted(ctx: StepContext): void {
   const s = ctx.state;
+  // Interrupted before it said anything: the generation still took its slot (an answer the
+  // barge-in cut short), so claim it now — the turn_complete that follows must not look like
+  // an empty regeneration whose slot goes back (that would hand the next answer to a dead turn).
+  if (!s.generation && s.expected.length > 0 && s.followUpWindow === null) currentGeneration(ctx);
   const gen = s.generation;
   if (!gen) return;
   gen.interrupted = true;

@@ -958,3 +958,33 @@ describe("issue 9: bounded reconnects", () => {
     expect(opens).toBeGreaterThan(100);
   });
 });
+
+describe("found by the black-box attack", () => {
+  it("a barge-in before the first chunk, after a tool-call greeting: the next line still gets its answer", () => {
+    const h = live();
+    greetWithLateChips(h, "Hello! Here are some topics.");
+    h.input({ type: "client_text", clientId: "phone", text: "first" });
+    h.advance(300);
+    h.input({ type: "client_text", clientId: "phone", text: "second" });
+    // The model had begun answering "first" (nothing sent yet): cut short, then "second".
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "Right. You said: second." });
+    h.model({ type: "turn_complete" });
+    expect(
+      h
+        .durableFrames("phone")
+        .filter((f) => f.type === "text")
+        .map((f) => [f.turnId, f.text]),
+    ).toEqual([
+      ["t1", "Hello! Here are some topics."],
+      ["t3", "Right. You said: second."],
+    ]);
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "turn_complete"],
+      ["t2", "interrupted"],
+      ["t3", "turn_complete"],
+    ]);
+    expect(h.traces).not.toContain("WATCHDOG_NUDGE");
+  });
+});
