@@ -124,10 +124,12 @@ export function onUpstreamClosed(
   closeTurnOnUpstreamLoss(ctx);
   if (fatal) {
     if (up.resumingWith !== null) {
-      // A rejected or expired handle: drop it and seed a fresh connection from the log.
+      // A rejected or expired handle: drop it and seed a fresh connection from the log. An
+      // expected fallback, not a failure of the model (it does not count towards giving up,
+      // nor make the next connection look like a flapping one).
       up.handle = null;
       up.resumingWith = null;
-      scheduleReconnect(ctx);
+      scheduleReconnect(ctx, false);
       return;
     }
     fail(ctx, `the model closed the connection (${code}${reason ? `: ${reason}` : ""})`);
@@ -172,7 +174,7 @@ export function onConnectTimer(ctx: StepContext): void {
  * idle, nothing retries. Past the failures in a row, or the open budget in its window,
  * liveline gives up visibly; otherwise it retries after an exponential backoff with jitter.
  */
-function scheduleReconnect(ctx: StepContext): void {
+function scheduleReconnect(ctx: StepContext, failure = true): void {
   const s = ctx.state;
   const { config, upstream: up } = s;
   if (up.liveSince !== null && ctx.now - up.liveSince >= config.healthyAfterMs) up.attempts = 0;
@@ -196,7 +198,7 @@ function scheduleReconnect(ctx: StepContext): void {
     return;
   }
   const delay = Math.min(config.reconnectMaxMs, config.reconnectBaseMs * 2 ** up.attempts);
-  up.attempts++;
+  if (failure) up.attempts++;
   if (up.phase !== "reconnecting") {
     up.phase = "reconnecting";
     if (!logged) ctx.record({ kind: "status", state: "reconnecting" });

@@ -988,3 +988,16 @@ describe("found by the black-box attack", () => {
     expect(h.traces).not.toContain("WATCHDOG_NUDGE");
   });
 });
+
+describe("found by the black-box attack: a rejected resumption handle", () => {
+  it("the rebuilt connection is logged live at once (a rejected handle is no failure)", () => {
+    const h = live();
+    h.model({ type: "resumption_update", handle: "h1", resumable: true });
+    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.fireNextTimer();
+    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle" });
+    h.fireNextTimer();
+    h.model({ type: "setup_complete" });
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "live" });
+  });
+});
