@@ -1,6 +1,7 @@
 import type { InterruptReason } from "../history/events.js";
 import type { ModelCommand } from "./model.js";
 import {
+  LEGACY_MIN_PREFIX,
   legacyOpeningRepeats,
   normalizedReply,
   rememberReply,
@@ -247,7 +248,7 @@ function legacyJudgeOpening(ctx: StepContext, gen: GenerationState): void {
   if (gen.judged || !regenerationPossible(ctx, gen)) return;
   const soFar = normalizedReply(gen.text);
   if (!legacyOpeningRepeats(soFar, s.recentReplies)) {
-    gen.judged = soFar.length >= 12;
+    gen.judged = soFar.length >= LEGACY_MIN_PREFIX;
     return;
   }
   gen.judged = true;
