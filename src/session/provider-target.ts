@@ -15,26 +15,18 @@ import { handleSimulatorRequest } from "../providers/simulator/object.js";
 import type { AgentDefinition } from "../tools/define.js";
 import { acceptUpgrade, type UpstreamTarget } from "./upstream-link.js";
 
-const SIMULATOR_MODEL = "gemini-live-simulator";
 const DEFAULT_GEMINI_MODEL = "gemini-2.5-flash-native-audio-preview-09-2025";
 
-/** The simulator honours SILENT unless told to ignore it; syncOnly plays Gemini 3.1. */
-function simulatorCapabilities(knobs: URLSearchParams): ModelCapabilities {
+/**
+ * The model a simulated session asks for: the simulator serves each family as the service
+ * does (2.x: turnComplete never waits for results; 3.1: every call blocks, text as
+ * realtimeInput), and liveline reads the family's capabilities from the same table as for
+ * the real service. `syncOnly=1` asks for 3.1. (`ignoreSilent=1` plays a model whose capability
+ * record is wrong: liveline is not told, and its regeneration guard must catch the repeat.)
+ */
+function simulatorModel(knobs: URLSearchParams): string {
   const on = (name: string) => ["1", "true"].includes(knobs.get(name) ?? "");
-  if (on("syncOnly")) {
-    return {
-      nonBlockingCalls: false,
-      resultScheduling: false,
-      turnCompleteWaitsForResults: true,
-      silentHonoured: false,
-    };
-  }
-  return {
-    nonBlockingCalls: true,
-    resultScheduling: true,
-    turnCompleteWaitsForResults: false,
-    silentHonoured: true,
-  };
+  return on("syncOnly") ? "gemini-3.1-flash-live-preview" : "gemini-2.5-flash-live-preview";
 }
 
 /**
@@ -139,9 +131,9 @@ export function providerTarget(opts: {
   switch (provider) {
     case "simulator": {
       const knobs = simulatorKnobs(env.SIMULATOR_KNOBS, opts.metadata);
-      model = SIMULATOR_MODEL;
+      model = simulatorModel(knobs);
       endpoint = "simulator";
-      capabilities = simulatorCapabilities(knobs);
+      capabilities = capabilitiesFor(model, endpoint);
       modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
       knobs.delete("modality");
       connect = (attempt) => {
@@ -188,7 +180,7 @@ export function providerTarget(opts: {
     target: {
       connect,
       adapter: makeAdapter,
-      setupFrame(adapter: GeminiLiveAdapter, open: UpstreamOpen): string {
+      setupFrame(adapter: GeminiLiveAdapter, open: UpstreamOpen, seeded: boolean): string {
         return adapter.setupMessage({
           systemInstruction: agent.systemInstruction,
           declarations: agent.tools.map((t) =>
@@ -205,6 +197,7 @@ export function providerTarget(opts: {
           contextWindowCompression:
             compressionTokens === undefined ? undefined : { triggerTokens: compressionTokens },
           resumptionHandle: open.mode === "resume" ? open.handle : undefined,
+          initialHistoryInClientContent: seeded,
         });
       },
     },

@@ -18,13 +18,15 @@ export interface UpstreamTarget {
   /** Opens the provider's WebSocket (already accepted, binaryType set). */
   connect(attempt: number): Promise<WebSocket>;
   adapter(attempt: number): GeminiLiveAdapter;
-  setupFrame(adapter: GeminiLiveAdapter, open: UpstreamOpen): string;
+  /** `seeded`: the rebuilt history follows as the first clientContent (historyConfig). */
+  setupFrame(adapter: GeminiLiveAdapter, open: UpstreamOpen, seeded: boolean): string;
 }
 
 /**
  * The session's one model connection. Every connection gets a number; events of a
  * connection that was replaced or closed by us are dropped, so the core only ever hears of
- * the current one. A connection seeded from the log sends the rebuilt context right after
+ * the current one. A connection seeded from the log reads the log when its socket opens
+ * (its setup must say whether a seed follows), and sends the seed right after
  * `setupComplete`, before the core's queued input goes out.
  */
 export class UpstreamLink {
@@ -49,7 +51,8 @@ export class UpstreamLink {
         }
         this.ws = ws;
         this.adapter = adapter;
-        let seeded = open.mode !== "rebuild";
+        const seed = open.mode === "rebuild" ? adapter.encodeContext(rebuild()) : [];
+        let seeded = seed.length === 0;
         ws.addEventListener("message", (event) => {
           if (attempt !== this.attempt) return;
           const decoded = adapter.decode(event.data as string | ArrayBuffer);
@@ -59,7 +62,7 @@ export class UpstreamLink {
           }
           if (!seeded && decoded.events.some((e) => e.type === "setup_complete")) {
             seeded = true;
-            for (const frame of adapter.encodeContext(rebuild())) ws.send(frame);
+            for (const frame of seed) ws.send(frame);
           }
           this.callbacks.events(decoded.events);
         });
@@ -72,7 +75,7 @@ export class UpstreamLink {
         };
         ws.addEventListener("close", (event) => onGone(event.code, event.reason));
         ws.addEventListener("error", () => onGone(1006, "socket error"));
-        ws.send(this.target.setupFrame(adapter, open));
+        ws.send(this.target.setupFrame(adapter, open, seed.length > 0));
         this.callbacks.opened();
       },
       (err: unknown) => {

@@ -4,7 +4,7 @@
  * session logic; its only state is the decoder's (duplicate call ids, synthetic ids).
  */
 import type { ModelCapabilities, ModelCommand, RebuiltContext } from "../../core/model.js";
-import { capabilitiesFor } from "./capabilities.js";
+import { capabilitiesFor, isVertexEndpoint, textRouteFor } from "./capabilities.js";
 import { type CloseClass, classifyClose } from "./close-codes.js";
 import {
   createDecoderState,
@@ -17,6 +17,7 @@ import {
   encodeRebuiltContext,
   encodeSetup,
   type GeminiSetupOptions,
+  type GeminiWireRules,
 } from "./encode.js";
 
 export interface GeminiLiveAdapterOptions {
@@ -36,12 +37,17 @@ export class GeminiLiveAdapter {
   readonly model: string;
   readonly endpoint: string;
   readonly capabilities: ModelCapabilities;
+  readonly rules: GeminiWireRules;
   private readonly decoder: DecoderState;
 
   constructor(opts: GeminiLiveAdapterOptions) {
     this.model = opts.model;
     this.endpoint = opts.endpoint;
     this.capabilities = opts.capabilities ?? capabilitiesFor(opts.model, opts.endpoint);
+    this.rules = {
+      textRoute: textRouteFor(opts.model),
+      vertex: isVertexEndpoint(opts.endpoint, opts.model),
+    };
     this.decoder = createDecoderState(opts.callIdPrefix);
   }
 
@@ -57,10 +63,13 @@ export class GeminiLiveAdapter {
 
   /** Compact JSON text frames (client → server frames stay text; O4). */
   encode(cmd: ModelCommand): string[] {
-    return encodeCommand(cmd, this.capabilities).map((msg) => JSON.stringify(msg));
+    return encodeCommand(cmd, this.capabilities, this.rules).map((msg) => JSON.stringify(msg));
   }
 
-  /** A frame seeding a fresh connection with the rebuilt history, or none if it is empty. */
+  /**
+   * A frame seeding a fresh connection with the rebuilt history (text only), or none if it is
+   * empty. The setup of a seeded connection must say so (`historyConfig`, see encodeSetup).
+   */
   encodeContext(ctx: RebuiltContext): string[] {
     return ctx.items.length === 0 ? [] : [JSON.stringify(encodeRebuiltContext(ctx))];
   }

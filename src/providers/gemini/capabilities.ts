@@ -5,6 +5,7 @@
  * O2, O6, O9.
  */
 import type { ModelCapabilities } from "../../core/model.js";
+import type { GeminiTextRoute } from "./encode.js";
 
 /** Developer API endpoint (the API key goes in `?key=`, see `geminiUrl`). */
 export const DEFAULT_GEMINI_LIVE_URL =
@@ -15,17 +16,19 @@ interface FamilyRow {
   pattern: RegExp;
   family: string;
   caps: ModelCapabilities;
+  /** How user text and nudges travel (see `GeminiTextRoute`). */
+  textRoute: GeminiTextRoute;
 }
 
 /**
- * First match wins. 2.5 native audio and 2.5 flash live support NON_BLOCKING declarations
- * and `scheduling`; 3.1 Flash Live is synchronous only and withholds turnComplete until
- * every call is answered (O6). `silentHonoured` is false for native audio because a SILENT
- * result was seen to make the model repeat its utterance (O2, placement inside `response`;
- * whether the proto placement fixes it is open), and false wherever scheduling is absent.
+ * First match wins. `silentHonoured` is false for native audio because a SILENT result was
+ * seen to make the model repeat its utterance (O2, placement inside `response`; whether the
+ * proto placement fixes it is open), and false wherever scheduling is absent.
  */
 const FAMILIES: readonly FamilyRow[] = [
   {
+    // Synchronous only; no turnComplete until every call is answered (O6: ADK issue 5407);
+    // clientContent only as the initial history, text as realtimeInput.text (livekit PR 5251).
     pattern: /^gemini-3\.1-.*live/,
     family: "gemini-3.1-flash-live",
     caps: {
@@ -34,9 +37,25 @@ const FAMILIES: readonly FamilyRow[] = [
       turnCompleteWaitsForResults: true,
       silentHonoured: false,
     },
+    textRoute: "realtime_input",
   },
   {
-    pattern: /^gemini-2\.5-flash(-[a-z0-9]+)*-native-audio/,
+    // NON_BLOCKING by default, scheduling supported (ai.google.dev models/gemini-3.8-live).
+    // Text route: assumed as 3.1's (the 3.x line; realtimeInput.text is taken by every family).
+    // SILENT honoured: assumed false until a recording shows otherwise.
+    pattern: /^gemini-3\.8-.*live|^gemini-3\.8-live/,
+    family: "gemini-3.8-live",
+    caps: {
+      nonBlockingCalls: true,
+      resultScheduling: true,
+      turnCompleteWaitsForResults: false,
+      silentHonoured: false,
+    },
+    textRoute: "realtime_input",
+  },
+  {
+    // NON_BLOCKING + scheduling (Live API tool-use docs); SILENT seen ignored (O2).
+    pattern: /^gemini-2\.5-flash(-[a-z0-9]+)*-native-audio|^gemini-live-2\.5-flash-native-audio/,
     family: "gemini-2.5-flash-native-audio",
     caps: {
       nonBlockingCalls: true,
@@ -44,8 +63,11 @@ const FAMILIES: readonly FamilyRow[] = [
       turnCompleteWaitsForResults: false,
       silentHonoured: false,
     },
+    textRoute: "client_content",
   },
   {
+    // Half-cascade 2.5 flash live: turnComplete follows a toolCall without waiting for the
+    // result (O1: ADK issue 4902).
     pattern: /^gemini-2\.5-flash-live|^gemini-live-2\.5-flash/,
     family: "gemini-2.5-flash-live",
     caps: {
@@ -54,13 +76,15 @@ const FAMILIES: readonly FamilyRow[] = [
       turnCompleteWaitsForResults: false,
       silentHonoured: true,
     },
+    textRoute: "client_content",
   },
 ];
 
 /**
  * Unknown models: assume no NON_BLOCKING and no scheduling (the markers may be silently
  * ignored), and that turnComplete may wait for results, so the core never holds a call
- * back until turnComplete (the 3.1 deadlock).
+ * back until turnComplete (the 3.1 deadlock). Text as realtimeInput.text, which every
+ * family takes, where clientContent after the seed may be refused.
  */
 const CONSERVATIVE: ModelCapabilities = {
   nonBlockingCalls: false,
@@ -97,12 +121,18 @@ export function capabilitiesFor(
 ): ModelCapabilities {
   const id = bareModelId(model);
   const base = FAMILIES.find((row) => row.pattern.test(id))?.caps ?? CONSERVATIVE;
-  // Vertex drops `scheduling` (livekit's notes, O9), so SILENT cannot be honoured there;
-  // NON_BLOCKING declarations are kept.
+  // Vertex drops `scheduling` (livekit's notes, O9), so SILENT cannot be honoured there; no
+  // recording shows it accepting NON_BLOCKING, so every call is declared BLOCKING there.
   const endpointAdjusted: ModelCapabilities = isVertexEndpoint(endpoint, model)
-    ? { ...base, resultScheduling: false, silentHonoured: false }
+    ? { ...base, nonBlockingCalls: false, resultScheduling: false, silentHonoured: false }
     : { ...base };
   return { ...endpointAdjusted, ...overrides };
+}
+
+/** How user text reaches this model (unknown models: realtimeInput.text, taken by all). */
+export function textRouteFor(model: string): GeminiTextRoute {
+  const id = bareModelId(model);
+  return FAMILIES.find((row) => row.pattern.test(id))?.textRoute ?? "realtime_input";
 }
 
 /** The connect URL with the API key as `?key=`. Log `redactGeminiUrl(url)`, never the url. */

@@ -89,18 +89,42 @@ export function encodeSetup(opts: GeminiSetupOptions): { setup: GeminiSetup } {
   return { setup };
 }
 
-export function encodeCommand(cmd: ModelCommand, caps: ModelCapabilities): GeminiClientMessage[] {
+/**
+ * How user text reaches the model. 2.x: a completed `clientContent` turn (a clean turn
+ * boundary). 3.1 refuses `clientContent` after the seed (1007; livekit PR 5251) and takes
+ * text as `realtimeInput.text` (ADK's route).
+ */
+export type GeminiTextRoute = "client_content" | "realtime_input";
+
+/** What the endpoint and model family change in the encoding of commands. */
+export interface GeminiWireRules {
+  textRoute: GeminiTextRoute;
+  /** Vertex refuses `audioStreamEnd` (a Developer API field; the SDKs' Vertex converters drop it). */
+  vertex: boolean;
+}
+
+const DEVELOPER_2X: GeminiWireRules = { textRoute: "client_content", vertex: false };
+
+export function encodeCommand(
+  cmd: ModelCommand,
+  caps: ModelCapabilities,
+  rules: GeminiWireRules = DEVELOPER_2X,
+): GeminiClientMessage[] {
   switch (cmd.type) {
     case "user_text":
     case "nudge":
       // A nudge is a user turn the model sees but clients never do (the core hides it).
+      if (rules.textRoute === "realtime_input") return [{ realtimeInput: { text: cmd.text } }];
       return [{ clientContent: { turns: [userText(cmd.text)], turnComplete: true } }];
     case "user_audio":
       return [
         { realtimeInput: { audio: { data: bytesToBase64(cmd.pcm), mimeType: INPUT_AUDIO_MIME } } },
       ];
     case "audio_end":
-      // Flushes the server's buffered audio when the mic stops (Developer API).
+      // Flushes the server's buffered audio when the mic stops (Developer API). Vertex has no
+      // such field, and activityEnd is valid only with automatic activity detection off: its
+      // own voice detection ends the utterance there.
+      if (rules.vertex) return [];
       return [{ realtimeInput: { audioStreamEnd: true } }];
     case "tool_responses":
       // Results go in toolResponse, never clientContent: that would open a new user turn.
@@ -150,49 +174,70 @@ export function schedulingEnum(s: ResultScheduling): GeminiScheduling {
   }
 }
 
+/** Bounds of the text a call or an outcome becomes in a seed (a long result is cut, marked). */
+export const SEED_ARGS_MAX_CHARS = 300;
+export const SEED_OUTCOME_MAX_CHARS = 600;
+/** Closes a seed whose last turn is the model's: the seed must end on a user turn. */
+export const SEED_RESUME_NOTE = "[The conversation continues on a new connection.]";
+
 /**
  * The conversation so far, to seed a fresh connection when resumption is not available.
- * `turnComplete: false` so the model takes it as context and does not answer it.
- * Adjacent items with the same wire role are merged into one turn (model text followed by
- * its calls is one model turn, as generateContent history represents it). An empty context
- * yields `turns: []`; callers send nothing then.
+ * Text only: the service refuses `functionCall` / `functionResponse` parts in
+ * `clientContent` (1007; pipecat issue 4926, fixed in its PR 5028 the same way), so a call
+ * becomes a line of model text and its outcome a line of user text, adjacent and in order.
+ * Adjacent items with the same wire role are merged into one turn, and the seed ends on a
+ * user turn. It is sent once, first, with `turnComplete: true` on a connection whose setup
+ * has `historyConfig.initialHistoryInClientContent` (ADK, pipecat and livekit do the same):
+ * the service then takes it as history and does not answer it. An empty context yields
+ * `turns: []`; callers send nothing then (and ask for no historyConfig).
  */
 export function encodeRebuiltContext(ctx: RebuiltContext): {
-  clientContent: { turns: GeminiContent[]; turnComplete: false };
+  clientContent: { turns: GeminiContent[]; turnComplete: true };
 } {
   const turns: { role: "user" | "model"; parts: GeminiPart[] }[] = [];
-  const append = (role: "user" | "model", parts: GeminiPart[]) => {
+  const append = (role: "user" | "model", text: string) => {
     const last = turns[turns.length - 1];
-    if (last !== undefined && last.role === role) last.parts.push(...parts);
-    else turns.push({ role, parts });
+    if (last !== undefined && last.role === role) last.parts.push({ text });
+    else turns.push({ role, parts: [{ text }] });
   };
   for (const item of ctx.items) {
     switch (item.role) {
       case "user":
-        append("user", [{ text: item.text }]);
+        append("user", item.text);
         break;
       case "model":
-        append("model", [{ text: item.text }]);
+        append("model", item.text);
         break;
       case "model_calls":
-        append(
-          "model",
-          item.calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: c.args } })),
-        );
+        for (const c of item.calls) append("model", callLine(c.name, c.args));
         break;
       case "tool_results":
-        append(
-          "user",
-          item.results.map((r) => ({
-            functionResponse: { id: r.callId, name: r.name, response: responseBody(r) },
-          })),
-        );
+        for (const r of item.results) append("user", outcomeLine(r));
         break;
       default:
         assertNever(item);
     }
   }
-  return { clientContent: { turns, turnComplete: false } };
+  if (turns.length > 0 && turns[turns.length - 1]!.role === "model") {
+    append("user", SEED_RESUME_NOTE);
+  }
+  return { clientContent: { turns, turnComplete: true } };
+}
+
+/** `[called lookup_faq {"topic":"hours"}]`: readable, bounded, never a functionCall part. */
+export function callLine(name: string, args: Record<string, unknown>): string {
+  return `[called ${name} ${bounded(JSON.stringify(args), SEED_ARGS_MAX_CHARS)}]`;
+}
+
+/** `[lookup_faq returned {"answer":…}]` or `[lookup_faq failed: timeout]`. */
+export function outcomeLine(r: ToolResponse): string {
+  if (r.error !== undefined)
+    return `[${r.name} failed: ${bounded(r.error, SEED_OUTCOME_MAX_CHARS)}]`;
+  return `[${r.name} returned ${bounded(JSON.stringify(r.result ?? {}), SEED_OUTCOME_MAX_CHARS)}]`;
+}
+
+function bounded(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }
 
 function assertNever(value: never): never {

@@ -10,14 +10,25 @@ export interface SimulatorKnobs {
   timeScale: number;
   /** Server JSON in binary frames (as the real service) or text frames. */
   frames: "binary" | "text";
-  /** Probability, per generation that calls tools, of the fire-and-forget race (O1). */
-  race: number;
+  /**
+   * Probability, per generation that calls tools, of the fire-and-forget race (O1). null: by
+   * the model family of the setup (2.x: 1, turnComplete never waits for results; 3.x: 0).
+   */
+  race: number | null;
   /** In a race generation, issue the call this many ms of speech before the end (0: after it). */
   midSpeechCall: number;
   /** SILENT on a NON_BLOCKING call is handled as if it had no scheduling (O2). */
   ignoreSilent: boolean;
-  /** Gemini 3.1: every call is blocking; no turnComplete until every call is answered (O6). */
-  syncOnly: boolean;
+  /**
+   * Gemini 3.1: every call is blocking; no turnComplete until every call is answered (O6).
+   * null: by the model family of the setup (on for gemini-3.x).
+   */
+  syncOnly: boolean | null;
+  /**
+   * What a 3.x model does with `clientContent` after the initial history: "refuse" (close
+   * 1007, livekit PR 5251) or "accept" (the sources conflict; refusing is the default).
+   */
+  midSessionClientContent: "refuse" | "accept";
   /** Probability that a reply answering tool results is empty (only turnComplete). */
   emptyRate: number;
   /** 1-based indexes of replies (of this connection) that are empty, whatever they answer. */
@@ -60,10 +71,11 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   seed: 1,
   timeScale: 1,
   frames: "binary",
-  race: 0,
+  race: null,
   midSpeechCall: 0,
   ignoreSilent: false,
-  syncOnly: false,
+  syncOnly: null,
+  midSessionClientContent: "refuse",
   emptyRate: 0,
   emptySchedule: [],
   duplicateCalls: 0,
@@ -125,6 +137,15 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.midSpeechCall = num("midSpeechCall", 0) ?? k.midSpeechCall;
   k.ignoreSilent = bool("ignoreSilent") ?? k.ignoreSilent;
   k.syncOnly = bool("syncOnly") ?? k.syncOnly;
+  const midSession = get("midSessionClientContent");
+  if (midSession !== undefined) {
+    if (midSession !== "refuse" && midSession !== "accept") {
+      throw new KnobError(
+        `midSessionClientContent must be "refuse" or "accept", got "${midSession}"`,
+      );
+    }
+    k.midSessionClientContent = midSession;
+  }
   k.emptyRate = num("emptyRate", 0, 1) ?? k.emptyRate;
   const schedule = get("emptySchedule");
   if (schedule !== undefined) {

@@ -23,9 +23,9 @@
  * - session resumption handles, goAway, drops and connection limits.
  */
 import {
-  ClientMessage,
   type GeminiClientContent,
   type GeminiClientMessage,
+  type GeminiContent,
   type GeminiFunctionDeclaration,
   type GeminiFunctionResponse,
   type GeminiRealtimeInput,
@@ -47,6 +47,7 @@ import {
   summarise,
   wordCount,
 } from "./script.js";
+import { refusalReason, StrictClientMessage } from "./strict-schemas.js";
 
 /** What a resumption handle restores: the conversation as the model remembers it. */
 export interface ResumeContext {
@@ -132,6 +133,14 @@ type Scheduled =
   | { kind: "close"; code: number; reason: string };
 
 interface SetupInfo {
+  /** The model family of `setup.model`: what the service does depends on it. */
+  family: "2.x" | "3.x";
+  /** Every call blocks and turnComplete waits for results (3.x, or the syncOnly knob). */
+  syncOnly: boolean;
+  /** Probability of the fire-and-forget race (2.x: always, unless the knob says otherwise). */
+  race: number;
+  /** `historyConfig.initialHistoryInClientContent`: the first clientContent is history. */
+  historyInClientContent: boolean;
   audio: boolean;
   transcribe: boolean;
   resumption: boolean;
@@ -157,8 +166,8 @@ export interface SimState {
   calls: Record<string, SimCall>;
   callOrder: string[];
   deferred: Reaction[];
-  /** Call ids this connection knows: issued by it, or seeded as `functionCall` parts of clientContent. */
-  knownCallIds: string[];
+  /** The initial history may still come (historyConfig, and nothing but setup sent yet). */
+  historyOpen: boolean;
   /** The real reply an empty one stood for; the next clientContent gets it. */
   owed: string[] | null;
   audioBytes: number;
@@ -202,7 +211,7 @@ export function createSimulator(opts: {
     calls: {},
     callOrder: [],
     deferred: [],
-    knownCallIds: [],
+    historyOpen: false,
     owed: null,
     audioBytes: 0,
     audioSinceGen: 0,
@@ -366,12 +375,13 @@ function parseClientFrame(ctx: Ctx, text: string): GeminiClientMessage | null {
       }
     }
   }
-  const parsed = ClientMessage.safeParse(json);
+  // The service parses protobuf JSON strictly: an unknown field anywhere is refused.
+  const parsed = StrictClientMessage.safeParse(json);
   if (!parsed.success) {
-    ctx.close(1007, `${INVALID_ARGUMENT} (not a BidiGenerateContent client message)`);
+    ctx.close(1007, refusalReason(json));
     return null;
   }
-  return parsed.data;
+  return parsed.data as GeminiClientMessage;
 }
 
 function onFrame(ctx: Ctx, text: string): void {
@@ -406,6 +416,15 @@ function onFrame(ctx: Ctx, text: string): void {
   else if (msg.toolResponse !== undefined) onToolResponse(ctx, msg.toolResponse.functionResponses);
 }
 
+/**
+ * 3.x live models (3.1 flash live, 3.8 live) differ from 2.x in how they take input and when
+ * they end a turn; anything else is served as 2.x.
+ */
+export function modelFamilyOf(model: string): "2.x" | "3.x" {
+  const id = model.slice(model.lastIndexOf("/") + 1);
+  return /^gemini-3\.\d+-(.*-)?live/.test(id) ? "3.x" : "2.x";
+}
+
 function onSetup(ctx: Ctx, setup: GeminiSetup): void {
   const s = ctx.s;
   const declared: Record<string, GeminiFunctionDeclaration> = {};
@@ -417,7 +436,15 @@ function onSetup(ctx: Ctx, setup: GeminiSetup): void {
     }
   }
   const modalities = setup.generationConfig?.responseModalities;
+  const family = modelFamilyOf(setup.model);
+  const syncOnly = s.knobs.syncOnly ?? family === "3.x";
+  const historyInClientContent = setup.historyConfig?.initialHistoryInClientContent === true;
+  s.historyOpen = historyInClientContent;
   s.setup = {
+    family,
+    syncOnly,
+    race: syncOnly ? 0 : (s.knobs.race ?? 1),
+    historyInClientContent,
     // Live models answer in audio unless told otherwise.
     audio: modalities === undefined || modalities.includes("AUDIO"),
     transcribe: setup.outputAudioTranscription !== undefined,
@@ -455,61 +482,63 @@ function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContext | nul
 // Client input
 // ---------------------------------------------------------------------------
 
-/**
- * Seeded context (a rebuilt history) must pair its function responses with function calls the
- * model knows: calls it issued on this connection, or `functionCall` parts earlier in the
- * seeded turns. Otherwise the service refuses the request and closes 1007, as the real one
- * does for an orphan response (ADK 1.32: "No function call event found for function
- * responses ids"). Responses without an id are matched by name elsewhere and not checked.
- */
-function orphanResponses(ctx: Ctx, content: GeminiClientContent): string[] {
-  const s = ctx.s;
-  const known = new Set([
-    ...s.knownCallIds,
-    ...Object.values(s.calls).flatMap((c) => (c.wireId === null ? [] : [c.wireId])),
-  ]);
-  const orphans: string[] = [];
+/** `functionCall` / `functionResponse` parts: the service takes them in no clientContent. */
+function toolParts(content: GeminiClientContent): string[] {
+  const found: string[] = [];
   for (const turn of content.turns ?? []) {
     for (const part of turn.parts ?? []) {
-      const callId = part.functionCall?.id;
-      if (callId !== undefined && callId !== "") {
-        known.add(callId);
-        s.knownCallIds.push(callId);
-      }
-      const responseId = part.functionResponse?.id;
-      if (responseId !== undefined && responseId !== "" && !known.has(responseId)) {
-        orphans.push(responseId);
+      if (part.functionCall !== undefined) found.push(`functionCall ${part.functionCall.name}`);
+      if (part.functionResponse !== undefined) {
+        found.push(`functionResponse ${part.functionResponse.name}`);
       }
     }
   }
-  return orphans;
+  return found;
 }
 
 function onClientContent(ctx: Ctx, content: GeminiClientContent): void {
-  const orphans = orphanResponses(ctx, content);
-  if (orphans.length > 0) {
+  const s = ctx.s;
+  // Tool history travels as text; function parts in clientContent are refused outright
+  // (pipecat issue 4926, ADK 1.32's "No function call event found for function responses").
+  const refused = toolParts(content);
+  if (refused.length > 0) {
     ctx.close(
       1007,
-      `No function call event found for function responses ids: ${orphans.join(", ")}`,
+      `${INVALID_ARGUMENT} (clientContent may not carry function parts: ${refused.join(", ")})`,
     );
     return;
   }
-  const text = (content.turns ?? [])
+  const turns = content.turns ?? [];
+  const text = turns
     .filter((t) => t.role === undefined || t.role === "user")
     .flatMap((t) => (t.parts ?? []).map((p) => p.text ?? ""))
     .join("");
-  ctx.s.context.promptTokens += tokens(text);
+  s.context.promptTokens += tokens(
+    turns
+      .flatMap((t) => t.parts ?? [])
+      .map((p) => p.text ?? "")
+      .join(" "),
+  );
+  if (s.historyOpen) {
+    // historyConfig.initialHistoryInClientContent: the first clientContent is the
+    // conversation so far, taken as history and never answered, whatever turnComplete says.
+    s.historyOpen = false;
+    seedHistory(ctx, turns);
+    return;
+  }
+  if (s.setup!.family === "3.x" && s.knobs.midSessionClientContent === "refuse") {
+    // 3.x takes clientContent only as the initial history (livekit PR 5251).
+    ctx.close(
+      1007,
+      `${INVALID_ARGUMENT} (this model takes clientContent only as initial history; send realtimeInput.text)`,
+    );
+    return;
+  }
   // turnComplete false: context only, no generation (O7). A seeded history (a client
   // rebuilding a session on a new connection) counts as turns already had, and its last
   // model turn is the reply the model would repeat.
   if (content.turnComplete !== true) {
-    const turns = content.turns ?? [];
-    ctx.s.context.userTurns += turns.filter(
-      (t) => t.role === undefined || t.role === "user",
-    ).length;
-    const lastModel = turns.filter((t) => t.role === "model").at(-1);
-    const said = (lastModel?.parts ?? []).flatMap((p) => (p.text ? [p.text] : []));
-    if (said.length > 0) ctx.s.context.lastReply = said;
+    seedHistory(ctx, turns);
     return;
   }
   // clientContent interrupts the current generation and is a new input.
@@ -517,8 +546,18 @@ function onClientContent(ctx: Ctx, content: GeminiClientContent): void {
   userInput(ctx, text);
 }
 
+/** Turns taken as context: they count as turns had; the last model turn can be repeated. */
+function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
+  const s = ctx.s;
+  s.context.userTurns += turns.filter((t) => t.role === undefined || t.role === "user").length;
+  const lastModel = turns.filter((t) => t.role === "model").at(-1);
+  const said = (lastModel?.parts ?? []).flatMap((p) => (p.text ? [p.text] : []));
+  if (said.length > 0) s.context.lastReply = said;
+}
+
 function onRealtimeInput(ctx: Ctx, input: GeminiRealtimeInput): void {
   const s = ctx.s;
+  s.historyOpen = false;
   if (input.activityStart !== undefined) interrupt(ctx);
   const blobs = [...(input.audio ? [input.audio] : []), ...(input.mediaChunks ?? [])];
   for (const blob of blobs) {
@@ -610,6 +649,7 @@ function findCall(ctx: Ctx, fr: GeminiFunctionResponse): SimCall | undefined {
 
 function onToolResponse(ctx: Ctx, responses: GeminiFunctionResponse[]): void {
   const s = ctx.s;
+  s.historyOpen = false;
   const lateSpeak: Spoken[] = [];
   let lateSideEffect = false;
   for (const fr of responses) {
@@ -629,7 +669,7 @@ function onToolResponse(ctx: Ctx, responses: GeminiFunctionResponse[]): void {
     // Its generation has ended: the response is new input.
     const scheduling = schedulingOf(fr);
     const quiet =
-      call.nonBlocking && scheduling === "SILENT" && !s.knobs.ignoreSilent && !s.knobs.syncOnly;
+      call.nonBlocking && scheduling === "SILENT" && !s.knobs.ignoreSilent && !s.setup!.syncOnly;
     if (quiet) continue;
     if (call.sideEffect) lateSideEffect = true;
     else lateSpeak.push(spoken);
@@ -716,7 +756,7 @@ function startUserTurn(ctx: Ctx, userText: string): void {
     newGen(ctx, [...sayOps(ctx, full), { op: "end" }], { remember: true, userText });
     return;
   }
-  const race = !s.knobs.syncOnly && s.knobs.race > 0 && ctx.draw() < s.knobs.race;
+  const race = setup.race > 0 && ctx.draw() < setup.race;
   const duplicate = s.knobs.duplicateCalls > 0 && ctx.draw() < s.knobs.duplicateCalls;
   const calls: Op = { op: "calls", names, duplicate };
   if (race) {
@@ -897,7 +937,7 @@ function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): vo
     // Unique across the connections of a session, as the real service's ids are.
     const id = `function-call-${digitsOf(s.connectionId)}${n}${Math.floor(ctx.draw() * 1e12)}`;
     const key = s.knobs.noIds ? `anon-${s.connectionId}-${n}` : id;
-    const nonBlocking = !s.knobs.syncOnly && decl.behavior === "NON_BLOCKING";
+    const nonBlocking = !setup.syncOnly && decl.behavior === "NON_BLOCKING";
     s.calls[key] = {
       key,
       wireId: s.knobs.noIds ? null : id,

@@ -86,8 +86,34 @@ describe("GeminiLiveAdapter", () => {
     const adapter = new GeminiLiveAdapter({ model: "m", endpoint: "developer" });
     expect(adapter.encodeContext({ items: [] })).toEqual([]);
     expect(adapter.encodeContext({ items: [{ role: "user", text: "hi" }] })).toEqual([
-      '{"clientContent":{"turns":[{"role":"user","parts":[{"text":"hi"}]}],"turnComplete":false}}',
+      '{"clientContent":{"turns":[{"role":"user","parts":[{"text":"hi"}]}],"turnComplete":true}}',
     ]);
+  });
+
+  it("user text: clientContent on 2.x, realtimeInput.text on 3.1; Vertex sends no audioStreamEnd", () => {
+    const dev25 = new GeminiLiveAdapter({
+      model: "gemini-live-2.5-flash-preview",
+      endpoint: "developer",
+    });
+    expect(dev25.encode({ type: "user_text", text: "hi" })[0]).toContain('"clientContent"');
+    const dev31 = new GeminiLiveAdapter({
+      model: "gemini-3.1-flash-live-preview",
+      endpoint: "developer",
+    });
+    expect(dev31.encode({ type: "user_text", text: "hi" })).toEqual([
+      '{"realtimeInput":{"text":"hi"}}',
+    ]);
+    expect(dev31.encode({ type: "nudge", text: "go on" })).toEqual([
+      '{"realtimeInput":{"text":"go on"}}',
+    ]);
+    expect(dev25.encode({ type: "audio_end" })).toEqual([
+      '{"realtimeInput":{"audioStreamEnd":true}}',
+    ]);
+    const vertex = new GeminiLiveAdapter({
+      model: "gemini-live-2.5-flash-preview",
+      endpoint: "vertex",
+    });
+    expect(vertex.encode({ type: "audio_end" })).toEqual([]);
   });
 
   it("classifies close codes", () => {

@@ -6,6 +6,7 @@ import {
   geminiUrl,
   modelFamily,
   redactGeminiUrl,
+  textRouteFor,
 } from "../../../../src/providers/gemini/capabilities.js";
 
 const DEV = DEFAULT_GEMINI_LIVE_URL;
@@ -43,12 +44,13 @@ describe("capabilitiesFor", () => {
     );
   });
 
-  it("Vertex drops scheduling, by URL, by name or by resource path", () => {
-    // A family whose SILENT is honoured on the Developer API: Vertex still turns it off.
+  it("Vertex drops scheduling and NON_BLOCKING, by URL, by name or by resource path", () => {
+    // A family whose SILENT is honoured on the Developer API: Vertex still turns it off, and no
+    // recording shows Vertex accepting NON_BLOCKING.
     const model = "gemini-live-2.5-flash-preview";
     expect(capabilitiesFor(model, DEV).silentHonoured).toBe(true);
     const expected = {
-      nonBlockingCalls: true,
+      nonBlockingCalls: false,
       resultScheduling: false,
       turnCompleteWaitsForResults: false,
       silentHonoured: false,
@@ -68,6 +70,20 @@ describe("capabilitiesFor", () => {
       silentHonoured: false,
     });
     expect(modelFamily("something-else")).toBe("unknown");
+  });
+
+  it("3.x families and the text route: 3.1 sync only, 3.8 NON_BLOCKING with scheduling", () => {
+    expect(modelFamily("gemini-3.8-flash-live-preview")).toBe("gemini-3.8-live");
+    expect(capabilitiesFor("gemini-3.8-flash-live-preview", DEV)).toMatchObject({
+      nonBlockingCalls: true,
+      resultScheduling: true,
+      turnCompleteWaitsForResults: false,
+    });
+    expect(textRouteFor("gemini-3.1-flash-live-preview")).toBe("realtime_input");
+    expect(textRouteFor("models/gemini-3.8-live")).toBe("realtime_input");
+    expect(textRouteFor("gemini-2.5-flash-native-audio-preview-12-2025")).toBe("client_content");
+    expect(textRouteFor("gemini-live-2.5-flash-preview")).toBe("client_content");
+    expect(textRouteFor("something-else")).toBe("realtime_input");
   });
 
   it("overrides win", () => {

@@ -1,11 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type { ModelCapabilities, ToolResponse } from "../../../../src/core/model.js";
+import type {
+  ModelCapabilities,
+  RebuiltContext,
+  ToolResponse,
+} from "../../../../src/core/model.js";
 import { base64ToBytes } from "../../../../src/providers/gemini/base64.js";
 import {
   encodeCommand,
   encodeRebuiltContext,
   encodeSetup,
+  SEED_ARGS_MAX_CHARS,
+  SEED_OUTCOME_MAX_CHARS,
+  SEED_RESUME_NOTE,
 } from "../../../../src/providers/gemini/encode.js";
 import { ClientMessage } from "../../../../src/providers/gemini/schemas.js";
 import {
@@ -327,65 +334,70 @@ describe("toolDeclaration / sanitizeJsonSchema", () => {
 });
 
 describe("encodeRebuiltContext", () => {
-  it("turns with user/model roles, calls and results as parts, merged by role, turnComplete false", () => {
-    const msg = encodeRebuiltContext({
-      items: [
-        { role: "user", text: "Weather in Oslo?" },
-        { role: "model", text: "Checking." },
-        { role: "model_calls", calls: [{ id: "c1", name: "weather", args: { city: "Oslo" } }] },
-        {
-          role: "tool_results",
-          results: [
-            { callId: "c1", name: "weather", result: { tempC: 3 }, scheduling: "when_idle" },
-          ],
-        },
-        { role: "model", text: "It is 3 degrees." },
-        { role: "model_calls", calls: [{ id: "c2", name: "chips", args: {} }] },
-        { role: "tool_results", results: [{ callId: "c2", name: "chips", error: "cancelled" }] },
-      ],
-    });
+  const items: RebuiltContext["items"] = [
+    { role: "user", text: "Weather in Oslo?" },
+    { role: "model", text: "Checking." },
+    { role: "model_calls", calls: [{ id: "c1", name: "weather", args: { city: "Oslo" } }] },
+    {
+      role: "tool_results",
+      results: [{ callId: "c1", name: "weather", result: { tempC: 3 }, scheduling: "when_idle" }],
+    },
+    { role: "model", text: "It is 3 degrees." },
+    { role: "model_calls", calls: [{ id: "c2", name: "chips", args: {} }] },
+    { role: "tool_results", results: [{ callId: "c2", name: "chips", error: "cancelled" }] },
+  ];
+
+  it("text only: calls and outcomes become readable lines, adjacent and in order, merged by role", () => {
+    const msg = encodeRebuiltContext({ items });
     expect(msg).toEqual({
       clientContent: {
         turns: [
           { role: "user", parts: [{ text: "Weather in Oslo?" }] },
           {
             role: "model",
-            parts: [
-              { text: "Checking." },
-              { functionCall: { id: "c1", name: "weather", args: { city: "Oslo" } } },
-            ],
+            parts: [{ text: "Checking." }, { text: '[called weather {"city":"Oslo"}]' }],
           },
-          {
-            role: "user",
-            parts: [
-              {
-                functionResponse: { id: "c1", name: "weather", response: { output: { tempC: 3 } } },
-              },
-            ],
-          },
+          { role: "user", parts: [{ text: '[weather returned {"tempC":3}]' }] },
           {
             role: "model",
-            parts: [
-              { text: "It is 3 degrees." },
-              { functionCall: { id: "c2", name: "chips", args: {} } },
-            ],
+            parts: [{ text: "It is 3 degrees." }, { text: "[called chips {}]" }],
           },
-          {
-            role: "user",
-            parts: [
-              { functionResponse: { id: "c2", name: "chips", response: { error: "cancelled" } } },
-            ],
-          },
+          { role: "user", parts: [{ text: "[chips failed: cancelled]" }] },
         ],
-        turnComplete: false,
+        turnComplete: true,
       },
     });
+    const parts = msg.clientContent.turns.flatMap((t) => t.parts ?? []);
+    expect(parts.every((p) => Object.keys(p).join() === "text")).toBe(true);
     expect(valid(msg)).toBe(true);
+  });
+
+  it("ends on a user turn: a last model turn is followed by a resume note", () => {
+    const msg = encodeRebuiltContext({ items: items.slice(0, 5) });
+    expect(msg.clientContent.turns.at(-1)).toEqual({
+      role: "user",
+      parts: [{ text: SEED_RESUME_NOTE }],
+    });
+  });
+
+  it("bounds long arguments and outcomes, marking the cut", () => {
+    const long = "x".repeat(5000);
+    const msg = encodeRebuiltContext({
+      items: [
+        { role: "model_calls", calls: [{ id: "a", name: "f", args: { long } }] },
+        { role: "tool_results", results: [{ callId: "a", name: "f", result: { long } }] },
+      ],
+    });
+    const [call, outcome] = msg.clientContent.turns.map((t) => t.parts?.[0]?.text ?? "");
+    expect(call!.length).toBeLessThanOrEqual(SEED_ARGS_MAX_CHARS + 20);
+    expect(outcome!.length).toBeLessThanOrEqual(SEED_OUTCOME_MAX_CHARS + 20);
+    expect(call).toContain("…");
+    expect(outcome).toContain("…");
   });
 
   it("empty context → no turns", () => {
     expect(encodeRebuiltContext({ items: [] })).toEqual({
-      clientContent: { turns: [], turnComplete: false },
+      clientContent: { turns: [], turnComplete: true },
     });
   });
 });

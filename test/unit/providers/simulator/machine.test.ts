@@ -26,7 +26,7 @@ describe("connection start", () => {
       const sim = new SimDriver();
       expect(sim.input({ type: "frame", text: frame })).toEqual([]);
       expect(sim.closed?.code, frame).toBe(1007);
-      expect(sim.closed?.reason).toMatch(/invalid argument/);
+      expect(sim.closed?.reason).toMatch(/invalid argument|Invalid JSON payload/i);
       // Closed is closed: nothing more comes out.
       expect(sim.setup()).toEqual([]);
     }
@@ -116,8 +116,8 @@ describe("generations", () => {
 });
 
 describe("tool calls", () => {
-  it("BLOCKING: the reply waits for the response, then speaks the result and ends", () => {
-    const sim = new SimDriver({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
+  it("BLOCKING (race=0, assumed): the reply waits for the response, then speaks the result and ends", () => {
+    const sim = new SimDriver({ race: 0, calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
     sim.setup({}, GREETING_TOOLS);
     sim.user("hi");
     const [call] = sim.calls();
@@ -257,6 +257,7 @@ describe("tool calls", () => {
 
   it("noIds: calls without ids; responses are matched by name", () => {
     const sim = new SimDriver({
+      race: 0,
       noIds: true,
       calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] },
     });
@@ -291,6 +292,7 @@ describe("tool calls", () => {
 describe("empty replies", () => {
   it("emptyRate=1: the reply after tool results is empty; the next clientContent gets the real one", () => {
     const sim = new SimDriver({
+      race: 0,
       emptyRate: 1,
       calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] },
     });
@@ -328,6 +330,7 @@ describe("empty replies", () => {
 describe("barge-in", () => {
   it("clientContent during a reply with pending calls: interrupted, turnComplete, toolCallCancellation", () => {
     const sim = new SimDriver({
+      race: 0,
       timeScale: 1,
       calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] },
     });
