@@ -20,6 +20,7 @@ export function copyState(s: CoreState): CoreState {
     clients: [...s.clients],
     upstream: { ...s.upstream, recentOpens: [...s.upstream.recentOpens] },
     outbox: [...s.outbox],
+    outboxAudio: { ...s.outboxAudio },
     expected: [...s.expected],
     followUpWindow: s.followUpWindow === null ? null : { ...s.followUpWindow },
     held: [...s.held],

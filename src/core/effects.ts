@@ -39,6 +39,7 @@ export type TraceKind =
   | "UPSTREAM_CLOSED"
   | "UPSTREAM_IDLE_CLOSE"
   | "UPSTREAM_GAVE_UP"
+  | "HELD_AUDIO_DROPPED"
   | "GO_AWAY"
   | "CLIENT_CONNECT"
   | "CLIENT_RESUME"

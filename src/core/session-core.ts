@@ -114,17 +114,15 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       s.lastClientAudioAt = ctx.now;
       armIdle(ctx);
       ensureUpstream(ctx, true);
-      // Live audio is only worth sending while the connection is live; it is never queued.
-      if (s.upstream.phase === "live") {
-        ctx.emit({ type: "send_model", command: { type: "user_audio", pcm: input.pcm } });
-        if (s.generation) s.generation.inputSinceStart = true;
-      }
+      // Audio before the connection is set up (the first words of a session, a reconnect) is
+      // held in order, bounded, and goes out once it is (sendModel).
+      ctx.sendModel({ type: "user_audio", pcm: input.pcm });
+      if (s.generation) s.generation.inputSinceStart = true;
       return;
     case "client_audio_end":
       s.speechDetected = true;
       if (s.generation) s.generation.inputSinceStart = true;
-      if (s.upstream.phase === "live")
-        ctx.emit({ type: "send_model", command: { type: "audio_end" } });
+      ctx.sendModel({ type: "audio_end" });
       return;
     case "client_tool_result":
       armIdle(ctx);
@@ -273,8 +271,7 @@ function endSession(ctx: StepContext): void {
     ctx.emit({ type: "close_upstream", reason: "session ended" });
   }
   s.upstream.phase = "closed";
-  s.outbox = [];
-  s.outboxSince = null;
+  ctx.takeOutbox();
   ctx.record({ kind: "status", state: "ended" });
   s.ended = true;
   ctx.emit({ type: "close_clients", code: 1000, reason: "session ended" });

@@ -82,6 +82,8 @@ export interface CoreConfig {
   /** The opening-words judgement that issue 8 removed; only for the liveness control. */
   legacyOpeningCheck?: boolean | undefined;
   audio: { inputRate: number; outputRate: number };
+  /** Client audio held while the model connection is not set up, at most (oldest dropped). */
+  heldAudioMaxBytes: number;
 }
 
 export const DEFAULT_NUDGE =
@@ -112,6 +114,8 @@ export function defaultConfig(
     goAwayMarginMs: 5000,
     modelTimeoutMs: 15_000,
     audio: { inputRate: 16000, outputRate: 24000 },
+    // 5 s of 16 kHz PCM16: the first words of a session, or a short reconnect.
+    heldAudioMaxBytes: 5 * 16000 * 2,
     ...overrides,
   };
 }
@@ -277,6 +281,8 @@ export interface CoreState {
    * rebuilt for the new connection stops before it, or the model would get it twice.
    */
   outboxSince: number | null;
+  /** Audio bytes in the outbox, and what the bound dropped (oldest first) since it last emptied. */
+  outboxAudio: { bytes: number; droppedChunks: number; droppedBytes: number };
   /**
    * Generations the model owes, oldest first, each with the turn it answers (a user input,
    * a late `speak` result, a nudge). null: the turn it answered was interrupted, so what
@@ -329,6 +335,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     },
     outbox: [],
     outboxSince: null,
+    outboxAudio: { bytes: 0, droppedChunks: 0, droppedBytes: 0 },
     expected: [],
     followUpWindow: null,
     held: [],

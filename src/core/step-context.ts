@@ -43,9 +43,41 @@ export class StepContext {
     });
   }
 
-  /** Send to the model now if the connection is live, else queue until it is. */
+  /**
+   * Send to the model now if the connection is live, else queue until it is. Queued audio is
+   * bounded (`heldAudioMaxBytes`): beyond it the oldest chunks go, counted.
+   */
   sendModel(command: ModelCommand): void {
-    if (this.state.upstream.phase === "live") this.effects.push({ type: "send_model", command });
-    else this.state.outbox.push(command);
+    const s = this.state;
+    if (s.upstream.phase === "live") {
+      this.effects.push({ type: "send_model", command });
+      return;
+    }
+    s.outbox.push(command);
+    if (command.type !== "user_audio") return;
+    s.outboxAudio.bytes += command.pcm.length;
+    while (s.outboxAudio.bytes > s.config.heldAudioMaxBytes) {
+      const oldest = s.outbox.findIndex((c) => c.type === "user_audio");
+      const [dropped] = s.outbox.splice(oldest, 1);
+      const bytes = dropped?.type === "user_audio" ? dropped.pcm.length : 0;
+      s.outboxAudio = {
+        bytes: s.outboxAudio.bytes - bytes,
+        droppedChunks: s.outboxAudio.droppedChunks + 1,
+        droppedBytes: s.outboxAudio.droppedBytes + bytes,
+      };
+    }
+  }
+
+  /** The queue goes out (`send`: the connection is live) or is dropped; a drop count is traced. */
+  takeOutbox(): ModelCommand[] {
+    const s = this.state;
+    const queued = s.outbox;
+    const { droppedChunks, droppedBytes } = s.outboxAudio;
+    if (droppedChunks > 0)
+      this.trace("HELD_AUDIO_DROPPED", { chunks: droppedChunks, bytes: droppedBytes });
+    s.outbox = [];
+    s.outboxSince = null;
+    s.outboxAudio = { bytes: 0, droppedChunks: 0, droppedBytes: 0 };
+    return queued;
   }
 }

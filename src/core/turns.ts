@@ -595,8 +595,7 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext): void {
   s.followUpWindow = null;
   // Queued and held input belonged to the turn that is now interrupted: the user is told.
   s.held = [];
-  s.outbox = [];
-  s.outboxSince = null;
+  ctx.takeOutbox();
   if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
   // Calls still running (a finished turn's client chips, say) are unknown to the next
   // connection, whose rebuilt context closes them as cancelled: so they are, here too, and a

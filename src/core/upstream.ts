@@ -52,10 +52,7 @@ export function onSetupComplete(ctx: StepContext): void {
   up.flapping = up.attempts >= 2;
   if (!up.flapping) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
-  const queued = ctx.state.outbox;
-  ctx.state.outbox = [];
-  ctx.state.outboxSince = null;
-  for (const command of queued) ctx.emit({ type: "send_model", command });
+  for (const command of ctx.takeOutbox()) ctx.emit({ type: "send_model", command });
   armIdle(ctx);
 }
 
@@ -121,7 +118,7 @@ export function onUpstreamClosed(
   ctx.trace("UPSTREAM_CLOSED", { code, reason });
   if (s.ended || up.phase === "failed" || up.phase === "closed") return;
   ctx.emit({ type: "clear_timer", timer: "connect" });
-  closeTurnOnUpstreamLoss(ctx);
+  loseConnection(ctx);
   if (fatal) {
     if (up.resumingWith !== null) {
       // A rejected or expired handle: drop it and seed a fresh connection from the log. An
@@ -143,8 +140,18 @@ export function onUpstreamFailed(ctx: StepContext, message: string): void {
   const up = ctx.state.upstream;
   if (ctx.state.ended || up.phase === "failed" || up.phase === "closed") return;
   ctx.emit({ type: "clear_timer", timer: "connect" });
-  closeTurnOnUpstreamLoss(ctx);
+  loseConnection(ctx);
   scheduleReconnect(ctx);
+}
+
+/**
+ * A live connection lost takes its turn with it (the model may have heard part of it). One
+ * that never became live heard nothing: the input waiting for it stays queued, in order,
+ * and goes to the next connection (a line typed during a reconnect whose resumption handle
+ * is refused is answered after the rebuild, not ended as lost).
+ */
+function loseConnection(ctx: StepContext): void {
+  if (ctx.state.upstream.phase === "live") closeTurnOnUpstreamLoss(ctx);
 }
 
 /**
@@ -188,6 +195,7 @@ function scheduleReconnect(ctx: StepContext, failure = true): void {
     ctx.now - s.lastActivityAt >= config.idleTimeoutMs;
   if (idle) {
     // Nobody to serve: the next client input opens a connection again.
+    closeTurnOnUpstreamLoss(ctx);
     up.phase = "closed";
     ctx.trace("UPSTREAM_IDLE_CLOSE");
     return;
@@ -209,9 +217,9 @@ function scheduleReconnect(ctx: StepContext, failure = true): void {
 /** Stop retrying; say so durably; the session goes on and a client's input tries again. */
 function giveUp(ctx: StepContext, failures: number, opens: number): void {
   const s = ctx.state;
+  // Input still queued will not be answered: its turn ends, said so.
+  closeTurnOnUpstreamLoss(ctx);
   s.upstream.phase = "failed";
-  s.outbox = [];
-  s.outboxSince = null;
   ctx.trace("UPSTREAM_GAVE_UP", { failures, opens });
   ctx.record({
     kind: "error",
@@ -230,9 +238,8 @@ export function onReconnectTimer(ctx: StepContext): void {
 
 function fail(ctx: StepContext, message: string): void {
   const up = ctx.state.upstream;
+  closeTurnOnUpstreamLoss(ctx);
   up.phase = "failed";
-  ctx.state.outbox = [];
-  ctx.state.outboxSince = null;
   ctx.record({ kind: "error", code: "upstream_unavailable", message, fatal: true });
   ctx.record({ kind: "status", state: "ended" });
   ctx.state.ended = true;

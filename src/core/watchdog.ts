@@ -13,8 +13,9 @@ import { endTurn, owesSlot, sendInput } from "./turns.js";
 
 /** The open turn is waiting on the model, and nothing else bounds the wait. */
 function waitingOnModel(s: CoreState, turn: TurnState): boolean {
-  // A follow-up window has its own grace timer.
-  if (s.followUpWindow !== null) return false;
+  // A follow-up window has its own grace timer; a connection on its way, the upstream retry
+  // policy (which gives up, and ends the turn, within a bounded number of attempts).
+  if (s.followUpWindow !== null || s.upstream.phase !== "live") return false;
   if (!owesSlot(s, turn) && s.generation?.owner !== turn.id) return false;
   // A call the model waits for (a speak call; any call on a blocking-only model), running or
   // held for its batch, is the tools' wait, bounded by their timeouts.
