@@ -57,6 +57,8 @@ export interface ResumeContext {
   answers: number;
   callCount: number;
   promptTokens: number;
+  /** Bracketed lines of seeded histories (tool calls and outcomes as text), the last 10. */
+  remembered: string[];
   /** When the handle was issued (ms since the epoch), for `handleTtlMs`. */
   savedAt: number;
 }
@@ -203,7 +205,14 @@ export function createSimulator(opts: {
     rng: seedState(opts.knobs.seed),
     setup: null,
     buffered: [],
-    context: { lastReply: [], userTurns: 0, answers: 0, callCount: 0, promptTokens: 0 },
+    context: {
+      lastReply: [],
+      userTurns: 0,
+      answers: 0,
+      callCount: 0,
+      promptTokens: 0,
+      remembered: [],
+    },
     replies: 0,
     gens: 0,
     turnsCompleted: 0,
@@ -470,7 +479,8 @@ function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContext | nul
     return;
   }
   const { savedAt: _savedAt, ...restored } = context;
-  s.context = structuredClone(restored);
+  // Contexts saved before `remembered` existed lack it.
+  s.context = { ...structuredClone(restored), remembered: restored.remembered ?? [] };
   s.phase = "live";
   ctx.send({ setupComplete: {} });
   const buffered = s.buffered;
@@ -553,6 +563,10 @@ function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
   const lastModel = turns.filter((t) => t.role === "model").at(-1);
   const said = (lastModel?.parts ?? []).flatMap((p) => (p.text ? [p.text] : []));
   if (said.length > 0) s.context.lastReply = said;
+  const lines = turns
+    .flatMap((t) => t.parts ?? [])
+    .flatMap((p) => (p.text?.startsWith("[") ? [p.text] : []));
+  s.context.remembered = [...s.context.remembered, ...lines].slice(-10);
 }
 
 function onRealtimeInput(ctx: Ctx, input: GeminiRealtimeInput): void {
@@ -738,7 +752,14 @@ function startUserTurn(ctx: Ctx, userText: string): void {
   const setup = s.setup!;
   s.context.userTurns++;
   const tag = answerTag(++s.context.answers);
-  const reply = replyFor(s.context.userTurns, userText, s.context.lastReply, ctx.draw(), tag);
+  const reply = replyFor(
+    s.context.userTurns,
+    userText,
+    s.context.lastReply,
+    ctx.draw(),
+    tag,
+    s.context.remembered,
+  );
   const full = `${reply.before} ${reply.after}`;
   if (emptyReply(ctx, false)) {
     s.owed = [full];

@@ -36,11 +36,22 @@ export function replyFor(
   lastReply: readonly string[],
   pick: number,
   tag: string,
+  remembered: readonly string[] = [],
 ): ReplyText {
   if (turn === 1) {
     return {
       before: "Hello! I'm the liveline simulator, standing in for a live model.",
       after: `What would you like to talk about today? ${tag}`,
+    };
+  }
+  if (/\bwhat do you remember\b/i.test(userText)) {
+    // What a seeded history told it about tools (calls and outcomes seed as bracketed text).
+    return {
+      before:
+        remembered.length === 0
+          ? "I remember no tool calls."
+          : `I remember: ${remembered.join(" ")}`,
+      after: tag,
     };
   }
   if (/\b(repeat|again|what did you (just )?say)\b/i.test(userText)) {

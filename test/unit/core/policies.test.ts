@@ -1001,3 +1001,84 @@ describe("found by the black-box attack: a rejected resumption handle", () => {
     expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "live" });
   });
 });
+
+describe("input while the model connection opens or is replaced (issue 10)", () => {
+  it("a line typed during a reconnect whose handle is refused goes out after the rebuild, once", () => {
+    const h = live();
+    h.model({ type: "resumption_update", handle: "h1", resumable: true });
+    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.fireNextTimer();
+    h.input({ type: "client_text", clientId: "phone", text: "are you there?" });
+    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle" });
+    // Not ended as lost: the model never heard it.
+    expect(turnEnds(h)).toEqual([]);
+    h.fireNextTimer();
+    expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
+      open: { mode: "rebuild" },
+    });
+    h.sentToModel.length = 0;
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel).toEqual([{ type: "user_text", text: "are you there?" }]);
+    h.model({ type: "text_delta", text: "Yes." });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+  });
+
+  it("control: a line sent on a live connection that drops is ended upstream_lost", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    expect(turnEnds(h)).toEqual([
+      expect.objectContaining({ type: "interrupted", reason: "upstream_lost" }),
+    ]);
+  });
+
+  it("a queued turn ends, said so, when liveline gives up on the connection", () => {
+    const h = live();
+    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    for (let i = 0; i < 20 && h.state.upstream.phase !== "failed"; i++) {
+      h.fireNextTimer();
+      if (h.state.upstream.phase === "reconnecting" || h.state.upstream.phase === "connecting") {
+        h.input({ type: "upstream_failed", message: "refused" });
+      }
+    }
+    expect(h.state.upstream.phase).toBe("failed");
+    expect(turnEnds(h)).toEqual([
+      expect.objectContaining({ type: "interrupted", reason: "upstream_lost" }),
+    ]);
+  });
+
+  it("audio before setup is held in order and sent once live; beyond the bound the oldest goes, traced", () => {
+    const h = new Harness({ heldAudioMaxBytes: 3 * 640 });
+    h.connect("phone");
+    const chunk = (n: number) => new Uint8Array(640).fill(n);
+    for (let n = 1; n <= 5; n++)
+      h.input({ type: "client_audio", clientId: "phone", pcm: chunk(n) });
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    expect(h.sentToModel).toEqual([]);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.map((c) => (c.type === "user_audio" ? c.pcm[0] : c.type))).toEqual([
+      3,
+      4,
+      5,
+      "audio_end",
+    ]);
+    expect(h.traces).toContain("HELD_AUDIO_DROPPED");
+  });
+
+  it("25 chunks from the moment the socket opened all reach the model (none lost before setup)", () => {
+    const h = new Harness();
+    h.connect("phone");
+    let bytes = 0;
+    h.onModelCommand = (c) => {
+      if (c.type === "user_audio") bytes += c.pcm.length;
+    };
+    for (let i = 0; i < 25; i++) {
+      if (i === 3) h.model({ type: "setup_complete" });
+      h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+      h.now += 20;
+    }
+    expect(bytes).toBe(16_000);
+  });
+});
