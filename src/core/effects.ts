@@ -1,6 +1,6 @@
 import type { HistoryEvent, ToolPayload } from "../history/events.js";
 import type { DurableFrame, EphemeralFrame } from "../history/frames.js";
-import type { ModelCommand } from "./model.js";
+import type { ModelCommand, TokenUsage } from "./model.js";
 
 /** Timers the core sets; the shell fires them back as `timer_fired` inputs. */
 export type TimerId =
@@ -40,6 +40,7 @@ export type TraceKind =
   | "UPSTREAM_IDLE_CLOSE"
   | "UPSTREAM_GAVE_UP"
   | "HELD_AUDIO_DROPPED"
+  | "USAGE"
   | "GO_AWAY"
   | "CLIENT_CONNECT"
   | "CLIENT_RESUME"
@@ -72,6 +73,8 @@ export type Effect =
   | { type: "open_upstream"; open: UpstreamOpen }
   | { type: "close_upstream"; reason: string }
   | { type: "close_clients"; code: number; reason: string }
+  /** Token counts of one model response, added to its turn's (null: no turn) durable sums. */
+  | { type: "record_usage"; turnId: string | null; usage: TokenUsage }
   | { type: "trace"; kind: TraceKind; detail?: Record<string, unknown> };
 
 export type EffectType = Effect["type"];

@@ -26,10 +26,25 @@ export type ModelEvent =
   | { type: "speech_started" }
   | { type: "go_away"; timeLeftMs: number }
   | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
+  /** Token counts the provider reported (a frame may carry only these). */
+  | { type: "usage"; usage: TokenUsage }
   /** `fatal`: the adapter's reading of the close code (retrying cannot help); absent: 1007/1008. */
   | { type: "upstream_closed"; code: number; reason: string; fatal?: boolean | undefined };
 
 export type ModelEventType = ModelEvent["type"];
+
+/** Token counts for one model response, normalised from any provider. */
+export interface TokenUsage {
+  promptTokens: number;
+  responseTokens: number;
+  totalTokens: number;
+  cachedTokens?: number | undefined;
+  thoughtsTokens?: number | undefined;
+  toolUsePromptTokens?: number | undefined;
+  /** Per modality where the provider gives it, e.g. `{ TEXT: 120, AUDIO: 900 }`. */
+  promptByModality?: Record<string, number> | undefined;
+  responseByModality?: Record<string, number> | undefined;
+}
 
 /**
  * How a tool result should be scheduled by a provider that supports scheduling of

@@ -237,6 +237,14 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "resumption_update":
       onResumptionUpdate(ctx, event.handle, event.resumable);
       return;
+    case "usage": {
+      // The turn the response belonged to: the generation's, else the open or last turn.
+      const turnId = s.generation?.owner ?? s.turn?.id ?? s.lastTurnId;
+      const { promptTokens, responseTokens, totalTokens } = event.usage;
+      ctx.emit({ type: "record_usage", turnId, usage: event.usage });
+      ctx.trace("USAGE", { turnId, promptTokens, responseTokens, totalTokens });
+      return;
+    }
     case "upstream_closed":
       onUpstreamClosed(ctx, event.code, event.reason, event.fatal ?? isFatalClose(event.code));
       return;

@@ -17,9 +17,10 @@ import { toolPolicies } from "../tools/define.js";
 import { HistoryStore } from "./history-store.js";
 import type { SessionMeta } from "./meta.js";
 import { providerTarget } from "./provider-target.js";
-import type { SessionStats } from "./session-api.js";
+import type { SessionResource, SessionStats } from "./session-api.js";
 import { runServerTool } from "./tool-runner.js";
 import { UpstreamLink } from "./upstream-link.js";
+import { UsageStore } from "./usage-store.js";
 
 /** How the shell reaches the session's client sockets. */
 export interface ClientSockets {
@@ -36,6 +37,9 @@ export interface ClientSockets {
 export class LiveSession {
   private state: CoreState;
   private readonly store: HistoryStore;
+  private readonly usage: UsageStore;
+  /** The model this session asks its provider for. */
+  readonly model: string;
   private readonly agent: AgentDefinition;
   private readonly link: UpstreamLink;
   private readonly timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
@@ -55,6 +59,7 @@ export class LiveSession {
   ) {
     const naive = naiveRelay(meta);
     this.store = new HistoryStore(storage, !naive);
+    this.usage = new UsageStore(storage);
     this.rebuild = naive ? rebuildContextNaive : rebuildContext;
     this.agent = AGENTS[meta.agent];
     this.startedAt = Date.parse(meta.createdAt);
@@ -66,6 +71,7 @@ export class LiveSession {
       agent: this.agent,
       metadata: meta.metadata,
     });
+    this.model = provider.model;
     const coreConfig = defaultConfig({
       sessionId: meta.sessionId,
       guards: naive ? NO_GUARDS : ALL_GUARDS,
@@ -170,6 +176,20 @@ export class LiveSession {
       );
   }
 
+  /** The session as an operator sees it (GET /v1/sessions/:id), but for its socket count. */
+  describe(): Omit<SessionResource, "clients"> {
+    return {
+      sessionId: this.meta.sessionId,
+      createdAt: this.meta.createdAt,
+      agent: this.meta.agent,
+      provider: this.meta.provider,
+      model: this.model,
+      connection: this.state.ended ? "ended" : this.state.upstream.phase,
+      lastSeq: this.lastSeq(),
+      usage: this.usage.totals(),
+    };
+  }
+
   stats(databaseBytes: number): SessionStats {
     return {
       events: this.store.lastSeq(),
@@ -248,6 +268,9 @@ export class LiveSession {
         return;
       case "trace":
         this.store.trace(now, effect.kind, effect.detail);
+        return;
+      case "record_usage":
+        this.usage.add(effect.turnId, effect.usage);
         return;
       default: {
         const unreachable: never = effect;

@@ -108,6 +108,7 @@ export function fetchableUrl(url: string): string {
 }
 
 export interface ProviderSetup {
+  model: string;
   target: UpstreamTarget;
   capabilities: ModelCapabilities;
 }
@@ -176,6 +177,7 @@ export function providerTarget(opts: {
     });
   const caps = makeAdapter(0).capabilities;
   return {
+    model,
     capabilities: caps,
     target: {
       connect,

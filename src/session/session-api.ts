@@ -1,4 +1,5 @@
 import type { AgentName, ProviderName } from "../config.js";
+import type { UsageTotals } from "./usage-store.js";
 
 /** What `init` records about a new session. */
 export interface SessionInit {
@@ -33,6 +34,24 @@ export interface SessionStats {
   counters: Record<string, number>;
 }
 
+/** `GET /v1/sessions/:id`: the session's state, for operators (billing, alerting). */
+export interface SessionResource {
+  sessionId: string;
+  /** ISO 8601. */
+  createdAt: string;
+  agent: AgentName;
+  provider: ProviderName;
+  model: string;
+  /** The model connection: idle (none yet), connecting, live, reconnecting, failed, closed, ended. */
+  connection: string;
+  /** Client sockets connected now. */
+  clients: number;
+  /** The last durable seq. */
+  lastSeq: number;
+  /** Token counts summed over the session (`turns`: turns that reported usage). */
+  usage: UsageTotals & { turns: number };
+}
+
 export interface Timeline {
   sessionId: string;
   /** ISO 8601. */
@@ -59,6 +78,7 @@ export const RESUME_FROM_HEADER = "x-liveline-resume-from";
 export interface SessionApi {
   init(opts: SessionInit): Promise<void>;
   exists(): Promise<boolean>;
+  describe(): Promise<SessionResource>;
   /** The JSON of `{"events": [...]}`, joined from the stored log (see HistoryStore). */
   history(): Promise<string>;
   timeline(): Promise<Timeline>;

@@ -9,6 +9,7 @@ import {
   SESSION_HEADER,
   type SessionApi,
   type SessionInit,
+  type SessionResource,
   type Timeline,
 } from "./session-api.js";
 
@@ -103,6 +104,12 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   async exists(): Promise<boolean> {
     return this.meta.read() !== null;
+  }
+
+  async describe(): Promise<SessionResource> {
+    const live = this.requireSession();
+    const clients = this.ctx.getWebSockets().filter((ws) => attachmentOf(ws) !== null).length;
+    return { ...live.describe(), clients };
   }
 
   async history(): Promise<string> {

@@ -110,7 +110,16 @@ export const sessionRoutes = new Hono<AppEnv>()
     await stub.end();
     return c.json({ sessionId, ended: true });
   })
-  .all("/:id", methodNotAllowed("DELETE"))
+  .get("/:id", async (c) => {
+    // The session's state and its token usage: for the app's backend (API key) or a client
+    // of the session (its token).
+    const sessionId = sessionIdParam(c);
+    const { token } = parseQuery(c, ReadQuery);
+    await requireApiKeyOrSessionToken(c.var.auth, c.req.header("Authorization"), token, sessionId);
+    const stub = await existingSession(c, sessionId);
+    return c.json(await stub.describe());
+  })
+  .all("/:id", methodNotAllowed("GET", "DELETE"))
   .get("/:id/history", async (c) => {
     const sessionId = sessionIdParam(c);
     const { token } = parseQuery(c, ReadQuery);

@@ -5,7 +5,7 @@
  * an error result the session can log and act on (a throw inside a WebSocket message
  * handler would lose the frame and, worse, the reason).
  */
-import type { ModelEvent, ToolCallRequest } from "../../core/model.js";
+import type { ModelEvent, TokenUsage, ToolCallRequest } from "../../core/model.js";
 import { base64ToBytes } from "./base64.js";
 import { durationToMs } from "./duration.js";
 import {
@@ -13,6 +13,7 @@ import {
   type GeminiPart,
   type GeminiServerContent,
   type GeminiServerMessage,
+  type GeminiUsageMetadata,
   ServerMessage,
 } from "./schemas.js";
 
@@ -143,6 +144,10 @@ function toEvents(
 
   const cancelled = msg.toolCallCancellation?.ids ?? [];
   if (cancelled.length > 0) events.push({ type: "tool_call_cancellation", ids: cancelled });
+
+  // Usage rides with (or, on 3.1, without) the turn's end: counted before it, for that turn.
+  if (msg.usageMetadata !== undefined)
+    events.push({ type: "usage", usage: usageOf(msg.usageMetadata) });
 
   if (content !== undefined) pushTurnEnd(content, state, events);
 
@@ -297,4 +302,35 @@ function preview(text: string): string {
 
 function assertNever(value: never): never {
   throw new Error(`unhandled variant: ${JSON.stringify(value)}`);
+}
+
+function usageOf(u: GeminiUsageMetadata): TokenUsage {
+  const prompt = u.promptTokenCount ?? 0;
+  const response = u.responseTokenCount ?? 0;
+  const usage: TokenUsage = {
+    promptTokens: prompt,
+    responseTokens: response,
+    totalTokens: u.totalTokenCount ?? prompt + response,
+  };
+  if (u.cachedContentTokenCount !== undefined) usage.cachedTokens = u.cachedContentTokenCount;
+  if (u.thoughtsTokenCount !== undefined) usage.thoughtsTokens = u.thoughtsTokenCount;
+  if (u.toolUsePromptTokenCount !== undefined)
+    usage.toolUsePromptTokens = u.toolUsePromptTokenCount;
+  const promptBy = byModality(u.promptTokensDetails);
+  if (promptBy !== undefined) usage.promptByModality = promptBy;
+  const responseBy = byModality(u.responseTokensDetails);
+  if (responseBy !== undefined) usage.responseByModality = responseBy;
+  return usage;
+}
+
+function byModality(
+  details: Array<{ modality?: string | undefined; tokenCount?: number | undefined }> | undefined,
+): Record<string, number> | undefined {
+  if (details === undefined || details.length === 0) return undefined;
+  const out: Record<string, number> = {};
+  for (const d of details) {
+    const key = d.modality ?? "MODALITY_UNSPECIFIED";
+    out[key] = (out[key] ?? 0) + (d.tokenCount ?? 0);
+  }
+  return out;
 }

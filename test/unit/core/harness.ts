@@ -1,6 +1,6 @@
 import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../../../src/core/effects.js";
 import type { CoreInput } from "../../../src/core/inputs.js";
-import type { ModelCommand, ModelEvent, ToolPolicy } from "../../../src/core/model.js";
+import type { ModelCommand, ModelEvent, TokenUsage, ToolPolicy } from "../../../src/core/model.js";
 import { step } from "../../../src/core/session-core.js";
 import {
   type CoreConfig,
@@ -53,6 +53,7 @@ export class Harness {
   readonly abortedTools: string[] = [];
   readonly sentToModel: ModelCommand[] = [];
   readonly traces: TraceKind[] = [];
+  readonly usage: Array<{ turnId: string | null; usage: TokenUsage }> = [];
   readonly effects: Effect[] = [];
   upstreamOpen = false;
   opens = 0;
@@ -188,6 +189,9 @@ export class Harness {
         return;
       case "trace":
         this.traces.push(effect.kind);
+        return;
+      case "record_usage":
+        this.usage.push({ turnId: effect.turnId, usage: effect.usage });
         return;
       default: {
         const unreachable: never = effect;

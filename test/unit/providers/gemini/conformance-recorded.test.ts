@@ -47,16 +47,41 @@ const EXPECTED: Record<string, EventSummary[][]> = {
     [text(", I can hear you clearly. How may I help you?")],
   ],
   "recorded/live_ML_Dev_should_return_error_for_invalid_input_in_async_session": [[setup]],
-  // generationComplete alone, then turnComplete + usageMetadata in one frame.
+  // generationComplete alone, then turnComplete + usageMetadata in one frame (usage first:
+  // it is counted for the turn that frame ends).
   "recorded/live_ML_Dev_should_send_content_dict_in_async_session": [
     [setup],
     [{ type: "generation_complete" }],
-    [{ type: "turn_complete" }],
+    [
+      {
+        type: "usage",
+        usage: {
+          promptTokens: 515,
+          responseTokens: 31,
+          totalTokens: 546,
+          promptByModality: { TEXT: 515 },
+          responseByModality: { TEXT: 31 },
+        },
+      },
+      { type: "turn_complete" },
+    ],
   ],
   "recorded/live_ML_Dev_should_send_text_in_async_session": [
     [setup],
     [{ type: "generation_complete" }],
-    [{ type: "turn_complete" }],
+    [
+      {
+        type: "usage",
+        usage: {
+          promptTokens: 515,
+          responseTokens: 38,
+          totalTokens: 553,
+          promptByModality: { TEXT: 515 },
+          responseByModality: { TEXT: 38 },
+        },
+      },
+      { type: "turn_complete" },
+    ],
   ],
   // executableCode part first (ignored: not model text), then the one real call.
   "recorded/live_ML_Dev_should_send_tool_response": [

@@ -120,6 +120,7 @@ describe("several events from one frame, in order", () => {
         { id: "b", name: "g", args: {} },
       ]),
       { type: "transcript_delta", text: "Let me check." },
+      { type: "usage", usage: { promptTokens: 0, responseTokens: 0, totalTokens: 5 } },
       { type: "generation_complete" },
       { type: "turn_complete", reason: "NEED_MORE_INPUT" },
     ]);
@@ -180,8 +181,38 @@ describe("several events from one frame, in order", () => {
     ).toEqual([]);
   });
 
-  it("usageMetadata alone is a known message with no events", () => {
-    expect(decode({ usageMetadata: { promptTokenCount: 1 } })).toEqual({ ok: true, events: [] });
+  it("usageMetadata alone (as 3.1 sends it) is a usage event, counts normalised", () => {
+    expect(
+      decode({
+        usageMetadata: {
+          promptTokenCount: 10,
+          responseTokenCount: 4,
+          cachedContentTokenCount: 2,
+          thoughtsTokenCount: 3,
+          promptTokensDetails: [
+            { modality: "TEXT", tokenCount: 6 },
+            { modality: "AUDIO", tokenCount: 4 },
+          ],
+          responseTokensDetails: [{ modality: "AUDIO", tokenCount: 4 }],
+        },
+      }),
+    ).toEqual({
+      ok: true,
+      events: [
+        {
+          type: "usage",
+          usage: {
+            promptTokens: 10,
+            responseTokens: 4,
+            totalTokens: 14,
+            cachedTokens: 2,
+            thoughtsTokens: 3,
+            promptByModality: { TEXT: 6, AUDIO: 4 },
+            responseByModality: { AUDIO: 4 },
+          },
+        },
+      ],
+    });
   });
 
   it("unknown extra fields are tolerated", () => {

@@ -1,0 +1,161 @@
+import type { TokenUsage } from "../core/model.js";
+import { type Migration, migrate } from "./migrations.js";
+
+const USAGE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "usage: token counts per turn, summed over the model's responses",
+    up(sql) {
+      sql.exec(`CREATE TABLE usage (
+        turn_id TEXT PRIMARY KEY,
+        responses INTEGER NOT NULL,
+        prompt INTEGER NOT NULL,
+        response INTEGER NOT NULL,
+        total INTEGER NOT NULL,
+        cached INTEGER NOT NULL,
+        thoughts INTEGER NOT NULL,
+        tool_prompt INTEGER NOT NULL,
+        modalities TEXT NOT NULL
+      )`);
+    },
+  },
+];
+
+/** Sums of token counts (a turn's, or the session's). */
+export interface UsageTotals {
+  /** Model responses that reported usage. */
+  responses: number;
+  promptTokens: number;
+  responseTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  thoughtsTokens: number;
+  toolUsePromptTokens: number;
+  promptByModality: Record<string, number>;
+  responseByModality: Record<string, number>;
+}
+
+type UsageRow = {
+  turn_id: string;
+  responses: number;
+  prompt: number;
+  response: number;
+  total: number;
+  cached: number;
+  thoughts: number;
+  tool_prompt: number;
+  modalities: string;
+};
+
+/** Responses outside any turn (before the first one) are summed under this key. */
+const NO_TURN = "";
+
+/**
+ * What the model reported it used, per turn, in the object's SQLite storage: what an
+ * operator bills and alerts on (`GET /v1/sessions/:id`). One row per turn, updated in place.
+ */
+export class UsageStore {
+  private readonly sql: SqlStorage;
+
+  constructor(storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+    migrate(storage, "usage", USAGE_MIGRATIONS);
+  }
+
+  add(turnId: string | null, usage: TokenUsage): void {
+    const key = turnId ?? NO_TURN;
+    const rows = this.sql.exec<UsageRow>("SELECT * FROM usage WHERE turn_id = ?", key).toArray();
+    const before = rows[0] === undefined ? emptyTotals() : totalsOf(rows[0]);
+    const after = addTo(before, usage);
+    this.sql.exec(
+      `INSERT INTO usage (turn_id, responses, prompt, response, total, cached, thoughts, tool_prompt, modalities)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (turn_id) DO UPDATE SET responses = excluded.responses, prompt = excluded.prompt,
+         response = excluded.response, total = excluded.total, cached = excluded.cached,
+         thoughts = excluded.thoughts, tool_prompt = excluded.tool_prompt, modalities = excluded.modalities`,
+      key,
+      after.responses,
+      after.promptTokens,
+      after.responseTokens,
+      after.totalTokens,
+      after.cachedTokens,
+      after.thoughtsTokens,
+      after.toolUsePromptTokens,
+      JSON.stringify({ prompt: after.promptByModality, response: after.responseByModality }),
+    );
+  }
+
+  /** The session's sums and the number of turns that reported usage. */
+  totals(): UsageTotals & { turns: number } {
+    const rows = this.sql.exec<UsageRow>("SELECT * FROM usage").toArray();
+    let sum = emptyTotals();
+    for (const row of rows) sum = merge(sum, totalsOf(row));
+    return { ...sum, turns: rows.filter((r) => r.turn_id !== NO_TURN).length };
+  }
+}
+
+function emptyTotals(): UsageTotals {
+  return {
+    responses: 0,
+    promptTokens: 0,
+    responseTokens: 0,
+    totalTokens: 0,
+    cachedTokens: 0,
+    thoughtsTokens: 0,
+    toolUsePromptTokens: 0,
+    promptByModality: {},
+    responseByModality: {},
+  };
+}
+
+function totalsOf(row: UsageRow): UsageTotals {
+  const modalities = JSON.parse(row.modalities) as {
+    prompt: Record<string, number>;
+    response: Record<string, number>;
+  };
+  return {
+    responses: row.responses,
+    promptTokens: row.prompt,
+    responseTokens: row.response,
+    totalTokens: row.total,
+    cachedTokens: row.cached,
+    thoughtsTokens: row.thoughts,
+    toolUsePromptTokens: row.tool_prompt,
+    promptByModality: modalities.prompt,
+    responseByModality: modalities.response,
+  };
+}
+
+function addTo(t: UsageTotals, u: TokenUsage): UsageTotals {
+  return merge(t, {
+    responses: 1,
+    promptTokens: u.promptTokens,
+    responseTokens: u.responseTokens,
+    totalTokens: u.totalTokens,
+    cachedTokens: u.cachedTokens ?? 0,
+    thoughtsTokens: u.thoughtsTokens ?? 0,
+    toolUsePromptTokens: u.toolUsePromptTokens ?? 0,
+    promptByModality: u.promptByModality ?? {},
+    responseByModality: u.responseByModality ?? {},
+  });
+}
+
+function merge(a: UsageTotals, b: UsageTotals): UsageTotals {
+  return {
+    responses: a.responses + b.responses,
+    promptTokens: a.promptTokens + b.promptTokens,
+    responseTokens: a.responseTokens + b.responseTokens,
+    totalTokens: a.totalTokens + b.totalTokens,
+    cachedTokens: a.cachedTokens + b.cachedTokens,
+    thoughtsTokens: a.thoughtsTokens + b.thoughtsTokens,
+    toolUsePromptTokens: a.toolUsePromptTokens + b.toolUsePromptTokens,
+    promptByModality: sumRecords(a.promptByModality, b.promptByModality),
+    responseByModality: sumRecords(a.responseByModality, b.responseByModality),
+  };
+}
+
+function sumRecords(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}

@@ -1,0 +1,78 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { BASE, withKey } from "./helpers.js";
+import { playTurn, simulatorSession } from "./session-flow.js";
+
+/** Token usage: per turn in the timeline, summed on the session resource. */
+async function get<T>(path: string, headers: Record<string, string> = withKey()): Promise<T> {
+  const res = await exports.default.fetch(`${BASE}${path}`, { headers });
+  expect(res.status, path).toBe(200);
+  return (await res.json()) as T;
+}
+
+type Row = { kind: string; detail?: Record<string, number | string | null> };
+
+describe("GET /v1/sessions/:id", () => {
+  it("says the session's state, and its usage is the sum of every turn's USAGE row", async () => {
+    const { sessionId, token, client } = await simulatorSession({
+      calls: "1:;2:lookup_faq;*:",
+    });
+    await playTurn(client, "hi");
+    await playTurn(client, "please look up the faq", { settleMs: 200 });
+    await playTurn(client, "thanks");
+
+    const { rows } = await get<{ rows: Row[] }>(`/v1/sessions/${sessionId}/timeline`);
+    const usageRows = rows.filter((r) => r.kind === "USAGE").map((r) => r.detail!);
+    // One per model response: greeting, the tool turn's speech and its spoken result, thanks.
+    expect(usageRows.length).toBe(4);
+    const sum = (k: string) => usageRows.reduce((n, d) => n + Number(d[k]), 0);
+
+    const session = await get<Record<string, unknown>>(`/v1/sessions/${sessionId}`);
+    expect(session).toMatchObject({
+      sessionId,
+      provider: "simulator",
+      model: "gemini-2.5-flash-live-preview",
+      connection: "live",
+      clients: 1,
+    });
+    expect(session.lastSeq).toBeGreaterThan(5);
+    const usage = session.usage as Record<string, unknown>;
+    expect(usage).toMatchObject({
+      responses: 4,
+      turns: 3,
+      promptTokens: sum("promptTokens"),
+      responseTokens: sum("responseTokens"),
+      totalTokens: sum("totalTokens"),
+    });
+    expect(usage.promptTokens).toBeGreaterThan(0);
+    expect(usage.responseTokens).toBeGreaterThan(0);
+    // The simulator reports per modality; TEXT replies here.
+    expect((usage.responseByModality as Record<string, number>).TEXT).toBe(usage.responseTokens);
+    // Per turn: the tool turn's two responses are one turn's sums.
+    const byTurn = new Map<string, number>();
+    for (const d of usageRows)
+      byTurn.set(String(d.turnId), (byTurn.get(String(d.turnId)) ?? 0) + 1);
+    expect([...byTurn.values()].sort()).toEqual([1, 1, 2]);
+
+    // A client of the session may read it with its token; anyone else may not.
+    await get(`/v1/sessions/${sessionId}?token=${token}`, {});
+    const anonymous = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`);
+    expect(anonymous.status).toBe(401);
+    client.close();
+  });
+
+  it("404 for an unknown session; 405 with Allow for other methods", async () => {
+    const unknown = await exports.default.fetch(`${BASE}/v1/sessions/${crypto.randomUUID()}`, {
+      headers: withKey(),
+    });
+    expect(unknown.status).toBe(404);
+    const { sessionId, client } = await simulatorSession({});
+    const put = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+      method: "PUT",
+      headers: withKey(),
+    });
+    expect(put.status).toBe(405);
+    expect(put.headers.get("Allow")).toBe("GET, DELETE");
+    client.close();
+  });
+});
