@@ -33,7 +33,10 @@ export interface Env {
   GEMINI_COMPRESSION_TRIGGER_TOKENS?: string;
   /** "on": POST /v1/sessions/:id/restart kills the session's object (soak runs only). */
   FAULT_INJECTION?: string;
-  /** "on": serve GET /simulator/gemini on any host (it is always served on a local host). */
+  /**
+   * "on": serve the simulator (GET /simulator/gemini and the service's own
+   * /ws/…BidiGenerateContent path) on any host (it is always served on a local host).
+   */
   SIMULATOR_ROUTE?: string;
   /** Default knobs of the built-in simulator, as a query string (e.g. "timeScale=0"). */
   SIMULATOR_KNOBS?: string;

@@ -73,6 +73,28 @@ describe("GET /simulator/gemini: the wire", () => {
     expect(plain.status).toBe(426);
   });
 
+  it("answers at the service's own path, with knobs in the base URL's path and the key ignored", async () => {
+    // What @google/genai builds from baseUrl "http://liveline.test/simulator/gemini/<knobs>".
+    const service = "ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent";
+    const bad = await exports.default.fetch(`${SIM_URL}/race=7/${service}?key=k`, {
+      headers: { Upgrade: "websocket" },
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/race/);
+    const res = await exports.default.fetch(
+      `${SIM_URL}/timeScale=0&frames=text/${service}?key=not-a-knob`,
+      { headers: { Upgrade: "websocket" } },
+    );
+    expect(res.status).toBe(101);
+    const sock = new SimSocket(res.webSocket!);
+    sock.send(SETUP);
+    // A text frame: frames=text came from the path segment.
+    const frame = await sock.next();
+    expect(frame.binary).toBe(false);
+    expect(JSON.parse(frame.text)).toEqual({ setupComplete: {} });
+    sock.close();
+  });
+
   it("resumes on another connection from a handle; an unknown handle closes 1007", async () => {
     const first = await SimSocket.open("timeScale=0");
     first.send({ setup: { ...SETUP.setup, sessionResumption: {} } });

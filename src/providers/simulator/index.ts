@@ -18,3 +18,4 @@ export {
   simStep,
 } from "./machine.js";
 export { GeminiSimulatorObject, handleSimulatorRequest, type SimulatorEnv } from "./object.js";
+export { SIMULATOR_PATH, simulatorUrl } from "./route.js";
