@@ -133,12 +133,16 @@ export const StrictRealtimeInput = z.strictObject({
 
 const StrictToolResponse = z.strictObject({ functionResponses: z.array(FunctionResponse) });
 
-/** A oneof: exactly one member, and no other top-level key. */
+/**
+ * A oneof: exactly one member, and no other top-level key. `contextUpdate` (sent by
+ * @google/genai 3.x's `sendContextUpdate`) is taken and has no effect here (assumed).
+ */
 export const StrictClientMessage = z.union([
   z.strictObject({ setup: StrictSetup }),
   z.strictObject({ clientContent: StrictClientContent }),
   z.strictObject({ realtimeInput: StrictRealtimeInput }),
   z.strictObject({ toolResponse: StrictToolResponse }),
+  z.strictObject({ contextUpdate: Free }),
 ]);
 
 export type StrictClientMessage = z.infer<typeof StrictClientMessage>;
