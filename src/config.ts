@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type GeminiEndpointSettings, geminiEndpointProblem } from "./providers/gemini/endpoint.js";
 
 /** The providers a session can name; only some of them can be served (see providerUnavailable). */
 export const PROVIDERS = ["simulator", "gemini", "openai"] as const;
@@ -28,6 +29,14 @@ const ConfigSchema = z.object({
   GEMINI_API_KEY: optionalString,
   GEMINI_LIVE_URL: optionalString.pipe(z.url().optional()),
   GEMINI_MODEL: optionalString,
+  /** "developer" (the Gemini API, an API key) or "vertex" (Vertex AI, an access token). */
+  GEMINI_ENDPOINT: z.preprocess(
+    (v) => (v === undefined || v === "" ? "developer" : v),
+    z.enum(["developer", "vertex"]),
+  ),
+  VERTEX_PROJECT: optionalString,
+  VERTEX_LOCATION: optionalString,
+  VERTEX_ACCESS_TOKEN: optionalString,
   API_KEY: optionalString,
   TOKEN_SECRET: optionalString,
   ALLOWED_ORIGINS: optionalString.transform((v) =>
@@ -80,13 +89,26 @@ export function normaliseOrigin(origin: string): string {
   return origin.trim().toLowerCase().replace(/\/+$/, "");
 }
 
+/** The Gemini endpoint settings of this config. */
+export function geminiSettings(config: Config): GeminiEndpointSettings {
+  return {
+    endpoint: config.GEMINI_ENDPOINT,
+    url: config.GEMINI_LIVE_URL,
+    model: config.GEMINI_MODEL,
+    apiKey: config.GEMINI_API_KEY,
+    vertexProject: config.VERTEX_PROJECT,
+    vertexLocation: config.VERTEX_LOCATION,
+    vertexAccessToken: config.VERTEX_ACCESS_TOKEN,
+  };
+}
+
 /** Why a provider cannot serve a new session under this config, or null when it can. */
 export function providerUnavailable(config: Config, provider: ProviderName): string | null {
   switch (provider) {
     case "simulator":
       return null;
     case "gemini":
-      return config.GEMINI_API_KEY ? null : "the gemini provider needs the GEMINI_API_KEY secret";
+      return geminiEndpointProblem(geminiSettings(config));
     case "openai":
       return "the openai provider is not available yet";
   }

@@ -3,7 +3,7 @@ import type { SessionObject } from "./session/session-object.js";
 /**
  * The Worker's bindings: wrangler.toml `[vars]`, secrets and the Durable Object namespace.
  * Every var arrives as a string (or is absent); `loadConfig` in src/config.ts turns them into
- * typed values. Secrets (`API_KEY`, `TOKEN_SECRET`, `GEMINI_API_KEY`) come from
+ * typed values. Secrets (`API_KEY`, `TOKEN_SECRET`, `GEMINI_API_KEY`, `VERTEX_ACCESS_TOKEN`) come from
  * `wrangler secret put` in a deployment and from `.dev.vars` locally.
  */
 export interface Env {
@@ -15,6 +15,13 @@ export interface Env {
   GEMINI_API_KEY?: string;
   GEMINI_LIVE_URL?: string;
   GEMINI_MODEL?: string;
+  /** "developer" (default: the Gemini API with GEMINI_API_KEY) | "vertex" (Vertex AI). */
+  GEMINI_ENDPOINT?: string;
+  VERTEX_PROJECT?: string;
+  /** Default "us-central1". */
+  VERTEX_LOCATION?: string;
+  /** Secret: an OAuth access token for Vertex AI (minted outside liveline). */
+  VERTEX_ACCESS_TOKEN?: string;
   /** Secret: the bearer key of the app's backend. */
   API_KEY?: string;
   /** Secret: the HS256 key of session tokens. */
@@ -29,7 +36,7 @@ export interface Env {
   TOOL_TIMEOUT_MS?: string;
   /** JSON object overriding the model's capability record, e.g. {"silentHonoured":false}. */
   GEMINI_CAPABILITIES?: string;
-  /** Turn on sliding-window context compression at this many tokens. */
+  /** Context compression: unset = sliding window at the service's defaults; N = trigger tokens; "off". */
   GEMINI_COMPRESSION_TRIGGER_TOKENS?: string;
   /** "on": POST /v1/sessions/:id/restart kills the session's object (soak runs only). */
   FAULT_INJECTION?: string;

@@ -1,21 +1,16 @@
 import { z } from "zod";
-import type { Config, ProviderName } from "../config.js";
+import { type Config, geminiSettings, type ProviderName } from "../config.js";
 import type { UpstreamOpen } from "../core/effects.js";
 import type { ModelCapabilities } from "../core/model.js";
 import type { Env } from "../env.js";
 import { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
-import {
-  capabilitiesFor,
-  DEFAULT_GEMINI_LIVE_URL,
-  geminiUrl,
-} from "../providers/gemini/capabilities.js";
+import { capabilitiesFor } from "../providers/gemini/capabilities.js";
+import { geminiConnection } from "../providers/gemini/endpoint.js";
 import { toolDeclaration } from "../providers/gemini/tool-declaration.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../providers/simulator/knobs.js";
 import { handleSimulatorRequest } from "../providers/simulator/object.js";
 import type { AgentDefinition } from "../tools/define.js";
 import { acceptUpgrade, type UpstreamTarget } from "./upstream-link.js";
-
-const DEFAULT_GEMINI_MODEL = "gemini-2.5-flash-native-audio-preview-09-2025";
 
 /**
  * The model a simulated session asks for: the simulator serves each family as the service
@@ -100,6 +95,22 @@ export function capabilityOverrides(raw: string | undefined): Partial<ModelCapab
 }
 
 /**
+ * `GEMINI_COMPRESSION_TRIGGER_TOKENS`: unset, a sliding window at the service's defaults
+ * (sized for the model: the trigger is a share of its context window); a number, the
+ * trigger in tokens; "off", no compression (the service's 15-minute audio limit applies).
+ */
+export function geminiCompression(raw: string | undefined): { triggerTokens?: number } | undefined {
+  const value = raw?.trim() ?? "";
+  if (value === "") return {};
+  if (value === "off") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new Error('GEMINI_COMPRESSION_TRIGGER_TOKENS must be a positive integer or "off"');
+  }
+  return { triggerTokens: n };
+}
+
+/**
  * workerd opens an outbound WebSocket with a fetch carrying `Upgrade: websocket`, and its
  * fetch takes only http(s) URLs: wss:// becomes https://, ws:// becomes http://.
  */
@@ -128,7 +139,8 @@ export function providerTarget(opts: {
   let capabilities: ModelCapabilities | undefined;
   let connect: (attempt: number) => Promise<WebSocket>;
   let modality: "AUDIO" | "TEXT";
-  let compressionTokens: number | undefined;
+  // Sliding-window compression on by default: without it audio sessions end after ~15 min.
+  const compression = geminiCompression(env.GEMINI_COMPRESSION_TRIGGER_TOKENS);
   switch (provider) {
     case "simulator": {
       const knobs = simulatorKnobs(env.SIMULATOR_KNOBS, opts.metadata);
@@ -148,17 +160,17 @@ export function providerTarget(opts: {
       break;
     }
     case "gemini": {
-      const key = config.GEMINI_API_KEY;
-      if (!key) throw new Error("the gemini provider needs the GEMINI_API_KEY secret");
-      model = config.GEMINI_MODEL ?? DEFAULT_GEMINI_MODEL;
-      endpoint = config.GEMINI_LIVE_URL ?? DEFAULT_GEMINI_LIVE_URL;
+      const connection = geminiConnection(geminiSettings(config));
+      model = connection.model;
+      endpoint = connection.endpointLabel;
       capabilities = capabilitiesFor(model, endpoint, capabilityOverrides(env.GEMINI_CAPABILITIES));
-      compressionTokens = Number(env.GEMINI_COMPRESSION_TRIGGER_TOKENS ?? "") || undefined;
       modality = "AUDIO";
-      // The key rides in the URL, as the Developer API wants; the URL is never logged.
+      // Credentials ride in the URL (Developer API) or a header (Vertex); neither is logged.
       connect = () =>
         acceptUpgrade(
-          fetch(fetchableUrl(geminiUrl(endpoint, key)), { headers: { Upgrade: "websocket" } }),
+          fetch(fetchableUrl(connection.url), {
+            headers: { Upgrade: "websocket", ...connection.headers },
+          }),
         );
       break;
     }
@@ -195,9 +207,7 @@ export function providerTarget(opts: {
             ),
           ),
           responseModality: modality,
-          // Sliding-window compression: without it, audio sessions end after ~15 minutes.
-          contextWindowCompression:
-            compressionTokens === undefined ? undefined : { triggerTokens: compressionTokens },
+          contextWindowCompression: compression,
           resumptionHandle: open.mode === "resume" ? open.handle : undefined,
           initialHistoryInClientContent: seeded,
         });

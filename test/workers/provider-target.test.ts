@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   capabilityOverrides,
   fetchableUrl,
+  geminiCompression,
   simulatorKnobs,
 } from "../../src/session/provider-target.js";
 
@@ -13,6 +14,14 @@ describe("provider settings", () => {
       "GEMINI_CAPABILITIES must be a JSON object",
     );
     expect(() => capabilityOverrides('{"silentHonored":false}')).toThrow(/GEMINI_CAPABILITIES/);
+  });
+
+  it("context compression is on by default (a sliding window at the service's defaults)", () => {
+    expect(geminiCompression(undefined)).toEqual({});
+    expect(geminiCompression("")).toEqual({});
+    expect(geminiCompression("100000")).toEqual({ triggerTokens: 100_000 });
+    expect(geminiCompression("off")).toBeUndefined();
+    expect(() => geminiCompression("10k")).toThrow(/GEMINI_COMPRESSION_TRIGGER_TOKENS/);
   });
 
   it("simulator knobs: the session's metadata.simulator over SIMULATOR_KNOBS", () => {
