@@ -7,6 +7,7 @@ describe("loadConfig", () => {
   it("fills the documented defaults", () => {
     expect(loadConfig({})).toEqual({
       PROVIDER: "simulator",
+      GEMINI_ENDPOINT: "developer",
       TOKEN_TTL_SECONDS: 900,
       IDLE_TIMEOUT_MS: 60_000,
       MAX_FRAME_BYTES: 262_144,
