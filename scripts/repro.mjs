@@ -183,6 +183,54 @@ const SCENARIOS = [
     },
   },
   {
+    id: "handle_refused",
+    label: "reconnect with the handle refused: session answers",
+    field: "1007 on every rebuild with tool parts (pipecat issue 4926)",
+    unit: "sessions",
+    parallel: 4,
+    async trial(server, arm, seed) {
+      // A tool turn whose call and result are in the log; then goAway, and the resumption
+      // handle is refused (expired, another region, a restart), so the conversation is
+      // seeded on a new connection. The strict simulator refuses tool parts in the seed as
+      // the service does. Answered: the next turn ends once, and the model remembers the call.
+      const { client } = await open(server, arm, {
+        seed,
+        goAwayAfterTurns: 3,
+        goAwayMs: 1000,
+        handleTtlMs: 0,
+        calls: "1:;2:lookup_faq;*:",
+      });
+      try {
+        await playTurn(client, "hi", { settleMs: 50 });
+        await playTurn(client, "please look up the faq", { settleMs: 150 });
+        const deadline = Date.now() + 8000;
+        while (Date.now() < deadline) {
+          const states = client.statuses.map((st) => st.state);
+          const r = states.indexOf("reconnecting");
+          if (r !== -1 && states.slice(r).includes("live")) break;
+          if (states.includes("ended")) break;
+          await sleep(20);
+        }
+        await sleep(50);
+        const { frames, ended } = await playTurn(client, "what do you remember", {
+          settleMs: 100,
+          timeoutMs: 5000,
+        });
+        const said = textsOf(frames).join("");
+        const answered =
+          ended && turnEndsOf(frames).length === 1 && said.includes("[called lookup_faq");
+        const error = [...client.frames].find((f) => f.type === "error");
+        return {
+          units: 1,
+          failed: answered ? 0 : 1,
+          note: answered ? undefined : error ? String(error.message) : `said: ${said.slice(0, 80)}`,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
     id: "empty_reply_halt",
     label: "empty reply after tools, 7+ parallel sessions: silent halt",
     field: "15–29 %",

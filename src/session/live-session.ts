@@ -70,6 +70,7 @@ export class LiveSession {
       sessionId: meta.sessionId,
       agent: this.agent,
       metadata: meta.metadata,
+      naive,
     });
     this.model = provider.model;
     const coreConfig = defaultConfig({

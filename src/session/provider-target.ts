@@ -132,6 +132,8 @@ export function providerTarget(opts: {
   sessionId: string;
   agent: AgentDefinition;
   metadata: Record<string, unknown>;
+  /** The naive relay (a measurement arm): seeds a rebuild the way frameworks did. */
+  naive?: boolean | undefined;
 }): ProviderSetup {
   const { provider, config, env, sessionId, agent } = opts;
   let model: string;
@@ -186,6 +188,7 @@ export function providerTarget(opts: {
       endpoint,
       capabilities,
       callIdPrefix: `c${instance}-${attempt}`,
+      seedAsToolParts: opts.naive === true,
     });
   const caps = makeAdapter(0).capabilities;
   return {

@@ -15,6 +15,7 @@ import {
 import {
   encodeCommand,
   encodeRebuiltContext,
+  encodeRebuiltContextAsToolParts,
   encodeSetup,
   type GeminiSetupOptions,
   type GeminiWireRules,
@@ -31,6 +32,8 @@ export interface GeminiLiveAdapterOptions {
    * (e.g. "c3"), so ids of calls the server sent without an id never repeat.
    */
   callIdPrefix?: string | undefined;
+  /** The naive relay's control arm only: seed with tool parts, as the service refuses. */
+  seedAsToolParts?: boolean | undefined;
 }
 
 export class GeminiLiveAdapter {
@@ -38,6 +41,7 @@ export class GeminiLiveAdapter {
   readonly endpoint: string;
   readonly capabilities: ModelCapabilities;
   readonly rules: GeminiWireRules;
+  private readonly seedAsToolParts: boolean;
   private readonly decoder: DecoderState;
 
   constructor(opts: GeminiLiveAdapterOptions) {
@@ -49,6 +53,7 @@ export class GeminiLiveAdapter {
       vertex: isVertexEndpoint(opts.endpoint, opts.model),
     };
     this.decoder = createDecoderState(opts.callIdPrefix);
+    this.seedAsToolParts = opts.seedAsToolParts ?? false;
   }
 
   /** The first frame of a connection. The model comes from the adapter. */
@@ -71,7 +76,11 @@ export class GeminiLiveAdapter {
    * empty. The setup of a seeded connection must say so (`historyConfig`, see encodeSetup).
    */
   encodeContext(ctx: RebuiltContext): string[] {
-    return ctx.items.length === 0 ? [] : [JSON.stringify(encodeRebuiltContext(ctx))];
+    if (ctx.items.length === 0) return [];
+    const seed = this.seedAsToolParts
+      ? encodeRebuiltContextAsToolParts(ctx)
+      : encodeRebuiltContext(ctx);
+    return [JSON.stringify(seed)];
   }
 
   classifyClose(code: number): CloseClass {
