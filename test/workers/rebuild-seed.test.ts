@@ -96,4 +96,30 @@ describe("reconnect with the resumption handle refused", () => {
     expect(textsOf(after).join("")).toContain("[called lookup_faq");
     again.close();
   });
+
+  it("Gemini 3.1 (text as realtimeInput, clientContent only as the seed): turns and a refused-handle rebuild", async () => {
+    const { sessionId, client } = await simulatorSession({
+      syncOnly: 1,
+      handleTtlMs: 0,
+      goAwayAfterTurns: 2,
+      goAwayMs: 200,
+      calls: "1:;2:lookup_faq;*:",
+    });
+    client.statuses.length = 0;
+    const first = await playTurn(client, "hi");
+    expect(turnEndsOf(first)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    const toolTurn = await playTurn(client, "please look up the faq", { settleMs: 200 });
+    expect(turnEndsOf(toolTurn)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    await waitForLive(client);
+    const after = await playTurn(client, "what do you remember", { settleMs: 300 });
+    expect(turnEndsOf(after)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    expect(tags(after)).toHaveLength(1);
+    expect(textsOf(after).join("")).toContain("[called lookup_faq");
+    const session = await json<{ model: string }>(`/v1/sessions/${sessionId}`);
+    expect(session.model).toBe("gemini-3.1-flash-live-preview");
+    const { events } = await json<{ events: HistoryEvent[] }>(`/v1/sessions/${sessionId}/history`);
+    // Nothing refused: no error, and the only 1007 was the refused handle.
+    expect(events.filter((e) => e.kind === "error")).toEqual([]);
+    client.close();
+  });
 });
