@@ -30,4 +30,20 @@ describe("a voice turn end to end", () => {
     expect(bytes % 2).toBe(0); // whole PCM16 samples
     client.close();
   });
+
+  it("audio sent from the moment the socket opens all reaches the model (none lost before setup)", async () => {
+    // The simulator ends an utterance after exactly 500 ms of audio (16,000 bytes): one 20 ms
+    // chunk lost before the model connection was set up and no user turn would come.
+    const { client } = await simulatorSession({ seed: 9, utteranceMs: 500, calls: "" });
+    for (let i = 0; i < 25; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
+    const frames: Frame[] = [];
+    for (;;) {
+      const f = await client.next(5000);
+      frames.push(f);
+      if (f.type === "turn_complete" || f.type === "interrupted") break;
+    }
+    expect(frames.find((f) => f.type === "user")).toMatchObject({ turnId: "t1" });
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    client.close();
+  });
 });
