@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Frame } from "./helpers.js";
+import { connect, createSession, type Frame, httpUrl } from "./helpers.js";
 import { simulatorSession } from "./session-flow.js";
 
 describe("a voice turn end to end", () => {
@@ -34,7 +34,12 @@ describe("a voice turn end to end", () => {
   it("audio sent from the moment the socket opens all reaches the model (none lost before setup)", async () => {
     // The simulator ends an utterance after exactly 500 ms of audio (16,000 bytes): one 20 ms
     // chunk lost before the model connection was set up and no user turn would come.
-    const { client } = await simulatorSession({ seed: 9, utteranceMs: 500, calls: "" });
+    const created = await createSession({
+      provider: "simulator",
+      metadata: { simulator: { timeScale: 0, seed: 9, utteranceMs: 500, setupMs: 300, calls: "" } },
+    });
+    const client = await connect(httpUrl(created.wsUrl));
+    // At once: the model takes 300 ms to set up (setupMs), as a real one takes a moment.
     for (let i = 0; i < 25; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
     const frames: Frame[] = [];
     for (;;) {

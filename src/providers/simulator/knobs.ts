@@ -59,6 +59,8 @@ export interface SimulatorKnobs {
   latencyMs: number;
   /** Audio of this many ms (16 kHz PCM16) ends an utterance without audioStreamEnd (0: off). */
   utteranceMs: number;
+  /** Real ms before `setupComplete` (the service takes a moment; input meanwhile is buffered). */
+  setupMs: number;
 }
 
 /** calls=greeting:a,b;lookup_faq;*:c — per user turn (1-based), and a fallback for the rest. */
@@ -91,6 +93,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   msPerWord: 300,
   latencyMs: 600,
   utteranceMs: 0,
+  setupMs: 0,
 };
 
 export class KnobError extends Error {}
@@ -172,6 +175,7 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.msPerWord = num("msPerWord", 0) ?? k.msPerWord;
   k.latencyMs = num("latencyMs", 0) ?? k.latencyMs;
   k.utteranceMs = num("utteranceMs", 0) ?? k.utteranceMs;
+  k.setupMs = num("setupMs", 0, 60_000) ?? k.setupMs;
   return k;
 }
 

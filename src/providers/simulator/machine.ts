@@ -131,6 +131,7 @@ type Reaction = { kind: "speak"; results: Spoken[] } | { kind: "regen" };
 
 type Scheduled =
   | { kind: "gen"; genId: number }
+  | { kind: "setup_complete" }
   | { kind: "go_away" }
   | { kind: "close"; code: number; reason: string };
 
@@ -154,7 +155,8 @@ export interface SimState {
   knobs: SimulatorKnobs;
   sessionName: string;
   connectionId: string;
-  phase: "awaiting_setup" | "resuming" | "live" | "closed";
+  /** "resuming" and "setting_up": frames are buffered until setupComplete is sent. */
+  phase: "awaiting_setup" | "setting_up" | "resuming" | "live" | "closed";
   rng: number;
   setup: SetupInfo | null;
   /** Frames that arrived while a resumption handle was being looked up. */
@@ -316,6 +318,9 @@ function runScheduled(ctx: Ctx, item: Scheduled): void {
     case "go_away":
       goAway(ctx);
       return;
+    case "setup_complete":
+      goLive(ctx);
+      return;
     case "close":
       ctx.close(item.code, item.reason);
       return;
@@ -395,7 +400,7 @@ function parseClientFrame(ctx: Ctx, text: string): GeminiClientMessage | null {
 
 function onFrame(ctx: Ctx, text: string): void {
   const s = ctx.s;
-  if (s.phase === "resuming") {
+  if (s.phase === "resuming" || s.phase === "setting_up") {
     s.buffered.push(text);
     return;
   }
@@ -467,8 +472,22 @@ function onSetup(ctx: Ctx, setup: GeminiSetup): void {
     ctx.effects.push({ type: "lookup_handle", handle });
     return;
   }
+  if (s.knobs.setupMs > 0) {
+    s.phase = "setting_up";
+    ctx.schedule(s.knobs.setupMs, { kind: "setup_complete" });
+    return;
+  }
+  goLive(ctx);
+}
+
+/** setupComplete, then the frames that came meanwhile, in order. */
+function goLive(ctx: Ctx): void {
+  const s = ctx.s;
   s.phase = "live";
   ctx.send({ setupComplete: {} });
+  const buffered = s.buffered;
+  s.buffered = [];
+  for (const text of buffered) onFrame(ctx, text);
 }
 
 function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContext | null): void {
@@ -481,11 +500,7 @@ function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContext | nul
   const { savedAt: _savedAt, ...restored } = context;
   // Contexts saved before `remembered` existed lack it.
   s.context = { ...structuredClone(restored), remembered: restored.remembered ?? [] };
-  s.phase = "live";
-  ctx.send({ setupComplete: {} });
-  const buffered = s.buffered;
-  s.buffered = [];
-  for (const text of buffered) onFrame(ctx, text);
+  goLive(ctx);
 }
 
 // ---------------------------------------------------------------------------
