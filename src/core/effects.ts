@@ -1,6 +1,6 @@
-import type { HistoryEvent, ToolPayload } from "../history/events.js";
-import type { DurableFrame, EphemeralFrame } from "../history/frames.js";
-import type { ModelCommand, TokenUsage } from "./model.js";
+import type { HistoryEvent, ToolPayload } from "../vocabulary/events.js";
+import type { DurableFrame, EphemeralFrame } from "../vocabulary/frames.js";
+import type { ModelCommand, TokenUsage } from "../vocabulary/model.js";
 
 /** Timers the core sets; the shell fires them back as `timer_fired` inputs. */
 export type TimerId =

@@ -1,11 +1,11 @@
+import type { HistoryEvent } from "../vocabulary/events.js";
 import {
   type ContextItem,
   type RebuiltContext,
   type ToolCallRequest,
   type ToolResponse,
   toolResponse,
-} from "../core/model.js";
-import type { HistoryEvent } from "./events.js";
+} from "../vocabulary/model.js";
 
 export const SYNTHETIC_CANCELLED = "cancelled: the call was interrupted before it finished";
 

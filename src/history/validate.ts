@@ -1,4 +1,4 @@
-import { type HistoryEvent, TURN_END_KINDS } from "./events.js";
+import { type HistoryEvent, TURN_END_KINDS } from "../vocabulary/events.js";
 
 export interface HistoryViolation {
   seq: number;

@@ -1,5 +1,5 @@
 import type { TraceKind } from "../core/effects.js";
-import type { HistoryEvent } from "../history/events.js";
+import type { HistoryEvent } from "../vocabulary/events.js";
 import { type Migration, migrate } from "./migrations.js";
 
 const HISTORY_MIGRATIONS: readonly Migration[] = [

@@ -6,13 +6,13 @@
 import { exports } from "cloudflare:workers";
 import type { Effect, TimerId } from "../../src/core/effects.js";
 import type { CoreInput } from "../../src/core/inputs.js";
-import type { ToolPolicy } from "../../src/core/model.js";
 import { step } from "../../src/core/session-core.js";
 import { type CoreState, defaultConfig, initialState } from "../../src/core/state.js";
-import type { HistoryEvent } from "../../src/history/events.js";
 import { GeminiLiveAdapter } from "../../src/providers/gemini/adapter.js";
 import type { GeminiToolSpec } from "../../src/providers/gemini/tool-declaration.js";
 import { nextRandom, seedState } from "../../src/providers/simulator/prng.js";
+import type { HistoryEvent } from "../../src/vocabulary/events.js";
+import type { ToolPolicy } from "../../src/vocabulary/model.js";
 
 export const SIM_URL = "http://liveline.test/simulator/gemini";
 export const MODEL = "gemini-2.5-flash-native-audio-preview-12-2025";

@@ -1,6 +1,5 @@
 import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../../../src/core/effects.js";
 import type { CoreInput } from "../../../src/core/inputs.js";
-import type { ModelCommand, ModelEvent, TokenUsage, ToolPolicy } from "../../../src/core/model.js";
 import { step } from "../../../src/core/session-core.js";
 import {
   type CoreConfig,
@@ -8,8 +7,14 @@ import {
   defaultConfig,
   initialState,
 } from "../../../src/core/state.js";
-import type { HistoryEvent } from "../../../src/history/events.js";
-import { type DurableFrame, frameOf, type ServerFrame } from "../../../src/history/frames.js";
+import type { HistoryEvent } from "../../../src/vocabulary/events.js";
+import { type DurableFrame, frameOf, type ServerFrame } from "../../../src/vocabulary/frames.js";
+import type {
+  ModelCommand,
+  ModelEvent,
+  TokenUsage,
+  ToolPolicy,
+} from "../../../src/vocabulary/model.js";
 
 export const TOOLS: Record<string, ToolPolicy> = {
   suggest_topics: {

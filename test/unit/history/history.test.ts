@@ -1,6 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent, HistoryEventBody } from "../../../src/history/events.js";
-import { frameOf } from "../../../src/history/frames.js";
 import {
   rebuildContext,
   SYNTHETIC_CANCELLED,
@@ -9,6 +7,8 @@ import {
 import { rebuildContextNaive } from "../../../src/history/rebuild-naive.js";
 import { closingEventsAfterRestart } from "../../../src/history/recover.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
+import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/events.js";
+import { frameOf } from "../../../src/vocabulary/frames.js";
 
 const log = (...bodies: HistoryEventBody[]): HistoryEvent[] =>
   bodies.map((b, i) => ({ ...b, seq: i + 1, at: 1000 + i }) as HistoryEvent);
