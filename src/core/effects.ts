@@ -40,6 +40,7 @@ export type TraceKind =
   | "UPSTREAM_IDLE_CLOSE"
   | "UPSTREAM_GAVE_UP"
   | "HELD_AUDIO_DROPPED"
+  | "CONTEXT_INVALID"
   | "USAGE"
   | "GO_AWAY"
   | "CLIENT_CONNECT"

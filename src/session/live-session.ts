@@ -5,7 +5,7 @@ import { restoreState } from "../core/restore.js";
 import { step } from "../core/session-core.js";
 import { ALL_GUARDS, type CoreState, defaultConfig, NO_GUARDS } from "../core/state.js";
 import type { Env } from "../env.js";
-import { rebuildContext } from "../history/rebuild.js";
+import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { rebuildContextNaive } from "../history/rebuild-naive.js";
 import { closingEventsAfterRestart } from "../history/recover.js";
 import { AGENTS } from "../tools/agents.js";
@@ -257,7 +257,16 @@ export class LiveSession {
         this.link.open(effect.open, () => {
           const since = this.state.outboxSince;
           const events = this.store.readAfter(0);
-          return this.rebuild(since === null ? events : events.filter((e) => e.seq < since));
+          const context = this.rebuild(
+            since === null ? events : events.filter((e) => e.seq < since),
+          );
+          // The naive relay's seed is left as frameworks send it (that is what it measures).
+          if (naiveRelay(this.meta)) return context;
+          const checked = checkedContext(context);
+          if (checked.problems.length > 0) {
+            this.store.trace(Date.now(), "CONTEXT_INVALID", { problems: checked.problems });
+          }
+          return checked.context;
         });
         return;
       case "close_upstream":
