@@ -66,7 +66,7 @@ export type Effect =
   | { type: "send_audio"; pcm: Uint8Array }
   /** Send `clientId` every logged frame with seq > afterSeq, before anything else reaches it. */
   | { type: "replay"; clientId: string; afterSeq: number }
-  | { type: "run_tool"; callId: string; name: string; args: ToolPayload; turnId: string }
+  | { type: "run_tool"; callId: string; name: string; args: ToolPayload }
   | { type: "abort_tool"; callId: string; reason: string }
   /** `jitterMs`: the shell may fire it up to this much later, at random (the core draws none). */
   | { type: "set_timer"; timer: TimerId; at: number; jitterMs?: number | undefined }

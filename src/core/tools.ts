@@ -71,7 +71,7 @@ function startCall(
   }
   ctx.emit({ type: "set_timer", timer: `tool:${call.id}`, at: ctx.now + policy.timeoutMs });
   if (call.runOn === "server") {
-    ctx.emit({ type: "run_tool", callId: call.id, name: call.name, args: request.args, turnId });
+    ctx.emit({ type: "run_tool", callId: call.id, name: call.name, args: request.args });
   }
 }
 

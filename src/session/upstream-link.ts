@@ -100,10 +100,6 @@ export class UpstreamLink {
     this.attempt++;
     if (ws) closeQuietly(ws, 1000, reason);
   }
-
-  get isOpen(): boolean {
-    return this.ws !== null;
-  }
 }
 
 function closeQuietly(ws: WebSocket, code: number, reason: string): void {
