@@ -1,4 +1,5 @@
-import type { SessionObject } from "./session/session-object.js";
+import type { SimulatorApi } from "./providers/simulator/api.js";
+import type { SessionApi } from "./session/session-api.js";
 
 /**
  * The Worker's bindings: wrangler.toml `[vars]`, secrets and the Durable Object namespace.
@@ -7,7 +8,8 @@ import type { SessionObject } from "./session/session-object.js";
  * `wrangler secret put` in a deployment and from `.dev.vars` locally.
  */
 export interface Env {
-  SESSION: DurableObjectNamespace<SessionObject>;
+  /** Typed by the object's RPC surface, not its class: the env sits below the session layer. */
+  SESSION: DurableObjectNamespace<SessionApi & Rpc.DurableObjectBranded>;
   LIVELINE_VERSION?: string;
   /** "simulator" (default) | "gemini" | "openai": the provider when a session names none. */
   PROVIDER?: string;
@@ -47,7 +49,5 @@ export interface Env {
   SIMULATOR_ROUTE?: string;
   /** Default knobs of the built-in simulator, as a query string (e.g. "timeScale=0"). */
   SIMULATOR_KNOBS?: string;
-  GEMINI_SIMULATOR: DurableObjectNamespace<
-    import("./providers/simulator/object.js").GeminiSimulatorObject
-  >;
+  GEMINI_SIMULATOR: DurableObjectNamespace<SimulatorApi & Rpc.DurableObjectBranded>;
 }

@@ -1,6 +1,6 @@
-import type { HistoryEvent, ToolPayload } from "../history/events.js";
-import type { DurableFrame, EphemeralFrame } from "../history/frames.js";
-import type { ModelCommand, TokenUsage } from "./model.js";
+import type { HistoryEvent, ToolPayload } from "../vocabulary/events.js";
+import type { DurableFrame, EphemeralFrame } from "../vocabulary/frames.js";
+import type { ModelCommand, TokenUsage } from "../vocabulary/model.js";
 
 /** Timers the core sets; the shell fires them back as `timer_fired` inputs. */
 export type TimerId =
@@ -40,6 +40,7 @@ export type TraceKind =
   | "UPSTREAM_IDLE_CLOSE"
   | "UPSTREAM_GAVE_UP"
   | "HELD_AUDIO_DROPPED"
+  | "CONTEXT_INVALID"
   | "USAGE"
   | "GO_AWAY"
   | "CLIENT_CONNECT"
@@ -65,7 +66,7 @@ export type Effect =
   | { type: "send_audio"; pcm: Uint8Array }
   /** Send `clientId` every logged frame with seq > afterSeq, before anything else reaches it. */
   | { type: "replay"; clientId: string; afterSeq: number }
-  | { type: "run_tool"; callId: string; name: string; args: ToolPayload; turnId: string }
+  | { type: "run_tool"; callId: string; name: string; args: ToolPayload }
   | { type: "abort_tool"; callId: string; reason: string }
   /** `jitterMs`: the shell may fire it up to this much later, at random (the core draws none). */
   | { type: "set_timer"; timer: TimerId; at: number; jitterMs?: number | undefined }

@@ -1,6 +1,6 @@
-import type { ToolPayload } from "../history/events.js";
+import type { ToolPayload } from "../vocabulary/events.js";
+import type { ModelEvent } from "../vocabulary/model.js";
 import type { TimerId } from "./effects.js";
-import type { ModelEvent } from "./model.js";
 
 /** Everything that can happen to a session, as the shell hands it to the core. */
 export type CoreInput =

@@ -1,4 +1,4 @@
-import type { HistoryEvent } from "../history/events.js";
+import type { HistoryEvent } from "../vocabulary/events.js";
 import { type CoreConfig, type CoreState, initialState } from "./state.js";
 
 /**

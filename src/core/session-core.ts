@@ -1,11 +1,12 @@
+import type { ModelEvent } from "../vocabulary/model.js";
 import { copyState } from "./copy-state.js";
 import type { Effect } from "./effects.js";
 import type { CoreInput } from "./inputs.js";
-import type { ModelEvent } from "./model.js";
 import type { CoreState, GenerationState } from "./state.js";
 import { StepContext } from "./step-context.js";
 import {
   cancelCall,
+  cancelRunningCalls,
   onClientToolResult,
   onModelCancellation,
   onModelToolCall,
@@ -51,7 +52,7 @@ export interface StepResult {
  * no I/O and draws no random numbers; the shell carries out the returned effects in order.
  */
 export function step(state: CoreState, input: CoreInput, now: number): StepResult {
-  const ctx = new StepContext(copyState(state), now);
+  const ctx = new StepContext(copyState(state), now, cancelRunningCalls);
   dispatch(ctx, input);
   maybeReconnectForGoAway(ctx);
   armWatchdog(ctx);

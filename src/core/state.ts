@@ -1,5 +1,10 @@
-import type { RunOn } from "../history/events.js";
-import type { ModelCapabilities, ModelCommand, ToolPolicy, ToolResponse } from "./model.js";
+import type { RunOn } from "../vocabulary/events.js";
+import type {
+  ModelCapabilities,
+  ModelCommand,
+  ToolPolicy,
+  ToolResponse,
+} from "../vocabulary/model.js";
 
 /**
  * Each protection can be switched off, so that tests can show the failure it prevents

@@ -1,20 +1,33 @@
-import type { HistoryEvent, HistoryEventBody } from "../history/events.js";
-import { frameOf } from "../history/frames.js";
+import type { HistoryEvent, HistoryEventBody } from "../vocabulary/events.js";
+import { frameOf } from "../vocabulary/frames.js";
+import type { ModelCommand } from "../vocabulary/model.js";
 import type { Effect, TraceKind } from "./effects.js";
-import type { ModelCommand } from "./model.js";
 import type { CoreState } from "./state.js";
 
 /**
  * The working context of one transition: the (already copied) state, the injected clock and
  * the effects produced so far. Policy modules mutate `state` and push effects through it.
  */
+/**
+ * Cancels the running calls of a turn (`null`: of every turn). Given by the step's caller:
+ * ending a turn cancels its calls, but the tools module, which does that, depends on the
+ * turns module, never the other way round.
+ */
+export type CancelRunningCalls = (ctx: StepContext, turnId: string | null, reason: string) => void;
+
 export class StepContext {
   readonly effects: Effect[] = [];
 
   constructor(
     readonly state: CoreState,
     readonly now: number,
+    private readonly cancelCalls: CancelRunningCalls,
   ) {}
+
+  /** Cancel the running calls of `turnId` (null: all of them), each with a durable frame. */
+  cancelRunningCalls(turnId: string | null, reason: string): void {
+    this.cancelCalls(this, turnId, reason);
+  }
 
   emit(effect: Effect): void {
     this.effects.push(effect);

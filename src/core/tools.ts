@@ -1,5 +1,5 @@
-import type { ToolPayload } from "../history/events.js";
-import { type ToolCallRequest, type ToolResponse, toolResponse } from "./model.js";
+import type { ToolPayload } from "../vocabulary/events.js";
+import { type ToolCallRequest, type ToolResponse, toolResponse } from "../vocabulary/model.js";
 import type { CallState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import {
@@ -71,7 +71,7 @@ function startCall(
   }
   ctx.emit({ type: "set_timer", timer: `tool:${call.id}`, at: ctx.now + policy.timeoutMs });
   if (call.runOn === "server") {
-    ctx.emit({ type: "run_tool", callId: call.id, name: call.name, args: request.args, turnId });
+    ctx.emit({ type: "run_tool", callId: call.id, name: call.name, args: request.args });
   }
 }
 
@@ -241,6 +241,15 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
   });
   ctx.trace("TOOL_CANCELLED", { callId: call.id, reason });
   if (ctx.state.config.guards.resultScheduling) flushBatch(ctx, call.batch);
+}
+
+/** The StepContext's `cancelRunningCalls`: every running call of the turn (null: of all). */
+export function cancelRunningCalls(ctx: StepContext, turnId: string | null, reason: string): void {
+  for (const call of Object.values(ctx.state.calls)) {
+    if (call.status === "running" && (turnId === null || call.turnId === turnId)) {
+      cancelCall(ctx, call, reason);
+    }
+  }
 }
 
 export function onModelCancellation(ctx: StepContext, ids: readonly string[]): void {

@@ -1,5 +1,5 @@
-import type { InterruptReason } from "../history/events.js";
-import type { ModelCommand } from "./model.js";
+import type { InterruptReason } from "../vocabulary/events.js";
+import type { ModelCommand } from "../vocabulary/model.js";
 import {
   LEGACY_MIN_PREFIX,
   legacyOpeningRepeats,
@@ -9,7 +9,6 @@ import {
 } from "./regeneration.js";
 import type { CoreState, GenerationState, TurnProgress, TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
-import { cancelCall } from "./tools.js";
 
 export function openTurn(ctx: StepContext, source: "text" | "audio", text: string): TurnState {
   const s = ctx.state;
@@ -534,10 +533,7 @@ export function endTurn(
   } else {
     ctx.record({ kind: "interrupted", turnId: turn.id, reason: how.interrupted });
     ctx.trace("INTERRUPTED", { turnId: turn.id, reason: how.interrupted });
-    for (const call of Object.values(s.calls)) {
-      if (call.turnId === turn.id && call.status === "running")
-        cancelCall(ctx, call, how.interrupted);
-    }
+    ctx.cancelRunningCalls(turn.id, how.interrupted);
   }
 }
 
@@ -600,7 +596,5 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext): void {
   // Calls still running (a finished turn's client chips, say) are unknown to the next
   // connection, whose rebuilt context closes them as cancelled: so they are, here too, and a
   // result that comes later is refused rather than sent as a second answer.
-  for (const call of Object.values(s.calls)) {
-    if (call.status === "running") cancelCall(ctx, call, "upstream_lost");
-  }
+  ctx.cancelRunningCalls(null, "upstream_lost");
 }

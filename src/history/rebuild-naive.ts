@@ -1,5 +1,5 @@
-import { type ContextItem, type RebuiltContext, toolResponse } from "../core/model.js";
-import type { HistoryEvent } from "./events.js";
+import type { HistoryEvent } from "../vocabulary/events.js";
+import { type ContextItem, type RebuiltContext, toolResponse } from "../vocabulary/model.js";
 
 /**
  * How a framework rebuilds history when it has no validator — kept only to measure the

@@ -1,11 +1,11 @@
+import type { HistoryEvent } from "../vocabulary/events.js";
 import {
   type ContextItem,
   type RebuiltContext,
   type ToolCallRequest,
   type ToolResponse,
   toolResponse,
-} from "../core/model.js";
-import type { HistoryEvent } from "./events.js";
+} from "../vocabulary/model.js";
 
 export const SYNTHETIC_CANCELLED = "cancelled: the call was interrupted before it finished";
 
@@ -101,4 +101,23 @@ export function validateContext(ctx: RebuiltContext): string[] {
   }
   for (const id of called) if (!resulted.has(id)) problems.push(`call ${id} has no result`);
   return problems;
+}
+
+/**
+ * The context a new connection is seeded with, checked first: one that breaks the pairing
+ * rules (it cannot, from a valid log — this guards the guarantee at runtime) is replaced by
+ * its text alone, user and model turns without any call or result, which is always valid.
+ * The problems are returned for the timeline; the session goes on.
+ */
+export function checkedContext(ctx: RebuiltContext): {
+  context: RebuiltContext;
+  problems: string[];
+} {
+  const problems = validateContext(ctx);
+  if (problems.length === 0) return { context: ctx, problems };
+  const items = ctx.items.filter(
+    (i): i is Extract<ContextItem, { role: "user" | "model" }> =>
+      i.role === "user" || i.role === "model",
+  );
+  return { context: { items }, problems };
 }

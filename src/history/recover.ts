@@ -1,4 +1,4 @@
-import type { HistoryEvent, HistoryEventBody } from "./events.js";
+import type { HistoryEvent, HistoryEventBody } from "../vocabulary/events.js";
 
 /**
  * What a session object that restarted (evicted, crashed, redeployed) appends before it goes

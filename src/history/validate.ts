@@ -1,4 +1,4 @@
-import { type HistoryEvent, TURN_END_KINDS } from "./events.js";
+import type { HistoryEvent } from "../vocabulary/events.js";
 
 export interface HistoryViolation {
   seq: number;
@@ -59,7 +59,6 @@ export function validateHistory(events: readonly HistoryEvent[]): HistoryViolati
       }
       case "turn_complete":
       case "interrupted":
-        if (!TURN_END_KINDS.has(event.kind)) break;
         if (!turnsStarted.has(event.turnId))
           add(event.seq, "turn_end_after_start", `turn ${event.turnId} ended before it started`);
         if (turnsEnded.has(event.turnId))

@@ -1,5 +1,5 @@
 import type { TraceKind } from "../core/effects.js";
-import type { HistoryEvent } from "../history/events.js";
+import type { HistoryEvent } from "../vocabulary/events.js";
 import { type Migration, migrate } from "./migrations.js";
 
 const HISTORY_MIGRATIONS: readonly Migration[] = [
@@ -52,13 +52,20 @@ const HISTORY_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 3,
+    description: "kv: never read or written; dropped",
+    up(sql) {
+      sql.exec("DROP TABLE IF EXISTS kv");
+    },
+  },
 ];
 
 type EventRow = { body: string };
 type TimelineRow = { at: number; kind: string; detail: string | null };
 
 /**
- * The session's event log, timeline and small state in the object's SQLite storage.
+ * The session's event log and timeline in the object's SQLite storage.
  * `checked` (always, but for the naive relay's measurement sessions) makes the store refuse
  * what would break the log; unchecked, it keeps whatever it is given, as frameworks do.
  */
@@ -140,20 +147,5 @@ export class HistoryStore {
           ? { at: r.at, kind: r.kind }
           : { at: r.at, kind: r.kind, detail: JSON.parse(r.detail) },
       );
-  }
-
-  get(key: string): string | null {
-    const rows = this.sql
-      .exec<{ value: string }>("SELECT value FROM kv WHERE key = ?", key)
-      .toArray();
-    return rows[0]?.value ?? null;
-  }
-
-  set(key: string, value: string): void {
-    this.sql.exec(
-      "INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      key,
-      value,
-    );
   }
 }

@@ -1,22 +1,19 @@
 import type { Config } from "../config.js";
-import type { Effect, TimerId } from "../core/effects.js";
+import type { TimerId } from "../core/effects.js";
 import type { CoreInput } from "../core/inputs.js";
-import type { RebuiltContext } from "../core/model.js";
-import { restoreState } from "../core/restore.js";
-import { step } from "../core/session-core.js";
 import { ALL_GUARDS, type CoreState, defaultConfig, NO_GUARDS } from "../core/state.js";
 import type { Env } from "../env.js";
-import type { HistoryEvent } from "../history/events.js";
-import { frameOf, type ServerFrame } from "../history/frames.js";
-import { rebuildContext } from "../history/rebuild.js";
+import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { rebuildContextNaive } from "../history/rebuild-naive.js";
-import { closingEventsAfterRestart } from "../history/recover.js";
 import { AGENTS } from "../tools/agents.js";
 import type { AgentDefinition } from "../tools/define.js";
 import { toolPolicies } from "../tools/define.js";
+import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import { HistoryStore } from "./history-store.js";
+import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
 import { providerTarget } from "./provider-target.js";
+import { recoverSession } from "./recover.js";
 import type { SessionResource, SessionStats } from "./session-api.js";
 import { runServerTool } from "./tool-runner.js";
 import { UpstreamLink } from "./upstream-link.js";
@@ -35,7 +32,7 @@ export interface ClientSockets {
  * object's single thread and synchronous SQLite make each step atomic.
  */
 export class LiveSession {
-  private state: CoreState;
+  private readonly interpreter: SessionInterpreter;
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
   /** The model this session asks its provider for. */
@@ -45,8 +42,6 @@ export class LiveSession {
   private readonly timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
   private readonly tools = new Map<string, AbortController>();
   private readonly startedAt: number;
-  private readonly rebuild: (events: readonly HistoryEvent[]) => RebuiltContext;
-  private transactions = 0;
   private modelEvents = 0;
 
   constructor(
@@ -60,7 +55,6 @@ export class LiveSession {
     const naive = naiveRelay(meta);
     this.store = new HistoryStore(storage, !naive);
     this.usage = new UsageStore(storage);
-    this.rebuild = naive ? rebuildContextNaive : rebuildContext;
     this.agent = AGENTS[meta.agent];
     this.startedAt = Date.parse(meta.createdAt);
     const provider = providerTarget({
@@ -92,69 +86,78 @@ export class LiveSession {
         this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
       failed: (message) => this.input({ type: "upstream_failed", message }),
     });
-
-    // A restarted object: what died with the old instance is closed honestly in the log.
-    const events = this.store.readAfter(0);
-    const now = Date.now();
-    let seq = events.at(-1)?.seq ?? 0;
-    const closing = closingEventsAfterRestart(events).map(
-      (body) => ({ ...body, seq: ++seq, at: now }) as HistoryEvent,
-    );
-    if (closing.length > 0) {
-      this.store.append(closing);
-      for (const e of closing) this.broadcast(frameOf(e));
-    }
-    this.state = restoreState(coreConfig, [...events, ...closing]);
-    this.state.clients = connectedClients;
+    const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
+    for (const e of recovered.closing) this.broadcast(frameOf(e));
+    this.interpreter = new SessionInterpreter(recovered.state, {
+      log: {
+        append: (events) => this.store.append(events),
+        readAfter: (seq) => this.store.readAfter(seq),
+        lastSeq: () => this.store.lastSeq(),
+        trace: (at, kind, detail) => this.store.trace(at, kind, detail),
+        addUsage: (turnId, usage) => this.usage.add(turnId, usage),
+      },
+      clients: {
+        broadcast: (frame) => this.broadcast(frame),
+        send: (clientId, frame) => {
+          const ws = this.sockets.byId(clientId);
+          if (ws) send(ws, frame);
+        },
+        audio: (pcm) => {
+          for (const ws of this.sockets.all()) sendRaw(ws, pcm);
+        },
+        closeAll: (code, reason) => {
+          for (const ws of this.sockets.all()) closeQuietly(ws, code, reason);
+          this.dispose();
+        },
+      },
+      model: {
+        open: (open, rebuild) => this.link.open(open, rebuild),
+        send: (command) => this.link.send(command),
+        close: (reason) => this.link.close(reason),
+      },
+      tools: {
+        run: (callId, name, args) => this.runTool(callId, name, args),
+        abort: (callId, reason) => {
+          this.tools.get(callId)?.abort(reason);
+          this.tools.delete(callId);
+        },
+      },
+      timers: {
+        set: (timer, at, jitterMs, fire) => {
+          this.clearTimer(timer);
+          const handle = setTimeout(
+            () => {
+              this.timers.delete(timer);
+              fire();
+            },
+            Math.max(0, at - Date.now()) + Math.random() * jitterMs,
+          );
+          this.timers.set(timer, handle);
+        },
+        clear: (timer) => this.clearTimer(timer),
+      },
+      clock: () => Date.now(),
+      rebuild: (events) => {
+        // The naive relay's seed is left as frameworks send it (that is what it measures).
+        if (naive) return rebuildContextNaive(events);
+        const checked = checkedContext(rebuildContext(events));
+        if (checked.problems.length > 0) {
+          this.store.trace(Date.now(), "CONTEXT_INVALID", { problems: checked.problems });
+        }
+        return checked.context;
+      },
+      reportError: (message) => console.error(`liveline: ${message}`),
+    });
   }
 
-  /** The one entry of every input: step the core, then carry out its effects in order. */
+  /** The one entry of every input: the interpreter steps the core and carries out its effects. */
   input(input: CoreInput): void {
     if (input.type === "model") this.modelEvents++;
-    const now = Date.now();
-    const { state, effects } = step(this.state, input, now);
-    this.state = state;
-    const unrecorded = new Set<number>();
-    // The step's log writes go in one transaction before the effects that follow them are
-    // carried out (frames sent after a write are held by the output gate until it is
-    // durable). A replay reads the log, so writes are split at a replay.
-    let segmentStart = 0;
-    for (let i = 0; i <= effects.length; i++) {
-      const effect = effects[i];
-      if (effect !== undefined && effect.type !== "replay") continue;
-      const segment = effects.slice(segmentStart, effect === undefined ? i : i + 1);
-      segmentStart = i + 1;
-      this.writeSegment(segment, unrecorded);
-      for (const e of segment) {
-        if (e.type === "append_history") continue;
-        if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
-        try {
-          this.carryOut(e, now);
-        } catch (err) {
-          // One failed effect must not take the session down with it.
-          console.error(
-            `liveline: ${e.type} failed: ${err instanceof Error ? err.message : String(err)}`,
-          );
-        }
-      }
-    }
+    this.interpreter.input(input);
   }
 
-  /** Writes a segment's events in one transaction; if that fails, none of their frames go out. */
-  private writeSegment(segment: readonly Effect[], unrecorded: Set<number>): void {
-    const events = segment.flatMap((e) => (e.type === "append_history" ? e.events : []));
-    if (events.length === 0) return;
-    try {
-      this.store.append(events);
-      this.transactions++;
-    } catch (err) {
-      for (const e of events) unrecorded.add(e.seq);
-      // Numbering goes on from what the log really holds.
-      this.state = { ...this.state, nextSeq: this.store.lastSeq() + 1 };
-      console.error(
-        `liveline: log write failed: ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
+  private get state(): CoreState {
+    return this.interpreter.state;
   }
 
   /** The last durable seq of the session (what `ready.lastSeq` says). */
@@ -194,90 +197,11 @@ export class LiveSession {
   stats(databaseBytes: number): SessionStats {
     return {
       events: this.store.lastSeq(),
-      transactions: this.transactions,
+      transactions: this.interpreter.transactions,
       modelEvents: this.modelEvents,
       databaseBytes,
       counters: { ...this.state.counters },
     };
-  }
-
-  private carryOut(effect: Effect, now: number): void {
-    switch (effect.type) {
-      case "send_model":
-        this.link.send(effect.command);
-        return;
-      case "append_history":
-        // Written per step, in one transaction, by `input` (writeSegment).
-        return;
-      case "send_durable":
-        this.broadcast(effect.frame);
-        return;
-      case "send_ephemeral": {
-        const ws = this.sockets.byId(effect.clientId);
-        if (ws) send(ws, effect.frame);
-        return;
-      }
-      case "send_audio":
-        for (const ws of this.sockets.all()) sendRaw(ws, effect.pcm);
-        return;
-      case "replay": {
-        const ws = this.sockets.byId(effect.clientId);
-        if (!ws) return;
-        for (const e of this.store.readAfter(effect.afterSeq)) send(ws, frameOf(e));
-        return;
-      }
-      case "run_tool":
-        this.runTool(effect.callId, effect.name, effect.args);
-        return;
-      case "abort_tool":
-        this.tools.get(effect.callId)?.abort(effect.reason);
-        this.tools.delete(effect.callId);
-        return;
-      case "set_timer": {
-        this.clearTimer(effect.timer);
-        const timer = effect.timer;
-        this.timers.set(
-          timer,
-          setTimeout(
-            () => {
-              this.timers.delete(timer);
-              this.input({ type: "timer_fired", timer });
-            },
-            Math.max(0, effect.at - Date.now()) + Math.random() * (effect.jitterMs ?? 0),
-          ),
-        );
-        return;
-      }
-      case "clear_timer":
-        this.clearTimer(effect.timer);
-        return;
-      case "open_upstream":
-        // Read when the new connection is ready: the log up to, not including, the input
-        // that waits in the outbox (it goes out right after, as itself).
-        this.link.open(effect.open, () => {
-          const since = this.state.outboxSince;
-          const events = this.store.readAfter(0);
-          return this.rebuild(since === null ? events : events.filter((e) => e.seq < since));
-        });
-        return;
-      case "close_upstream":
-        this.link.close(effect.reason);
-        return;
-      case "close_clients":
-        for (const ws of this.sockets.all()) closeQuietly(ws, effect.code, effect.reason);
-        this.dispose();
-        return;
-      case "trace":
-        this.store.trace(now, effect.kind, effect.detail);
-        return;
-      case "record_usage":
-        this.usage.add(effect.turnId, effect.usage);
-        return;
-      default: {
-        const unreachable: never = effect;
-        throw new Error(`unknown effect ${JSON.stringify(unreachable)}`);
-      }
-    }
   }
 
   private clearTimer(timer: TimerId): void {
@@ -286,17 +210,20 @@ export class LiveSession {
     this.timers.delete(timer);
   }
 
-  private runTool(callId: string, name: string, args: Record<string, unknown>): void {
+  private async runTool(
+    callId: string,
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<ToolOutcome | null> {
     const controller = new AbortController();
     this.tools.set(callId, controller);
-    runServerTool(this.agent, name, args, {
+    const outcome = await runServerTool(this.agent, name, args, {
       signal: controller.signal,
       sessionId: this.meta.sessionId,
-    }).then((outcome) => {
-      if (this.tools.get(callId) !== controller) return; // aborted: the core settled it
-      this.tools.delete(callId);
-      this.input({ type: "tool_outcome", callId, ...outcome });
     });
+    if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it
+    this.tools.delete(callId);
+    return outcome;
   }
 
   private broadcast(frame: ServerFrame): void {

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { type Config, geminiSettings, type ProviderName } from "../config.js";
 import type { UpstreamOpen } from "../core/effects.js";
-import type { ModelCapabilities } from "../core/model.js";
 import type { Env } from "../env.js";
 import { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
 import { capabilitiesFor } from "../providers/gemini/capabilities.js";
@@ -10,6 +9,7 @@ import { toolDeclaration } from "../providers/gemini/tool-declaration.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../providers/simulator/knobs.js";
 import { handleSimulatorRequest } from "../providers/simulator/object.js";
 import type { AgentDefinition } from "../tools/define.js";
+import type { ModelCapabilities } from "../vocabulary/model.js";
 import { acceptUpgrade, type UpstreamTarget } from "./upstream-link.js";
 
 /**

@@ -1,5 +1,4 @@
 import type { AgentName, ProviderName } from "../config.js";
-import type { UsageTotals } from "./usage-store.js";
 
 /** What `init` records about a new session. */
 export interface SessionInit {
@@ -32,6 +31,20 @@ export interface SessionStats {
   databaseBytes: number;
   /** What the protections did: suppressed generations, duplicate calls and results, … */
   counters: Record<string, number>;
+}
+
+/** Sums of token counts (a turn's, or the session's). */
+export interface UsageTotals {
+  /** Model responses that reported usage. */
+  responses: number;
+  promptTokens: number;
+  responseTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  thoughtsTokens: number;
+  toolUsePromptTokens: number;
+  promptByModality: Record<string, number>;
+  responseByModality: Record<string, number>;
 }
 
 /** `GET /v1/sessions/:id`: the session's state, for operators (billing, alerting). */

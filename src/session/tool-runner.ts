@@ -1,5 +1,5 @@
-import type { ToolPayload } from "../history/events.js";
 import type { AgentDefinition, ToolContext } from "../tools/define.js";
+import type { ToolPayload } from "../vocabulary/events.js";
 
 export type ToolOutcome =
   | { result: ToolPayload; error?: undefined }

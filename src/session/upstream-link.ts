@@ -1,6 +1,6 @@
 import type { UpstreamOpen } from "../core/effects.js";
-import type { ModelCommand, ModelEvent, RebuiltContext } from "../core/model.js";
 import type { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
+import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
 
 export interface UpstreamCallbacks {
   /** The socket is open and setup was sent. */
@@ -99,10 +99,6 @@ export class UpstreamLink {
     this.adapter = null;
     this.attempt++;
     if (ws) closeQuietly(ws, 1000, reason);
-  }
-
-  get isOpen(): boolean {
-    return this.ws !== null;
   }
 }
 

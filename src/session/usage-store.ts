@@ -1,5 +1,6 @@
-import type { TokenUsage } from "../core/model.js";
+import type { TokenUsage } from "../vocabulary/model.js";
 import { type Migration, migrate } from "./migrations.js";
+import type { UsageTotals } from "./session-api.js";
 
 const USAGE_MIGRATIONS: readonly Migration[] = [
   {
@@ -20,20 +21,6 @@ const USAGE_MIGRATIONS: readonly Migration[] = [
     },
   },
 ];
-
-/** Sums of token counts (a turn's, or the session's). */
-export interface UsageTotals {
-  /** Model responses that reported usage. */
-  responses: number;
-  promptTokens: number;
-  responseTokens: number;
-  totalTokens: number;
-  cachedTokens: number;
-  thoughtsTokens: number;
-  toolUsePromptTokens: number;
-  promptByModality: Record<string, number>;
-  responseByModality: Record<string, number>;
-}
 
 type UsageRow = {
   turn_id: string;

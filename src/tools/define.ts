@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import type { ToolPolicy } from "../core/model.js";
-import type { ToolPayload } from "../history/events.js";
+import type { ToolPayload } from "../vocabulary/events.js";
+import type { ToolPolicy } from "../vocabulary/model.js";
 
 /** What a server tool gets besides its arguments. */
 export interface ToolContext {

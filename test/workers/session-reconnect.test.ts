@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent } from "../../src/history/events.js";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
+import type { HistoryEvent } from "../../src/vocabulary/events.js";
 import { BASE, type Client, connect, type Frame, httpUrl, withKey } from "./helpers.js";
 import { playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
 

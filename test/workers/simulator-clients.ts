@@ -4,15 +4,17 @@
  * declaration BLOCKING by default), and the guarded client built from the pure session core.
  */
 import { exports } from "cloudflare:workers";
-import type { Effect, TimerId } from "../../src/core/effects.js";
+import type { TimerId } from "../../src/core/effects.js";
 import type { CoreInput } from "../../src/core/inputs.js";
-import type { ToolPolicy } from "../../src/core/model.js";
-import { step } from "../../src/core/session-core.js";
 import { type CoreState, defaultConfig, initialState } from "../../src/core/state.js";
-import type { HistoryEvent } from "../../src/history/events.js";
+import { checkedContext, rebuildContext } from "../../src/history/rebuild.js";
 import { GeminiLiveAdapter } from "../../src/providers/gemini/adapter.js";
 import type { GeminiToolSpec } from "../../src/providers/gemini/tool-declaration.js";
 import { nextRandom, seedState } from "../../src/providers/simulator/prng.js";
+import { SessionInterpreter } from "../../src/session/interpreter.js";
+import { acceptUpgrade, UpstreamLink } from "../../src/session/upstream-link.js";
+import type { HistoryEvent } from "../../src/vocabulary/events.js";
+import type { ToolPolicy } from "../../src/vocabulary/model.js";
 
 export const SIM_URL = "http://liveline.test/simulator/gemini";
 export const MODEL = "gemini-2.5-flash-native-audio-preview-12-2025";
@@ -241,20 +243,21 @@ export class NaiveClient {
 }
 
 /**
- * The guarded client: the pure session core (`step`, `defaultConfig`) driving the
- * GeminiLiveAdapter over the real socket. Decoded events go in as `{type:"model", event}`;
- * `send_model` effects go out through the adapter's encoder; the agent's tools run in-test.
- * The core's timers run on a virtual clock, fired when nothing else is in flight.
+ * The guarded client: the session core run by the production interpreter
+ * (src/session/interpreter.ts) over the production model link (UpstreamLink, with the
+ * GeminiLiveAdapter's close classification and the rebuilt-context seed) on a real socket to
+ * the simulator. Only the ports differ from the Durable Object: the log is an array, the
+ * app's side (client tools) and the agent's server tools answer in-test after a seeded delay,
+ * and the core's timers run on a virtual clock, fired when nothing else is in flight.
  */
 export class GuardedClient {
-  state: CoreState;
   now = Date.now();
-  readonly adapter: GeminiLiveAdapter;
   readonly timers = new Map<TimerId, number>();
   readonly records: HistoryEvent[] = [];
   /** Every piece of model text on the wire, forwarded or not. */
   wireText = "";
-  sock: SimSocket | null = null;
+  private readonly interpreter: SessionInterpreter;
+  private readonly link: UpstreamLink;
   private inFlight = 0;
   private lastActivity = Date.now();
   private readonly delays: Delays;
@@ -264,20 +267,106 @@ export class GuardedClient {
     private readonly query: string,
     seed: number,
   ) {
-    this.state = initialState(defaultConfig({ sessionId: `g${seed}`, tools: AGENT_TOOLS }));
-    this.adapter = new GeminiLiveAdapter({
-      model: MODEL,
-      endpoint: "developer",
-      capabilities: this.state.config.capabilities,
-    });
+    const state = initialState(defaultConfig({ sessionId: `g${seed}`, tools: AGENT_TOOLS }));
     this.delays = new Delays(seed);
+    const capabilities = state.config.capabilities;
+    this.link = new UpstreamLink(
+      {
+        connect: async () => {
+          this.inFlight++;
+          try {
+            return await acceptUpgrade(
+              exports.default.fetch(`${SIM_URL}?${this.query}`, {
+                headers: { Upgrade: "websocket" },
+              }),
+            );
+          } finally {
+            this.inFlight--;
+          }
+        },
+        adapter: () => new GeminiLiveAdapter({ model: MODEL, endpoint: "developer", capabilities }),
+        setupFrame: (adapter, open, seeded) =>
+          adapter.setupMessage({
+            tools: guardedSpecs(),
+            responseModality: "TEXT",
+            resumptionHandle: open.mode === "resume" ? open.handle : undefined,
+            initialHistoryInClientContent: seeded,
+          }),
+      },
+      {
+        opened: () => this.input({ type: "upstream_opened" }),
+        events: (events) => {
+          for (const event of events) {
+            if (event.type === "text_delta" || event.type === "transcript_delta")
+              this.wireText += event.text;
+            this.input({ type: "model", event });
+          }
+        },
+        protocolError: (message) => {
+          this.failure = new Error(message);
+        },
+        closed: (code, reason, fatal) =>
+          this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
+        failed: (message) => this.input({ type: "upstream_failed", message }),
+      },
+    );
+    this.interpreter = new SessionInterpreter(state, {
+      log: {
+        append: (events) => {
+          this.records.push(...events);
+          // The app answers client tools.
+          for (const e of events) {
+            if (e.kind === "tool_call" && e.runOn === "client") {
+              this.later(() =>
+                this.input({
+                  type: "client_tool_result",
+                  clientId: "app",
+                  callId: e.callId,
+                  result: runAgentTool(e.name, e.args),
+                }),
+              );
+            }
+          }
+        },
+        readAfter: (seq) => this.records.filter((e) => e.seq > seq),
+        lastSeq: () => this.records.at(-1)?.seq ?? 0,
+        trace: () => {},
+        addUsage: () => {},
+      },
+      clients: { broadcast: () => {}, send: () => {}, audio: () => {}, closeAll: () => {} },
+      model: {
+        open: (open, rebuild) => this.link.open(open, rebuild),
+        send: (command) => this.link.send(command),
+        close: (reason) => this.link.close(reason),
+      },
+      tools: {
+        run: (_callId, name, args) =>
+          new Promise((resolve) => this.later(() => resolve({ result: runAgentTool(name, args) }))),
+        abort: () => {},
+      },
+      timers: {
+        set: (timer, at) => {
+          this.timers.set(timer, at);
+        },
+        clear: (timer) => {
+          this.timers.delete(timer);
+        },
+      },
+      clock: () => this.now,
+      rebuild: (events) => checkedContext(rebuildContext(events)).context,
+      reportError: (message) => {
+        this.failure = new Error(message);
+      },
+    });
+  }
+
+  get state(): CoreState {
+    return this.interpreter.state;
   }
 
   input(input: CoreInput): void {
     this.lastActivity = Date.now();
-    const { state, effects } = step(this.state, input, this.now);
-    this.state = state;
-    for (const effect of effects) this.carryOut(effect);
+    this.interpreter.input(input);
   }
 
   private later(fn: () => void): void {
@@ -290,91 +379,6 @@ export class GuardedClient {
         this.failure = err as Error;
       }
     }, this.delays.next());
-  }
-
-  private carryOut(effect: Effect): void {
-    switch (effect.type) {
-      case "send_model":
-        for (const frame of this.adapter.encode(effect.command)) this.sock?.send(frame);
-        return;
-      case "append_history":
-        this.records.push(...effect.events);
-        for (const e of effect.events) {
-          // The app answers client tools.
-          if (e.kind === "tool_call" && e.runOn === "client") {
-            this.later(() =>
-              this.input({
-                type: "client_tool_result",
-                clientId: "app",
-                callId: e.callId,
-                result: runAgentTool(e.name, e.args),
-              }),
-            );
-          }
-        }
-        return;
-      case "run_tool":
-        this.later(() =>
-          this.input({
-            type: "tool_outcome",
-            callId: effect.callId,
-            result: runAgentTool(effect.name, effect.args),
-          }),
-        );
-        return;
-      case "set_timer":
-        this.timers.set(effect.timer, effect.at);
-        return;
-      case "clear_timer":
-        this.timers.delete(effect.timer);
-        return;
-      case "open_upstream":
-        this.inFlight++;
-        this.openUpstream(effect.open.mode === "resume" ? effect.open.handle : undefined).then(
-          () => this.inFlight--,
-          (err) => {
-            this.inFlight--;
-            this.failure = err as Error;
-          },
-        );
-        return;
-      case "close_upstream":
-        this.sock?.close();
-        this.sock = null;
-        return;
-      default:
-        return;
-    }
-  }
-
-  private async openUpstream(handle: string | undefined): Promise<void> {
-    const sock = await SimSocket.open(this.query);
-    this.sock = sock;
-    sock.onFrame = (frame) => {
-      if (this.sock !== sock) return;
-      const decoded = this.adapter.decode(frame.text);
-      if (!decoded.ok) {
-        this.failure = new Error(decoded.error.message);
-        return;
-      }
-      for (const event of decoded.events) {
-        if (event.type === "text_delta" || event.type === "transcript_delta")
-          this.wireText += event.text;
-        this.input({ type: "model", event });
-      }
-    };
-    void sock.closed.then(({ code, reason }) => {
-      if (this.sock === sock)
-        this.input({ type: "model", event: { type: "upstream_closed", code, reason } });
-    });
-    sock.send(
-      this.adapter.setupMessage({
-        tools: guardedSpecs(),
-        responseModality: "TEXT",
-        resumptionHandle: handle,
-      }),
-    );
-    this.input({ type: "upstream_opened" });
   }
 
   /** Waits for `pred`, firing the earliest core timer whenever everything else is quiet. */

@@ -1,8 +1,8 @@
 import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent } from "../../src/history/events.js";
 import { validateHistory } from "../../src/history/validate.js";
+import type { HistoryEvent } from "../../src/vocabulary/events.js";
 import { BASE, type Client, connect, type Frame, httpUrl, nested, withKey } from "./helpers.js";
 import { simulatorSession } from "./session-flow.js";
 

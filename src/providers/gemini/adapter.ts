@@ -3,7 +3,7 @@
  * ModelEvents and ModelCommands into text frames ready for `WebSocket.send`. It holds no
  * session logic; its only state is the decoder's (duplicate call ids, synthetic ids).
  */
-import type { ModelCapabilities, ModelCommand, RebuiltContext } from "../../core/model.js";
+import type { ModelCapabilities, ModelCommand, RebuiltContext } from "../../vocabulary/model.js";
 import { capabilitiesFor, isVertexEndpoint, textRouteFor } from "./capabilities.js";
 import { type CloseClass, classifyClose } from "./close-codes.js";
 import {

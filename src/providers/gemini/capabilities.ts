@@ -4,7 +4,7 @@
  * missing. Sources: PROTOCOL_NOTES.md "Function behavior / scheduling"; field-observations
  * O2, O6, O9.
  */
-import type { ModelCapabilities } from "../../core/model.js";
+import type { ModelCapabilities } from "../../vocabulary/model.js";
 import type { GeminiTextRoute } from "./encode.js";
 
 /** Developer API endpoint (the API key goes in `?key=`, see `geminiUrl`). */

@@ -5,7 +5,7 @@
  * an error result the session can log and act on (a throw inside a WebSocket message
  * handler would lose the frame and, worse, the reason).
  */
-import type { ModelEvent, TokenUsage, ToolCallRequest } from "../../core/model.js";
+import type { ModelEvent, TokenUsage, ToolCallRequest } from "../../vocabulary/model.js";
 import { base64ToBytes } from "./base64.js";
 import { durationToMs } from "./duration.js";
 import {

@@ -8,7 +8,7 @@ import type {
   RebuiltContext,
   ResultScheduling,
   ToolResponse,
-} from "../../core/model.js";
+} from "../../vocabulary/model.js";
 import { bytesToBase64 } from "./base64.js";
 import type {
   GeminiClientMessage,

@@ -5,6 +5,7 @@
  * its own machine.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { SimulatorApi } from "./api.js";
 import { KnobError, parseKnobs, type SimulatorKnobs } from "./knobs.js";
 import {
   createSimulator,
@@ -17,14 +18,14 @@ import {
 } from "./machine.js";
 
 export interface SimulatorEnv {
-  GEMINI_SIMULATOR: DurableObjectNamespace<GeminiSimulatorObject>;
+  GEMINI_SIMULATOR: DurableObjectNamespace<SimulatorApi & Rpc.DurableObjectBranded>;
 }
 
 const HANDLE_PREFIX = "handle:";
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const encoder = new TextEncoder();
 
-export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> {
+export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implements SimulatorApi {
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
     let knobs: SimulatorKnobs;

@@ -1,15 +1,21 @@
 import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../../../src/core/effects.js";
 import type { CoreInput } from "../../../src/core/inputs.js";
-import type { ModelCommand, ModelEvent, TokenUsage, ToolPolicy } from "../../../src/core/model.js";
-import { step } from "../../../src/core/session-core.js";
 import {
   type CoreConfig,
   type CoreState,
   defaultConfig,
   initialState,
 } from "../../../src/core/state.js";
-import type { HistoryEvent } from "../../../src/history/events.js";
-import { type DurableFrame, frameOf, type ServerFrame } from "../../../src/history/frames.js";
+import { rebuildContext } from "../../../src/history/rebuild.js";
+import { SessionInterpreter } from "../../../src/session/interpreter.js";
+import type { HistoryEvent } from "../../../src/vocabulary/events.js";
+import type { DurableFrame, ServerFrame } from "../../../src/vocabulary/frames.js";
+import type {
+  ModelCommand,
+  ModelEvent,
+  TokenUsage,
+  ToolPolicy,
+} from "../../../src/vocabulary/model.js";
 
 export const TOOLS: Record<string, ToolPolicy> = {
   suggest_topics: {
@@ -39,12 +45,12 @@ export interface ClientView {
 }
 
 /**
- * An in-memory shell for the pure core: it carries out effects the way the Durable Object
- * does (log first, then frames; replay from the log; timers; tool runs), so that tests can
- * drive the core through any interleaving without a runtime.
+ * The production interpreter (src/session/interpreter.ts) with in-memory ports: a log array,
+ * client views, a timer table fired by the test, tool runs the test settles, and a model
+ * the test plays. Tests drive the core through any interleaving without a runtime, and what
+ * carries out the effects is the code that does it in the Durable Object.
  */
 export class Harness {
-  state: CoreState;
   now = 1_000_000;
   readonly log: HistoryEvent[] = [];
   readonly clients = new Map<string, ClientView>();
@@ -61,20 +67,91 @@ export class Harness {
   onModelCommand: (command: ModelCommand) => void = () => {};
   onOpenUpstream: (open: UpstreamOpen) => void = () => {};
   onCloseUpstream: () => void = () => {};
+  private readonly interpreter: SessionInterpreter;
 
   constructor(overrides: Partial<CoreConfig> = {}) {
-    this.state = initialState(defaultConfig({ sessionId: "s1", tools: TOOLS, ...overrides }));
+    const state = initialState(defaultConfig({ sessionId: "s1", tools: TOOLS, ...overrides }));
+    this.interpreter = new SessionInterpreter(state, {
+      log: {
+        append: (events) => {
+          this.log.push(...events);
+        },
+        readAfter: (seq) => this.log.filter((e) => e.seq > seq),
+        lastSeq: () => this.log.at(-1)?.seq ?? 0,
+        trace: (_at, kind) => {
+          this.traces.push(kind);
+        },
+        addUsage: (turnId, usage) => {
+          this.usage.push({ turnId, usage });
+        },
+      },
+      clients: {
+        broadcast: (frame) => {
+          for (const id of this.clients.keys()) this.deliver(id, frame);
+        },
+        send: (clientId, frame) => this.deliver(clientId, frame),
+        audio: () => {},
+        closeAll: () => {
+          for (const view of this.clients.values()) view.connected = false;
+        },
+      },
+      model: {
+        open: (open) => {
+          this.upstreamOpen = true;
+          this.opens++;
+          this.onOpenUpstream(open);
+        },
+        send: (command) => {
+          this.sentToModel.push(command);
+          this.onModelCommand(command);
+        },
+        close: () => {
+          this.upstreamOpen = false;
+          this.onCloseUpstream();
+        },
+      },
+      tools: {
+        // The test settles a run with a `tool_outcome` input: the promise never resolves.
+        run: (callId, name) => {
+          this.runningTools.set(callId, name);
+          return new Promise(() => {});
+        },
+        abort: (callId) => {
+          this.runningTools.delete(callId);
+          this.abortedTools.push(callId);
+        },
+      },
+      // Fired by the test (fireNextTimer, advance), in order, moving the virtual clock.
+      timers: {
+        set: (timer, at) => {
+          this.timers.set(timer, at);
+        },
+        clear: (timer) => {
+          this.timers.delete(timer);
+        },
+      },
+      clock: () => this.now,
+      rebuild: (events) => rebuildContext(events),
+      // Frozen: a step that wrote to the state it was given (or to anything shared with the
+      // new one) would throw here. This is what makes the cheap copy in copyState safe.
+      beforeStep: (s) => deepFreeze(s),
+      observe: (_input, effects) => {
+        this.effects.push(...effects);
+      },
+      reportError: (message) => {
+        throw new Error(message);
+      },
+    });
+  }
+
+  get state(): CoreState {
+    return this.interpreter.state;
   }
 
   input(input: CoreInput): Effect[] {
-    // Frozen: a step that wrote to the state it was given (or to anything shared with the
-    // new one) would throw here. This is what makes the cheap copy in copyState safe.
-    deepFreeze(this.state);
-    const { state, effects } = step(this.state, input, this.now);
-    this.state = state;
-    for (const effect of effects) this.carryOut(effect);
-    this.effects.push(...effects);
-    return effects;
+    const before = this.effects.length;
+    this.interpreter.input(input);
+    return this.effects.slice(before);
   }
 
   model(event: ModelEvent): Effect[] {
@@ -139,64 +216,5 @@ export class Harness {
     if (!view?.connected) return;
     view.frames.push(frame);
     if ("seq" in frame && typeof frame.seq === "number") view.connections.at(-1)!.push(frame.seq);
-  }
-
-  private carryOut(effect: Effect): void {
-    switch (effect.type) {
-      case "send_model":
-        this.sentToModel.push(effect.command);
-        this.onModelCommand(effect.command);
-        return;
-      case "append_history":
-        this.log.push(...effect.events);
-        return;
-      case "send_durable":
-        for (const id of this.clients.keys()) this.deliver(id, effect.frame);
-        return;
-      case "send_ephemeral":
-        this.deliver(effect.clientId, effect.frame);
-        return;
-      case "send_audio":
-        return;
-      case "replay":
-        for (const e of this.log)
-          if (e.seq > effect.afterSeq) this.deliver(effect.clientId, frameOf(e));
-        return;
-      case "run_tool":
-        this.runningTools.set(effect.callId, effect.name);
-        return;
-      case "abort_tool":
-        this.runningTools.delete(effect.callId);
-        this.abortedTools.push(effect.callId);
-        return;
-      case "set_timer":
-        this.timers.set(effect.timer, effect.at);
-        return;
-      case "clear_timer":
-        this.timers.delete(effect.timer);
-        return;
-      case "open_upstream":
-        this.upstreamOpen = true;
-        this.opens++;
-        this.onOpenUpstream(effect.open);
-        return;
-      case "close_upstream":
-        this.upstreamOpen = false;
-        this.onCloseUpstream();
-        return;
-      case "close_clients":
-        for (const view of this.clients.values()) view.connected = false;
-        return;
-      case "trace":
-        this.traces.push(effect.kind);
-        return;
-      case "record_usage":
-        this.usage.push({ turnId: effect.turnId, usage: effect.usage });
-        return;
-      default: {
-        const unreachable: never = effect;
-        throw new Error(`unknown effect ${JSON.stringify(unreachable)}`);
-      }
-    }
   }
 }

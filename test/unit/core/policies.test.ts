@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { ModelCommand } from "../../../src/core/model.js";
 import { NO_GUARDS } from "../../../src/core/state.js";
 import { validateHistory } from "../../../src/history/validate.js";
+import type { ModelCommand } from "../../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
 
 /** A session with one client connected and a live model connection. */

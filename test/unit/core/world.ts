@@ -3,10 +3,10 @@
  * reference provider model, driven by random actions; and the invariants checked on it.
  */
 import fc from "fast-check";
-import type { ModelCapabilities } from "../../../src/core/model.js";
 import type { CoreConfig, Guards } from "../../../src/core/state.js";
-import { frameOf } from "../../../src/history/frames.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
+import { frameOf } from "../../../src/vocabulary/frames.js";
+import type { ModelCapabilities } from "../../../src/vocabulary/model.js";
 import { Harness, TOOLS } from "./harness.js";
 import { type GenerationPlan, PLAIN, REAL_OPENINGS, ReferenceModel } from "./reference-model.js";
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent, HistoryEventBody } from "../../../src/history/events.js";
-import { frameOf } from "../../../src/history/frames.js";
 import {
+  checkedContext,
   rebuildContext,
   SYNTHETIC_CANCELLED,
   validateContext,
@@ -9,6 +8,9 @@ import {
 import { rebuildContextNaive } from "../../../src/history/rebuild-naive.js";
 import { closingEventsAfterRestart } from "../../../src/history/recover.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
+import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/events.js";
+import { frameOf } from "../../../src/vocabulary/frames.js";
+import type { RebuiltContext } from "../../../src/vocabulary/model.js";
 
 const log = (...bodies: HistoryEventBody[]): HistoryEvent[] =>
   bodies.map((b, i) => ({ ...b, seq: i + 1, at: 1000 + i }) as HistoryEvent);
@@ -78,6 +80,25 @@ describe("rebuildContext", () => {
       },
     ]);
     expect(validateContext(ctx)).toEqual([]);
+  });
+
+  it("checkedContext: a context that breaks the pairing rules falls back to its text, with the problems", () => {
+    const broken: RebuiltContext = {
+      items: [
+        { role: "user", text: "hours?" },
+        { role: "tool_results", results: [{ callId: "x", name: "lookup_faq", result: {} }] },
+        { role: "model", text: "9 to 5." },
+      ],
+    };
+    const { context, problems } = checkedContext(broken);
+    expect(problems).toEqual(["result for x without an earlier call"]);
+    expect(context.items).toEqual([
+      { role: "user", text: "hours?" },
+      { role: "model", text: "9 to 5." },
+    ]);
+    expect(validateContext(context)).toEqual([]);
+    const valid = rebuildContext(log(user, call("c1")));
+    expect(checkedContext(valid)).toEqual({ context: valid, problems: [] });
   });
 
   it("never emits a result without its call, nor a second result", () => {

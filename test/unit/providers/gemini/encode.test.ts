@@ -1,10 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import type {
-  ModelCapabilities,
-  RebuiltContext,
-  ToolResponse,
-} from "../../../../src/core/model.js";
 import { base64ToBytes } from "../../../../src/providers/gemini/base64.js";
 import {
   encodeCommand,
@@ -19,6 +14,11 @@ import {
   sanitizeJsonSchema,
   toolDeclaration,
 } from "../../../../src/providers/gemini/tool-declaration.js";
+import type {
+  ModelCapabilities,
+  RebuiltContext,
+  ToolResponse,
+} from "../../../../src/vocabulary/model.js";
 import { loadSession } from "./fixtures.js";
 
 const withScheduling: ModelCapabilities = {

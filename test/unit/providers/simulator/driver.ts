@@ -1,4 +1,3 @@
-import type { ModelEvent } from "../../../../src/core/model.js";
 import {
   createDecoderState,
   type DecoderState,
@@ -17,6 +16,7 @@ import {
   type SimState,
   simStep,
 } from "../../../../src/providers/simulator/machine.js";
+import type { ModelEvent } from "../../../../src/vocabulary/model.js";
 
 export const T0 = 1_700_000_000_000;
 

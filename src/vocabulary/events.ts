@@ -44,6 +44,3 @@ export type HistoryKind = HistoryEventBody["kind"];
 
 /** `at` is milliseconds since the epoch, taken from the input that caused the event. */
 export type HistoryEvent = HistoryEventBody & { seq: number; at: number };
-
-/** Kinds that end a user turn: exactly one of them per turn. */
-export const TURN_END_KINDS: ReadonlySet<HistoryKind> = new Set(["turn_complete", "interrupted"]);

@@ -1,0 +1,118 @@
+/**
+ * npm run check:imports [-- root] — the import graph of src/ must have no cycle and no upward import.
+ *
+ * Layers, lowest first; a module may import its own layer or a lower one:
+ *   vocabulary (the shared words: model events and commands, log events, frames),
+ *   json-limits and version, core, history, providers, config, tools, contracts (env.ts, the session's
+ *   RPC surface), session, http, index.ts.
+ * Relative imports only (packages are not checked). Prints every violation and exits 1.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const ROOT = resolve(process.argv[2] ?? join(import.meta.dirname, ".."));
+const SRC = join(ROOT, "src");
+
+const LAYERS = [
+  ["vocabulary/"],
+  ["json-limits.ts", "version.ts"],
+  ["core/"],
+  ["history/"],
+  ["providers/"],
+  ["config.ts"],
+  ["tools/"],
+  ["env.ts", "session/session-api.ts"],
+  ["session/"],
+  ["http/"],
+  ["index.ts"],
+];
+
+function layerOf(file) {
+  const rel = relative(SRC, file);
+  // The most specific prefix wins (session/session-api.ts before session/).
+  let best = null;
+  LAYERS.forEach((prefixes, layer) => {
+    for (const p of prefixes) {
+      if ((rel === p || rel.startsWith(p)) && (best === null || p.length > best.len)) {
+        best = { layer, len: p.length };
+      }
+    }
+  });
+  if (best === null) throw new Error(`check-imports: ${rel} belongs to no layer; add it to LAYERS`);
+  return best.layer;
+}
+
+function sources(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sources(path);
+    return path.endsWith(".ts") && !path.endsWith(".d.ts") ? [path] : [];
+  });
+}
+
+const IMPORT =
+  /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.[^"]+)"|import\(\s*"(\.[^"]+)"\s*\)/g;
+
+const graph = new Map();
+for (const file of sources(SRC)) {
+  const text = readFileSync(file, "utf8");
+  const deps = new Set();
+  for (const m of text.matchAll(IMPORT)) {
+    deps.add(resolve(dirname(file), (m[1] ?? m[2]).replace(/\.js$/, ".ts")));
+  }
+  graph.set(
+    file,
+    [...deps].filter((d) => d.startsWith(SRC)),
+  );
+}
+
+const problems = [];
+for (const [file, deps] of graph) {
+  for (const dep of deps) {
+    if (!graph.has(dep))
+      problems.push(`${relative(ROOT, file)} imports a missing ${relative(ROOT, dep)}`);
+    else if (layerOf(dep) > layerOf(file)) {
+      problems.push(`upward import: ${relative(ROOT, file)} -> ${relative(ROOT, dep)}`);
+    }
+  }
+}
+
+// Cycles: strongly connected components of more than one module (Tarjan).
+let counter = 0;
+const index = new Map();
+const low = new Map();
+const stack = [];
+const onStack = new Set();
+function visit(v) {
+  index.set(v, counter);
+  low.set(v, counter);
+  counter++;
+  stack.push(v);
+  onStack.add(v);
+  for (const w of graph.get(v) ?? []) {
+    if (!graph.has(w)) continue;
+    if (!index.has(w)) {
+      visit(w);
+      low.set(v, Math.min(low.get(v), low.get(w)));
+    } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+  }
+  if (low.get(v) === index.get(v)) {
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      component.push(relative(ROOT, w));
+    } while (w !== v);
+    if (component.length > 1) problems.push(`cycle: ${component.sort().join(" <-> ")}`);
+  }
+}
+for (const v of graph.keys()) if (!index.has(v)) visit(v);
+
+const edges = [...graph.values()].reduce((n, d) => n + d.length, 0);
+if (problems.length > 0) {
+  for (const p of problems) console.error(p);
+  console.error(`check-imports: ${problems.length} problem(s) in ${graph.size} modules`);
+  process.exit(1);
+}
+console.log(`check-imports: ${graph.size} modules, ${edges} imports, no cycle, no upward import`);

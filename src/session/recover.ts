@@ -1,0 +1,26 @@
+import { restoreState } from "../core/restore.js";
+import type { CoreConfig, CoreState } from "../core/state.js";
+import { closingEventsAfterRestart } from "../history/recover.js";
+import type { HistoryEvent } from "../vocabulary/events.js";
+import type { HistoryStore } from "./history-store.js";
+
+/**
+ * Restart recovery, in one place: what died with the old instance (an open turn, running
+ * calls) is closed honestly in the log, and the core's state is rebuilt from the log. The
+ * closing events are written here; the caller sends their frames to the clients still
+ * connected.
+ */
+export function recoverSession(
+  store: HistoryStore,
+  config: CoreConfig,
+  clients: string[],
+  now: number,
+): { state: CoreState; closing: HistoryEvent[] } {
+  const events = store.readAfter(0);
+  let seq = events.at(-1)?.seq ?? 0;
+  const closing = closingEventsAfterRestart(events).map(
+    (body) => ({ ...body, seq: ++seq, at: now }) as HistoryEvent,
+  );
+  if (closing.length > 0) store.append(closing);
+  return { state: { ...restoreState(config, [...events, ...closing]), clients }, closing };
+}
