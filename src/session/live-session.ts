@@ -15,15 +15,10 @@ import type { SessionMeta } from "./meta.js";
 import { providerTarget } from "./provider-target.js";
 import { recoverSession } from "./recover.js";
 import type { SessionResource, SessionStats } from "./session-api.js";
+import { type ClientSockets, closeQuietly, send, sendRaw } from "./sockets.js";
 import { runServerTool } from "./tool-runner.js";
 import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
-
-/** How the shell reaches the session's client sockets. */
-export interface ClientSockets {
-  all(): WebSocket[];
-  byId(clientId: string): WebSocket | undefined;
-}
 
 /**
  * The running session inside its Durable Object: the pure core plus everything that carries
@@ -247,28 +242,4 @@ export class LiveSession {
  */
 export function naiveRelay(meta: SessionMeta): boolean {
   return meta.provider === "simulator" && meta.metadata.naive === true;
-}
-
-export function send(ws: WebSocket, frame: ServerFrame): void {
-  try {
-    ws.send(JSON.stringify(frame));
-  } catch {
-    // The socket is closing; its close handler cleans up.
-  }
-}
-
-function sendRaw(ws: WebSocket, data: Uint8Array): void {
-  try {
-    ws.send(data);
-  } catch {
-    // closing
-  }
-}
-
-export function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  try {
-    ws.close(code, reason);
-  } catch {
-    // Already closed.
-  }
 }

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { type Config, loadConfig } from "../config.js";
 import type { Env } from "../env.js";
 import { type ClientFrame, parseClientFrame } from "./client-frames.js";
-import { type ClientSockets, closeQuietly, LiveSession, send } from "./live-session.js";
+import { LiveSession } from "./live-session.js";
 import { MetaStore } from "./meta.js";
 import {
   RESUME_FROM_HEADER,
@@ -12,6 +12,7 @@ import {
   type SessionResource,
   type Timeline,
 } from "./session-api.js";
+import { type ClientSockets, closeQuietly, send } from "./sockets.js";
 
 /** What each client socket carries across hibernation. */
 interface SocketAttachment {

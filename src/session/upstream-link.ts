@@ -1,6 +1,7 @@
 import type { UpstreamOpen } from "../core/effects.js";
 import type { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
+import { closeQuietly } from "./sockets.js";
 
 export interface UpstreamCallbacks {
   /** The socket is open and setup was sent. */
@@ -99,14 +100,6 @@ export class UpstreamLink {
     this.adapter = null;
     this.attempt++;
     if (ws) closeQuietly(ws, 1000, reason);
-  }
-}
-
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  try {
-    ws.close(code, reason);
-  } catch {
-    // already closed
   }
 }
 

@@ -1,0 +1,33 @@
+import type { ServerFrame } from "../vocabulary/frames.js";
+
+/** How the session reaches its client sockets (the object's hibernatable WebSockets). */
+export interface ClientSockets {
+  all(): WebSocket[];
+  byId(clientId: string): WebSocket | undefined;
+}
+
+/** A frame as JSON text; a socket that is closing is skipped (its close handler cleans up). */
+export function send(ws: WebSocket, frame: ServerFrame): void {
+  try {
+    ws.send(JSON.stringify(frame));
+  } catch {
+    // closing
+  }
+}
+
+/** Binary audio. */
+export function sendRaw(ws: WebSocket, data: Uint8Array): void {
+  try {
+    ws.send(data);
+  } catch {
+    // closing
+  }
+}
+
+export function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason);
+  } catch {
+    // Already closed.
+  }
+}
