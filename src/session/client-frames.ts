@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { CoreInput } from "../core/inputs.js";
 import { jsonLimitProblem } from "../json-limits.js";
 
 /**
@@ -82,4 +83,30 @@ export function parseClientFrame(data: string | ArrayBuffer): ParseResult {
     return { ok: false, message: `${type} frame: ${issues}` };
   }
   return { ok: true, frame: parsed.data };
+}
+
+/** The core's input for a parsed client frame: the one place frames become inputs. */
+export function toCoreInput(clientId: string, frame: ClientFrame): CoreInput {
+  switch (frame.type) {
+    case "ping":
+      return { type: "client_ping", clientId };
+    case "text":
+      return { type: "client_text", clientId, text: frame.text };
+    case "audio":
+      return { type: "client_audio", clientId, pcm: new Uint8Array(frame.pcm) };
+    case "audio_end":
+      return { type: "client_audio_end", clientId };
+    case "tool_result":
+      return {
+        type: "client_tool_result",
+        clientId,
+        callId: frame.callId,
+        result: frame.result,
+        error: frame.error,
+      };
+    default: {
+      const unreachable: never = frame;
+      throw new Error(`unhandled client frame ${JSON.stringify(unreachable)}`);
+    }
+  }
 }

@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type Config, loadConfig } from "../config.js";
 import type { Env } from "../env.js";
-import { type ClientFrame, parseClientFrame } from "./client-frames.js";
+import { type ClientFrame, parseClientFrame, toCoreInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
 import { MetaStore } from "./meta.js";
 import {
@@ -150,14 +150,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (meta.endedAt !== null) {
       return jsonError(410, "session_ended", "the session has ended");
     }
-    if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
-      return jsonError(426, "upgrade_required", "expected a WebSocket upgrade");
-    }
+    // The route checked the upgrade and resumeFrom's form (and strips client-sent copies of
+    // these headers); only the session knows its last seq.
     const resumeHeader = request.headers.get(RESUME_FROM_HEADER);
     const resumeFrom = resumeHeader === null ? null : Number(resumeHeader);
-    if (resumeFrom !== null && !(Number.isSafeInteger(resumeFrom) && resumeFrom >= 0)) {
-      return jsonError(400, "bad_request", "resumeFrom must be a non-negative integer");
-    }
     const lastSeq = this.requireSession().lastSeq();
     if (resumeFrom !== null && resumeFrom > lastSeq) {
       // A client that thinks it saw frames the session never sent would drop the next ones.
@@ -287,31 +283,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const frame = parsed.frame;
     // A tool result is never dropped for rate: there is at most one per call the model made.
     if (frame.type !== "tool_result" && !this.withinRate(ws, clientId, live, frame.type)) return;
-    switch (frame.type) {
-      case "ping":
-        live.input({ type: "client_ping", clientId });
-        return;
-      case "text":
-        live.input({ type: "client_text", clientId, text: frame.text });
-        return;
-      case "audio":
-        live.input({ type: "client_audio", clientId, pcm: new Uint8Array(frame.pcm) });
-        return;
-      case "audio_end":
-        live.input({ type: "client_audio_end", clientId });
-        return;
-      case "tool_result":
-        live.input({
-          type: "client_tool_result",
-          clientId,
-          callId: frame.callId,
-          result: frame.result,
-          error: frame.error,
-        });
-        return;
-      default:
-        assertNever(frame);
-    }
+    live.input(toCoreInput(clientId, frame));
   }
 
   /**
@@ -380,8 +352,4 @@ function sizeOver(data: string | ArrayBuffer, max: number): number | null {
 
 function jsonError(status: number, code: string, message: string): Response {
   return Response.json({ error: { code, message } }, { status });
-}
-
-function assertNever(x: never): never {
-  throw new Error(`unhandled client frame ${JSON.stringify(x)}`);
 }
