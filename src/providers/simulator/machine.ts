@@ -578,6 +578,12 @@ function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
   const lastModel = turns.filter((t) => t.role === "model").at(-1);
   const said = (lastModel?.parts ?? []).flatMap((p) => (p.text ? [p.text] : []));
   if (said.length > 0) s.context.lastReply = said;
+  // Answers go on numbering after the seeded ones, so a tag names one answer per session.
+  for (const part of turns.flatMap((t) => (t.role === "model" ? (t.parts ?? []) : []))) {
+    for (const m of (part.text ?? "").matchAll(/\[#r(\d+)\]/g)) {
+      s.context.answers = Math.max(s.context.answers, Number(m[1]));
+    }
+  }
   const lines = turns
     .flatMap((t) => t.parts ?? [])
     .flatMap((p) => (p.text?.startsWith("[") ? [p.text] : []));
