@@ -28,7 +28,6 @@ import {
 import {
   armIdle,
   ensureUpstream,
-  isFatalClose,
   maybeReconnectForGoAway,
   noteUpstreamHealth,
   onConnectTimer,
@@ -247,7 +246,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     }
     case "upstream_closed":
-      onUpstreamClosed(ctx, event.code, event.reason, event.fatal ?? isFatalClose(event.code));
+      onUpstreamClosed(ctx, event.code, event.reason, event.fatal);
       return;
     default: {
       const unreachable: never = event;

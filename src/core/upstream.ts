@@ -102,11 +102,6 @@ function reconnectNow(ctx: StepContext, reason: string): void {
   openWith(ctx, up.handle ? { mode: "resume", handle: up.handle } : { mode: "rebuild" });
 }
 
-/** 1007 / 1008: retrying the same request cannot help (DESIGN.md, close codes). */
-export function isFatalClose(code: number): boolean {
-  return code === 1007 || code === 1008;
-}
-
 export function onUpstreamClosed(
   ctx: StepContext,
   code: number,

@@ -28,8 +28,8 @@ export type ModelEvent =
   | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
   /** Token counts the provider reported (a frame may carry only these). */
   | { type: "usage"; usage: TokenUsage }
-  /** `fatal`: the adapter's reading of the close code (retrying cannot help); absent: 1007/1008. */
-  | { type: "upstream_closed"; code: number; reason: string; fatal?: boolean | undefined };
+  /** `fatal`: the provider adapter's reading of the close code (retrying cannot help). */
+  | { type: "upstream_closed"; code: number; reason: string; fatal: boolean };
 
 export type ModelEventType = ModelEvent["type"];
 

@@ -392,7 +392,7 @@ describe("the model connection", () => {
     h.model({ type: "resumption_update", handle: "h1", resumable: true });
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
     h.model({ type: "text_delta", text: "Hel" });
-    h.model({ type: "upstream_closed", code: 1011, reason: "internal" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
     expect(turnEnds(h)).toEqual([
       expect.objectContaining({ type: "interrupted", reason: "upstream_lost" }),
     ]);
@@ -411,9 +411,9 @@ describe("the model connection", () => {
   it("a rejected handle (1007 while resuming) falls back to a context rebuilt from the log", () => {
     const h = live();
     h.model({ type: "resumption_update", handle: "h1", resumable: true });
-    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     h.fireNextTimer();
-    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle" });
+    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle", fatal: true });
     h.fireNextTimer();
     expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
       open: { mode: "rebuild" },
@@ -422,7 +422,7 @@ describe("the model connection", () => {
 
   it("1008 is fatal: an error frame, no reconnect loop", () => {
     const h = live();
-    h.model({ type: "upstream_closed", code: 1008, reason: "model not supported" });
+    h.model({ type: "upstream_closed", code: 1008, reason: "model not supported", fatal: true });
     expect(h.durableFrames("phone").slice(-2)).toEqual([
       expect.objectContaining({ type: "error", code: "upstream_unavailable", fatal: true }),
       expect.objectContaining({ type: "status", state: "ended" }),
@@ -648,7 +648,7 @@ describe("found in review", () => {
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
     h.model({ type: "text_delta", text: "Hello." });
     h.model({ type: "turn_complete" });
-    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     h.input({ type: "client_text", clientId: "phone", text: "hours?" });
     const user = h.log.find((e) => e.kind === "user" && e.turnId === "t2")!;
     expect(h.state.outboxSince).toBe(user.seq);
@@ -665,7 +665,7 @@ describe("found in review", () => {
     h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
     h.model({ type: "turn_complete" });
     expect(turnEnds(h)).toHaveLength(1);
-    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     expect(h.log.at(-2)).toMatchObject({
       kind: "tool_cancelled",
       callId: "c1",
@@ -881,7 +881,7 @@ describe("issue 9: bounded reconnects", () => {
         opens = open;
         h.model({ type: "setup_complete" });
         h.advance(1);
-        h.model({ type: "upstream_closed", code: 1011, reason: "internal error" });
+        h.model({ type: "upstream_closed", code: 1011, reason: "internal error", fatal: false });
       }
       if (!h.fireNextTimer()) break;
       if (h.now > until) break;
@@ -937,7 +937,7 @@ describe("issue 9: bounded reconnects", () => {
     const h = live({ idleTimeoutMs: 0 });
     for (let i = 0; i < 20; i++) {
       h.advance(11_000); // healthy for 11 s
-      h.model({ type: "upstream_closed", code: 1011, reason: "" });
+      h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
       expect(h.fireNextTimer()).toBe(true);
       h.model({ type: "setup_complete" });
     }
@@ -993,9 +993,9 @@ describe("found by the black-box attack: a rejected resumption handle", () => {
   it("the rebuilt connection is logged live at once (a rejected handle is no failure)", () => {
     const h = live();
     h.model({ type: "resumption_update", handle: "h1", resumable: true });
-    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     h.fireNextTimer();
-    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle" });
+    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle", fatal: true });
     h.fireNextTimer();
     h.model({ type: "setup_complete" });
     expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "live" });
@@ -1006,10 +1006,10 @@ describe("input while the model connection opens or is replaced (issue 10)", () 
   it("a line typed during a reconnect whose handle is refused goes out after the rebuild, once", () => {
     const h = live();
     h.model({ type: "resumption_update", handle: "h1", resumable: true });
-    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     h.fireNextTimer();
     h.input({ type: "client_text", clientId: "phone", text: "are you there?" });
-    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle" });
+    h.model({ type: "upstream_closed", code: 1007, reason: "bad handle", fatal: true });
     // Not ended as lost: the model never heard it.
     expect(turnEnds(h)).toEqual([]);
     h.fireNextTimer();
@@ -1027,7 +1027,7 @@ describe("input while the model connection opens or is replaced (issue 10)", () 
   it("control: a line sent on a live connection that drops is ended upstream_lost", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
-    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     expect(turnEnds(h)).toEqual([
       expect.objectContaining({ type: "interrupted", reason: "upstream_lost" }),
     ]);
@@ -1035,7 +1035,7 @@ describe("input while the model connection opens or is replaced (issue 10)", () 
 
   it("a queued turn ends, said so, when liveline gives up on the connection", () => {
     const h = live();
-    h.model({ type: "upstream_closed", code: 1011, reason: "" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });
     for (let i = 0; i < 20 && h.state.upstream.phase !== "failed"; i++) {
       h.fireNextTimer();

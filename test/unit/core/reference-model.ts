@@ -131,7 +131,13 @@ export class ReferenceModel {
     this.active = null;
     this.deferred = [];
     this.out.length = 0;
-    this.out.push({ type: "upstream_closed", code, reason: "dropped" });
+    // The Gemini adapter's reading of the code (1007/1008: retrying cannot help).
+    this.out.push({
+      type: "upstream_closed",
+      code,
+      reason: "dropped",
+      fatal: code === 1007 || code === 1008,
+    });
   }
 
   close(): void {
