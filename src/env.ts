@@ -1,5 +1,5 @@
-import type { SimulatorApi } from "./providers/simulator/api.js";
 import type { SessionApi } from "./session/session-api.js";
+import type { SimulatorApi } from "./simulator/api.js";
 
 /**
  * The Worker's bindings: wrangler.toml `[vars]`, secrets and the Durable Object namespace.

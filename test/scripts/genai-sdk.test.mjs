@@ -13,7 +13,7 @@ import { startServer } from "../../scripts/lib/harness.mjs";
 /**
  * The official @google/genai Live client against the simulator, unchanged: pointed at the
  * Worker by `httpOptions.baseUrl`, it opens /ws/…BidiGenerateContent itself; knobs ride in the
- * base URL's path (src/providers/simulator/README.md). Every server message is checked as the
+ * base URL's path (src/simulator/README.md). Every server message is checked as the
  * SDK parsed it (LiveServerMessage). Starts and stops its own `wrangler dev`.
  *
  * GENAI_SDK_DEBUG=1 prints the client frames the SDK sent (audio cut short).

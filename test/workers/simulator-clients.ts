@@ -10,9 +10,9 @@ import { type CoreState, defaultConfig, initialState } from "../../src/core/stat
 import { checkedContext, rebuildContext } from "../../src/history/rebuild.js";
 import { GeminiLiveAdapter } from "../../src/providers/gemini/adapter.js";
 import type { GeminiToolSpec } from "../../src/providers/gemini/tool-declaration.js";
-import { nextRandom, seedState } from "../../src/providers/simulator/prng.js";
 import { SessionInterpreter } from "../../src/session/interpreter.js";
 import { acceptUpgrade, UpstreamLink } from "../../src/session/upstream-link.js";
+import { nextRandom, seedState } from "../../src/simulator/prng.js";
 import type { HistoryEvent } from "../../src/vocabulary/events.js";
 import type { ToolPolicy } from "../../src/vocabulary/model.js";
 

@@ -7,7 +7,7 @@ import {
   type GeminiServerMessage,
   ServerMessage,
 } from "../../../../src/providers/gemini/schemas.js";
-import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/providers/simulator/knobs.js";
+import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
 import {
   createSimulator,
   type ResumeContext,
@@ -15,7 +15,7 @@ import {
   type SimInput,
   type SimState,
   simStep,
-} from "../../../../src/providers/simulator/machine.js";
+} from "../../../../src/simulator/machine.js";
 import type { ModelEvent } from "../../../../src/vocabulary/model.js";
 
 export const T0 = 1_700_000_000_000;

@@ -3,7 +3,7 @@
  * answer ends with a tag `[#rN]` (N counts answers on the session), so a reply that is
  * generated twice shows the same tag twice and a duplicate is detectable by text alone.
  */
-import type { GeminiFunctionDeclaration } from "../gemini/schemas.js";
+import type { GeminiFunctionDeclaration } from "../providers/gemini/schemas.js";
 import type { CallScript, SimulatorKnobs } from "./knobs.js";
 
 const SIDE_EFFECT_PREFIXES = ["suggest_", "set_", "show_", "play_"];

@@ -33,7 +33,7 @@ import {
   type GeminiSetup,
   type GeminiToolResponse,
   Scheduling,
-} from "../gemini/schemas.js";
+} from "../providers/gemini/schemas.js";
 import type { SimulatorKnobs } from "./knobs.js";
 import { nextRandom, seedState } from "./prng.js";
 import {
