@@ -3,9 +3,9 @@
  *
  * Layers, lowest first; a module may import its own layer or a lower one:
  *   vocabulary (the shared words: model events and commands, log events, frames),
- *   json-limits and version, core, history, providers, simulator (a stand-in service that
- *   speaks a provider's wire protocol), config, tools, contracts (env.ts, the session's RPC
- *   surface), session, http, index.ts.
+ *   json-limits and version, core, history, config, providers, simulator (a stand-in service
+ *   that speaks a provider's wire protocol), the simulated provider and the provider
+ *   registry, tools, contracts (env.ts, the session's RPC surface), session, http, index.ts.
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -19,9 +19,11 @@ const LAYERS = [
   ["json-limits.ts", "version.ts"],
   ["core/"],
   ["history/"],
+  ["config.ts"],
   ["providers/"],
   ["simulator/"],
-  ["config.ts"],
+  // Above the simulator: the provider that reaches it, and the list of every provider.
+  ["providers/simulated/", "providers/registry.ts"],
   ["tools/"],
   ["env.ts", "session/session-api.ts"],
   ["session/"],

@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { type GeminiEndpointSettings, geminiEndpointProblem } from "./providers/gemini/endpoint.js";
 
-/** The providers a session can name; only some of them can be served (see providerUnavailable). */
+/** The providers a session can name; src/providers/registry.ts says which can be served. */
 export const PROVIDERS = ["simulator", "gemini", "openai"] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
@@ -87,29 +86,4 @@ export function loadConfig(env: object): Config {
 /** `https://App.example/` → `https://app.example`, the form browsers send in `Origin`. */
 export function normaliseOrigin(origin: string): string {
   return origin.trim().toLowerCase().replace(/\/+$/, "");
-}
-
-/** The Gemini endpoint settings of this config. */
-export function geminiSettings(config: Config): GeminiEndpointSettings {
-  return {
-    endpoint: config.GEMINI_ENDPOINT,
-    url: config.GEMINI_LIVE_URL,
-    model: config.GEMINI_MODEL,
-    apiKey: config.GEMINI_API_KEY,
-    vertexProject: config.VERTEX_PROJECT,
-    vertexLocation: config.VERTEX_LOCATION,
-    vertexAccessToken: config.VERTEX_ACCESS_TOKEN,
-  };
-}
-
-/** Why a provider cannot serve a new session under this config, or null when it can. */
-export function providerUnavailable(config: Config, provider: ProviderName): string | null {
-  switch (provider) {
-    case "simulator":
-      return null;
-    case "gemini":
-      return geminiEndpointProblem(geminiSettings(config));
-    case "openai":
-      return "the openai provider is not available yet";
-  }
 }

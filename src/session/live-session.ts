@@ -5,6 +5,7 @@ import { ALL_GUARDS, type CoreState, defaultConfig, NO_GUARDS } from "../core/st
 import type { Env } from "../env.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { rebuildContextNaive } from "../history/rebuild-naive.js";
+import { providerSession } from "../providers/registry.js";
 import { AGENTS } from "../tools/agents.js";
 import type { AgentDefinition } from "../tools/define.js";
 import { toolPolicies } from "../tools/define.js";
@@ -12,7 +13,6 @@ import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
-import { providerTarget } from "./provider-target.js";
 import { recoverSession } from "./recover.js";
 import type { SessionResource, SessionStats } from "./session-api.js";
 import { type ClientSockets, closeQuietly, send, sendRaw } from "./sockets.js";
@@ -52,8 +52,7 @@ export class LiveSession {
     this.usage = new UsageStore(storage);
     this.agent = AGENTS[meta.agent];
     this.startedAt = Date.parse(meta.createdAt);
-    const provider = providerTarget({
-      provider: meta.provider,
+    const provider = providerSession(meta.provider, {
       config,
       env,
       sessionId: meta.sessionId,
@@ -70,7 +69,7 @@ export class LiveSession {
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
     });
-    this.link = new UpstreamLink(provider.target, {
+    this.link = new UpstreamLink(provider, {
       opened: () => this.input({ type: "upstream_opened" }),
       events: (events) => {
         for (const event of events) this.input({ type: "model", event });

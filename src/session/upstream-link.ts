@@ -1,6 +1,6 @@
 import type { UpstreamOpen } from "../core/effects.js";
-import type { GeminiLiveAdapter } from "../providers/gemini/adapter.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
+import type { ProviderAdapter, ProviderSession } from "../vocabulary/provider.js";
 import { closeQuietly } from "./sockets.js";
 
 export interface UpstreamCallbacks {
@@ -15,13 +15,8 @@ export interface UpstreamCallbacks {
   failed(message: string): void;
 }
 
-export interface UpstreamTarget {
-  /** Opens the provider's WebSocket (already accepted, binaryType set). */
-  connect(attempt: number): Promise<WebSocket>;
-  adapter(attempt: number): GeminiLiveAdapter;
-  /** `seeded`: the rebuilt history follows as the first clientContent (historyConfig). */
-  setupFrame(adapter: GeminiLiveAdapter, open: UpstreamOpen, seeded: boolean): string;
-}
+/** How the link reaches its model: a provider's session. */
+export type UpstreamTarget = Pick<ProviderSession, "connect" | "adapter">;
 
 /**
  * The session's one model connection. Every connection gets a number; events of a
@@ -32,7 +27,7 @@ export interface UpstreamTarget {
  */
 export class UpstreamLink {
   private ws: WebSocket | null = null;
-  private adapter: GeminiLiveAdapter | null = null;
+  private adapter: ProviderAdapter | null = null;
   private attempt = 0;
 
   constructor(
@@ -76,7 +71,12 @@ export class UpstreamLink {
         };
         ws.addEventListener("close", (event) => onGone(event.code, event.reason));
         ws.addEventListener("error", () => onGone(1006, "socket error"));
-        ws.send(this.target.setupFrame(adapter, open, seed.length > 0));
+        ws.send(
+          adapter.setupFrame({
+            resumeHandle: open.mode === "resume" ? open.handle : undefined,
+            seeded: seed.length > 0,
+          }),
+        );
         this.callbacks.opened();
       },
       (err: unknown) => {
@@ -101,14 +101,4 @@ export class UpstreamLink {
     this.attempt++;
     if (ws) closeQuietly(ws, 1000, reason);
   }
-}
-
-/** Opens an outbound WebSocket from a fetch-style upgrade response. */
-export async function acceptUpgrade(response: Promise<Response>): Promise<WebSocket> {
-  const res = await response;
-  const ws = res.webSocket;
-  if (!ws) throw new Error(`upgrade refused with HTTP ${res.status}`);
-  ws.accept();
-  ws.binaryType = "arraybuffer";
-  return ws;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, providerUnavailable } from "../../src/config.js";
+import { ConfigError, loadConfig } from "../../src/config.js";
 import { isLocalHostname, safeEqual } from "../../src/http/auth.js";
+import { providerUnavailable } from "../../src/providers/registry.js";
 import { parseClientFrame } from "../../src/session/client-frames.js";
 
 describe("loadConfig", () => {

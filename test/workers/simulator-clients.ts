@@ -10,8 +10,9 @@ import { type CoreState, defaultConfig, initialState } from "../../src/core/stat
 import { checkedContext, rebuildContext } from "../../src/history/rebuild.js";
 import { GeminiLiveAdapter } from "../../src/providers/gemini/adapter.js";
 import type { GeminiToolSpec } from "../../src/providers/gemini/tool-declaration.js";
+import { acceptUpgrade } from "../../src/providers/websocket.js";
 import { SessionInterpreter } from "../../src/session/interpreter.js";
-import { acceptUpgrade, UpstreamLink } from "../../src/session/upstream-link.js";
+import { UpstreamLink } from "../../src/session/upstream-link.js";
 import { nextRandom, seedState } from "../../src/simulator/prng.js";
 import type { HistoryEvent } from "../../src/vocabulary/events.js";
 import type { ToolPolicy } from "../../src/vocabulary/model.js";
@@ -284,13 +285,12 @@ export class GuardedClient {
             this.inFlight--;
           }
         },
-        adapter: () => new GeminiLiveAdapter({ model: MODEL, endpoint: "developer", capabilities }),
-        setupFrame: (adapter, open, seeded) =>
-          adapter.setupMessage({
-            tools: guardedSpecs(),
-            responseModality: "TEXT",
-            resumptionHandle: open.mode === "resume" ? open.handle : undefined,
-            initialHistoryInClientContent: seeded,
+        adapter: () =>
+          new GeminiLiveAdapter({
+            model: MODEL,
+            endpoint: "developer",
+            capabilities,
+            setup: { tools: guardedSpecs(), responseModality: "TEXT" },
           }),
       },
       {

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import { AGENTS, type AgentName, PROVIDERS, providerUnavailable } from "../../config.js";
+import { AGENTS, type AgentName, PROVIDERS } from "../../config.js";
 import { jsonLimitProblem } from "../../json-limits.js";
-import { simulatorKnobsProblem } from "../../session/provider-target.js";
+import { providerMetadataProblem, providerUnavailable } from "../../providers/registry.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
 import { HttpError } from "../errors.js";
@@ -74,15 +74,8 @@ export const sessionRoutes = new Hono<AppEnv>()
       const provider = body.provider ?? c.var.config.PROVIDER;
       const unavailable = providerUnavailable(c.var.config, provider);
       if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
-      if (provider === "simulator") {
-        const problem = simulatorKnobsProblem(c.env.SIMULATOR_KNOBS, body.metadata);
-        if (problem)
-          throw new HttpError(
-            400,
-            "bad_request",
-            `simulator knobs (SIMULATOR_KNOBS, metadata.simulator): ${problem}`,
-          );
-      }
+      const problem = providerMetadataProblem(provider, c.env, body.metadata);
+      if (problem) throw new HttpError(400, "bad_request", problem);
 
       const sessionId = crypto.randomUUID();
       await sessionStub(c.env, sessionId).init({

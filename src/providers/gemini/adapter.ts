@@ -4,6 +4,7 @@
  * session logic; its only state is the decoder's (duplicate call ids, synthetic ids).
  */
 import type { ModelCapabilities, ModelCommand, RebuiltContext } from "../../vocabulary/model.js";
+import type { ProviderAdapter } from "../../vocabulary/provider.js";
 import { capabilitiesFor, isVertexEndpoint, textRouteFor } from "./capabilities.js";
 import { type CloseClass, classifyClose } from "./close-codes.js";
 import {
@@ -34,14 +35,17 @@ export interface GeminiLiveAdapterOptions {
   callIdPrefix?: string | undefined;
   /** The naive relay's control arm only: seed with tool parts, as the service refuses. */
   seedAsToolParts?: boolean | undefined;
+  /** What every setup of this connection says (instructions, tools, modality, compression). */
+  setup?: Omit<GeminiSetupOptions, "model" | "resumptionHandle" | "initialHistoryInClientContent">;
 }
 
-export class GeminiLiveAdapter {
+export class GeminiLiveAdapter implements ProviderAdapter {
   readonly model: string;
   readonly endpoint: string;
   readonly capabilities: ModelCapabilities;
   readonly rules: GeminiWireRules;
   private readonly seedAsToolParts: boolean;
+  private readonly setup: NonNullable<GeminiLiveAdapterOptions["setup"]>;
   private readonly decoder: DecoderState;
 
   constructor(opts: GeminiLiveAdapterOptions) {
@@ -54,6 +58,16 @@ export class GeminiLiveAdapter {
     };
     this.decoder = createDecoderState(opts.callIdPrefix);
     this.seedAsToolParts = opts.seedAsToolParts ?? false;
+    this.setup = opts.setup ?? {};
+  }
+
+  /** The connection's first frame: resume with a handle, or say the history is seeded. */
+  setupFrame(opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
+    return this.setupMessage({
+      ...this.setup,
+      resumptionHandle: opts.resumeHandle,
+      initialHistoryInClientContent: opts.seeded,
+    });
   }
 
   /** The first frame of a connection. The model comes from the adapter. */

@@ -17,7 +17,9 @@
  * session that could have continued.
  */
 
-export type CloseClass = "retry" | "fatal" | "normal";
+import type { CloseClass } from "../../vocabulary/provider.js";
+
+export type { CloseClass };
 
 const FATAL = new Set([1002, 1003, 1007, 1008, 1009, 1010]);
 

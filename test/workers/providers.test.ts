@@ -1,10 +1,7 @@
 import { describe, expect, it } from "vitest";
-import {
-  capabilityOverrides,
-  fetchableUrl,
-  geminiCompression,
-  simulatorKnobs,
-} from "../../src/session/provider-target.js";
+import { capabilityOverrides, geminiCompression } from "../../src/providers/gemini/provider.js";
+import { simulatorKnobs } from "../../src/providers/simulated/provider.js";
+import { fetchableUrl } from "../../src/providers/websocket.js";
 
 describe("provider settings", () => {
   it("GEMINI_CAPABILITIES overrides parts of the capability record, and bad values are named", () => {

@@ -1,0 +1,147 @@
+/** Gemini Live (Developer API or Vertex AI) as a provider. */
+import { z } from "zod";
+import type { Config } from "../../config.js";
+import type { ModelCapabilities } from "../../vocabulary/model.js";
+import type { AgentSpec, ProviderSession } from "../../vocabulary/provider.js";
+import { callIdPrefix, type Provider } from "../provider.js";
+import { openWebSocket } from "../websocket.js";
+import { GeminiLiveAdapter } from "./adapter.js";
+import { capabilitiesFor } from "./capabilities.js";
+import {
+  type GeminiEndpointSettings,
+  geminiConnection,
+  geminiEndpointProblem,
+} from "./endpoint.js";
+import { toolDeclaration } from "./tool-declaration.js";
+
+/** The Worker vars this provider reads besides the typed config. */
+export interface GeminiVars {
+  /** JSON object overriding the model's capability record, e.g. {"silentHonoured":false}. */
+  GEMINI_CAPABILITIES?: string | undefined;
+  /** Context compression: unset = a sliding window at the service's defaults; N; "off". */
+  GEMINI_COMPRESSION_TRIGGER_TOKENS?: string | undefined;
+}
+
+/** The Gemini endpoint settings of this config. */
+export function geminiSettings(config: Config): GeminiEndpointSettings {
+  return {
+    endpoint: config.GEMINI_ENDPOINT,
+    url: config.GEMINI_LIVE_URL,
+    model: config.GEMINI_MODEL,
+    apiKey: config.GEMINI_API_KEY,
+    vertexProject: config.VERTEX_PROJECT,
+    vertexLocation: config.VERTEX_LOCATION,
+    vertexAccessToken: config.VERTEX_ACCESS_TOKEN,
+  };
+}
+
+/** `GEMINI_CAPABILITIES`: a JSON object overriding the capability table for the model. */
+const CapabilityOverrides = z
+  .object({
+    nonBlockingCalls: z.boolean(),
+    resultScheduling: z.boolean(),
+    turnCompleteWaitsForResults: z.boolean(),
+    silentHonoured: z.boolean(),
+  })
+  .partial()
+  .strict();
+
+export function capabilityOverrides(raw: string | undefined): Partial<ModelCapabilities> {
+  if (raw === undefined || raw.trim() === "") return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error("GEMINI_CAPABILITIES must be a JSON object");
+  }
+  const parsed = CapabilityOverrides.safeParse(json);
+  if (!parsed.success)
+    throw new Error(`GEMINI_CAPABILITIES: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  return parsed.data;
+}
+
+/**
+ * `GEMINI_COMPRESSION_TRIGGER_TOKENS`: unset, a sliding window at the service's defaults
+ * (sized for the model: the trigger is a share of its context window); a number, the
+ * trigger in tokens; "off", no compression (the service's 15-minute audio limit applies).
+ */
+export function geminiCompression(raw: string | undefined): { triggerTokens?: number } | undefined {
+  const value = raw?.trim() ?? "";
+  if (value === "") return {};
+  if (value === "off") return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new Error('GEMINI_COMPRESSION_TRIGGER_TOKENS must be a positive integer or "off"');
+  }
+  return { triggerTokens: n };
+}
+
+/**
+ * A session on a Gemini Live wire (the real service, or the simulator): one adapter per
+ * connection, each with the agent's setup. Silent tools go NON_BLOCKING where the model can:
+ * their results then carry SILENT.
+ */
+export function geminiWireSession(opts: {
+  model: string;
+  endpoint: string;
+  capabilities: ModelCapabilities;
+  agent: AgentSpec;
+  modality: "AUDIO" | "TEXT";
+  compression: { triggerTokens?: number } | undefined;
+  naive: boolean;
+  connect: (attempt: number) => Promise<WebSocket>;
+}): ProviderSession {
+  const { model, endpoint, capabilities, agent } = opts;
+  const instance = crypto.randomUUID().slice(0, 8);
+  const declarations = agent.tools.map((t) =>
+    toolDeclaration(
+      t.name,
+      t.description,
+      t.args,
+      t.followUp === "silent" && capabilities.nonBlockingCalls ? "NON_BLOCKING" : "BLOCKING",
+    ),
+  );
+  return {
+    model,
+    capabilities,
+    connect: opts.connect,
+    adapter: (attempt) =>
+      new GeminiLiveAdapter({
+        model,
+        endpoint,
+        capabilities,
+        callIdPrefix: callIdPrefix(attempt, instance),
+        seedAsToolParts: opts.naive,
+        setup: {
+          systemInstruction: agent.systemInstruction,
+          declarations,
+          responseModality: opts.modality,
+          contextWindowCompression: opts.compression,
+        },
+      }),
+  };
+}
+
+export const geminiProvider: Provider<GeminiVars> = {
+  name: "gemini",
+  unavailable: (config) => geminiEndpointProblem(geminiSettings(config)),
+  session({ config, env, agent, naive }) {
+    const connection = geminiConnection(geminiSettings(config));
+    const capabilities = capabilitiesFor(
+      connection.model,
+      connection.endpointLabel,
+      capabilityOverrides(env.GEMINI_CAPABILITIES),
+    );
+    return geminiWireSession({
+      model: connection.model,
+      endpoint: connection.endpointLabel,
+      capabilities,
+      agent,
+      modality: "AUDIO",
+      compression: geminiCompression(env.GEMINI_COMPRESSION_TRIGGER_TOKENS),
+      naive,
+      // Credentials ride in the URL (Developer API) or a header (Vertex); neither is logged.
+      connect: () => openWebSocket(connection.url, connection.headers),
+    });
+  },
+};

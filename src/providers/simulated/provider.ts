@@ -1,0 +1,108 @@
+/**
+ * The built-in simulator as a provider: liveline's sessions reach the Gemini Live stand-in
+ * (src/simulator) internally, on the Gemini wire, with the session's knobs.
+ */
+import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../../simulator/knobs.js";
+import { handleSimulatorRequest, type SimulatorEnv } from "../../simulator/object.js";
+import { capabilitiesFor } from "../gemini/capabilities.js";
+import { type GeminiVars, geminiCompression, geminiWireSession } from "../gemini/provider.js";
+import type { Provider } from "../provider.js";
+import { acceptUpgrade } from "../websocket.js";
+
+/** The Worker vars and bindings a simulated session needs. */
+export type SimulatorVars = SimulatorEnv &
+  GeminiVars & {
+    /** Default knobs, as a query string (e.g. "timeScale=0"). */
+    SIMULATOR_KNOBS?: string | undefined;
+  };
+
+/**
+ * The model a simulated session asks for: the simulator serves each family as the service
+ * does (2.x: turnComplete never waits for results; 3.1: every call blocks, text as
+ * realtimeInput), and liveline reads the family's capabilities from the same table as for
+ * the real service. `syncOnly=1` asks for 3.1. (`ignoreSilent=1` plays a model whose capability
+ * record is wrong: liveline is not told, and its regeneration guard must catch the repeat.)
+ */
+function simulatorModel(knobs: URLSearchParams): string {
+  const on = (name: string) => ["1", "true"].includes(knobs.get(name) ?? "");
+  return on("syncOnly") ? "gemini-3.1-flash-live-preview" : "gemini-2.5-flash-live-preview";
+}
+
+/**
+ * Simulator knobs for a session: `SIMULATOR_KNOBS` (a query string) as the default, then the
+ * session's `metadata.simulator` (a query string or an object of knob values) on top.
+ */
+export function simulatorKnobs(
+  envDefault: string | undefined,
+  metadata: Record<string, unknown>,
+): URLSearchParams {
+  const knobs = new URLSearchParams(envDefault ?? "");
+  const fromSession = metadata.simulator;
+  if (typeof fromSession === "string") {
+    for (const [k, v] of new URLSearchParams(fromSession)) knobs.set(k, v);
+  } else if (fromSession && typeof fromSession === "object") {
+    for (const [k, v] of Object.entries(fromSession)) knobs.set(k, String(v));
+  }
+  return knobs;
+}
+
+/**
+ * Why a session's simulator knobs cannot be served (unknown names, values out of range), or
+ * null: checked when the session is created, so that it is refused with the cause instead of
+ * failing later on its model connection.
+ */
+export function simulatorKnobsProblem(
+  envDefault: string | undefined,
+  metadata: Record<string, unknown>,
+): string | null {
+  const knobs = simulatorKnobs(envDefault, metadata);
+  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality"]);
+  const unknown = [...knobs.keys()].filter((name) => !known.has(name));
+  if (unknown.length > 0)
+    return `unknown simulator knob${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`;
+  const modality = knobs.get("modality");
+  if (modality !== null && modality !== "AUDIO" && modality !== "TEXT")
+    return `modality must be "AUDIO" or "TEXT", got "${modality}"`;
+  knobs.delete("modality");
+  try {
+    parseKnobs(knobs);
+    return null;
+  } catch (err) {
+    if (err instanceof KnobError) return err.message;
+    throw err;
+  }
+}
+
+export const simulatorProvider: Provider<SimulatorVars> = {
+  name: "simulator",
+  unavailable: () => null,
+  metadataProblem(env, metadata) {
+    const problem = simulatorKnobsProblem(env.SIMULATOR_KNOBS, metadata);
+    return problem === null
+      ? null
+      : `simulator knobs (SIMULATOR_KNOBS, metadata.simulator): ${problem}`;
+  },
+  session({ env, sessionId, agent, metadata, naive }) {
+    const knobs = simulatorKnobs(env.SIMULATOR_KNOBS, metadata);
+    const model = simulatorModel(knobs);
+    const modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
+    knobs.delete("modality");
+    return geminiWireSession({
+      model,
+      endpoint: "simulator",
+      capabilities: capabilitiesFor(model, "simulator"),
+      agent,
+      modality,
+      compression: geminiCompression(env.GEMINI_COMPRESSION_TRIGGER_TOKENS),
+      naive,
+      connect: (attempt) => {
+        const q = new URLSearchParams(knobs);
+        q.set("session", `${sessionId}-${attempt}`);
+        const request = new Request(`https://liveline.internal/simulator/gemini?${q}`, {
+          headers: { Upgrade: "websocket" },
+        });
+        return acceptUpgrade(handleSimulatorRequest(request, env));
+      },
+    });
+  },
+};

@@ -1,0 +1,53 @@
+/**
+ * What a provider is, to the session: every live model service (Gemini Live, OpenAI
+ * Realtime, a stand-in) is reached through these few types, and the session knows no other.
+ * A provider folder in src/providers implements them; src/providers/registry.ts lists the
+ * providers. Web-standard only (WebSocket, strings): no runtime specifics here.
+ */
+import type { z } from "zod";
+import type { ModelCapabilities, ModelCommand, ModelEvent, RebuiltContext } from "./model.js";
+
+/** What a close code means: the session ended cleanly, a reconnect may help, or it cannot. */
+export type CloseClass = "normal" | "retry" | "fatal";
+
+export type DecodeResult =
+  | { ok: true; events: ModelEvent[] }
+  | { ok: false; error: { code: "protocol_error"; message: string } };
+
+/** A tool as the session offers it to the model (the provider declares it its own way). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  args: z.ZodType;
+  /** `silent` tools may be declared non-blocking where the model can take them so. */
+  followUp: "silent" | "speak";
+}
+
+/** What the model connection is for: the agent's instructions and tools. */
+export interface AgentSpec {
+  systemInstruction: string;
+  tools: readonly ToolSpec[];
+}
+
+/** One model connection's codec: wire frames in and out, for the core's vocabulary. */
+export interface ProviderAdapter {
+  readonly capabilities: ModelCapabilities;
+  /** The first frame of the connection: resume with a handle, or say a seed follows. */
+  setupFrame(opts: { resumeHandle?: string | undefined; seeded: boolean }): string;
+  decode(frame: string | ArrayBuffer | Uint8Array): DecodeResult;
+  encode(command: ModelCommand): string[];
+  /** The frames that seed a fresh connection with a rebuilt conversation (none if empty). */
+  encodeContext(context: RebuiltContext): string[];
+  classifyClose(code: number): CloseClass;
+}
+
+/** A session's way to its model, as a provider sets it up. */
+export interface ProviderSession {
+  /** The model the session asks for, as the provider names it. */
+  readonly model: string;
+  readonly capabilities: ModelCapabilities;
+  /** Opens the provider's WebSocket (accepted, binaryType set). */
+  connect(attempt: number): Promise<WebSocket>;
+  /** A fresh codec for connection number `attempt`. */
+  adapter(attempt: number): ProviderAdapter;
+}
