@@ -24,6 +24,7 @@ import {
   onModelTurnComplete,
   openTurn,
   sendInput,
+  withdrawQueuedText,
 } from "./turns.js";
 import {
   armIdle,
@@ -103,8 +104,12 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "client_text": {
       armIdle(ctx);
-      // A new text turn interrupts the open one; what the model still says for it is dropped.
-      if (s.turn) endTurn(ctx, { interrupted: "barge_in" });
+      // A new text turn interrupts the open one; what the model still says for it is dropped,
+      // and its text, if it never left, is not sent at all.
+      if (s.turn) {
+        withdrawQueuedText(ctx, s.turn);
+        endTurn(ctx, { interrupted: "barge_in" });
+      }
       const turn = openTurn(ctx, "text", input.text);
       ensureUpstream(ctx, true);
       sendInput(ctx, { type: "user_text", text: input.text }, turn.id);
@@ -145,7 +150,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "model":
       s.lastModelSignAt = ctx.now;
-      noteUpstreamHealth(ctx);
+      noteUpstreamHealth(ctx, input.event.type === "turn_complete");
       onModelEvent(ctx, input.event);
       return;
     case "tool_outcome":

@@ -246,7 +246,10 @@ export interface UpstreamState {
   handle: string | null;
   /** We opened the current connection with `handle` (a 1007 then means: rebuild instead). */
   resumingWith: string | null;
-  /** Failed connections in a row (a connection that stayed up healthyAfterMs resets it). */
+  /**
+   * Failed connections in a row (a connection that stayed up healthyAfterMs, or that served
+   * a turn, resets it).
+   */
   attempts: number;
   goingAway: boolean;
   /** When the current connection went live (null: not live). */
@@ -258,6 +261,8 @@ export interface UpstreamState {
    * not logged until it has stayed up healthyAfterMs, so a loop is one `reconnecting` entry.
    */
   flapping: boolean;
+  /** The current connection has ended a model turn: it works, however soon it drops. */
+  served: boolean;
 }
 
 export interface Counters {
@@ -337,6 +342,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       liveSince: null,
       recentOpens: [],
       flapping: false,
+      served: false,
     },
     outbox: [],
     outboxSince: null,

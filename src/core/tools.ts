@@ -94,11 +94,19 @@ export function onClientToolResult(
   if (call.status !== "running" && s.config.guards.dedupeResults) {
     s.counters.duplicateResults++;
     ctx.trace("DUPLICATE_RESULT", { callId, clientId });
-    const had = call.status === "cancelled" ? "been cancelled" : "a result";
+    if (call.status === "cancelled") {
+      // Not a second result: the call was cancelled (tool_cancelled said so) and takes none.
+      ctx.sendError(
+        clientId,
+        "call_cancelled",
+        `call "${callId}" was cancelled; it takes no result`,
+      );
+      return;
+    }
     ctx.sendError(
       clientId,
       "duplicate_result",
-      `call "${callId}" already has ${had}; the first one stands`,
+      `call "${callId}" already has a result; the first one stands`,
     );
     return;
   }

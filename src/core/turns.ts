@@ -62,6 +62,22 @@ export function sendInput(ctx: StepContext, command: ModelCommand, owner: string
   ctx.sendModel(command);
 }
 
+/**
+ * A turn superseded before its text ever reached the model (it waits in the outbox while
+ * the connection opens): the text is withdrawn with its slot, so the model never answers
+ * what the user already typed over — its context holds what the user saw.
+ */
+export function withdrawQueuedText(ctx: StepContext, turn: TurnState): void {
+  const s = ctx.state;
+  if (s.upstream.phase === "live" || s.outboxSince === null || turn.userSeq < s.outboxSince) return;
+  const at = s.outbox.findLastIndex((c) => c.type === "user_text");
+  if (at === -1) return;
+  s.outbox.splice(at, 1);
+  const slot = s.expected.lastIndexOf(turn.id);
+  if (slot !== -1) s.expected.splice(slot, 1);
+  if (!s.outbox.some((c) => c.type === "user_text")) s.outboxSince = null;
+}
+
 /** A late speak result: the model owes the turn exactly one generation for it. */
 export function expectGeneration(ctx: StepContext, turnId: string): void {
   const s = ctx.state;

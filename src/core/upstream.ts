@@ -30,6 +30,7 @@ function openWith(ctx: StepContext, open: UpstreamOpen): void {
   const { upstream: up, config } = ctx.state;
   up.resumingWith = open.mode === "resume" ? open.handle : null;
   up.liveSince = null;
+  up.served = false;
   up.recentOpens = [
     ...up.recentOpens.filter((t) => t > ctx.now - config.reconnectWindowMs),
     ctx.now,
@@ -150,13 +151,17 @@ function loseConnection(ctx: StepContext): void {
 }
 
 /**
- * On every model event: once a flapping connection has stayed up healthyAfterMs it has
- * proven itself, and its `live` is logged (checked lazily: no timer per connection).
+ * On every model event: once a flapping connection has stayed up healthyAfterMs, or served
+ * a turn, it has proven itself, and its `live` is logged (checked lazily: no timer).
  */
-export function noteUpstreamHealth(ctx: StepContext): void {
+export function noteUpstreamHealth(ctx: StepContext, servedATurn: boolean): void {
   const up = ctx.state.upstream;
-  if (!up.flapping || up.phase !== "live" || up.liveSince === null) return;
-  if (ctx.now - up.liveSince < ctx.state.config.healthyAfterMs) return;
+  if (up.phase !== "live" || up.liveSince === null) return;
+  // A connection that ended a model turn works (the answers reach the client): saying
+  // `reconnecting` meanwhile would be untrue, however soon it drops.
+  if (servedATurn) up.served = true;
+  if (!up.flapping) return;
+  if (!up.served && ctx.now - up.liveSince < ctx.state.config.healthyAfterMs) return;
   up.attempts = 0;
   up.flapping = false;
   ctx.record({ kind: "status", state: "live" });
@@ -179,7 +184,9 @@ export function onConnectTimer(ctx: StepContext): void {
 function scheduleReconnect(ctx: StepContext, failure = true): void {
   const s = ctx.state;
   const { config, upstream: up } = s;
-  if (up.liveSince !== null && ctx.now - up.liveSince >= config.healthyAfterMs) up.attempts = 0;
+  if (up.liveSince !== null && (up.served || ctx.now - up.liveSince >= config.healthyAfterMs)) {
+    up.attempts = 0;
+  }
   up.liveSince = null;
   // A flapping connection's `live` was never logged: its `reconnecting` still stands.
   const logged = up.flapping;

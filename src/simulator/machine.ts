@@ -822,7 +822,8 @@ function startUserTurn(ctx: Ctx, userText: string): void {
       ...sayOps(ctx, reply.before),
       calls,
       { op: "wait" },
-      ...sayOps(ctx, reply.after),
+      // Spoken results may come between: each part opens with its space.
+      ...sayOps(ctx, ` ${reply.after}`),
       { op: "end" },
     ],
     { remember: true, userText },
@@ -885,7 +886,7 @@ function runGen(ctx: Ctx): void {
         resultSpeech(r.name, r.summary, answerTag(++s.context.answers)),
       );
       gen.toSpeak = [];
-      gen.ops.splice(gen.pc, 0, ...sayOps(ctx, speech.join(" ")));
+      gen.ops.splice(gen.pc, 0, ...sayOps(ctx, ` ${speech.join(" ")}`));
       continue;
     }
     gen.pc++;
@@ -910,7 +911,7 @@ function continueAfterResults(ctx: Ctx, gen: Gen): void {
     gen.ops = [...gen.ops.slice(0, gen.pc), { op: "end" }];
     return;
   }
-  if (speech.length > 0) gen.ops.splice(gen.pc, 0, ...sayOps(ctx, speech.join(" ")));
+  if (speech.length > 0) gen.ops.splice(gen.pc, 0, ...sayOps(ctx, ` ${speech.join(" ")}`));
 }
 
 function execute(ctx: Ctx, gen: Gen, op: Op): number {

@@ -672,7 +672,7 @@ describe("found in review", () => {
       reason: "upstream_lost",
     });
     h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} });
-    expect(h.clients.get("phone")?.frames.at(-1)).toMatchObject({ code: "duplicate_result" });
+    expect(h.clients.get("phone")?.frames.at(-1)).toMatchObject({ code: "call_cancelled" });
     expect(toolResponses(h)).toHaveLength(0);
   });
 });
@@ -1080,5 +1080,55 @@ describe("input while the model connection opens or is replaced (issue 10)", () 
       h.now += 20;
     }
     expect(bytes).toBe(16_000);
+  });
+});
+
+describe("found by the black-box attack on issue 10", () => {
+  it("lines typed over one another before the connection is set up: only the last reaches the model", () => {
+    const h = new Harness();
+    h.connect("phone");
+    for (const text of ["one", "two", "three"]) {
+      h.input({ type: "client_text", clientId: "phone", text });
+    }
+    h.model({ type: "setup_complete" });
+    // The superseded lines end as the user typed over them, and the model never hears them.
+    expect(h.sentToModel).toEqual([{ type: "user_text", text: "three" }]);
+    h.model({ type: "text_delta", text: "Three!" });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "interrupted"],
+      ["t2", "interrupted"],
+      ["t3", "turn_complete"],
+    ]);
+    expect(h.durableFrames("phone").filter((f) => f.type === "text")).toEqual([
+      expect.objectContaining({ turnId: "t3", text: "Three!" }),
+    ]);
+  });
+
+  it("a connection that serves a turn is live, however soon it drops: status says so each time", () => {
+    const h = live();
+    for (let round = 0; round < 4; round++) {
+      h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
+      h.fireNextTimer();
+      h.model({ type: "setup_complete" });
+      h.input({ type: "client_text", clientId: "phone", text: `line ${round}` });
+      h.model({ type: "text_delta", text: `answer ${round}` });
+      h.model({ type: "turn_complete" });
+    }
+    const states = h
+      .durableFrames("phone")
+      .flatMap((f) => (f.type === "status" ? [f.state] : []))
+      .slice(-8);
+    expect(states).toEqual([
+      "reconnecting",
+      "live",
+      "reconnecting",
+      "live",
+      "reconnecting",
+      "live",
+      "reconnecting",
+      "live",
+    ]);
+    expect(h.state.upstream.attempts).toBeLessThanOrEqual(1);
   });
 });
