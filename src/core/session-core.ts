@@ -51,6 +51,19 @@ export interface StepResult {
  * The session core: a pure function of (state, input, now). It never reads a clock, does
  * no I/O and draws no random numbers; the shell carries out the returned effects in order.
  */
+/** Model events that change the conversation (a resumption handle issued before them is stale). */
+const SAYS_SOMETHING: ReadonlySet<ModelEvent["type"]> = new Set([
+  "text_delta",
+  "transcript_delta",
+  "input_transcript",
+  "audio_delta",
+  "tool_call",
+  "tool_call_cancellation",
+  "generation_complete",
+  "turn_complete",
+  "interrupted",
+]);
+
 export function step(state: CoreState, input: CoreInput, now: number): StepResult {
   const ctx = new StepContext(copyState(state), now, cancelRunningCalls);
   dispatch(ctx, input);
@@ -151,6 +164,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
     case "model":
       s.lastModelSignAt = ctx.now;
       noteUpstreamHealth(ctx, input.event.type === "turn_complete");
+      if (SAYS_SOMETHING.has(input.event.type)) s.upstream.handleStale = true;
       onModelEvent(ctx, input.event);
       return;
     case "tool_outcome":

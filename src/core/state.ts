@@ -263,6 +263,12 @@ export interface UpstreamState {
   flapping: boolean;
   /** The current connection has ended a model turn: it works, however soon it drops. */
   served: boolean;
+  /**
+   * Something was said to or by the model since `handle` was issued: resuming with it would
+   * lose that (the service's handle covers the session up to when it was sent), so the next
+   * connection is seeded from the log instead.
+   */
+  handleStale: boolean;
 }
 
 export interface Counters {
@@ -343,6 +349,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       recentOpens: [],
       flapping: false,
       served: false,
+      handleStale: false,
     },
     outbox: [],
     outboxSince: null,

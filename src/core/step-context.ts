@@ -64,6 +64,7 @@ export class StepContext {
     const s = this.state;
     if (s.upstream.phase === "live") {
       this.effects.push({ type: "send_model", command });
+      s.upstream.handleStale = true;
       return;
     }
     s.outbox.push(command);

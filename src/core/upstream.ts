@@ -15,15 +15,18 @@ export function ensureUpstream(ctx: StepContext, byInput = false): void {
     up.attempts = 0;
   }
   up.phase = "connecting";
-  openWith(
-    ctx,
-    up.handle
-      ? { mode: "resume", handle: up.handle }
-      : ctx.state.turnCount > 0
-        ? { mode: "rebuild" }
-        : { mode: "fresh" },
-  );
+  openWith(ctx, nextOpen(ctx, true));
   ctx.record({ kind: "status", state: "connecting" });
+}
+
+/**
+ * Resume only with a handle that covers everything the model heard and said; a stale one
+ * would silently drop the turns since it was issued. Otherwise seed from the log.
+ */
+function nextOpen(ctx: StepContext, first = false): UpstreamOpen {
+  const up = ctx.state.upstream;
+  if (up.handle !== null && !up.handleStale) return { mode: "resume", handle: up.handle };
+  return first && ctx.state.turnCount === 0 ? { mode: "fresh" } : { mode: "rebuild" };
 }
 
 function openWith(ctx: StepContext, open: UpstreamOpen): void {
@@ -53,7 +56,7 @@ export function onSetupComplete(ctx: StepContext): void {
   up.flapping = up.attempts >= 2;
   if (!up.flapping) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
-  for (const command of ctx.takeOutbox()) ctx.emit({ type: "send_model", command });
+  for (const command of ctx.takeOutbox()) ctx.sendModel(command);
   armIdle(ctx);
 }
 
@@ -62,7 +65,15 @@ export function onResumptionUpdate(
   handle: string | undefined,
   resumable: boolean,
 ): void {
-  if (resumable && handle) ctx.state.upstream.handle = handle;
+  const up = ctx.state.upstream;
+  if (resumable && handle) {
+    up.handle = handle;
+    up.handleStale = false;
+    // A move after goAway waits for this: a handle that covers the turn just ended.
+    maybeReconnectForGoAway(ctx);
+  } else if (!resumable) {
+    up.handleStale = true;
+  }
 }
 
 /** Nothing in flight: no generation, no running call, no turn waiting for the model. */
@@ -88,6 +99,9 @@ export function maybeReconnectForGoAway(ctx: StepContext, force = false): void {
   const up = ctx.state.upstream;
   if (!up.goingAway || up.phase !== "live") return;
   if (!force && !upstreamQuiet(ctx)) return;
+  // With resumption in use, wait (bounded by the go_away timer) for the handle that follows
+  // the turn's end: moving on the turn's end itself would resume without that turn.
+  if (!force && up.handle !== null && up.handleStale) return;
   up.goingAway = false;
   ctx.emit({ type: "clear_timer", timer: "go_away" });
   if (force) closeTurnOnUpstreamLoss(ctx);
@@ -99,8 +113,9 @@ function reconnectNow(ctx: StepContext, reason: string): void {
   ctx.emit({ type: "close_upstream", reason });
   up.phase = "reconnecting";
   ctx.record({ kind: "status", state: "reconnecting" });
-  ctx.trace("UPSTREAM_RECONNECT", { reason, resume: up.handle !== null });
-  openWith(ctx, up.handle ? { mode: "resume", handle: up.handle } : { mode: "rebuild" });
+  const open = nextOpen(ctx);
+  ctx.trace("UPSTREAM_RECONNECT", { reason, resume: open.mode === "resume" });
+  openWith(ctx, open);
 }
 
 export function onUpstreamClosed(
@@ -234,8 +249,9 @@ function giveUp(ctx: StepContext, failures: number, opens: number): void {
 export function onReconnectTimer(ctx: StepContext): void {
   const up = ctx.state.upstream;
   if (up.phase !== "reconnecting" || ctx.state.ended) return;
-  ctx.trace("UPSTREAM_RECONNECT", { attempt: up.attempts, resume: up.handle !== null });
-  openWith(ctx, up.handle ? { mode: "resume", handle: up.handle } : { mode: "rebuild" });
+  const open = nextOpen(ctx);
+  ctx.trace("UPSTREAM_RECONNECT", { attempt: up.attempts, resume: open.mode === "resume" });
+  openWith(ctx, open);
 }
 
 function fail(ctx: StepContext, message: string): void {

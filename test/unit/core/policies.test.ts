@@ -387,7 +387,7 @@ describe("clients reconnect and resume", () => {
 });
 
 describe("the model connection", () => {
-  it("a drop mid-turn ends the turn with interrupted(upstream_lost), then reconnects with the handle", () => {
+  it("a drop mid-turn ends the turn with interrupted(upstream_lost), then reconnects seeded from the log (the handle predates the turn)", () => {
     const h = live();
     h.model({ type: "resumption_update", handle: "h1", resumable: true });
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
@@ -401,8 +401,9 @@ describe("the model connection", () => {
       state: "reconnecting",
     });
     expect(h.fireNextTimer()).toBe(true);
+    // h1 was issued before "hi": resuming with it would lose the turn (issue 10 attack).
     expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
-      open: { mode: "resume", handle: "h1" },
+      open: { mode: "rebuild" },
     });
     h.model({ type: "setup_complete" });
     expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "live" });
@@ -430,7 +431,7 @@ describe("the model connection", () => {
     expect(h.timers.has("reconnect")).toBe(false);
   });
 
-  it("goAway: moves to a new connection with the handle once nothing is in flight", () => {
+  it("goAway: moves to a new connection once nothing is in flight, with the handle issued after the turn", () => {
     const h = live();
     h.model({ type: "resumption_update", handle: "h2", resumable: true });
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
@@ -438,8 +439,11 @@ describe("the model connection", () => {
     expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
     h.model({ type: "text_delta", text: "Hello" });
     h.model({ type: "turn_complete" });
+    // Not on the turn's end: h2 predates the turn; the handle that follows it covers it.
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
+    h.model({ type: "resumption_update", handle: "h3", resumable: true });
     expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
-      open: { mode: "resume", handle: "h2" },
+      open: { mode: "resume", handle: "h3" },
     });
     expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
   });
@@ -569,11 +573,12 @@ describe("idle sessions cost nothing", () => {
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
     h.model({ type: "text_delta", text: "Hello." });
     h.model({ type: "turn_complete" });
+    h.model({ type: "resumption_update", handle: "h10", resumable: true });
     expect(h.fireNextTimer()).toBe(true);
     expect(h.effects.at(-2)).toMatchObject({ type: "close_upstream", reason: "idle" });
     h.input({ type: "client_text", clientId: "phone", text: "still there?" });
     expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
-      open: { mode: "resume", handle: "h9" },
+      open: { mode: "resume", handle: "h10" },
     });
     // Queued until the new connection is live.
     expect(h.sentToModel.filter((c) => c.type === "user_text")).toHaveLength(1);
@@ -1130,5 +1135,25 @@ describe("found by the black-box attack on issue 10", () => {
       "live",
     ]);
     expect(h.state.upstream.attempts).toBeLessThanOrEqual(1);
+  });
+});
+
+describe("found by the black-box attack on issue 10: resumption with a stale handle", () => {
+  it("a goAway move waits for the handle that covers the turn; if none comes, the timer moves by a rebuild", () => {
+    const h = live();
+    h.model({ type: "resumption_update", handle: "h1", resumable: true });
+    h.input({ type: "client_text", clientId: "phone", text: "tell me about the weather" });
+    h.model({ type: "resumption_update", resumable: false });
+    h.model({ type: "go_away", timeLeftMs: 20_000 });
+    h.model({ type: "text_delta", text: "Sunny." });
+    h.model({ type: "turn_complete" });
+    expect(h.effects.some((e) => e.type === "open_upstream" && e.open.mode === "resume")).toBe(
+      false,
+    );
+    // No fresh handle: the go_away timer moves anyway, seeded from the log, not with h1.
+    h.advance(20_000);
+    const opens = h.effects.filter((e) => e.type === "open_upstream");
+    expect(opens.at(-1)).toMatchObject({ open: { mode: "rebuild" } });
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
   });
 });
