@@ -52,6 +52,27 @@ function repeatedText(frames) {
   return new Set(tags).size !== tags.length;
 }
 
+/**
+ * Waits for the model connection to go `reconnecting` then `live` again, or for the session to
+ * give up (ended, or a fatal error); true when it reconnected.
+ */
+async function reconnectedOrGaveUp(client) {
+  const deadline = Date.now() + 8000;
+  let reconnected = false;
+  while (Date.now() < deadline) {
+    const states = client.statuses.map((st) => st.state);
+    const r = states.indexOf("reconnecting");
+    if (r !== -1 && states.slice(r).includes("live")) {
+      reconnected = true;
+      break;
+    }
+    if (states.includes("ended") || client.frames.some((f) => f.type === "error" && f.fatal)) break;
+    await sleep(20);
+  }
+  await sleep(50);
+  return reconnected;
+}
+
 const SCENARIOS = [
   {
     id: "greeting_race",
@@ -146,21 +167,7 @@ const SCENARIOS = [
       });
       try {
         await playTurn(client, "hi", { settleMs: 100 });
-        // Wait for the new connection (or for the session to give up).
-        const deadline = Date.now() + 8000;
-        let reconnected = false;
-        while (Date.now() < deadline) {
-          const states = client.statuses.map((s) => s.state);
-          const r = states.indexOf("reconnecting");
-          if (r !== -1 && states.slice(r).includes("live")) {
-            reconnected = true;
-            break;
-          }
-          if (states.includes("ended") || client.frames.some((f) => f.type === "error" && f.fatal))
-            break;
-          await sleep(20);
-        }
-        await sleep(50);
+        const reconnected = await reconnectedOrGaveUp(client);
         const { frames, ended } = await playTurn(client, "are you still there?", {
           settleMs: 50,
           timeoutMs: 5000,
@@ -203,15 +210,7 @@ const SCENARIOS = [
       try {
         await playTurn(client, "hi", { settleMs: 50 });
         await playTurn(client, "please look up the faq", { settleMs: 150 });
-        const deadline = Date.now() + 8000;
-        while (Date.now() < deadline) {
-          const states = client.statuses.map((st) => st.state);
-          const r = states.indexOf("reconnecting");
-          if (r !== -1 && states.slice(r).includes("live")) break;
-          if (states.includes("ended")) break;
-          await sleep(20);
-        }
-        await sleep(50);
+        await reconnectedOrGaveUp(client);
         const { frames, ended } = await playTurn(client, "what do you remember", {
           settleMs: 100,
           timeoutMs: 5000,
