@@ -62,7 +62,7 @@ export function sendResumption(ctx: Ctx): void {
   ctx.effects.push({
     type: "save_handle",
     handle,
-    context: { ...structuredClone(s.context), savedAt: ctx.now },
+    context: { ...structuredClone(s.context), owed: s.owed, savedAt: ctx.now },
   });
   ctx.send({ sessionResumptionUpdate: { newHandle: handle, resumable: true } });
 }

@@ -15,7 +15,7 @@ import {
 } from "../providers/gemini/schemas.js";
 import { modelFamilyOf, sendResumption } from "./connection.js";
 import { react, runGen, startOwedReply, startUserTurn } from "./generation.js";
-import { summarise } from "./script.js";
+import { answerTag, resultSpeech, summarise } from "./script.js";
 import {
   BARGE_IN_BYTES,
   type Ctx,
@@ -152,9 +152,11 @@ export function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContex
     ctx.close(1007, `${INVALID_ARGUMENT} (unknown or expired session resumption handle)`);
     return;
   }
-  const { savedAt: _savedAt, ...restored } = context;
+  const { savedAt: _savedAt, owed, ...restored } = context;
   // Contexts saved before `remembered` existed lack it.
   s.context = { ...structuredClone(restored), remembered: restored.remembered ?? [] };
+  // What it had still to say after an empty reply, it still has to say (assumed).
+  s.owed = owed ?? null;
   goLive(ctx);
 }
 
@@ -243,6 +245,35 @@ export function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
     .flatMap((t) => t.parts ?? [])
     .flatMap((p) => (p.text?.startsWith("[") ? [p.text] : []));
   s.context.remembered = [...s.context.remembered, ...lines].slice(-10);
+  oweSeededResults(ctx, turns);
+}
+
+/**
+ * Tool outcomes the seed shows after the model's last words were never spoken: the model
+ * has them to say, and says them when asked to go on (a nudge), not by itself (assumed: a
+ * seed is never answered, the results are in its context).
+ */
+function oweSeededResults(ctx: Ctx, turns: readonly GeminiContent[]): void {
+  const lastModel = turns.findLastIndex((t) => t.role === "model");
+  const outcomes = turns
+    .slice(lastModel + 1)
+    .flatMap((t) => t.parts ?? [])
+    .flatMap((p) => {
+      const m = /^\[(\w+) returned (.*)\]$/s.exec(p.text ?? "");
+      return m ? [{ name: m[1]!, summary: summariseSeeded(m[2]!) }] : [];
+    });
+  if (outcomes.length === 0) return;
+  const s = ctx.s;
+  s.owed = outcomes.map((o) => resultSpeech(o.name, o.summary, answerTag(++s.context.answers)));
+}
+
+/** The seeded outcome's JSON as the simulator summarises a live result. */
+function summariseSeeded(json: string): string {
+  try {
+    return summarise(JSON.parse(json) as Record<string, unknown>);
+  } catch {
+    return summarise({ output: json });
+  }
 }
 
 export function onRealtimeInput(ctx: Ctx, input: GeminiRealtimeInput): void {

@@ -313,6 +313,23 @@ describe("empty replies", () => {
     expect(sim.text()).toContain("You said: “next”");
   });
 
+  it("the reply owed after an empty one survives a resumption (the handle covers it)", () => {
+    const first = new SimDriver(
+      { race: 0, emptyRate: 1, calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } },
+      "alpha",
+    );
+    first.setup({ sessionResumption: {} }, GREETING_TOOLS);
+    first.user("hi");
+    const [c] = first.calls();
+    first.respond([{ id: c!.id, name: "lookup_faq", response: { output: "v" } }]);
+    const [handle, context] = [...first.saved].at(-1)!;
+    const second = new SimDriver({}, "beta");
+    second.setup({ sessionResumption: { handle } }, GREETING_TOOLS);
+    second.input({ type: "resume_context", handle, context });
+    second.user("Please continue.");
+    expect(second.text()).toContain("lookup_faq found");
+  });
+
   it("emptySchedule names replies of the connection (1-based)", () => {
     const sim = new SimDriver({ emptySchedule: [2, 3] });
     sim.setup();

@@ -228,6 +228,31 @@ describe("initial history (historyConfig.initialHistoryInClientContent)", () => 
     expect(sim.count(turnCompletes)).toBe(1);
   });
 
+  it("outcomes the seed shows after the model's last words are owed: said when asked to go on", () => {
+    const unspoken = encodeRebuiltContext({
+      items: [
+        { role: "user", text: "What are your hours?" },
+        { role: "model", text: "Let me look." },
+        { role: "model_calls", calls: [{ id: "a", name: "lookup_faq", args: {} }] },
+        {
+          role: "tool_results",
+          results: [{ callId: "a", name: "lookup_faq", result: { answer: "9-5" } }],
+        },
+      ],
+    });
+    const sim = new SimDriver();
+    sim.setup(history, TOOLS);
+    expect(sim.send(unspoken)).toEqual([]); // still never answered by itself
+    sim.user("Please continue.");
+    expect(sim.text()).toContain('lookup_faq found: {"answer":"9-5"}');
+    // A seed whose results were spoken owes nothing: the next input gets its own answer.
+    const spoken = new SimDriver();
+    spoken.setup(history, TOOLS);
+    spoken.send(seed);
+    spoken.user("hello");
+    expect(spoken.text()).not.toContain("lookup_faq found");
+  });
+
   it("control: the same seed without historyConfig is a user turn, and is answered", () => {
     const sim = new SimDriver();
     sim.setup({}, TOOLS);
