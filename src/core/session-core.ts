@@ -233,6 +233,8 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
         s.inputTranscript += event.text;
         s.speechDetected = true;
       }
+      if (s.speechDetected && s.followUpWindow !== null && s.followUpWindow.turnId === s.turn?.id)
+        s.followUpWindow.spokenOver = true;
       return;
     case "tool_call":
       onModelToolCall(ctx, event.calls);

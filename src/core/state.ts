@@ -28,6 +28,11 @@ export interface Guards {
    * its slot back, so the answer that follows still belongs to the turn.
    */
   detectRepeats: boolean;
+  /**
+   * A turn that waits only for the model to speak results it already has is carried over a
+   * lost connection: the next connection is asked, once, to go on.
+   */
+  carryTurns: boolean;
 }
 
 export const ALL_GUARDS: Guards = {
@@ -38,6 +43,7 @@ export const ALL_GUARDS: Guards = {
   dedupeCalls: true,
   dedupeResults: true,
   detectRepeats: true,
+  carryTurns: true,
 };
 
 export const NO_GUARDS: Guards = {
@@ -48,6 +54,7 @@ export const NO_GUARDS: Guards = {
   dedupeCalls: false,
   dedupeResults: false,
   detectRepeats: false,
+  carryTurns: false,
 };
 
 export interface CoreConfig {
@@ -172,6 +179,11 @@ export interface TurnState {
    * generation it still sends fills one (while the turn is open) or is absorbed (after).
    */
   optionalSlots: number;
+  /**
+   * Carried over a lost model connection (see closeTurnOnUpstreamLoss): `pending` until the
+   * next connection is live, `asked` once it was asked to go on.
+   */
+  carried?: "pending" | "asked" | undefined;
 }
 
 /**
@@ -190,6 +202,8 @@ export interface FollowUpWindow {
    * repeated an earlier reply word for word, or it was empty.
    */
   gaveBack?: "repeat" | "empty" | undefined;
+  /** The user spoke while it waited: the next generation answers the speech. */
+  spokenOver?: boolean | undefined;
 }
 
 /** The model's current generation and whom it answers (null: nobody asked for it). */
@@ -252,6 +266,8 @@ export interface UpstreamState {
    */
   attempts: number;
   goingAway: boolean;
+  /** When the service said it closes a connection that is going away (goAway's timeLeft). */
+  goAwayDeadline: number | null;
   /** When the current connection went live (null: not live). */
   liveSince: number | null;
   /** When connections were opened lately (within reconnectWindowMs), for the budget. */
@@ -345,6 +361,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       resumingWith: null,
       attempts: 0,
       goingAway: false,
+      goAwayDeadline: null,
       liveSince: null,
       recentOpens: [],
       flapping: false,

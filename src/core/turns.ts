@@ -189,7 +189,15 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     s.generation = newGeneration(null, "none");
     return s.generation;
   }
-  if (window) {
+  if (window && spokeAfterTurnEnded(ctx) && s.config.guards.suppressUnsolicited) {
+    // The user spoke after the model ended its turn and before the follow-up it may still
+    // owe began: the model answers the speech (with whatever it still had to say), so this
+    // generation opens the voice turn; the turn whose follow-up it was ends, cut short.
+    endTurn(ctx, { interrupted: "barge_in" });
+    closeWindow(ctx);
+    owner = openTurn(ctx, "audio", s.inputTranscript).id;
+    claim = "speech";
+  } else if (window) {
     // What the open window waits for comes before anything sent after it opened.
     owner = turn?.id === window.turnId ? turn.id : null;
     claim = "grace";
@@ -237,6 +245,12 @@ function newGeneration(owner: string | null, claim: GenerationState["claim"]): G
     unansweredSilent: 0,
     unansweredQuiet: 0,
   };
+}
+
+/** The user spoke while the open turn's follow-up window waited (its model had ended). */
+function spokeAfterTurnEnded(ctx: StepContext): boolean {
+  const { followUpWindow: window, turn } = ctx.state;
+  return window?.spokenOver === true && turn?.id === window.turnId && turn.modelEnded;
 }
 
 /** A generation's text is kept (bounded) to be compared, whole, with recent replies. */
@@ -371,8 +385,17 @@ export function noteContent(ctx: StepContext, gen: GenerationState): void {
   turn.emptyRetries = 0;
 }
 
-function replyIsEmpty(turn: TurnState): boolean {
-  return turn.resultsSinceContent > 0 && (turn.speakSinceContent || !turn.hasContent);
+/**
+ * Nothing came after the results the model was sent: an empty reply. After a speak result,
+ * or on a turn that said nothing yet; and after any result on a model that cannot end its
+ * turn before it has every result (3.1: it waits for silent ones too and goes on with its
+ * reply after them, so an end right after the results is the reply stopping short).
+ */
+function replyIsEmpty(s: CoreState, turn: TurnState): boolean {
+  if (turn.resultsSinceContent === 0) return false;
+  return (
+    turn.speakSinceContent || !turn.hasContent || s.config.capabilities.turnCompleteWaitsForResults
+  );
 }
 
 export function onModelTurnComplete(ctx: StepContext): void {
@@ -434,7 +457,7 @@ export function onModelTurnComplete(ctx: StepContext): void {
     endTurn(ctx, "complete");
     return;
   }
-  if (replyIsEmpty(turn) && s.config.guards.emptyRetry) {
+  if (replyIsEmpty(s, turn) && s.config.guards.emptyRetry) {
     if (s.config.capabilities.turnCompleteWaitsForResults || s.config.followUpGraceMs <= 0) {
       retryEmpty(ctx);
     } else {
@@ -455,6 +478,8 @@ export function settleTurn(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn;
   if (!turn?.modelEnded || s.generation !== null || awaitingGeneration(ctx, turn)) return;
+  // Carried over a lost connection: the next one is asked for what the turn is owed.
+  if (turn.carried === "pending") return;
   // A speak result held for the rest of its batch is still to be sent and spoken.
   const speakRunning = Object.values(s.calls).some(
     (c) =>
@@ -469,8 +494,15 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   const s = ctx.state;
   if (s.followUpWindow?.turnId !== turnId) return;
   const turn = s.turn?.id === turnId ? s.turn : null;
-  const empty = turn?.modelEnded && replyIsEmpty(turn);
+  const empty = turn?.modelEnded && replyIsEmpty(s, turn);
   const gaveBack = turn ? s.followUpWindow.gaveBack : undefined;
+  if (turn && spokeAfterTurnEnded(ctx)) {
+    // The user is speaking: no nudge into their speech. The model's answer to it opens the
+    // voice turn (and says what it still had to say); this turn ends, cut short.
+    closeWindow(ctx);
+    endTurn(ctx, { interrupted: "barge_in" });
+    return;
+  }
   if (turn && gaveBack === "repeat") {
     // No other answer came: the repeated reply is all the turn gets. Say so — it may have been
     // the model answering a tool result rather than this input.
@@ -594,8 +626,13 @@ export function onModelInterrupted(ctx: StepContext): void {
   gen.owner = null;
 }
 
-/** The model connection dropped under an open turn: it cannot be finished, say so. */
-export function closeTurnOnUpstreamLoss(ctx: StepContext): void {
+/**
+ * The model connection dropped under an open turn: it cannot be finished, say so — unless
+ * (`carry`, a connection lost while a new one is opened at once) all the turn still waits
+ * for is the model speaking results it already has: those are in the log, so the next
+ * connection has them too (resumed, or seeded from the log), and is asked once to go on.
+ */
+export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
   const s = ctx.state;
   // What it said counts as a reply: a resumed model may say it again.
   if (s.generation)
@@ -608,9 +645,37 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext): void {
   // Queued and held input belonged to the turn that is now interrupted: the user is told.
   s.held = [];
   ctx.takeOutbox();
-  if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
+  if (s.turn && carry && canCarry(ctx, s.turn)) {
+    s.turn.carried = "pending";
+    s.turn.modelEnded = true;
+    ctx.trace("TURN_CARRIED", { turnId: s.turn.id });
+  } else if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
   // Calls still running (a finished turn's client chips, say) are unknown to the next
   // connection, whose rebuilt context closes them as cancelled: so they are, here too, and a
   // result that comes later is refused rather than sent as a second answer.
   ctx.cancelRunningCalls(null, "upstream_lost");
+}
+
+/**
+ * Results delivered and nothing said since (a follow-up owed, or an empty reply to retry),
+ * and not carried before (a second loss ends it). Calls still running are cancelled with the
+ * connection (the next one's context says so); a result held for its batch is not carried
+ * (cancelling its siblings would send it into the dead connection).
+ */
+function canCarry(ctx: StepContext, turn: TurnState): boolean {
+  const s = ctx.state;
+  if (!s.config.guards.carryTurns || !s.config.guards.oneTurnComplete) return false;
+  if (turn.carried !== undefined || !replyIsEmpty(s, turn)) return false;
+  return !Object.values(s.calls).some((c) => c.turnId === turn.id && c.held !== undefined);
+}
+
+/** The new connection is live: the carried turn asks it, once, to speak what it owes. */
+export function resumeCarriedTurn(ctx: StepContext): void {
+  const s = ctx.state;
+  const turn = s.turn;
+  if (turn?.carried !== "pending") return;
+  turn.carried = "asked";
+  turn.modelEnded = false;
+  ctx.trace("RESUME_TURN", { turnId: turn.id });
+  sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
 }

@@ -1,6 +1,6 @@
 import type { UpstreamOpen } from "./effects.js";
 import type { StepContext } from "./step-context.js";
-import { closeTurnOnUpstreamLoss } from "./turns.js";
+import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./turns.js";
 
 /**
  * Open the model connection if nothing is open or on its way. After liveline gave up on it,
@@ -50,6 +50,7 @@ export function onSetupComplete(ctx: StepContext): void {
   // The failure count starts over only once the connection has stayed up (see onLost).
   up.liveSince = ctx.now;
   up.goingAway = false;
+  up.goAwayDeadline = null;
   ctx.emit({ type: "clear_timer", timer: "connect" });
   // Live again after two or more failures in a row: said once it has proven itself, so that
   // a loop of accept-then-close is not logged one connection at a time.
@@ -57,6 +58,7 @@ export function onSetupComplete(ctx: StepContext): void {
   if (!up.flapping) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
+  resumeCarriedTurn(ctx);
   armIdle(ctx);
 }
 
@@ -90,6 +92,7 @@ export function onGoAway(ctx: StepContext, timeLeftMs: number): void {
   // Move over by the margin before the deadline, but never sooner than half the time left:
   // a short notice still gives a running turn a chance to finish on the old connection.
   const margin = Math.min(ctx.state.config.goAwayMarginMs, timeLeftMs / 2);
+  up.goAwayDeadline = ctx.now + timeLeftMs;
   ctx.emit({ type: "set_timer", timer: "go_away", at: ctx.now + Math.max(0, timeLeftMs - margin) });
   maybeReconnectForGoAway(ctx);
 }
@@ -102,9 +105,17 @@ export function maybeReconnectForGoAway(ctx: StepContext, force = false): void {
   // With resumption in use, wait (bounded by the go_away timer) for the handle that follows
   // the turn's end: moving on the turn's end itself would resume without that turn.
   if (!force && up.handle !== null && up.handleStale) return;
+  const deadline = up.goAwayDeadline ?? ctx.now;
+  if (force && ctx.state.generation?.hasContent && ctx.now < deadline) {
+    // A reply is being spoken: moving now would cut it; the service may let it finish.
+    // Wait for it (or for the deadline itself, where the service cuts it anyway).
+    ctx.emit({ type: "set_timer", timer: "go_away", at: deadline });
+    return;
+  }
   up.goingAway = false;
+  up.goAwayDeadline = null;
   ctx.emit({ type: "clear_timer", timer: "go_away" });
-  if (force) closeTurnOnUpstreamLoss(ctx);
+  if (force) closeTurnOnUpstreamLoss(ctx, true);
   reconnectNow(ctx, "go_away");
 }
 
@@ -162,7 +173,7 @@ export function onUpstreamFailed(ctx: StepContext, message: string): void {
  * is refused is answered after the rebuild, not ended as lost).
  */
 function loseConnection(ctx: StepContext): void {
-  if (ctx.state.upstream.phase === "live") closeTurnOnUpstreamLoss(ctx);
+  if (ctx.state.upstream.phase === "live") closeTurnOnUpstreamLoss(ctx, true);
 }
 
 /**
@@ -241,7 +252,11 @@ function giveUp(ctx: StepContext, failures: number, opens: number): void {
   ctx.record({
     kind: "error",
     code: "upstream_unavailable",
-    message: `the model connection failed ${failures} times in a row (${opens} opens in the last ${s.config.reconnectWindowMs / 1000} s); send new input to try again`,
+    message: `${
+      failures > 0
+        ? `the model connection failed ${failures} times in a row`
+        : "the model connection kept being replaced (refused resumption handles, or drops)"
+    } (${opens} opens in the last ${s.config.reconnectWindowMs / 1000} s); send new input to try again`,
     fatal: false,
   });
 }

@@ -3,20 +3,8 @@ import { NO_GUARDS } from "../../../src/core/state.js";
 import { validateHistory } from "../../../src/history/validate.js";
 import type { ModelCommand } from "../../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
+import { live, texts, turnEnds, types } from "./sessions.js";
 
-/** A session with one client connected and a live model connection. */
-function live(overrides: ConstructorParameters<typeof Harness>[0] = {}): Harness {
-  const h = new Harness(overrides);
-  h.connect("phone");
-  h.model({ type: "setup_complete" });
-  return h;
-}
-
-const types = (h: Harness, client = "phone") => h.durableFrames(client).map((f) => f.type);
-const texts = (h: Harness, client = "phone") =>
-  h.durableFrames(client).flatMap((f) => (f.type === "text" ? [f.text] : []));
-const turnEnds = (h: Harness) =>
-  h.durableFrames("phone").filter((f) => f.type === "turn_complete" || f.type === "interrupted");
 /**
  * A greeting whose side-effect call (the UI chips) is answered after the model ended its
  * turn: the result goes out SILENT, late. What a model that ignores SILENT would repeat.

@@ -70,6 +70,8 @@ interface Generation {
   /** It ended by its own turn_complete (not interrupted, not lost with the connection). */
   completed: boolean;
   callIds: string[];
+  /** Its turn_complete, to tell whether it reached the core before a drop. */
+  endEvent?: ModelEvent;
 }
 
 /** The generation that answered one user input, as the model produced it. */
@@ -95,6 +97,10 @@ export class ReferenceModel {
   >();
   /** Speak results the model has received but not yet spoken (for nudges). */
   private unspoken: string[] = [];
+  /** What a resumed session knows, per handle issued. */
+  private snapshots = new Map<string, { reply: string[]; unspoken: string[] }>();
+  /** Late speak results whose follow-up has not been said yet. */
+  private lateUnspoken: string[] = [];
   /** Planned empty replies to nudges still to give. */
   emptyNudgeReplies = 0;
   /** Ignore SILENT even where the capability record says it is honoured (field report O2). */
@@ -114,19 +120,40 @@ export class ReferenceModel {
   }
 
   /**
-   * A new connection. Resumed, the model keeps what it knew; seeded from the log instead,
-   * its previous reply is the last one in the log.
+   * A new connection. Resumed, the model knows what it knew when the handle was issued;
+   * seeded from the log instead, its previous reply is the last one in the log, and the
+   * results it has to speak are those the log has not seen spoken.
    */
-  connect(seededReply?: string[]): void {
-    if (seededReply !== undefined) this.lastReplyTexts = seededReply;
+  connect(from: { handle: string } | { reply: string[]; unspoken: string[] }): void {
+    // Resumed, it is where it was when the handle was issued (what it heard or said after
+    // that is not in the resumed session).
+    const context = "handle" in from ? this.snapshots.get(from.handle) : from;
+    if (context !== undefined) {
+      this.lastReplyTexts = [...context.reply];
+      this.unspoken = [...context.unspoken];
+    }
     this.connected = true;
     this.active = null;
     this.deferred = [];
     this.out.push({ type: "setup_complete" });
   }
 
+  /**
+   * Results it had and had not spoken yet stay in its context (a resumed session keeps them;
+   * a seeded one gets them from the log): a nudge on the next connection speaks them.
+   */
+  private keepUnspoken(): void {
+    // A generation whose end was still on the wire never reached the core: lost with it.
+    for (const { gen } of this.answers)
+      if (gen?.endEvent && this.out.includes(gen.endEvent)) gen.completed = false;
+    if (this.active && !this.active.ended) this.unspoken.push(...this.active.toSpeak);
+    this.unspoken.push(...this.lateUnspoken);
+    this.lateUnspoken = [];
+  }
+
   /** The connection drops: whatever was in flight is gone. */
   drop(code: number): void {
+    this.keepUnspoken();
     this.connected = false;
     this.active = null;
     this.deferred = [];
@@ -141,6 +168,7 @@ export class ReferenceModel {
   }
 
   close(): void {
+    this.keepUnspoken();
     this.connected = false;
     this.active = null;
     this.deferred = [];
@@ -216,11 +244,14 @@ export class ReferenceModel {
     gen.completed = true;
     if (this.active === gen) this.active = null;
     if (rememberReply && gen.texts.length > 0) this.lastReplyTexts = [...gen.texts];
-    this.out.push({ type: "turn_complete" });
+    gen.endEvent = { type: "turn_complete" };
+    this.out.push(gen.endEvent);
     const pendingCalls = [...this.calls.values()].some((c) => !c.answered);
     if (!pendingCalls) {
       this.handleCount++;
-      this.out.push({ type: "resumption_update", handle: `h${this.handleCount}`, resumable: true });
+      const handle = `h${this.handleCount}`;
+      this.snapshots.set(handle, { reply: [...this.lastReplyTexts], unspoken: [...this.unspoken] });
+      this.out.push({ type: "resumption_update", handle, resumable: true });
     }
     this.deferred.shift()?.();
   }
@@ -305,7 +336,9 @@ export class ReferenceModel {
       else lateSideEffect = true;
     }
     if (lateSpeak.length > 0) {
+      this.lateUnspoken.push(...lateSpeak);
       this.whenIdle(() => {
+        this.lateUnspoken = this.lateUnspoken.filter((id) => !lateSpeak.includes(id));
         const follow = this.newGen(false);
         for (const id of lateSpeak) this.say(follow, `spoken:${id}`);
         this.endGeneration(follow, true);

@@ -138,7 +138,11 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   model.emptyNudgeReplies = scenario.emptyNudgeReplies;
   model.ignoresSilent = scenario.ignoresSilent;
   h.onOpenUpstream = (open) =>
-    model.connect(open.mode === "resume" ? undefined : lastReplyInLog(h));
+    model.connect(
+      open.mode === "resume"
+        ? { handle: open.handle }
+        : { reply: lastReplyInLog(h), unspoken: unspokenInLog(h) },
+    );
   h.onCloseUpstream = () => model.close();
   h.onModelCommand = (command) => model.receive(command);
   let userTurns = 0;
@@ -311,6 +315,18 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   }
 
   return { h, model, run, drain, lastActivityAt: () => lastActivityAt };
+}
+
+/** Speak results in the log that no model text speaks: a model seeded from it has them to say. */
+function unspokenInLog(h: Harness): string[] {
+  const spoken = new Set(h.log.flatMap((e) => (e.kind === "model_text" ? [e.text] : [])));
+  return h.log.flatMap((e) =>
+    e.kind === "tool_result" &&
+    TOOLS[e.name]?.followUp === "speak" &&
+    !spoken.has(`spoken:${e.callId}`)
+      ? [e.callId]
+      : [],
+  );
 }
 
 /** The chunks of the last model reply in the log: what a model seeded from the log said last. */

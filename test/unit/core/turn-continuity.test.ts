@@ -1,0 +1,203 @@
+/**
+ * Found by the black-box attack on issue 10: speech right after an empty reply, a tool turn
+ * cut by a connection move, an empty continuation on a model that waits for every result.
+ */
+import { describe, expect, it } from "vitest";
+import { ALL_GUARDS } from "../../../src/core/state.js";
+import type { ModelCapabilities } from "../../../src/vocabulary/model.js";
+import type { Harness } from "./harness.js";
+import { live, texts, turnEnds, userTurns } from "./sessions.js";
+
+/** Gemini 3.1: blocking calls only, no turn_complete before every result is in. */
+const WAITS_FOR_RESULTS: ModelCapabilities = {
+  nonBlockingCalls: false,
+  resultScheduling: false,
+  turnCompleteWaitsForResults: true,
+  silentHonoured: false,
+};
+
+const nudges = (h: Harness) => h.sentToModel.filter((c) => c.type === "nudge");
+const endOf = (h: Harness, turnId: string) =>
+  turnEnds(h)
+    .filter((f) => f.turnId === turnId)
+    .map((f) => (f.type === "interrupted" ? `interrupted:${f.reason}` : f.type));
+
+/** "pricing?" → the model says a line, calls lookup_faq, gets the result, ends with nothing more. */
+function emptyAfterLookup(h: Harness): void {
+  h.input({ type: "client_text", clientId: "phone", text: "pricing?" });
+  h.model({ type: "text_delta", text: "Let me look." });
+  h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+  h.input({ type: "tool_outcome", callId: "c1", result: { answer: "12 euros" } });
+  h.model({ type: "turn_complete" }); // nothing said after the result
+}
+
+describe("speech after the model ended a tool turn with nothing after the result", () => {
+  it("the answer to the speech opens its own voice turn (the user's words are recorded)", () => {
+    const h = live();
+    emptyAfterLookup(h);
+    h.model({ type: "input_transcript", text: "and refunds?", finished: true });
+    h.model({ type: "text_delta", text: "Refunds take five days; the team plan is 12 euros." });
+    h.model({ type: "turn_complete" });
+    expect(userTurns(h)).toEqual([
+      ["t1", "pricing?"],
+      ["t2", "and refunds?"],
+    ]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
+    expect(endOf(h, "t2")).toEqual(["turn_complete"]);
+    const t2 = h.durableFrames("phone").filter((f) => f.type === "text" && f.turnId === "t2");
+    expect(t2).toHaveLength(1);
+    expect(nudges(h)).toEqual([]);
+  });
+
+  it("speech that outlasts the grace gets no nudge into it; its answer still opens the voice turn", () => {
+    const h = live();
+    emptyAfterLookup(h);
+    h.model({ type: "input_transcript", text: "and what about", finished: false });
+    expect(h.fireNextTimer()).toBe(true); // the grace passes while the user speaks
+    expect(nudges(h)).toEqual([]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
+    h.model({ type: "input_transcript", text: " refunds?", finished: true });
+    h.model({ type: "text_delta", text: "Refunds take five days." });
+    h.model({ type: "turn_complete" });
+    expect(userTurns(h).at(-1)).toEqual(["t2", "and what about refunds?"]);
+    expect(endOf(h, "t2")).toEqual(["turn_complete"]);
+  });
+
+  it("without speech the same empty reply is nudged once and answered in its own turn", () => {
+    const h = live();
+    emptyAfterLookup(h);
+    expect(h.fireNextTimer()).toBe(true);
+    expect(nudges(h)).toHaveLength(1);
+    h.model({ type: "text_delta", text: "It is 12 euros." });
+    h.model({ type: "turn_complete" });
+    expect(userTurns(h)).toEqual([["t1", "pricing?"]]);
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+  });
+});
+
+describe("a model that waits for every result (3.1): nothing after a side-effect result", () => {
+  function greetingWithChips(h: Harness): void {
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello! I'm the assistant." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    h.model({ type: "turn_complete" }); // the reply stops short after the result
+  }
+
+  it("is an empty continuation: nudged, and the rest of the reply lands in the same turn", () => {
+    const h = live({ capabilities: WAITS_FOR_RESULTS });
+    greetingWithChips(h);
+    expect(nudges(h)).toHaveLength(1);
+    expect(h.traces).toContain("RETRY_EMPTY");
+    h.model({ type: "text_delta", text: "What would you like to talk about?" });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Hello! I'm the assistant.", "What would you like to talk about?"]);
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+  });
+
+  it("control: on a model that may end its turn before the result (2.5), the turn just ends", () => {
+    const h = live();
+    greetingWithChips(h);
+    expect(nudges(h)).toEqual([]);
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+  });
+});
+
+describe("a turn that waits only for the model to speak results it has, across a lost connection", () => {
+  /** The follow-up is owed when the connection goes: the result was sent, nothing said since. */
+  function resultOwedAtDrop(h: Harness): void {
+    h.model({ type: "resumption_update", handle: "h1", resumable: true });
+    emptyAfterLookup(h);
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+  }
+
+  it("is carried: the next connection is asked once, and the result is spoken in the same turn", () => {
+    const h = live();
+    resultOwedAtDrop(h);
+    expect(turnEnds(h)).toEqual([]);
+    expect(h.traces).toContain("TURN_CARRIED");
+    expect(h.fireNextTimer()).toBe(true); // the reconnect backoff
+    // The handle predates the result: the next connection is seeded from the log.
+    expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
+      open: { mode: "rebuild" },
+    });
+    expect(nudges(h)).toEqual([]);
+    h.model({ type: "setup_complete" });
+    expect(nudges(h)).toHaveLength(1);
+    h.model({ type: "text_delta", text: "The team plan is 12 euros." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Let me look.", "The team plan is 12 euros."]);
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+  });
+
+  it("a goAway deadline that cuts the wait for the follow-up carries it too", () => {
+    const h = live();
+    emptyAfterLookup(h);
+    h.model({ type: "go_away", timeLeftMs: 300 });
+    while (h.state.upstream.phase === "live" && h.fireNextTimer()) {
+      /* the grace, then the goAway deadline */
+    }
+    expect(endOf(h, "t1")).toEqual([]);
+    h.model({ type: "setup_complete" });
+    h.model({ type: "text_delta", text: "The team plan is 12 euros." });
+    h.model({ type: "turn_complete" });
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+    expect(texts(h).at(-1)).toBe("The team plan is 12 euros.");
+  });
+
+  it("lost a second time, it ends upstream_lost (carried once)", () => {
+    const h = live();
+    resultOwedAtDrop(h);
+    expect(h.fireNextTimer()).toBe(true);
+    h.model({ type: "setup_complete" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
+  });
+
+  it("a reply cut mid-stream is not carried (it was being spoken: asking again would repeat it)", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "pricing?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { answer: "12 euros" } });
+    h.model({ type: "text_delta", text: "The team plan" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
+  });
+
+  it("control: with carrying off, the same drop ends the turn and the result is never spoken", () => {
+    const h = live({ guards: { ...ALL_GUARDS, carryTurns: false } });
+    resultOwedAtDrop(h);
+    expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
+    expect(h.fireNextTimer()).toBe(true);
+    h.model({ type: "setup_complete" });
+    expect(nudges(h)).toEqual([]);
+    expect(texts(h)).toEqual(["Let me look."]);
+  });
+});
+
+describe("a goAway with short notice while a reply is being spoken", () => {
+  it("the move waits for the reply's end instead of cutting it at half the time left", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "pricing?" });
+    h.model({ type: "text_delta", text: "The team plan" });
+    h.model({ type: "go_away", timeLeftMs: 1000 });
+    h.advance(500);
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
+    h.model({ type: "text_delta", text: " is 12 euros." });
+    h.model({ type: "turn_complete" });
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+    h.advance(500); // no fresh handle came: the deadline moves it
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(true);
+    expect(texts(h)).toEqual(["The team plan", " is 12 euros."]);
+  });
+
+  it("a reply still running at the deadline itself is cut there, said so", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "pricing?" });
+    h.model({ type: "text_delta", text: "The team plan" });
+    h.model({ type: "go_away", timeLeftMs: 1000 });
+    h.advance(1000);
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(true);
+    expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
+  });
+});
