@@ -60,6 +60,7 @@ export class UpstreamLink {
             seeded = true;
             for (const frame of seed) ws.send(frame);
           }
+          for (const frame of decoded.send ?? []) ws.send(frame);
           this.callbacks.events(decoded.events);
         });
         const onGone = (code: number, reason: string) => {

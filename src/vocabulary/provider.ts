@@ -11,7 +11,8 @@ import type { ModelCapabilities, ModelCommand, ModelEvent, RebuiltContext } from
 export type CloseClass = "normal" | "retry" | "fatal";
 
 export type DecodeResult =
-  | { ok: true; events: ModelEvent[] }
+  /** `send`: frames the wire itself owes the service now (a request that waited for this). */
+  | { ok: true; events: ModelEvent[]; send?: string[] | undefined }
   | { ok: false; error: { code: "protocol_error"; message: string } };
 
 /** A tool as the session offers it to the model (the provider declares it its own way). */

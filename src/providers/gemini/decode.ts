@@ -6,7 +6,7 @@
  * handler would lose the frame and, worse, the reason).
  */
 import type { ModelEvent, TokenUsage, ToolCallRequest } from "../../vocabulary/model.js";
-import { base64ToBytes } from "./base64.js";
+import { base64ToBytes } from "../base64.js";
 import { durationToMs } from "./duration.js";
 import {
   type GeminiFunctionCall,

@@ -9,7 +9,7 @@ import type {
   ResultScheduling,
   ToolResponse,
 } from "../../vocabulary/model.js";
-import { bytesToBase64 } from "./base64.js";
+import { bytesToBase64 } from "../base64.js";
 import type {
   GeminiClientMessage,
   GeminiContent,

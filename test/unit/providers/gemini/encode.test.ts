@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { base64ToBytes } from "../../../../src/providers/gemini/base64.js";
+import { base64ToBytes } from "../../../../src/providers/base64.js";
 import {
   encodeCommand,
   encodeRebuiltContext,

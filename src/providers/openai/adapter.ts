@@ -1,0 +1,363 @@
+/**
+ * The OpenAI Realtime (GA) adapter: one object per connection, turning server events into
+ * ModelEvents and ModelCommands into client events. Its state is the wire's, not the
+ * session's: the response in progress (a `response.create` never goes out while one is
+ * active — it waits for `response.done`, as openai-agents-js sequences it), call ids seen
+ * (a duplicate `function_call_arguments.done` is one call), and whether the user is speaking.
+ */
+import { z } from "zod";
+import type {
+  ModelCapabilities,
+  ModelCommand,
+  ModelEvent,
+  RebuiltContext,
+  TokenUsage,
+} from "../../vocabulary/model.js";
+import type {
+  AgentSpec,
+  CloseClass,
+  DecodeResult,
+  ProviderAdapter,
+} from "../../vocabulary/provider.js";
+import { base64ToBytes, bytesToBase64 } from "../base64.js";
+import { resample16kTo24k } from "./audio.js";
+import { ClientEvent, KNOWN_SERVER_TYPES, ServerEvent } from "./schemas.js";
+
+/**
+ * A response ends at a function call and nothing goes on until a `response.create`: calls
+ * never block, a result sent with no `response.create` is taken quietly (silent), and one
+ * with it prompts exactly one response. Nothing to ignore, so SILENT is honoured by design.
+ */
+export const OPENAI_CAPABILITIES: ModelCapabilities = {
+  nonBlockingCalls: true,
+  resultScheduling: true,
+  turnCompleteWaitsForResults: false,
+  silentHonoured: true,
+};
+
+export interface OpenAIRealtimeAdapterOptions {
+  model: string;
+  agent: AgentSpec;
+  /** "audio" (with a transcript) or "text". */
+  modality?: "audio" | "text" | undefined;
+  voice?: string | undefined;
+  /** The model that transcribes the user's speech. */
+  transcriptionModel?: string | undefined;
+}
+
+export class OpenAIRealtimeAdapter implements ProviderAdapter {
+  readonly capabilities = OPENAI_CAPABILITIES;
+  /** Server events of types liveline does not read (never fatal). */
+  ignored = 0;
+  private live = false;
+  private activeResponse: string | null = null;
+  /** A `response.create` is owed once the active response is done. */
+  private createOwed = false;
+  private readonly calls = new Set<string>();
+  private speaking = false;
+
+  constructor(private readonly opts: OpenAIRealtimeAdapterOptions) {}
+
+  /** No resumption exists: every connection starts with the session's setup (a seed may follow). */
+  setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
+    const { agent, modality = "audio", voice, transcriptionModel } = this.opts;
+    const format = { type: "audio/pcm", rate: 24000 } as const;
+    return wire({
+      type: "session.update",
+      session: {
+        type: "realtime",
+        model: this.opts.model,
+        instructions: agent.systemInstruction,
+        output_modalities: [modality],
+        tools: agent.tools.map((tool) => ({
+          type: "function",
+          name: tool.name,
+          description: tool.description,
+          parameters: jsonSchemaOf(tool.args),
+        })),
+        tool_choice: "auto",
+        audio: {
+          input: {
+            format,
+            transcription: { model: transcriptionModel ?? "gpt-4o-mini-transcribe" },
+            turn_detection: { type: "server_vad", create_response: true, interrupt_response: true },
+          },
+          output: voice === undefined ? { format } : { format, voice },
+        },
+      },
+    });
+  }
+
+  decode(frame: string | ArrayBuffer | Uint8Array): DecodeResult {
+    const text = typeof frame === "string" ? frame : new TextDecoder().decode(frame);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return protocolError("a server event that is not JSON");
+    }
+    const type = z.object({ type: z.string() }).safeParse(json);
+    if (!type.success) return protocolError("a server event without a type");
+    if (!KNOWN_SERVER_TYPES.has(type.data.type)) {
+      this.ignored++;
+      return { ok: true, events: [] };
+    }
+    const parsed = ServerEvent.safeParse(json);
+    if (!parsed.success) {
+      return protocolError(`${type.data.type}: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+    }
+    return this.onServerEvent(parsed.data);
+  }
+
+  private onServerEvent(event: ServerEvent): DecodeResult {
+    switch (event.type) {
+      case "session.created":
+        return ok([]);
+      case "session.updated":
+        // Our session.update took effect: the connection is set up (once).
+        if (this.live) return ok([]);
+        this.live = true;
+        return ok([{ type: "setup_complete" }]);
+      case "response.created":
+        this.activeResponse = event.response.id;
+        return ok([]);
+      case "response.done": {
+        this.activeResponse = null;
+        const events: ModelEvent[] = [];
+        if (event.response.usage)
+          events.push({ type: "usage", usage: usageOf(event.response.usage) });
+        if (event.response.status === "cancelled") events.push({ type: "interrupted" });
+        events.push(
+          event.response.status === "completed"
+            ? { type: "turn_complete" }
+            : { type: "turn_complete", reason: event.response.status },
+        );
+        // What waited for this response to end goes out now.
+        const send: string[] = [];
+        if (this.createOwed) {
+          this.createOwed = false;
+          send.push(wire({ type: "response.create" }));
+        }
+        return { ok: true, events, send };
+      }
+      case "response.output_text.delta":
+        return ok([{ type: "text_delta", text: event.delta }]);
+      case "response.output_audio_transcript.delta":
+        return ok([{ type: "transcript_delta", text: event.delta }]);
+      case "response.output_audio.delta": {
+        try {
+          return ok([{ type: "audio_delta", pcm: base64ToBytes(event.delta) }]);
+        } catch {
+          return protocolError("response.output_audio.delta: audio that is not base64");
+        }
+      }
+      case "response.function_call_arguments.done": {
+        if (this.calls.has(event.call_id)) return ok([]); // delivered twice: one call
+        this.calls.add(event.call_id);
+        return ok([
+          {
+            type: "tool_call",
+            calls: [{ id: event.call_id, name: event.name, args: argumentsOf(event.arguments) }],
+          },
+        ]);
+      }
+      case "conversation.item.input_audio_transcription.delta":
+        // The completed transcript follows in one piece; deltas would count it twice.
+        return ok([]);
+      case "conversation.item.input_audio_transcription.completed":
+        return ok([{ type: "input_transcript", text: event.transcript, finished: true }]);
+      case "input_audio_buffer.speech_started":
+        this.speaking = true;
+        return ok([{ type: "speech_started" }]);
+      case "input_audio_buffer.speech_stopped":
+      case "input_audio_buffer.committed":
+        this.speaking = false;
+        return ok([]);
+      case "error":
+        return protocolError(
+          `service error ${event.error.code ?? event.error.type}: ${event.error.message}`,
+        );
+      default: {
+        const unreachable: never = event;
+        throw new Error(`unknown server event ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  encode(command: ModelCommand): string[] {
+    switch (command.type) {
+      case "user_text": {
+        // New text while a response runs is a barge-in: it is cancelled, and the answer to
+        // the text is asked for once it is done.
+        const cancel = this.activeResponse !== null ? [wire({ type: "response.cancel" })] : [];
+        return [...cancel, wire(userMessage(command.text)), ...this.requestResponse()];
+      }
+      case "nudge":
+        return [wire(userMessage(command.text)), ...this.requestResponse()];
+      case "user_audio":
+        return [
+          wire({
+            type: "input_audio_buffer.append",
+            audio: bytesToBase64(resample16kTo24k(command.pcm)),
+          }),
+        ];
+      case "audio_end":
+        // The client stopped streaming mid-utterance: the server's VAD hears no silence, so
+        // the utterance is committed here. Otherwise VAD already ended it (or heard no speech).
+        if (!this.speaking) return [];
+        this.speaking = false;
+        return [wire({ type: "input_audio_buffer.commit" }), ...this.requestResponse()];
+      case "tool_responses": {
+        const items = command.responses.map((r) =>
+          wire({
+            type: "conversation.item.create",
+            item: {
+              type: "function_call_output",
+              call_id: r.callId,
+              output: JSON.stringify(r.error !== undefined ? { error: r.error } : (r.result ?? {})),
+            },
+          }),
+        );
+        // Silent results are added quietly; anything else prompts exactly one response.
+        const prompt = command.responses.some((r) => r.scheduling !== "silent");
+        return prompt ? [...items, ...this.requestResponse()] : items;
+      }
+      default: {
+        const unreachable: never = command;
+        throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /** One `response.create`, now or when the active response is done (never two in flight). */
+  private requestResponse(): string[] {
+    if (this.activeResponse !== null) {
+      this.createOwed = true;
+      return [];
+    }
+    return [wire({ type: "response.create" })];
+  }
+
+  /** The conversation as items (OpenAI takes function calls and outputs as items); no response. */
+  encodeContext(context: RebuiltContext): string[] {
+    return context.items.flatMap((item): string[] => {
+      switch (item.role) {
+        case "user":
+          return [wire(userMessage(item.text))];
+        case "model":
+          return [
+            wire({
+              type: "conversation.item.create",
+              item: {
+                type: "message",
+                role: "assistant",
+                content: [{ type: "output_text", text: item.text }],
+              },
+            }),
+          ];
+        case "model_calls":
+          return item.calls.map((call) =>
+            wire({
+              type: "conversation.item.create",
+              item: {
+                type: "function_call",
+                call_id: call.id,
+                name: call.name,
+                arguments: JSON.stringify(call.args),
+              },
+            }),
+          );
+        case "tool_results":
+          return item.results.map((r) =>
+            wire({
+              type: "conversation.item.create",
+              item: {
+                type: "function_call_output",
+                call_id: r.callId,
+                output: JSON.stringify(
+                  r.error !== undefined ? { error: r.error } : (r.result ?? {}),
+                ),
+              },
+            }),
+          );
+        default: {
+          const unreachable: never = item;
+          throw new Error(`unknown context item ${JSON.stringify(unreachable)}`);
+        }
+      }
+    });
+  }
+
+  /** 1000 ends cleanly; a refused request (1002/1003/1007/1008) cannot be fixed by retrying. */
+  classifyClose(code: number): CloseClass {
+    if (code === 1000) return "normal";
+    if (code === 1002 || code === 1003 || code === 1007 || code === 1008) return "fatal";
+    return "retry";
+  }
+}
+
+/** Every client event is checked against its schema before it leaves (a bug here, not there). */
+function wire(event: ClientEvent): string {
+  return JSON.stringify(ClientEvent.parse(event));
+}
+
+function userMessage(text: string): ClientEvent {
+  return {
+    type: "conversation.item.create",
+    item: { type: "message", role: "user", content: [{ type: "input_text", text }] },
+  };
+}
+
+function ok(events: ModelEvent[]): DecodeResult {
+  return { ok: true, events };
+}
+
+function protocolError(message: string): DecodeResult {
+  return { ok: false, error: { code: "protocol_error", message } };
+}
+
+/** Arguments as the model wrote them; text that is not a JSON object reaches the tool as none. */
+function argumentsOf(raw: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(raw);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {};
+  } catch {
+    return {};
+  }
+}
+
+function usageOf(u: {
+  total_tokens: number;
+  input_tokens: number;
+  output_tokens: number;
+  input_token_details?: { text_tokens?: number; audio_tokens?: number; cached_tokens?: number };
+  output_token_details?: { text_tokens?: number; audio_tokens?: number };
+}): TokenUsage {
+  const usage: TokenUsage = {
+    promptTokens: u.input_tokens,
+    responseTokens: u.output_tokens,
+    totalTokens: u.total_tokens,
+  };
+  const inDetails = u.input_token_details;
+  if (inDetails?.cached_tokens !== undefined) usage.cachedTokens = inDetails.cached_tokens;
+  if (inDetails)
+    usage.promptByModality = {
+      TEXT: inDetails.text_tokens ?? 0,
+      AUDIO: inDetails.audio_tokens ?? 0,
+    };
+  const outDetails = u.output_token_details;
+  if (outDetails)
+    usage.responseByModality = {
+      TEXT: outDetails.text_tokens ?? 0,
+      AUDIO: outDetails.audio_tokens ?? 0,
+    };
+  return usage;
+}
+
+/** A tool's zod arguments as the JSON Schema OpenAI's function tools take. */
+function jsonSchemaOf(args: z.ZodType): Record<string, unknown> {
+  const { $schema: _schema, ...schema } = z.toJSONSchema(args) as Record<string, unknown>;
+  return schema;
+}

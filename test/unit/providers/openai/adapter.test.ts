@@ -1,0 +1,288 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
+import { resample16kTo24k } from "../../../../src/providers/openai/audio.js";
+import { KNOWN_SERVER_TYPES, ServerEvent } from "../../../../src/providers/openai/schemas.js";
+import type { ModelEvent } from "../../../../src/vocabulary/model.js";
+import type { DecodeResult } from "../../../../src/vocabulary/provider.js";
+
+const FIXTURE = new URL(
+  "../../../../../shared/fixtures/openai/realtime-event-examples.json",
+  import.meta.url,
+);
+const examples = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<
+  string,
+  { schema: string; example: string }
+>;
+
+/** The reference's examples are JS-ish: comments, trailing commas, several per entry. */
+function examplesOf(type: string): Record<string, unknown>[] {
+  const raw = examples[type]?.example ?? "";
+  const cleaned = raw.replace(/\/\/[^\n]*/g, "").replace(/,(\s*[}\]])/g, "$1");
+  const found: Record<string, unknown>[] = [];
+  let depth = 0;
+  let start = -1;
+  for (let i = 0; i < cleaned.length; i++) {
+    if (cleaned[i] === "{" && depth++ === 0) start = i;
+    else if (cleaned[i] === "}" && --depth === 0)
+      found.push(JSON.parse(cleaned.slice(start, i + 1)) as Record<string, unknown>);
+  }
+  return found;
+}
+
+const agent = {
+  systemInstruction: "Be brief.",
+  tools: [
+    {
+      name: "lookup_faq",
+      description: "Look up the FAQ.",
+      args: z.object({ topic: z.string() }),
+      followUp: "speak" as const,
+    },
+  ],
+};
+const adapter = () => new OpenAIRealtimeAdapter({ model: "gpt-realtime", agent });
+const events = (r: DecodeResult): ModelEvent[] => (r.ok ? r.events : []);
+const sent = (frames: string[]) => frames.map((f) => (JSON.parse(f) as { type: string }).type);
+const server = (a: OpenAIRealtimeAdapter, event: Record<string, unknown>) =>
+  a.decode(JSON.stringify(event));
+const response = (id: string, status = "completed") => ({
+  id,
+  status,
+  status_details: null,
+  usage: null,
+});
+
+describe("conformance with the Realtime API reference (shared/fixtures/openai)", () => {
+  it("every server event type liveline reads parses from the reference's example", () => {
+    let checked = 0;
+    for (const type of KNOWN_SERVER_TYPES) {
+      for (const example of examplesOf(type)) {
+        const parsed = ServerEvent.safeParse(example);
+        expect(parsed.success, `${type}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThanOrEqual(12);
+  });
+
+  it("every client event liveline sends uses only fields the reference's example has", () => {
+    const a = adapter();
+    const frames = [
+      a.setupFrame({ seeded: false }),
+      ...a.encode({ type: "user_text", text: "hi" }),
+      ...a.encode({ type: "user_audio", pcm: new Uint8Array(640) }),
+      ...a.encode({
+        type: "tool_responses",
+        responses: [{ callId: "c1", name: "lookup_faq", result: { a: 1 } }],
+      }),
+    ];
+    for (const frame of frames) {
+      const ours = JSON.parse(frame) as Record<string, unknown>;
+      const reference = examplesOf(ours.type as string)[0];
+      expect(reference, String(ours.type)).toBeDefined();
+      for (const key of Object.keys(ours)) expect(Object.keys(reference!)).toContain(key);
+    }
+  });
+});
+
+describe("the OpenAI Realtime adapter", () => {
+  it("its session.update taking effect is the connection's setup, once", () => {
+    const a = adapter();
+    expect(events(server(a, { type: "session.created", session: {} }))).toEqual([]);
+    expect(events(server(a, { type: "session.updated", session: {} }))).toEqual([
+      { type: "setup_complete" },
+    ]);
+    expect(events(server(a, { type: "session.updated", session: {} }))).toEqual([]);
+    const setup = JSON.parse(a.setupFrame({ seeded: false }));
+    expect(setup.session.tools[0]).toMatchObject({
+      type: "function",
+      name: "lookup_faq",
+      parameters: { type: "object", properties: { topic: { type: "string" } } },
+    });
+    expect(setup.session.tools[0].parameters.$schema).toBeUndefined();
+  });
+
+  it("never two response.create in flight: a speak result during a response waits for its end", () => {
+    const a = adapter();
+    server(a, { type: "response.created", response: response("r1", "in_progress") });
+    const frames = a.encode({
+      type: "tool_responses",
+      responses: [{ callId: "c1", name: "lookup_faq", result: { answer: "9-5" } }],
+    });
+    expect(sent(frames)).toEqual(["conversation.item.create"]);
+    const done = server(a, { type: "response.done", response: response("r1") });
+    expect(events(done)).toEqual([{ type: "turn_complete" }]);
+    expect(done.ok && sent(done.send ?? [])).toEqual(["response.create"]);
+    // Nothing owed any more: the next response.done sends nothing.
+    const again = server(a, { type: "response.done", response: response("r2") });
+    expect(again.ok && again.send).toEqual([]);
+  });
+
+  it("a silent result is added quietly (no response.create); a speak result prompts exactly one", () => {
+    const a = adapter();
+    const silent = a.encode({
+      type: "tool_responses",
+      responses: [{ callId: "c1", name: "chips", result: {}, scheduling: "silent" }],
+    });
+    expect(sent(silent)).toEqual(["conversation.item.create"]);
+    const speak = a.encode({
+      type: "tool_responses",
+      responses: [
+        { callId: "c2", name: "lookup_faq", result: { answer: "x" } },
+        { callId: "c3", name: "lookup_faq", error: "timeout" },
+      ],
+    });
+    expect(sent(speak)).toEqual([
+      "conversation.item.create",
+      "conversation.item.create",
+      "response.create",
+    ]);
+    expect(JSON.parse(speak[1]!).item.output).toBe('{"error":"timeout"}');
+  });
+
+  it("text typed over a running response cancels it and asks again once it is done", () => {
+    const a = adapter();
+    server(a, { type: "response.created", response: response("r1", "in_progress") });
+    expect(sent(a.encode({ type: "user_text", text: "stop" }))).toEqual([
+      "response.cancel",
+      "conversation.item.create",
+    ]);
+    const done = server(a, { type: "response.done", response: response("r1", "cancelled") });
+    expect(events(done)).toEqual([
+      { type: "interrupted" },
+      { type: "turn_complete", reason: "cancelled" },
+    ]);
+    expect(done.ok && sent(done.send ?? [])).toEqual(["response.create"]);
+  });
+
+  it("a function call delivered twice is one call; arguments that are not JSON reach the tool as none", () => {
+    const a = adapter();
+    const call = {
+      type: "response.function_call_arguments.done",
+      response_id: "r1",
+      item_id: "fc1",
+      output_index: 0,
+      call_id: "call_1",
+      name: "lookup_faq",
+      arguments: '{"topic":"hours"}',
+    };
+    expect(events(server(a, call))).toEqual([
+      {
+        type: "tool_call",
+        calls: [{ id: "call_1", name: "lookup_faq", args: { topic: "hours" } }],
+      },
+    ]);
+    expect(events(server(a, call))).toEqual([]);
+    expect(events(server(a, { ...call, call_id: "call_2", arguments: "{oops" }))).toEqual([
+      { type: "tool_call", calls: [{ id: "call_2", name: "lookup_faq", args: {} }] },
+    ]);
+  });
+
+  it("deltas, the user's transcript, usage; unknown events are ignored and counted; errors are reported", () => {
+    const a = adapter();
+    const d = { response_id: "r1", item_id: "i1", output_index: 0, content_index: 0 };
+    expect(events(server(a, { type: "response.output_text.delta", ...d, delta: "Hi" }))).toEqual([
+      { type: "text_delta", text: "Hi" },
+    ]);
+    expect(events(server(a, { type: "response.output_audio.delta", ...d, delta: "AAEC" }))).toEqual(
+      [{ type: "audio_delta", pcm: new Uint8Array([0, 1, 2]) }],
+    );
+    expect(
+      events(
+        server(a, {
+          type: "conversation.item.input_audio_transcription.completed",
+          item_id: "i0",
+          content_index: 0,
+          transcript: "hello",
+        }),
+      ),
+    ).toEqual([{ type: "input_transcript", text: "hello", finished: true }]);
+    const done = server(a, {
+      type: "response.done",
+      response: {
+        ...response("r1"),
+        usage: {
+          total_tokens: 10,
+          input_tokens: 6,
+          output_tokens: 4,
+          input_token_details: { text_tokens: 5, audio_tokens: 1, cached_tokens: 2 },
+        },
+      },
+    });
+    expect(events(done)[0]).toEqual({
+      type: "usage",
+      usage: {
+        promptTokens: 6,
+        responseTokens: 4,
+        totalTokens: 10,
+        cachedTokens: 2,
+        promptByModality: { TEXT: 5, AUDIO: 1 },
+      },
+    });
+    expect(events(server(a, { type: "rate_limits.updated", rate_limits: [] }))).toEqual([]);
+    expect(a.ignored).toBe(1);
+    const error = server(a, {
+      type: "error",
+      error: { type: "invalid_request_error", code: "x", message: "bad" },
+    });
+    expect(error).toEqual({
+      ok: false,
+      error: { code: "protocol_error", message: "service error x: bad" },
+    });
+  });
+
+  it("audio_end commits only an utterance the server's VAD is still hearing", () => {
+    const a = adapter();
+    expect(a.encode({ type: "audio_end" })).toEqual([]);
+    server(a, { type: "input_audio_buffer.speech_started", audio_start_ms: 0, item_id: "i" });
+    expect(sent(a.encode({ type: "audio_end" }))).toEqual([
+      "input_audio_buffer.commit",
+      "response.create",
+    ]);
+    expect(a.encode({ type: "audio_end" })).toEqual([]);
+  });
+
+  it("a rebuilt conversation is seeded as items, calls and outputs as their own item types", () => {
+    const frames = adapter().encodeContext({
+      items: [
+        { role: "user", text: "hours?" },
+        { role: "model_calls", calls: [{ id: "c1", name: "lookup_faq", args: { topic: "h" } }] },
+        { role: "tool_results", results: [{ callId: "c1", name: "lookup_faq", result: { a: 1 } }] },
+        { role: "model", text: "Nine to five." },
+      ],
+    });
+    expect(frames.map((f) => JSON.parse(f).item.type)).toEqual([
+      "message",
+      "function_call",
+      "function_call_output",
+      "message",
+    ]);
+    expect(sent(frames).every((t) => t === "conversation.item.create")).toBe(true);
+  });
+
+  it("1000 is normal; refused requests are fatal; everything else is retried", () => {
+    const a = adapter();
+    expect([1000, 1008, 1007, 1011, 1006].map((c) => a.classifyClose(c))).toEqual([
+      "normal",
+      "fatal",
+      "fatal",
+      "retry",
+      "retry",
+    ]);
+  });
+});
+
+describe("16 kHz client audio to the 24 kHz OpenAI takes", () => {
+  it("3 samples out for every 2 in, the waveform kept", () => {
+    const pcm = new Uint8Array(8);
+    const view = new DataView(pcm.buffer);
+    [0, 300, 600, 900].forEach((v, i) => view.setInt16(i * 2, v, true));
+    const out = resample16kTo24k(pcm);
+    const samples = Array.from({ length: out.length / 2 }, (_, i) =>
+      new DataView(out.buffer).getInt16(i * 2, true),
+    );
+    expect(samples).toEqual([0, 200, 400, 600, 800, 900]);
+  });
+});
