@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
@@ -7,10 +8,7 @@ import { KNOWN_SERVER_TYPES, ServerEvent } from "../../../../src/providers/opena
 import type { ModelEvent } from "../../../../src/vocabulary/model.js";
 import type { DecodeResult } from "../../../../src/vocabulary/provider.js";
 
-const FIXTURE = new URL(
-  "../../../../../shared/fixtures/openai/realtime-event-examples.json",
-  import.meta.url,
-);
+const FIXTURE = resolve(process.cwd(), "../shared/fixtures/openai/realtime-event-examples.json");
 const examples = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<
   string,
   { schema: string; example: string }
