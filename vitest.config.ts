@@ -44,7 +44,7 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
-          include: ["test/workers/**/*.test.ts"],
+          include: ["test/workers/**/*.test.ts", "test/contract/**/*.test.ts"],
         },
       },
     ],

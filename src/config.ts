@@ -36,6 +36,10 @@ const ConfigSchema = z.object({
   VERTEX_PROJECT: optionalString,
   VERTEX_LOCATION: optionalString,
   VERTEX_ACCESS_TOKEN: optionalString,
+  /** OpenAI Realtime: the API key (a secret), the endpoint, the model. */
+  OPENAI_API_KEY: optionalString,
+  OPENAI_REALTIME_URL: optionalString.pipe(z.url().optional()),
+  OPENAI_MODEL: optionalString,
   API_KEY: optionalString,
   TOKEN_SECRET: optionalString,
   ALLOWED_ORIGINS: optionalString.transform((v) =>

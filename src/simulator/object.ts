@@ -16,6 +16,13 @@ import {
   type SimState,
   simStep,
 } from "./machine.js";
+import {
+  createOpenAISimulator,
+  type OaiSimInput,
+  type OaiSimState,
+  oaiStep,
+} from "./openai/machine.js";
+import { OPENAI_SIMULATOR_PATH } from "./route.js";
 
 export interface SimulatorEnv {
   GEMINI_SIMULATOR: DurableObjectNamespace<SimulatorApi & Rpc.DurableObjectBranded>;
@@ -42,7 +49,8 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
     // Without this, workerd hands binary client frames over as Blobs, which the UTF-8
     // decoder refuses: every binary frame (the README says both kinds are taken) closed 1007.
     server.binaryType = "arraybuffer";
-    new SimConnection(this, server, knobs, sessionName);
+    if (url.pathname === OPENAI_SIMULATOR_PATH) new OpenAISimConnection(server, knobs);
+    else new SimConnection(this, server, knobs, sessionName);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -139,6 +147,61 @@ class SimConnection {
           () => this.feed({ type: "resume_context", handle: effect.handle, context: null }),
         );
         return;
+    }
+  }
+}
+
+/** The OpenAI face's connection: the same shell, the OpenAI machine (text frames, no handles). */
+class OpenAISimConnection {
+  private state: OaiSimState;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly ws: WebSocket,
+    knobs: SimulatorKnobs,
+  ) {
+    this.state = createOpenAISimulator(knobs);
+    ws.addEventListener("message", (event) => {
+      let text: string;
+      try {
+        text = typeof event.data === "string" ? event.data : utf8.decode(event.data);
+      } catch {
+        text = "\u0000not utf-8";
+      }
+      this.feed({ type: "frame", text });
+    });
+    ws.addEventListener("close", () => this.stop());
+    ws.addEventListener("error", () => this.stop());
+    this.feed({ type: "open" });
+  }
+
+  private stop(): void {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+
+  private feed(input: OaiSimInput): void {
+    if (this.closed) return;
+    const { state, effects, wakeAt } = oaiStep(this.state, input, Date.now());
+    this.state = state;
+    for (const effect of effects) {
+      if (this.closed) return;
+      if (effect.type === "send") {
+        this.ws.send(JSON.stringify(effect.message));
+      } else {
+        this.stop();
+        try {
+          this.ws.close(effect.code, effect.reason);
+        } catch {
+          // already closing
+        }
+      }
+    }
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (wakeAt !== null && !this.closed) {
+      this.timer = setTimeout(() => this.feed({ type: "tick" }), Math.max(0, wakeAt - Date.now()));
     }
   }
 }

@@ -10,6 +10,8 @@
  */
 
 export const SIMULATOR_PATH = "/simulator/gemini";
+/** The OpenAI Realtime face; clients add `?model=…`, which is not a knob. */
+export const OPENAI_SIMULATOR_PATH = "/simulator/openai";
 
 /**
  * `[/simulator/gemini[/knobs]]/ws/…BidiGenerateContent[Constrained]`. Slashes repeat because
@@ -31,6 +33,11 @@ const CREDENTIAL_PARAMS = ["key", "access_token"];
  * wins on a knob given in both.
  */
 export function simulatorUrl(url: URL): URL | null {
+  if (url.pathname === OPENAI_SIMULATOR_PATH) {
+    const out = new URL(url);
+    for (const name of [...CREDENTIAL_PARAMS, "model"]) out.searchParams.delete(name);
+    return out;
+  }
   let pathKnobs = "";
   if (url.pathname !== SIMULATOR_PATH) {
     const match = SERVICE_PATH.exec(url.pathname);

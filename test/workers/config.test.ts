@@ -60,7 +60,10 @@ describe("loadConfig", () => {
     expect(providerUnavailable(loadConfig({}), "simulator")).toBeNull();
     expect(providerUnavailable(loadConfig({}), "gemini")).toMatch(/GEMINI_API_KEY/);
     expect(providerUnavailable(loadConfig({ GEMINI_API_KEY: "k" }), "gemini")).toBeNull();
-    expect(providerUnavailable(loadConfig({ GEMINI_API_KEY: "k" }), "openai")).not.toBeNull();
+    expect(providerUnavailable(loadConfig({ GEMINI_API_KEY: "k" }), "openai")).toMatch(
+      /OPENAI_API_KEY/,
+    );
+    expect(providerUnavailable(loadConfig({ OPENAI_API_KEY: "k" }), "openai")).toBeNull();
   });
 });
 

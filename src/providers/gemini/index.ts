@@ -1,6 +1,6 @@
 /** Gemini Live provider: wire schemas, codec, capabilities and the adapter. */
-export { GeminiLiveAdapter, type GeminiLiveAdapterOptions } from "./adapter.js";
 export { base64ToBytes, bytesToBase64 } from "../base64.js";
+export { GeminiLiveAdapter, type GeminiLiveAdapterOptions } from "./adapter.js";
 export {
   bareModelId,
   capabilitiesFor,

@@ -43,6 +43,11 @@ export interface OpenAIRealtimeAdapterOptions {
   voice?: string | undefined;
   /** The model that transcribes the user's speech. */
   transcriptionModel?: string | undefined;
+  /**
+   * The naive relay's control arm: a `response.create` after every tool output, at once, as
+   * openai-agents-js does (a second one while a response is active is refused by the service).
+   */
+  naive?: boolean | undefined;
 }
 
 export class OpenAIRealtimeAdapter implements ProviderAdapter {
@@ -219,7 +224,8 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
           }),
         );
         // Silent results are added quietly; anything else prompts exactly one response.
-        const prompt = command.responses.some((r) => r.scheduling !== "silent");
+        const prompt =
+          this.opts.naive === true || command.responses.some((r) => r.scheduling !== "silent");
         return prompt ? [...items, ...this.requestResponse()] : items;
       }
       default: {
@@ -231,7 +237,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
 
   /** One `response.create`, now or when the active response is done (never two in flight). */
   private requestResponse(): string[] {
-    if (this.activeResponse !== null) {
+    if (this.activeResponse !== null && this.opts.naive !== true) {
       this.createOwed = true;
       return [];
     }

@@ -1,10 +1,35 @@
-/** OpenAI Realtime: declared, not yet served (sessions asking for it get 400 provider_unavailable). */
+/** OpenAI Realtime (GA) as a provider: `OPENAI_API_KEY` (a secret), `OPENAI_MODEL`, `OPENAI_REALTIME_URL`. */
+import type { Config } from "../../config.js";
 import type { Provider } from "../provider.js";
+import { openWebSocket } from "../websocket.js";
+import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "./adapter.js";
+
+export const OPENAI_REALTIME_URL = "wss://api.openai.com/v1/realtime";
+export const OPENAI_DEFAULT_MODEL = "gpt-realtime";
+
+/** The connect URL: the model rides in the query, as the service expects it. */
+export function openaiUrl(config: Config): string {
+  const url = new URL(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL);
+  url.searchParams.set("model", config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL);
+  return url.toString();
+}
 
 export const openaiProvider: Provider = {
   name: "openai",
-  unavailable: () => "the openai provider is not available yet",
-  session() {
-    throw new Error("the openai provider is not available yet");
+  unavailable: (config) =>
+    config.OPENAI_API_KEY === undefined
+      ? "the openai provider needs the OPENAI_API_KEY secret (wrangler secret put OPENAI_API_KEY)"
+      : null,
+  session({ config, agent }) {
+    const model = config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
+    const url = openaiUrl(config);
+    // The key rides in a header; it is never logged nor sent to clients.
+    const headers = { Authorization: `Bearer ${config.OPENAI_API_KEY ?? ""}` };
+    return {
+      model,
+      capabilities: OPENAI_CAPABILITIES,
+      connect: () => openWebSocket(url, headers),
+      adapter: () => new OpenAIRealtimeAdapter({ model, agent }),
+    };
   },
 };

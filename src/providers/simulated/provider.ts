@@ -6,6 +6,7 @@ import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../../simulator/knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "../../simulator/object.js";
 import { capabilitiesFor } from "../gemini/capabilities.js";
 import { type GeminiVars, geminiCompression, geminiWireSession } from "../gemini/provider.js";
+import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../openai/adapter.js";
 import type { Provider } from "../provider.js";
 import { acceptUpgrade } from "../websocket.js";
 
@@ -56,7 +57,7 @@ export function simulatorKnobsProblem(
   metadata: Record<string, unknown>,
 ): string | null {
   const knobs = simulatorKnobs(envDefault, metadata);
-  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality"]);
+  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire"]);
   const unknown = [...knobs.keys()].filter((name) => !known.has(name));
   if (unknown.length > 0)
     return `unknown simulator knob${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`;
@@ -64,6 +65,10 @@ export function simulatorKnobsProblem(
   if (modality !== null && modality !== "AUDIO" && modality !== "TEXT")
     return `modality must be "AUDIO" or "TEXT", got "${modality}"`;
   knobs.delete("modality");
+  const wire = knobs.get("wire");
+  if (wire !== null && wire !== "gemini" && wire !== "openai")
+    return `wire must be "gemini" or "openai", got "${wire}"`;
+  knobs.delete("wire");
   try {
     parseKnobs(knobs);
     return null;
@@ -84,9 +89,30 @@ export const simulatorProvider: Provider<SimulatorVars> = {
   },
   session({ env, sessionId, agent, metadata, naive }) {
     const knobs = simulatorKnobs(env.SIMULATOR_KNOBS, metadata);
-    const model = simulatorModel(knobs);
     const modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
     knobs.delete("modality");
+    const wire = knobs.get("wire") ?? "gemini";
+    knobs.delete("wire");
+    const connectTo = (path: string, attempt: number) => {
+      const q = new URLSearchParams(knobs);
+      q.set("session", `${sessionId}-${attempt}`);
+      const request = new Request(`https://liveline.internal${path}?${q}`, {
+        headers: { Upgrade: "websocket" },
+      });
+      return acceptUpgrade(handleSimulatorRequest(request, env));
+    };
+    if (wire === "openai") {
+      // The OpenAI Realtime face: the same knobs where they apply (src/simulator/README.md).
+      const model = "gpt-realtime";
+      const outputModality = modality === "AUDIO" ? "audio" : "text";
+      return {
+        model,
+        capabilities: OPENAI_CAPABILITIES,
+        connect: (attempt) => connectTo("/simulator/openai", attempt),
+        adapter: () => new OpenAIRealtimeAdapter({ model, agent, modality: outputModality, naive }),
+      };
+    }
+    const model = simulatorModel(knobs);
     return geminiWireSession({
       model,
       endpoint: "simulator",
@@ -95,14 +121,7 @@ export const simulatorProvider: Provider<SimulatorVars> = {
       modality,
       compression: geminiCompression(env.GEMINI_COMPRESSION_TRIGGER_TOKENS),
       naive,
-      connect: (attempt) => {
-        const q = new URLSearchParams(knobs);
-        q.set("session", `${sessionId}-${attempt}`);
-        const request = new Request(`https://liveline.internal/simulator/gemini?${q}`, {
-          headers: { Upgrade: "websocket" },
-        });
-        return acceptUpgrade(handleSimulatorRequest(request, env));
-      },
+      connect: (attempt) => connectTo("/simulator/gemini", attempt),
     });
   },
 };

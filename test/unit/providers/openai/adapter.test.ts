@@ -276,7 +276,7 @@ describe("16 kHz client audio to the 24 kHz OpenAI takes", () => {
   it("3 samples out for every 2 in, the waveform kept", () => {
     const pcm = new Uint8Array(8);
     const view = new DataView(pcm.buffer);
-    [0, 300, 600, 900].forEach((v, i) => view.setInt16(i * 2, v, true));
+    for (const [i, v] of [0, 300, 600, 900].entries()) view.setInt16(i * 2, v, true);
     const out = resample16kTo24k(pcm);
     const samples = Array.from({ length: out.length / 2 }, (_, i) =>
       new DataView(out.buffer).getInt16(i * 2, true),

@@ -1,0 +1,144 @@
+/**
+ * One contract, every provider (hono's runtime-tests pattern): the same scenarios, the same
+ * client-visible outcome, run against the simulator's face for each provider's wire. A
+ * provider skips a scenario only with a written reason.
+ */
+import { describe, expect, it } from "vitest";
+import { connect, httpUrl } from "../workers/helpers.js";
+import {
+  duplicated,
+  playTurn,
+  simulatorSession,
+  textsOf,
+  turnEndsOf,
+} from "../workers/session-flow.js";
+
+interface ProviderUnderContract {
+  name: string;
+  knobs: Record<string, string | number>;
+  /** Scenario name → why this provider cannot run it. */
+  skips: Record<string, string>;
+}
+
+const PROVIDERS: ProviderUnderContract[] = [
+  // The 2.x default: turnComplete right after a toolCall (the race).
+  { name: "gemini", knobs: { wire: "gemini", race: 1 }, skips: {} },
+  // A response ends at its function call; nothing goes on without response.create.
+  { name: "openai", knobs: { wire: "openai" }, skips: {} },
+];
+
+for (const provider of PROVIDERS) {
+  const scenario = (name: string, fn: () => Promise<void>, timeout = 30_000) => {
+    const reason = provider.skips[name];
+    if (reason !== undefined) it.skip(`${name} (skipped: ${reason})`, fn);
+    else it(name, { timeout }, fn);
+  };
+  const session = (knobs: Record<string, string | number> = {}, extra = {}) =>
+    simulatorSession({ ...provider.knobs, ...knobs }, extra);
+
+  describe(`the contract on ${provider.name}`, () => {
+    scenario("a greeting with side-effect calls: one reply, one turn end", async () => {
+      const { client } = await session({ calls: "greeting:suggest_topics" });
+      const frames = await playTurn(client, "hi", { settleMs: 150 });
+      expect(frames.some((f) => f.type === "tool_call" && f.name === "suggest_topics")).toBe(true);
+      expect(textsOf(frames).length).toBeGreaterThan(0);
+      expect(duplicated(frames)).toBe(false);
+      client.close();
+    });
+
+    scenario("control: the naive relay duplicates that greeting", async () => {
+      const { client } = await session({ calls: "greeting:suggest_topics" }, { naive: true });
+      const frames = await playTurn(client, "hi", { settleMs: 200 });
+      expect(duplicated(frames)).toBe(true);
+      client.close();
+    });
+
+    scenario(
+      "a speak result after the model ended its turn is spoken once, in that turn",
+      async () => {
+        const { client } = await session({ calls: "greeting:lookup_faq" });
+        const frames = await playTurn(client, "hi", { settleMs: 150 });
+        const result = frames.find((f) => f.type === "tool_result");
+        expect(result).toMatchObject({ name: "lookup_faq" });
+        const after = frames.slice(frames.indexOf(result!) + 1);
+        const spoken = textsOf(after).join("");
+        expect(spoken).toContain("lookup_faq found");
+        expect(spoken.match(/lookup_faq found/g)).toHaveLength(1);
+        expect(after.filter((f) => f.type === "text").every((f) => f.turnId === "t1")).toBe(true);
+        expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+        client.close();
+      },
+    );
+
+    scenario(
+      "an empty reply after a tool result is retried invisibly; the result is spoken",
+      async () => {
+        const { client } = await session({ calls: "greeting:lookup_faq", emptySchedule: "2" });
+        const frames = await playTurn(client, "hi", { settleMs: 150 });
+        expect(textsOf(frames).join("")).toContain("lookup_faq found");
+        expect(JSON.stringify(frames)).not.toContain("Please continue");
+        expect(frames.some((f) => f.type === "error")).toBe(false);
+        expect(duplicated(frames)).toBe(false);
+        client.close();
+      },
+    );
+
+    scenario(
+      "two results for one client call: the first stands, the second is refused",
+      async () => {
+        const { client } = await session({ calls: "greeting:suggest_topics" });
+        const frames = await playTurn(client, "hi", {
+          settleMs: 200,
+          answer: (call) => {
+            client.send({ type: "tool_result", callId: call.callId, result: { chips: ["a"] } });
+            client.send({ type: "tool_result", callId: call.callId, result: { chips: ["b"] } });
+            return null;
+          },
+        });
+        expect(frames.filter((f) => f.type === "tool_result")).toHaveLength(1);
+        expect(frames.filter((f) => f.type === "error").map((f) => f.code)).toEqual([
+          "duplicate_result",
+        ]);
+        expect(duplicated(frames)).toBe(false);
+        client.close();
+      },
+    );
+
+    scenario(
+      "a dropped model connection: reconnected (seeded from the log), the next turn answered",
+      async () => {
+        const { client } = await session({ dropAfterMs: 400, calls: "greeting:;*:" });
+        await playTurn(client, "hi");
+        // Wait for the drop and the way back (status frames are kept apart by the client).
+        const states = () => client.statuses.map((s) => s.state);
+        for (
+          let i = 0;
+          i < 200 && !(states().includes("reconnecting") && states().at(-1) === "live");
+          i++
+        ) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        expect(states()).toEqual(expect.arrayContaining(["reconnecting", "live"]));
+        const frames = await playTurn(client, "what did you say", { settleMs: 100 });
+        expect(textsOf(frames).join("")).toContain("I said:");
+        expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+        client.close();
+      },
+    );
+
+    scenario(
+      "a client that resumes gets every durable frame after its seq exactly once",
+      async () => {
+        const created = await session();
+        const first = await playTurn(created.client, "hi");
+        created.client.close();
+        const lastSeq = Math.max(...first.map((f) => (typeof f.seq === "number" ? f.seq : 0)));
+        const again = await connect(`${httpUrl(created.wsUrl)}&resumeFrom=${lastSeq - 2}`);
+        const frames = [await again.next(), await again.next(), await again.next()];
+        expect(frames[0]).toMatchObject({ type: "ready", resumed: true });
+        expect(frames.slice(1).map((f) => f.seq)).toEqual([lastSeq - 1, lastSeq]);
+        again.close();
+      },
+    );
+  });
+}

@@ -1,0 +1,116 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_KNOBS } from "../../../../src/simulator/knobs.js";
+import {
+  createOpenAISimulator,
+  type OaiSimState,
+  oaiStep,
+} from "../../../../src/simulator/openai/machine.js";
+
+type Msg = Record<string, unknown> & { type: string };
+
+/** Drives the OpenAI face: frames in, server events out, time moved by hand. */
+class Face {
+  state: OaiSimState;
+  now = 0;
+  out: Msg[] = [];
+  constructor(knobs: Partial<typeof DEFAULT_KNOBS> = {}) {
+    this.state = createOpenAISimulator({ ...DEFAULT_KNOBS, timeScale: 0, ...knobs });
+    this.feed({ type: "open" });
+  }
+  feed(input: Parameters<typeof oaiStep>[1]): Msg[] {
+    const { state, effects } = oaiStep(this.state, input, this.now);
+    this.state = state;
+    const sent = effects.flatMap((e) => (e.type === "send" ? [e.message as Msg] : []));
+    this.out.push(...sent);
+    return sent;
+  }
+  send(event: Record<string, unknown>): Msg[] {
+    return this.feed({ type: "frame", text: JSON.stringify(event) });
+  }
+  tick(ms: number): Msg[] {
+    this.now += ms;
+    return this.feed({ type: "tick" });
+  }
+}
+
+const setup = {
+  type: "session.update",
+  session: {
+    type: "realtime",
+    output_modalities: ["text"],
+    tools: [{ type: "function", name: "lookup_faq", description: "", parameters: {} }],
+  },
+};
+const user = (text: string) => ({
+  type: "conversation.item.create",
+  item: { type: "message", role: "user", content: [{ type: "input_text", text }] },
+});
+const types = (msgs: Msg[]) => msgs.map((m) => m.type);
+const errorCode = (msgs: Msg[]) =>
+  (msgs.find((m) => m.type === "error")?.error as { code?: string } | undefined)?.code;
+
+describe("the simulator's OpenAI Realtime face, strict where the service is", () => {
+  it("session.created on open; session.update answered with session.updated", () => {
+    const face = new Face();
+    expect(types(face.out)).toEqual(["session.created"]);
+    expect(types(face.send(setup))).toEqual(["session.updated"]);
+  });
+
+  it("an unknown field, or a session without its GA type, is an error event, not a close", () => {
+    const face = new Face();
+    expect(errorCode(face.send({ ...setup, session: { ...setup.session, voicee: "x" } }))).toBe(
+      "unknown_parameter",
+    );
+    expect(errorCode(face.send({ type: "session.update", session: { instructions: "x" } }))).toBe(
+      "invalid_value",
+    );
+    expect(types(face.send(setup))).toEqual(["session.updated"]);
+  });
+
+  it("a second response.create while one is active is refused", () => {
+    const face = new Face({ timeScale: 1, msPerWord: 100 });
+    face.send(setup);
+    face.send(user("hi"));
+    expect(types(face.send({ type: "response.create" }))[0]).toBe("response.created");
+    expect(errorCode(face.send({ type: "response.create" }))).toBe(
+      "conversation_already_has_active_response",
+    );
+    expect(types(face.tick(60_000)).at(-1)).toBe("response.done");
+    expect(types(face.send({ type: "response.create" }))[0]).toBe("response.created");
+  });
+
+  it("a function call ends its response; its output alone prompts nothing, response.create speaks it", () => {
+    const face = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
+    face.send(setup);
+    face.send(user("hi"));
+    const first = face.send({ type: "response.create" });
+    const call = first.find((m) => m.type === "response.function_call_arguments.done");
+    expect(call).toBeDefined();
+    expect(types(first).at(-1)).toBe("response.done");
+    const output = face.send({
+      type: "conversation.item.create",
+      item: { type: "function_call_output", call_id: call!.call_id, output: '{"answer":"9-5"}' },
+    });
+    expect(types(output)).toEqual(["conversation.item.added"]);
+    const spoken = face.send({ type: "response.create" });
+    const text = spoken
+      .filter((m) => m.type === "response.output_text.delta")
+      .map((m) => m.delta)
+      .join("");
+    expect(text).toContain('lookup_faq found: {"answer":"9-5"}');
+  });
+
+  it("speech during a response cancels it (turn_detected); response.cancel with none active is refused", () => {
+    const face = new Face({ timeScale: 1, msPerWord: 100 });
+    face.send(setup);
+    face.send(user("hi"));
+    face.send({ type: "response.create" });
+    const speech = face.send({ type: "input_audio_buffer.append", audio: "AAAAAAAA" });
+    expect(types(speech)).toEqual(["input_audio_buffer.speech_started", "response.done"]);
+    expect(speech[1]!.response).toMatchObject({
+      status: "cancelled",
+      status_details: { reason: "turn_detected" },
+    });
+    expect(errorCode(face.send({ type: "response.cancel" }))).toBe("response_cancel_not_active");
+  });
+});
