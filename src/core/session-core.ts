@@ -1,6 +1,8 @@
 import type { ModelEvent } from "../vocabulary/model.js";
 import { copyState } from "./copy-state.js";
 import type { Effect } from "./effects.js";
+import { sendInput, withdrawQueuedText } from "./follow-up.js";
+import { currentGeneration, liveOwner, noteContent, noteText } from "./generations.js";
 import type { CoreInput } from "./inputs.js";
 import type { CoreState, GenerationState } from "./state.js";
 import { StepContext } from "./step-context.js";
@@ -13,19 +15,8 @@ import {
   onServerToolOutcome,
   onToolTimeout,
 } from "./tools.js";
-import {
-  currentGeneration,
-  endTurn,
-  liveOwner,
-  noteContent,
-  noteText,
-  onGraceTimer,
-  onModelInterrupted,
-  onModelTurnComplete,
-  openTurn,
-  sendInput,
-  withdrawQueuedText,
-} from "./turns.js";
+import { endTurn, openTurn } from "./turn-state.js";
+import { onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.js";
 import {
   armIdle,
   ensureUpstream,

@@ -1,15 +1,10 @@
 import type { ToolPayload } from "../vocabulary/events.js";
 import { type ToolCallRequest, type ToolResponse, toolResponse } from "../vocabulary/model.js";
+import { expectGeneration, noteResultsSentInGeneration } from "./follow-up.js";
+import { currentGeneration, liveOwner, noteContent } from "./generations.js";
 import type { CallState } from "./state.js";
 import type { StepContext } from "./step-context.js";
-import {
-  currentGeneration,
-  expectGeneration,
-  liveOwner,
-  noteContent,
-  noteResultsSentInGeneration,
-  settleTurn,
-} from "./turns.js";
+import { settleTurn } from "./turns.js";
 
 /** How long after a silent result a regeneration of the previous reply is watched for. */
 const REGEN_WINDOW_MS = 15_000;

@@ -1,6 +1,6 @@
+import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
 import type { StepContext } from "./step-context.js";
-import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./turns.js";
 
 /**
  * Open the model connection if nothing is open or on its way. After liveline gave up on it,

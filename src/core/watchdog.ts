@@ -1,6 +1,7 @@
+import { owesSlot, sendInput } from "./follow-up.js";
 import type { CoreState, TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
-import { endTurn, owesSlot, sendInput } from "./turns.js";
+import { endTurn } from "./turn-state.js";
 
 /**
  * The turn watchdog: liveness before every defence. A turn that waits on the model — an

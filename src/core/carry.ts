@@ -1,0 +1,62 @@
+/** A turn across a lost model connection: ended, said so, or carried to the next one. */
+
+import { sendInput } from "./follow-up.js";
+import { normalizedReply, rememberReply } from "./regeneration.js";
+import type { TurnState } from "./state.js";
+import type { StepContext } from "./step-context.js";
+import { endTurn } from "./turn-state.js";
+import { replyIsEmpty } from "./turns.js";
+
+/**
+ * The model connection dropped under an open turn: it cannot be finished, say so — unless
+ * (`carry`, a connection lost while a new one is opened at once) all the turn still waits
+ * for is the model speaking results it already has: those are in the log, so the next
+ * connection has them too (resumed, or seeded from the log), and is asked once to go on.
+ */
+export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
+  const s = ctx.state;
+  // What it said counts as a reply: a resumed model may say it again.
+  if (s.generation)
+    s.recentReplies = rememberReply(s.recentReplies, normalizedReply(s.generation.text));
+  s.generation = null;
+  s.expected = [];
+  if (s.followUpWindow)
+    ctx.emit({ type: "clear_timer", timer: `grace:${s.followUpWindow.turnId}` });
+  s.followUpWindow = null;
+  // Queued and held input belonged to the turn that is now interrupted: the user is told.
+  s.held = [];
+  ctx.takeOutbox();
+  if (s.turn && carry && canCarry(ctx, s.turn)) {
+    s.turn.carried = "pending";
+    s.turn.modelEnded = true;
+    ctx.trace("TURN_CARRIED", { turnId: s.turn.id });
+  } else if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
+  // Calls still running (a finished turn's client chips, say) are unknown to the next
+  // connection, whose rebuilt context closes them as cancelled: so they are, here too, and a
+  // result that comes later is refused rather than sent as a second answer.
+  ctx.cancelRunningCalls(null, "upstream_lost");
+}
+
+/**
+ * Results delivered and nothing said since (a follow-up owed, or an empty reply to retry),
+ * and not carried before (a second loss ends it). Calls still running are cancelled with the
+ * connection (the next one's context says so); a result held for its batch is not carried
+ * (cancelling its siblings would send it into the dead connection).
+ */
+function canCarry(ctx: StepContext, turn: TurnState): boolean {
+  const s = ctx.state;
+  if (!s.config.guards.carryTurns || !s.config.guards.oneTurnComplete) return false;
+  if (turn.carried !== undefined || !replyIsEmpty(s, turn)) return false;
+  return !Object.values(s.calls).some((c) => c.turnId === turn.id && c.held !== undefined);
+}
+
+/** The new connection is live: the carried turn asks it, once, to speak what it owes. */
+export function resumeCarriedTurn(ctx: StepContext): void {
+  const s = ctx.state;
+  const turn = s.turn;
+  if (turn?.carried !== "pending") return;
+  turn.carried = "asked";
+  turn.modelEnded = false;
+  ctx.trace("RESUME_TURN", { turnId: turn.id });
+  sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
+}

@@ -1,0 +1,230 @@
+/**
+ * Model generations: whom each one answers (the first in line, a follow-up window, the
+ * user's speech), and when one turns out not to be the answer it was taken for.
+ */
+
+import { closeWindow, openWindow, resultsAnswered, spokeAfterTurnEnded } from "./follow-up.js";
+import {
+  LEGACY_MIN_PREFIX,
+  legacyOpeningRepeats,
+  normalizedReply,
+  repeatsRecentReply,
+} from "./regeneration.js";
+import type { GenerationState, TurnProgress, TurnState } from "./state.js";
+import type { StepContext } from "./step-context.js";
+import { endTurn, openTurn } from "./turn-state.js";
+
+/**
+ * The generation the current model output belongs to, starting one if none is running.
+ * A generation answers whoever is first in line for one; output nobody asked for (a
+ * provider reacting to a late silent result as if it were new input) gets owner null and
+ * is suppressed.
+ */
+export function currentGeneration(ctx: StepContext): GenerationState {
+  const s = ctx.state;
+  if (s.generation) return s.generation;
+  let owner: string | null = null;
+  let claim: GenerationState["claim"] = "none";
+  const turn = s.turn;
+  const window = s.followUpWindow;
+  if (window && window.turnId !== turn?.id && (window.absorb ?? 1) > 1) {
+    // One of several reactions a dead turn's window waits for: nobody's; it stays open.
+    window.absorb = (window.absorb ?? 1) - 1;
+    s.counters.suppressedGenerations++;
+    ctx.trace("SUPPRESSED", { reason: "reaction to a late side-effect result" });
+    s.generation = newGeneration(null, "none");
+    return s.generation;
+  }
+  if (window && spokeAfterTurnEnded(ctx) && s.config.guards.suppressUnsolicited) {
+    // The user spoke after the model ended its turn and before the follow-up it may still
+    // owe began: the model answers the speech (with whatever it still had to say), so this
+    // generation opens the voice turn; the turn whose follow-up it was ends, cut short.
+    endTurn(ctx, { interrupted: "barge_in" });
+    closeWindow(ctx);
+    owner = openTurn(ctx, "audio", s.inputTranscript).id;
+    claim = "speech";
+  } else if (window) {
+    // What the open window waits for comes before anything sent after it opened.
+    owner = turn?.id === window.turnId ? turn.id : null;
+    claim = "grace";
+    // Set before the window closes: releasing held input looks at the running generation.
+    s.generation = newGeneration(owner, claim);
+    closeWindow(ctx);
+  } else if (s.expected.length > 0) {
+    owner = s.expected.shift() ?? null;
+    claim = owner === null ? "absorbed" : "expected";
+  } else if (s.speechDetected) {
+    // The user spoke and the model answers: a voice turn opens (ending any open one).
+    if (turn) endTurn(ctx, { interrupted: "barge_in" });
+    owner = openTurn(ctx, "audio", s.inputTranscript).id;
+    claim = "speech";
+  } else if (!s.config.guards.suppressUnsolicited) {
+    // Naive relay: whatever the model says belongs to the latest turn.
+    owner = s.lastTurnId;
+    claim = "naive";
+  } else {
+    s.counters.suppressedGenerations++;
+    ctx.trace("SUPPRESSED", { reason: "unsolicited generation" });
+  }
+  if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
+  s.generation ??= newGeneration(owner, claim);
+  if (owner !== null && s.turn?.id === owner) s.generation.turnBefore = progressOf(s.turn);
+  return s.generation;
+}
+
+function progressOf(turn: TurnState): TurnProgress {
+  const { hasContent, resultsSinceContent, speakSinceContent, emptyRetries, contentSinceAsk } =
+    turn;
+  return { hasContent, resultsSinceContent, speakSinceContent, emptyRetries, contentSinceAsk };
+}
+
+function newGeneration(owner: string | null, claim: GenerationState["claim"]): GenerationState {
+  return {
+    owner,
+    claim,
+    hasContent: false,
+    interrupted: false,
+    inputSinceStart: false,
+    text: "",
+    judged: false,
+    unansweredSpeak: false,
+    unansweredSilent: 0,
+    unansweredQuiet: 0,
+  };
+}
+
+/** A generation's text is kept (bounded) to be compared, whole, with recent replies. */
+const KEPT_TEXT = 4000;
+
+/** Could a regeneration be under way: a result that could provoke one went out lately? */
+function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
+  return (
+    ctx.state.config.guards.suppressUnsolicited &&
+    ctx.now <= ctx.state.regenUntil &&
+    (gen.claim === "expected" || gen.claim === "absorbed" || gen.claim === "grace")
+  );
+}
+
+/** A piece of the generation's text. Nothing is held back: it is forwarded as it comes. */
+export function noteText(ctx: StepContext, gen: GenerationState, text: string): void {
+  if (gen.text.length < KEPT_TEXT) gen.text = (gen.text + text).slice(0, KEPT_TEXT);
+  if (ctx.state.config.legacyOpeningCheck) legacyJudgeOpening(ctx, gen);
+}
+
+/** The removed judgement by opening words (see regeneration.ts), for the liveness control. */
+function legacyJudgeOpening(ctx: StepContext, gen: GenerationState): void {
+  const s = ctx.state;
+  if (gen.judged || !regenerationPossible(ctx, gen)) return;
+  const soFar = normalizedReply(gen.text);
+  if (!legacyOpeningRepeats(soFar, s.recentReplies)) {
+    gen.judged = soFar.length >= LEGACY_MIN_PREFIX;
+    return;
+  }
+  gen.judged = true;
+  giveBack(ctx, gen);
+  gen.owner = null;
+  gen.claim = "none";
+  s.counters.suppressedGenerations++;
+  ctx.trace("SUPPRESSED", { reason: "regenerated reply (opening)" });
+}
+
+/**
+ * A generation turned out not to be the one its slot was waiting for: the slot becomes a
+ * follow-up window, so the next generation takes it (new input is held meanwhile), and if
+ * none comes within the grace, the turn goes on as if this one had been it.
+ */
+function giveBack(ctx: StepContext, gen: GenerationState): void {
+  const s = ctx.state;
+  const live = gen.owner !== null && s.turn?.id === gen.owner;
+  // The turn's own last generation is the one that ended before this one took its slot.
+  if (live) s.turn!.modelEnded = true;
+  if (s.followUpWindow === null)
+    openWindow(ctx, live ? gen.owner! : `stale-${gen.owner ?? "none"}`);
+  else if (gen.claim === "expected") s.expected.unshift(gen.owner);
+}
+
+/**
+ * The generation that took the open turn's slot was not its answer after all: the slot goes
+ * back to the front of the line, so the next generation answers the turn. The watchdog bounds
+ * the wait.
+ */
+export function returnSlot(ctx: StepContext, owner: string): void {
+  const turn = ctx.state.turn!;
+  ctx.state.expected.unshift(owner);
+  turn.modelEnded = true;
+}
+
+/**
+ * Can a generation that turns out not to be an answer give its slot back? One that took a
+ * slot in line can, whether its turn is open or was interrupted meanwhile (else the dead
+ * input's own answer would take the next turn's slot, and so on down the line); one that
+ * took a follow-up window only while its turn is open; none that the model itself cut short
+ * (a barge-in: it was an answer). Misjudged for a dead turn, the next turn's answer is
+ * absorbed instead and its turn waits for the watchdog: a visible nudge, not a silent loss.
+ */
+export function canGiveSlotBack(ctx: StepContext, gen: GenerationState): boolean {
+  if (gen.interrupted || !regenerationPossible(ctx, gen)) return false;
+  const live = gen.owner !== null && ctx.state.turn?.id === gen.owner;
+  return live || gen.claim === "expected" || gen.claim === "absorbed";
+}
+
+export function giveSlotBack(ctx: StepContext, gen: GenerationState): void {
+  const s = ctx.state;
+  if (gen.owner === null || s.turn?.id !== gen.owner) {
+    s.expected.unshift(null);
+    return;
+  }
+  // The open turn's answer is still to come: it waits a grace for it (the slot becomes a
+  // follow-up window; if nothing comes, this generation was the answer after all). What it
+  // said does not count as answering the turn (an empty reply after results is still one).
+  if (gen.turnBefore) Object.assign(s.turn, gen.turnBefore);
+  s.turn.modelEnded = true;
+  if (s.followUpWindow === null) {
+    openWindow(ctx, gen.owner);
+    s.followUpWindow!.gaveBack = gen.hasContent ? "repeat" : "empty";
+  } else s.expected.unshift(gen.owner);
+}
+
+/**
+ * A finished reply that says a recent reply again, word for word, while a regeneration was
+ * possible: it was (most likely) the model answering a late side-effect result, not the
+ * input whose slot it took. It was delivered (when in doubt, deliver); its slot goes back to
+ * the front of the line, so the answer that follows still belongs to the turn. If no answer
+ * follows, the watchdog ends the turn visibly.
+ */
+export function givesSlotBackAsRepeat(
+  ctx: StepContext,
+  gen: GenerationState,
+  reply: string,
+): boolean {
+  const s = ctx.state;
+  if (!s.config.guards.detectRepeats || s.config.legacyOpeningCheck) return false;
+  if (gen.unansweredSpeak) return false;
+  if (!canGiveSlotBack(ctx, gen) || !repeatsRecentReply(reply, s.recentReplies)) return false;
+  giveSlotBack(ctx, gen);
+  s.counters.repeatedReplies++;
+  ctx.trace("REPEATED_REPLY", { turnId: gen.owner });
+  return true;
+}
+
+/** The open turn this generation answers, or null when its output must not be forwarded. */
+export function liveOwner(ctx: StepContext, gen: GenerationState): string | null {
+  if (gen.owner === null) return null;
+  if (ctx.state.turn?.id === gen.owner) return gen.owner;
+  // The turn already ended (barge-in; or the naive relay after its turn_complete).
+  return ctx.state.config.guards.suppressUnsolicited ? null : gen.owner;
+}
+
+/** Model content (text, transcript, audio, a tool call) arrived in `gen`. */
+export function noteContent(ctx: StepContext, gen: GenerationState): void {
+  gen.hasContent = true;
+  resultsAnswered(ctx, gen);
+  const turn = ctx.state.turn;
+  if (turn?.id !== gen.owner) return;
+  if (!turn) return;
+  turn.hasContent = true;
+  turn.contentSinceAsk = true;
+  turn.resultsSinceContent = 0;
+  turn.speakSinceContent = false;
+  turn.emptyRetries = 0;
+}

@@ -1,0 +1,55 @@
+/** A user turn opens with its `user` event and ends once, with its one turn end. */
+import type { InterruptReason } from "../vocabulary/events.js";
+import type { TurnState } from "./state.js";
+import type { StepContext } from "./step-context.js";
+
+export function openTurn(ctx: StepContext, source: "text" | "audio", text: string): TurnState {
+  const s = ctx.state;
+  s.turnCount++;
+  const turn: TurnState = {
+    id: `t${s.turnCount}`,
+    userSeq: s.nextSeq,
+    source,
+    modelEnded: false,
+    hasContent: false,
+    resultsSinceContent: 0,
+    speakSinceContent: false,
+    emptyRetries: 0,
+    askedAt: ctx.now,
+    contentSinceAsk: false,
+    optionalSlots: 0,
+  };
+  s.turn = turn;
+  s.lastTurnId = turn.id;
+  s.speechDetected = false;
+  s.inputTranscript = "";
+  ctx.record({ kind: "user", turnId: turn.id, text, source });
+  ctx.trace("USER", { turnId: turn.id, source });
+  return turn;
+}
+
+/** End the open turn with its one turn end; what the model still owes it is dropped. */
+export function endTurn(
+  ctx: StepContext,
+  how: "complete" | { interrupted: InterruptReason },
+): void {
+  const s = ctx.state;
+  const turn = s.turn;
+  if (!turn) return;
+  s.turn = null;
+  if (s.watchdogArmed) {
+    s.watchdogArmed = false;
+    ctx.emit({ type: "clear_timer", timer: "watchdog" });
+  }
+  s.expected = s.expected.map((owner) => (owner === turn.id ? null : owner));
+  if (s.generation?.owner === turn.id && s.config.guards.suppressUnsolicited)
+    s.generation.owner = null;
+  if (how === "complete") {
+    ctx.record({ kind: "turn_complete", turnId: turn.id });
+    ctx.trace("TURN_COMPLETE", { turnId: turn.id });
+  } else {
+    ctx.record({ kind: "interrupted", turnId: turn.id, reason: how.interrupted });
+    ctx.trace("INTERRUPTED", { turnId: turn.id, reason: how.interrupted });
+    ctx.cancelRunningCalls(turn.id, how.interrupted);
+  }
+}
