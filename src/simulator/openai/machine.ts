@@ -230,10 +230,15 @@ function onFrame(ctx: Ctx, text: string): void {
           summary: summarise(output),
         });
       }
-      ctx.send({
-        type: "conversation.item.added",
-        item: { id: item.id ?? ctx.id("item"), type: item.type },
-      });
+      // The item as the service echoes it: whole, with an id and a status.
+      const added = {
+        ...item,
+        id: item.id ?? ctx.id("item"),
+        object: "realtime.item",
+        status: "completed",
+      };
+      ctx.send({ type: "conversation.item.added", previous_item_id: null, item: added });
+      ctx.send({ type: "conversation.item.done", previous_item_id: null, item: added });
       return;
     }
     case "response.create":
@@ -403,12 +408,24 @@ function respond(ctx: Ctx): void {
   let at = s.knobs.latencyMs;
   const itemId = ctx.id("item");
   const chunks = chunkWords(say, () => ctx.draw());
+  const output: Json[] = [];
+  const message = (status: string, text: string | null): Json => ({
+    id: itemId,
+    object: "realtime.item",
+    type: "message",
+    status,
+    role: "assistant",
+    content:
+      text === null
+        ? []
+        : [s.audio ? { type: "output_audio", transcript: text } : { type: "output_text", text }],
+  });
   if (chunks.length > 0) {
     ctx.later(at, {
       type: "response.output_item.added",
       response_id: id,
       output_index: 0,
-      item: { id: itemId, type: "message", role: "assistant", content: [] },
+      item: message("in_progress", null),
     });
     for (const chunk of chunks) {
       at += s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
@@ -421,27 +438,49 @@ function respond(ctx: Ctx): void {
       }
     }
     s.lastReply = chunks;
+    const done = message("completed", chunks.join(""));
+    ctx.later(at, {
+      type: "response.output_item.done",
+      response_id: id,
+      output_index: 0,
+      item: done,
+    });
+    output.push(done);
   }
   for (const [index, name] of calls.entries()) {
     const callId = ctx.id("call");
     s.items.push({ kind: "call", callId, name });
-    const done = {
-      type: "response.function_call_arguments.done",
-      response_id: id,
-      item_id: ctx.id("fc"),
-      output_index: index + 1,
+    const args = JSON.stringify({ question: userText ?? "" });
+    const fcId = ctx.id("fc");
+    const item = (status: string, argumentsSoFar: string): Json => ({
+      id: fcId,
+      object: "realtime.item",
+      type: "function_call",
+      status,
       call_id: callId,
       name,
-      arguments: JSON.stringify({ question: userText ?? "" }),
+      arguments: argumentsSoFar,
+    });
+    const where = { response_id: id, output_index: index + 1 };
+    ctx.later(at, { type: "response.output_item.added", ...where, item: item("in_progress", "") });
+    const done = {
+      type: "response.function_call_arguments.done",
+      ...where,
+      item_id: fcId,
+      call_id: callId,
+      name,
+      arguments: args,
     };
     ctx.later(at, done);
     if (s.knobs.duplicateCalls > 0 && ctx.draw() < s.knobs.duplicateCalls) ctx.later(at, done);
+    ctx.later(at, { type: "response.output_item.done", ...where, item: item("completed", args) });
+    output.push(item("completed", args));
   }
   s.answered = s.items.length;
-  finish(ctx, id, at, say.split(/\s+/).filter(Boolean).length);
+  finish(ctx, id, at, say.split(/\s+/).filter(Boolean).length, output);
 }
 
-function finish(ctx: Ctx, id: string, at: number, words: number): void {
+function finish(ctx: Ctx, id: string, at: number, words: number, output: Json[] = []): void {
   const input = ctx.s.items.reduce((n, i) => n + ("text" in i ? i.text.split(/\s+/).length : 8), 0);
   ctx.later(at, {
     type: "response.done",
@@ -450,7 +489,7 @@ function finish(ctx: Ctx, id: string, at: number, words: number): void {
       id,
       status: "completed",
       status_details: null,
-      output: [],
+      output,
       usage: { total_tokens: input + words, input_tokens: input, output_tokens: words },
     },
   });

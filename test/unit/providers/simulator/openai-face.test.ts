@@ -91,7 +91,7 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
       type: "conversation.item.create",
       item: { type: "function_call_output", call_id: call!.call_id, output: '{"answer":"9-5"}' },
     });
-    expect(types(output)).toEqual(["conversation.item.added"]);
+    expect(types(output)).toEqual(["conversation.item.added", "conversation.item.done"]);
     const spoken = face.send({ type: "response.create" });
     const text = spoken
       .filter((m) => m.type === "response.output_text.delta")
