@@ -66,12 +66,12 @@ export function emptyReply(ctx: Ctx, answersTools: boolean): boolean {
   return answersTools && s.knobs.emptyRate > 0 && ctx.draw() < s.knobs.emptyRate;
 }
 
-export function startUserTurn(ctx: Ctx, userText: string): void {
+export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
   const s = ctx.s;
   const setup = s.setup!;
   s.context.userTurns++;
   const tag = answerTag(++s.context.answers);
-  const reply = replyFor(
+  const answer = replyFor(
     s.context.userTurns,
     userText,
     s.context.lastReply,
@@ -79,6 +79,7 @@ export function startUserTurn(ctx: Ctx, userText: string): void {
     tag,
     s.context.remembered,
   );
+  const reply = preface === "" ? answer : { ...answer, before: `${preface} ${answer.before}` };
   const full = `${reply.before} ${reply.after}`;
   if (emptyReply(ctx, false)) {
     s.owed = [full];

@@ -71,6 +71,16 @@ export function resultSpeech(name: string, summary: string, tag: string): string
   return `Here is what ${name} found: ${summary}. ${tag}`;
 }
 
+/** Spoken tool results (what a model that owes them says first). */
+export function isResultSpeech(text: string): boolean {
+  return text.startsWith("Here is what ");
+}
+
+/** An instruction to go on ("Please continue…", "go on"): the model says what it owed. */
+export function asksToGoOn(text: string): boolean {
+  return /\b(continue|go on)\b/i.test(text);
+}
+
 /** The owed reply after an empty one, when a nudge asks for it. */
 export function resumedSpeech(tag: string): string {
   return `Sorry for the pause. ${tag}`;

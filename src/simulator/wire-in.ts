@@ -15,7 +15,7 @@ import {
 } from "../providers/gemini/schemas.js";
 import { modelFamilyOf, sendResumption } from "./connection.js";
 import { react, runGen, startOwedReply, startUserTurn } from "./generation.js";
-import { answerTag, resultSpeech, summarise } from "./script.js";
+import { answerTag, asksToGoOn, isResultSpeech, resultSpeech, summarise } from "./script.js";
 import {
   BARGE_IN_BYTES,
   type Ctx,
@@ -311,13 +311,21 @@ export function base64Length(data: string): number {
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
 
-/** A user input (or a nudge after an empty reply): the model answers it. */
+/**
+ * A user input: the model answers it. After an empty reply, an instruction to go on (a
+ * nudge) gets what it still owed; a new line gets its own answer, the owed results said
+ * first (assumed: a model answers the latest input, with what it had not said yet).
+ */
 export function userInput(ctx: Ctx, text: string): void {
   const s = ctx.s;
   if (s.owed !== null) {
     const owed = s.owed;
     s.owed = null;
-    startOwedReply(ctx, owed);
+    if (asksToGoOn(text)) {
+      startOwedReply(ctx, owed);
+      return;
+    }
+    startUserTurn(ctx, text, owed.filter(isResultSpeech).join(" "));
     return;
   }
   startUserTurn(ctx, text);

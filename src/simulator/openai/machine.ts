@@ -18,6 +18,7 @@ import type { SimulatorKnobs } from "../knobs.js";
 import { nextRandom, seedState } from "../prng.js";
 import {
   answerTag,
+  asksToGoOn,
   chunkWords,
   plannedCalls,
   replyFor,
@@ -386,7 +387,11 @@ function respond(ctx: Ctx): void {
   const userText = fresh.findLast((i) => i.kind === "user")?.text;
   let say: string;
   let calls: string[] = [];
-  if (outputs.length > 0 || (s.owed !== null && userText !== undefined)) {
+  // After an empty response an instruction to go on gets what was owed; a new line is
+  // answered itself (what was owed is dropped: the user moved on).
+  const goOn = s.owed !== null && userText !== undefined && asksToGoOn(userText);
+  if (userText !== undefined && !goOn) s.owed = null;
+  if (outputs.length > 0 || goOn) {
     const speech = outputs.map((o) => resultSpeech(o.name, o.summary, answerTag(++s.answers)));
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;

@@ -335,12 +335,29 @@ describe("empty replies", () => {
     sim.setup();
     sim.user("one");
     sim.user("two");
-    sim.user("three");
+    sim.user("Please continue.");
     const perTurn = sim.batches.slice(-3).map((b) => b.some((f) => f.serverContent?.modelTurn));
     expect(perTurn).toEqual([true, false, false]);
     // Reply 3 was the nudge for reply 2 (owed), so it stays owed; reply 4 delivers it.
-    sim.user("four");
+    sim.user("Please continue.");
     expect(sim.text()).toContain("You said: “two”");
+  });
+
+  it("after an empty reply a new line gets its own answer, the owed results said first", () => {
+    const sim = new SimDriver({
+      race: 0,
+      emptyRate: 1,
+      calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] },
+    });
+    sim.setup({}, GREETING_TOOLS);
+    sim.user("hi");
+    const [c] = sim.calls();
+    sim.respond([{ id: c!.id, name: "lookup_faq", response: { output: "v" } }]);
+    const before = sim.frames.length;
+    sim.user("and refunds?");
+    const said = sim.text(before);
+    expect(said).toContain("lookup_faq found");
+    expect(said).toContain("You said: “and refunds?”");
   });
 });
 
