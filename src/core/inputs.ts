@@ -9,6 +9,8 @@ export type CoreInput =
   | { type: "client_text"; clientId: string; text: string }
   | { type: "client_audio"; clientId: string; pcm: Uint8Array }
   | { type: "client_audio_end"; clientId: string }
+  /** The client played this many ms of the current (or just interrupted) reply's audio. */
+  | { type: "client_played"; clientId: string; ms: number }
   | {
       type: "client_tool_result";
       clientId: string;

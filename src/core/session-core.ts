@@ -133,6 +133,10 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       if (s.generation) s.generation.inputSinceStart = true;
       ctx.sendModel({ type: "audio_end" });
       return;
+    case "client_played":
+      // Only the connection that said the audio can cut it; a later one never had it.
+      if (s.upstream.phase === "live") ctx.sendModel({ type: "audio_played", ms: input.ms });
+      return;
     case "client_tool_result":
       armIdle(ctx);
       onClientToolResult(ctx, input.clientId, input.callId, {

@@ -30,12 +30,22 @@ export const ToolResultFrame = z
       });
   });
 export const PingFrame = z.object({ type: z.literal("ping") });
+/**
+ * How much of the current reply's audio the client actually played, in ms (after an
+ * `interrupted`, when it flushed its playback): the model's context is cut to what was heard
+ * where the provider can (OpenAI `conversation.item.truncate`). A project extension.
+ */
+export const PlayedFrame = z.object({
+  type: z.literal("played"),
+  ms: z.number().int().nonnegative().max(3_600_000),
+});
 
 export const JsonClientFrame = z.discriminatedUnion("type", [
   TextFrame,
   AudioEndFrame,
   ToolResultFrame,
   PingFrame,
+  PlayedFrame,
 ]);
 
 const JSON_TYPES = new Set<string>(JsonClientFrame.options.map((o) => o.shape.type.value));
@@ -96,6 +106,8 @@ export function toCoreInput(clientId: string, frame: ClientFrame): CoreInput {
       return { type: "client_audio", clientId, pcm: new Uint8Array(frame.pcm) };
     case "audio_end":
       return { type: "client_audio_end", clientId };
+    case "played":
+      return { type: "client_played", clientId, ms: frame.ms };
     case "tool_result":
       return {
         type: "client_tool_result",

@@ -78,6 +78,11 @@ export type ModelCommand =
   | { type: "user_text"; text: string }
   | { type: "user_audio"; pcm: Uint8Array }
   | { type: "audio_end" }
+  /**
+   * What of the model's latest audio the user heard (ms): the provider cuts the model's
+   * context there where it can (OpenAI), else nothing is sent.
+   */
+  | { type: "audio_played"; ms: number }
   | { type: "tool_responses"; responses: ToolResponse[] }
   /**
    * The empty-reply retry: a short instruction to resume, seen by the model only. For

@@ -120,6 +120,13 @@ describe("parseClientFrame", () => {
     });
     const pcm = new Uint8Array([1, 0, 2, 0]).buffer;
     expect(parseClientFrame(pcm)).toEqual({ ok: true, frame: { type: "audio", pcm } });
+    // The project's extension: how much of the reply's audio the client played.
+    expect(parseClientFrame('{"type":"played","ms":1250}')).toEqual({
+      ok: true,
+      frame: { type: "played", ms: 1250 },
+    });
+    expect(parseClientFrame('{"type":"played","ms":-1}').ok).toBe(false);
+    expect(parseClientFrame('{"type":"played"}').ok).toBe(false);
   });
 
   it("explains what is wrong", () => {

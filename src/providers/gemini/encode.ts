@@ -111,6 +111,9 @@ export function encodeCommand(
   rules: GeminiWireRules = DEVELOPER_2X,
 ): GeminiClientMessage[] {
   switch (cmd.type) {
+    case "audio_played":
+      // Gemini Live has no way to cut what the model said to what was heard.
+      return [];
     case "user_text":
     case "nudge":
       // A nudge is a user turn the model sees but clients never do (the core hides it).

@@ -60,6 +60,8 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   private createOwed = false;
   private readonly calls = new Set<string>();
   private speaking = false;
+  /** The latest assistant message item with audio: what a barge-in's truncation cuts. */
+  private audioItem: string | null = null;
 
   constructor(private readonly opts: OpenAIRealtimeAdapterOptions) {}
 
@@ -150,6 +152,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "response.output_audio_transcript.delta":
         return ok([{ type: "transcript_delta", text: event.delta }]);
       case "response.output_audio.delta": {
+        this.audioItem = event.item_id;
         try {
           return ok([{ type: "audio_delta", pcm: base64ToBytes(event.delta) }]);
         } catch {
@@ -212,6 +215,17 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         if (!this.speaking) return [];
         this.speaking = false;
         return [wire({ type: "input_audio_buffer.commit" }), ...this.requestResponse()];
+      case "audio_played":
+        // The user heard this much of the latest reply: the model's context is cut there.
+        if (this.audioItem === null) return [];
+        return [
+          wire({
+            type: "conversation.item.truncate",
+            item_id: this.audioItem,
+            content_index: 0,
+            audio_end_ms: command.ms,
+          }),
+        ];
       case "tool_responses": {
         const items = command.responses.map((r) =>
           wire({

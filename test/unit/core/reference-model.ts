@@ -194,6 +194,7 @@ export class ReferenceModel {
         return;
       case "user_audio":
       case "audio_end":
+      case "audio_played":
         return;
       case "tool_responses":
         this.onResponses(

@@ -175,6 +175,19 @@ describe("a turn that waits only for the model to speak results it has, across a
   });
 });
 
+describe("what the client played of an interrupted reply (the played frame)", () => {
+  it("goes to the live model connection as audio_played; with none live, nowhere", () => {
+    const h = live();
+    h.input({ type: "client_played", clientId: "phone", ms: 1250 });
+    expect(h.sentToModel.at(-1)).toEqual({ type: "audio_played", ms: 1250 });
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    const sent = h.sentToModel.length;
+    h.input({ type: "client_played", clientId: "phone", ms: 900 });
+    expect(h.sentToModel).toHaveLength(sent);
+    expect(h.state.outbox).toEqual([]);
+  });
+});
+
 describe("a goAway with short notice while a reply is being spoken", () => {
   it("the move waits for the reply's end instead of cutting it at half the time left", () => {
     const h = live();

@@ -54,6 +54,10 @@ describe("encodeCommand has the recorded shapes", () => {
     );
   });
 
+  it("audio_played sends nothing: Gemini Live cannot cut what the model said", () => {
+    expect(encodeCommand({ type: "audio_played", ms: 900 }, noScheduling)).toEqual([]);
+  });
+
   it("user_audio reproduces the recorded realtimeInput.audio frame byte for byte", () => {
     const recorded = recordedClient(
       "recorded",

@@ -242,6 +242,16 @@ describe("the OpenAI Realtime adapter", () => {
     expect(a.encode({ type: "audio_end" })).toEqual([]);
   });
 
+  it("what the client played of the latest audio cuts that item (conversation.item.truncate)", () => {
+    const a = adapter();
+    expect(a.encode({ type: "audio_played", ms: 500 })).toEqual([]);
+    const d = { response_id: "r1", output_index: 0, content_index: 0 };
+    server(a, { type: "response.output_audio.delta", ...d, item_id: "msg_9", delta: "AAAA" });
+    expect(a.encode({ type: "audio_played", ms: 500 }).map((f) => JSON.parse(f))).toEqual([
+      { type: "conversation.item.truncate", item_id: "msg_9", content_index: 0, audio_end_ms: 500 },
+    ]);
+  });
+
   it("a rebuilt conversation is seeded as items, calls and outputs as their own item types", () => {
     const frames = adapter().encodeContext({
       items: [
