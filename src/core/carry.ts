@@ -46,7 +46,8 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
 function canCarry(ctx: StepContext, turn: TurnState): boolean {
   const s = ctx.state;
   if (!s.config.guards.carryTurns || !s.config.guards.oneTurnComplete) return false;
-  if (turn.carried !== undefined || !replyIsEmpty(s, turn)) return false;
+  // Owed: the results it was sent (nothing said since), or an answer to its input at all.
+  if (turn.carried !== undefined || !(replyIsEmpty(s, turn) || !turn.hasContent)) return false;
   return !Object.values(s.calls).some((c) => c.turnId === turn.id && c.held !== undefined);
 }
 
@@ -57,6 +58,15 @@ export function resumeCarriedTurn(ctx: StepContext): void {
   if (turn?.carried !== "pending") return;
   turn.carried = "asked";
   turn.modelEnded = false;
+  // Said durably, as a nudge after a stall is: what comes may repeat what was cut.
+  ctx.record({
+    kind: "error",
+    code: "turn_resumed",
+    message:
+      "the model connection was replaced while this turn waited; the new one was asked to go on",
+    fatal: false,
+    turnId: turn.id,
+  });
   ctx.trace("RESUME_TURN", { turnId: turn.id });
   sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NO_GUARDS } from "../../../src/core/state.js";
+import { ALL_GUARDS, NO_GUARDS } from "../../../src/core/state.js";
 import { validateHistory } from "../../../src/history/validate.js";
 import type { ModelCommand } from "../../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
@@ -1017,8 +1017,21 @@ describe("input while the model connection opens or is replaced (issue 10)", () 
     expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
   });
 
-  it("control: a line sent on a live connection that drops is ended upstream_lost", () => {
+  it("a line sent on a live connection that drops before any answer is carried: the next connection is asked once", () => {
     const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
+    expect(turnEnds(h)).toEqual([]);
+    expect(h.fireNextTimer()).toBe(true);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(1);
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+  });
+
+  it("control: with carrying off, that line is ended upstream_lost", () => {
+    const h = live({ guards: { ...ALL_GUARDS, carryTurns: false } });
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
     h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
     expect(turnEnds(h)).toEqual([

@@ -373,12 +373,22 @@ export function checkStep(h: Harness, noDuplicates = true): void {
 /** Errors that tell the user a turn did not go as asked: what it owed may be missing. */
 const TURN_ERRORS = new Set(["empty_response", "model_timeout", "model_slow", "repeated_reply"]);
 
-/** Turns that ended interrupted or with a visible error: no answer is promised for them. */
-function excusedTurns(h: Harness): Set<string> {
+/**
+ * Turns that ended interrupted or with a visible error: no answer is promised for them.
+ * `resumed` also excuses turns carried to a new connection (`turn_resumed`) from having the
+ * very generation the old connection lost: the new one answers again, visibly. (Their speak
+ * results must still be spoken.)
+ */
+function excusedTurns(h: Harness, resumed = false): Set<string> {
   return new Set(
     h.log.flatMap((e) => {
       if (e.kind === "interrupted") return [e.turnId];
-      if (e.kind === "error" && TURN_ERRORS.has(e.code) && e.turnId) return [e.turnId];
+      if (
+        e.kind === "error" &&
+        e.turnId &&
+        (TURN_ERRORS.has(e.code) || (resumed && e.code === "turn_resumed"))
+      )
+        return [e.turnId];
       return [];
     }),
   );
@@ -409,7 +419,7 @@ export function checkProgress(h: Harness, lastActivityAt: number): void {
  * turn was interrupted or shows an error that says the model failed it.
  */
 export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
-  const excused = excusedTurns(h);
+  const excused = excusedTurns(h, true);
   for (const { input, gen } of model.answers) {
     if (!gen?.completed) continue;
     const user = h.log.find(
