@@ -56,6 +56,12 @@ export function resumeCarriedTurn(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn;
   if (turn?.carried !== "pending") return;
+  if (s.speechDetected) {
+    // The user spoke while the connection was replaced (their audio went out just now): the
+    // model answers that, not a nudge. The carried turn ends, cut short by it.
+    endTurn(ctx, { interrupted: "barge_in" });
+    return;
+  }
   turn.carried = "asked";
   turn.modelEnded = false;
   // Said durably, as a nudge after a stall is: what comes may repeat what was cut.

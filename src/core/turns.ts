@@ -102,7 +102,23 @@ export function onModelTurnComplete(ctx: StepContext): void {
     }
     return;
   }
+  if (!turn.hasContent && !gen.hasContent && !calledTools(ctx, turn.id)) {
+    // A plain input answered with nothing at all (no tool results to retry after, see
+    // DESIGN.md): the user would see the turn end blank. Say so.
+    ctx.record({
+      kind: "error",
+      code: "empty_response",
+      message: "the model's reply was empty",
+      fatal: false,
+      turnId: turn.id,
+    });
+  }
   settleTurn(ctx);
+}
+
+/** The turn made tool calls (its reply may rightly be the calls alone). */
+function calledTools(ctx: StepContext, turnId: string): boolean {
+  return Object.values(ctx.state.calls).some((c) => c.turnId === turnId);
 }
 
 /**

@@ -154,6 +154,22 @@ describe("a turn that waits only for the model to speak results it has, across a
     expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
   });
 
+  it("the user speaking during the reconnect wins: no nudge, the carried turn ends, the speech opens its turn", () => {
+    const h = live();
+    resultOwedAtDrop(h);
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    expect(h.fireNextTimer()).toBe(true);
+    h.model({ type: "setup_complete" });
+    expect(nudges(h)).toEqual([]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
+    h.model({ type: "input_transcript", text: "and refunds?", finished: true });
+    h.model({ type: "text_delta", text: "It is 12 euros; refunds take five days." });
+    h.model({ type: "turn_complete" });
+    expect(userTurns(h).at(-1)).toEqual(["t2", "and refunds?"]);
+    expect(endOf(h, "t2")).toEqual(["turn_complete"]);
+  });
+
   it("a reply cut mid-stream is not carried (it was being spoken: asking again would repeat it)", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "pricing?" });
@@ -212,5 +228,26 @@ describe("a goAway with short notice while a reply is being spoken", () => {
     h.advance(1000);
     expect(h.effects.some((e) => e.type === "close_upstream")).toBe(true);
     expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
+  });
+});
+
+describe("a plain line answered with nothing at all", () => {
+  it("ends with a visible empty_response error (no retry: there were no tool results)", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    h.model({ type: "turn_complete" });
+    const frames = h.durableFrames("phone");
+    expect(frames.at(-2)).toMatchObject({ type: "error", code: "empty_response", turnId: "t1" });
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+    expect(nudges(h)).toEqual([]);
+  });
+
+  it("a turn whose reply is its tool calls alone is no empty reply", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+    expect(h.durableFrames("phone").some((f) => f.type === "error")).toBe(false);
   });
 });
