@@ -7,7 +7,11 @@ import { jsonLimitProblem } from "../json-limits.js";
  * JSON objects with a `type`; binary frames are PCM16 audio. Unknown extra fields are
  * dropped, so clients written against a later protocol version still parse.
  */
-export const TextFrame = z.object({ type: z.literal("text"), text: z.string().min(1) });
+export const TextFrame = z.object({
+  type: z.literal("text"),
+  // A blank line is no user turn (the model would be asked to answer nothing).
+  text: z.string().refine((t) => t.trim().length > 0, "text must not be blank"),
+});
 export const AudioEndFrame = z.object({ type: z.literal("audio_end") });
 export const ToolResultFrame = z
   .object({

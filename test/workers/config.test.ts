@@ -127,6 +127,10 @@ describe("parseClientFrame", () => {
     });
     expect(parseClientFrame('{"type":"played","ms":-1}').ok).toBe(false);
     expect(parseClientFrame('{"type":"played"}').ok).toBe(false);
+    expect(parseClientFrame('{"type":"text","text":"  \\n "}')).toEqual({
+      ok: false,
+      message: "text frame: text: text must not be blank",
+    });
   });
 
   it("explains what is wrong", () => {
