@@ -1,9 +1,11 @@
 /**
- * npm run repro [-- --trials N --seed S --quick]
+ * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai]
  *
  * The field failures, side by side: each scenario runs against the built-in simulator in
  * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
- * and liveline — on a `wrangler dev` this script starts and stops. Prints one table and
+ * and liveline — and for each provider's wire (the simulator's Gemini Live and OpenAI
+ * Realtime faces; a scenario a provider cannot have says why), on a `wrangler dev` this
+ * script starts and stops. Prints one table and
  * writes bench-results/repro.json. Trial i of a scenario uses simulator seed S + i.
  */
 import {
@@ -27,11 +29,12 @@ import {
 
 const BASE_KNOBS = { timeScale: 0 };
 
-async function open(server, arm, knobs) {
+/** A session on the simulator, speaking `provider`'s wire (gemini, or openai: its OpenAI face). */
+async function open(server, arm, knobs, provider) {
   const created = await createSession(server, {
     provider: "simulator",
     metadata: {
-      simulator: { ...BASE_KNOBS, ...knobs },
+      simulator: { ...BASE_KNOBS, ...knobs, wire: provider },
       ...(arm === "naive" ? { naive: true } : {}),
     },
   });
@@ -80,8 +83,8 @@ const SCENARIOS = [
     field: "95–100 % (ADK 1.24–1.27)",
     unit: "greetings",
     parallel: 4,
-    async trial(server, arm, seed) {
-      const { client } = await open(server, arm, { race: 1, seed });
+    async trial(server, arm, seed, provider) {
+      const { client } = await open(server, arm, { race: 1, seed }, provider);
       try {
         const { frames } = await playTurn(client, "hi", { settleMs: 150 });
         const failed = repeatedText(frames) || turnEndsOf(frames).length > 1;
@@ -99,21 +102,30 @@ const SCENARIOS = [
   },
   {
     id: "all_tool_turns",
+    skip: {
+      openai:
+        "the race knob is Gemini's timing (an OpenAI response always ends at its call: greeting_race)",
+    },
     label: "all tool turns: duplicate replies",
     field: "44 % (ADK 1.27.1, 275 trials)",
     unit: "tool turns",
     parallel: 8,
-    async trial(server, arm, seed) {
+    async trial(server, arm, seed, provider) {
       // Two tool turns per session: the greeting's side effects, then a spoken lookup with
       // a side effect; each turn races (call after speech, turnComplete at once) with p 0.5.
       // Paced (timeScale 0.05: ~15 ms a word) so that a call that does not race is answered
       // while the model still speaks, as in the field.
-      const { client } = await open(server, arm, {
-        race: 0.5,
-        seed,
-        timeScale: 0.05,
-        calls: "greeting:suggest_topics,set_preference;2:lookup_faq,set_preference",
-      });
+      const { client } = await open(
+        server,
+        arm,
+        {
+          race: 0.5,
+          seed,
+          timeScale: 0.05,
+          calls: "greeting:suggest_topics,set_preference;2:lookup_faq,set_preference",
+        },
+        provider,
+      );
       try {
         let failed = 0;
         let note;
@@ -136,8 +148,13 @@ const SCENARIOS = [
     field: "reported, no rate",
     unit: "spoken results",
     parallel: 4,
-    async trial(server, arm, seed) {
-      const { client } = await open(server, arm, { race: 1, seed, calls: "greeting:lookup_faq" });
+    async trial(server, arm, seed, provider) {
+      const { client } = await open(
+        server,
+        arm,
+        { race: 1, seed, calls: "greeting:lookup_faq" },
+        provider,
+      );
       try {
         const { frames } = await playTurn(client, "hi", { settleMs: 300 });
         const said = textsOf(frames).join("").replace(/\s+/g, " ");
@@ -150,21 +167,29 @@ const SCENARIOS = [
   },
   {
     id: "reconnect_poisoned",
+    // OpenAI Realtime has neither goAway nor resumption handles (a drop is seeded from the
+    // log every time: the contract suite's drop scenario).
+    skip: { openai: "no goAway / resumption on OpenAI" },
     label: "reconnect after a tool response: session poisoned",
     field: "100 % (ADK 1.32 repro)",
     unit: "sessions",
     parallel: 4,
-    async trial(server, arm, seed) {
+    async trial(server, arm, seed, provider) {
       // A greeting with tool calls and their responses; then goAway, and the resumption
       // handle is not accepted (handleTtlMs=0), so the context is rebuilt from history.
       // Poisoned: the next user turn gets no reply.
-      const { client } = await open(server, arm, {
-        seed,
-        goAwayAfterTurns: 1,
-        goAwayMs: 1000,
-        handleTtlMs: 0,
-        calls: "greeting:suggest_topics,lookup_faq",
-      });
+      const { client } = await open(
+        server,
+        arm,
+        {
+          seed,
+          goAwayAfterTurns: 1,
+          goAwayMs: 1000,
+          handleTtlMs: 0,
+          calls: "greeting:suggest_topics,lookup_faq",
+        },
+        provider,
+      );
       try {
         await playTurn(client, "hi", { settleMs: 100 });
         const reconnected = await reconnectedOrGaveUp(client);
@@ -191,22 +216,28 @@ const SCENARIOS = [
   },
   {
     id: "handle_refused",
+    skip: { openai: "no resumption handles on OpenAI" },
     label: "reconnect with the handle refused: session answers",
     field: "1007 on every rebuild with tool parts (pipecat issue 4926)",
     unit: "sessions",
     parallel: 4,
-    async trial(server, arm, seed) {
+    async trial(server, arm, seed, provider) {
       // A tool turn whose call and result are in the log; then goAway, and the resumption
       // handle is refused (expired, another region, a restart), so the conversation is
       // seeded on a new connection. The strict simulator refuses tool parts in the seed as
       // the service does. Answered: the next turn ends once, and the model remembers the call.
-      const { client } = await open(server, arm, {
-        seed,
-        goAwayAfterTurns: 3,
-        goAwayMs: 1000,
-        handleTtlMs: 0,
-        calls: "1:;2:lookup_faq;*:",
-      });
+      const { client } = await open(
+        server,
+        arm,
+        {
+          seed,
+          goAwayAfterTurns: 3,
+          goAwayMs: 1000,
+          handleTtlMs: 0,
+          calls: "1:;2:lookup_faq;*:",
+        },
+        provider,
+      );
       try {
         await playTurn(client, "hi", { settleMs: 50 });
         await playTurn(client, "please look up the faq", { settleMs: 150 });
@@ -235,13 +266,18 @@ const SCENARIOS = [
     field: "15–29 %",
     unit: "tool turns",
     parallel: 8,
-    async trial(server, arm, seed) {
+    async trial(server, arm, seed, provider) {
       // A blocking lookup; the reply that answers its result is empty with p 0.25.
-      const { client } = await open(server, arm, {
-        seed,
-        emptyRate: 0.25,
-        calls: "greeting:lookup_faq",
-      });
+      const { client } = await open(
+        server,
+        arm,
+        {
+          seed,
+          emptyRate: 0.25,
+          calls: "greeting:lookup_faq",
+        },
+        provider,
+      );
       try {
         const { frames } = await playTurn(client, "hi", { settleMs: 150 });
         const result = frames.findIndex((f) => f.type === "tool_result");
@@ -260,11 +296,11 @@ const SCENARIOS = [
     field: "issue 8: 5 of 5 sessions hung",
     unit: "user turns",
     parallel: 4,
-    async trial(server, arm, seed) {
+    async trial(server, arm, seed, provider) {
       // The greeter as `npm run dev` serves it (greeting with client chips), paced; every
       // honest answer opens "Sure. You said: …" (or alike). Each line goes out 250 ms after
       // the previous turn's end; its own turn must end once, with its own answer.
-      const { client } = await open(server, arm, { seed, timeScale: 0.05 });
+      const { client } = await open(server, arm, { seed, timeScale: 0.05 }, provider);
       const lines = ["one", "two", "three", "four"];
       try {
         await playTurn(client, "hi", { settleMs: 250 });
@@ -293,20 +329,28 @@ const SCENARIOS = [
   },
   {
     id: "ignores_silent",
+    skip: {
+      openai: "OpenAI has no SILENT to ignore: a silent result is an item without response.create",
+    },
     label: "model ignores SILENT against its record, next line at once: duplicate replies shown",
     field: "O2 (field report)",
     unit: "sessions",
     parallel: 4,
     extra: "answers lost",
-    async trial(server, arm, seed) {
+    async trial(server, arm, seed, provider) {
       // The capability record says SILENT is honoured; the model ignores it and says its
       // greeting again when the chips' result arrives — just as the user sends the next line.
-      const { client } = await open(server, arm, {
-        seed,
-        race: 1,
-        ignoreSilent: 1,
-        timeScale: 0.05,
-      });
+      const { client } = await open(
+        server,
+        arm,
+        {
+          seed,
+          race: 1,
+          ignoreSilent: 1,
+          timeScale: 0.05,
+        },
+        provider,
+      );
       try {
         const greeting = await playTurn(client, "hi", { settleMs: 20 });
         const line = "what are your hours?";
@@ -336,9 +380,9 @@ const SCENARIOS = [
     field: "reported (agent framework handoffs)",
     unit: "client calls",
     parallel: 4,
-    async trial(server, arm, seed) {
+    async trial(server, arm, seed, provider) {
       // The app answers each client tool call twice (two layers each send a result).
-      const { client, sessionId } = await open(server, arm, { seed });
+      const { client, sessionId } = await open(server, arm, { seed }, provider);
       try {
         await playTurn(client, "hi", {
           settleMs: 150,
@@ -369,6 +413,10 @@ async function main() {
   const seed = numFlag(f, "seed", 1);
   const only = typeof f.get("only") === "string" ? String(f.get("only")).split(",") : null;
   const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.id));
+  const providers =
+    typeof f.get("providers") === "string"
+      ? String(f.get("providers")).split(",")
+      : ["gemini", "openai"];
 
   process.stderr.write(`repro: ${trials} trials per cell, seed ${seed}; starting wrangler dev…\n`);
   const server = await startServer();
@@ -377,44 +425,51 @@ async function main() {
   try {
     for (const sc of scenarios) {
       results[sc.id] = {};
-      for (const arm of ["naive", "liveline"]) {
-        const acc = { units: 0, failed: 0, extra: 0, notes: [] };
-        let done = 0;
-        await pool(
-          Array.from({ length: trials }, (_, i) => seed + i),
-          sc.parallel,
-          async (s) => {
-            let out;
-            try {
-              out = await sc.trial(server, arm, s);
-            } catch (err) {
-              out = { units: 1, failed: 1, note: `seed ${s}: ${err.message}` };
-            }
-            acc.units += out.units;
-            acc.failed += out.failed;
-            acc.extra += out.extra ?? 0;
-            if (out.note && acc.notes.length < 5) acc.notes.push(`seed ${s}: ${out.note}`);
-            progress(`${sc.id} / ${arm}`, ++done, trials);
-          },
-        );
-        results[sc.id][arm] = acc;
+      for (const provider of providers.filter((p) => !sc.skip?.[p])) {
+        results[sc.id][provider] = {};
+        for (const arm of ["naive", "liveline"]) {
+          const acc = { units: 0, failed: 0, extra: 0, notes: [] };
+          let done = 0;
+          await pool(
+            Array.from({ length: trials }, (_, i) => seed + i),
+            sc.parallel,
+            async (s) => {
+              let out;
+              try {
+                out = await sc.trial(server, arm, s, provider);
+              } catch (err) {
+                out = { units: 1, failed: 1, note: `seed ${s}: ${err.message}` };
+              }
+              acc.units += out.units;
+              acc.failed += out.failed;
+              acc.extra += out.extra ?? 0;
+              if (out.note && acc.notes.length < 5) acc.notes.push(`seed ${s}: ${out.note}`);
+              progress(`${sc.id} / ${provider} / ${arm}`, ++done, trials);
+            },
+          );
+          results[sc.id][provider][arm] = acc;
+        }
       }
     }
   } finally {
     await server.stop();
   }
 
-  const rows = scenarios.map((sc) => {
-    const r = results[sc.id];
-    return [
-      sc.label,
-      pct(r.naive.failed, r.naive.units),
-      pct(r.liveline.failed, r.liveline.units),
-      sc.field,
-    ];
-  });
+  const rows = scenarios.flatMap((sc) =>
+    providers.map((provider) => {
+      const r = results[sc.id][provider];
+      if (!r) return [sc.label, provider, "—", "—", `skipped: ${sc.skip[provider]}`];
+      return [
+        sc.label,
+        provider,
+        pct(r.naive.failed, r.naive.units),
+        pct(r.liveline.failed, r.liveline.units),
+        sc.field,
+      ];
+    }),
+  );
   const out = table(
-    ["scenario", "naive relay (control)", "liveline", "figure reported in the field"],
+    ["scenario", "provider", "naive relay (control)", "liveline", "figure reported in the field"],
     rows,
   );
   const secs = ((Date.now() - started) / 1000).toFixed(0);
@@ -423,14 +478,17 @@ async function main() {
   );
   console.log(out);
   for (const sc of scenarios.filter((x) => x.extra)) {
-    const r = results[sc.id];
-    console.log(
-      `${sc.id}, ${sc.extra}: naive relay ${pct(r.naive.extra, r.naive.units)}, liveline ${pct(r.liveline.extra, r.liveline.units)}`,
-    );
+    for (const [provider, r] of Object.entries(results[sc.id])) {
+      console.log(
+        `${sc.id} (${provider}), ${sc.extra}: naive relay ${pct(r.naive.extra, r.naive.units)}, liveline ${pct(r.liveline.extra, r.liveline.units)}`,
+      );
+    }
   }
   const notes = scenarios.flatMap((sc) =>
-    ["naive", "liveline"].flatMap((arm) =>
-      results[sc.id][arm].notes.map((n) => `  ${sc.id} / ${arm}: ${n}`),
+    Object.entries(results[sc.id]).flatMap(([provider, r]) =>
+      ["naive", "liveline"].flatMap((arm) =>
+        r[arm].notes.map((n) => `  ${sc.id} / ${provider} / ${arm}: ${n}`),
+      ),
     ),
   );
   if (notes.length > 0) console.log(`\nfirst failures:\n${notes.join("\n")}`);
@@ -447,8 +505,8 @@ async function main() {
         unit: sc.unit,
         field: sc.field,
         parallel: sc.parallel,
-        naive: results[sc.id].naive,
-        liveline: results[sc.id].liveline,
+        providers: results[sc.id],
+        skipped: sc.skip ?? {},
       })),
     },
     { quick },

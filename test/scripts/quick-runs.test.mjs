@@ -28,6 +28,7 @@ describe("npm run repro / bench / soak, quick", () => {
     expect(out).toContain("| scenario");
     expect(out).toContain("naive relay (control)");
     expect(out).toContain("reconnect after a tool response: session poisoned");
+    expect(out).toMatch(/\| openai\s+\|/);
     expect(code, out).toBe(0);
   });
 

@@ -377,21 +377,28 @@ function respond(ctx: Ctx): void {
     },
   });
   const fresh = s.items.slice(s.answered);
-  if (s.knobs.emptySchedule.includes(s.responses)) {
+  const outputs = fresh.filter((i) => i.kind === "output");
+  const userText = fresh.findLast((i) => i.kind === "user")?.text;
+  // Empty: by schedule, or (emptyRate) a response that answers tool outputs.
+  const answersTools = outputs.length > 0 && userText === undefined;
+  const empty =
+    s.knobs.emptySchedule.includes(s.responses) ||
+    (answersTools && s.knobs.emptyRate > 0 && ctx.draw() < s.knobs.emptyRate);
+  if (empty) {
     // An empty response: nothing said; what it should have said is still owed.
     finish(ctx, id, 0, 0);
     return;
   }
   s.answered = s.items.length;
-  const outputs = fresh.filter((i) => i.kind === "output");
-  const userText = fresh.findLast((i) => i.kind === "user")?.text;
   let say: string;
   let calls: string[] = [];
   // After an empty response an instruction to go on gets what was owed; a new line is
   // answered itself (what was owed is dropped: the user moved on).
   const goOn = s.owed !== null && userText !== undefined && asksToGoOn(userText);
   if (userText !== undefined && !goOn) s.owed = null;
-  if (outputs.length > 0 || goOn) {
+  // Outputs alone (a response.create after them) are spoken; a new user line is answered
+  // itself (side-effect outputs in context are not read out to it).
+  if ((outputs.length > 0 && userText === undefined) || goOn) {
     const speech = outputs.map((o) => resultSpeech(o.name, o.summary, answerTag(++s.answers)));
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;
