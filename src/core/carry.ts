@@ -26,6 +26,19 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
   // Queued and held input belonged to the turn that is now interrupted: the user is told.
   s.held = [];
   ctx.takeOutbox();
+  if (s.speechDetected) {
+    // The model heard speech it had not answered: that audio went with the connection (it
+    // is not kept). Never silently: the user is asked to say it again.
+    s.speechDetected = false;
+    s.inputTranscript = "";
+    ctx.record({
+      kind: "error",
+      code: "speech_lost",
+      message:
+        "the model connection was lost before it answered what was said; please say it again",
+      fatal: false,
+    });
+  }
   if (s.turn && carry && canCarry(ctx, s.turn)) {
     s.turn.carried = "pending";
     s.turn.modelEnded = true;

@@ -82,7 +82,14 @@ export function onResumptionUpdate(
 export function upstreamQuiet(ctx: StepContext): boolean {
   const s = ctx.state;
   const running = Object.values(s.calls).some((c) => c.status === "running");
-  return s.generation === null && !running && s.expected.length === 0 && s.followUpWindow === null;
+  // Speech the model has not answered yet is in flight too: a move would lose it.
+  return (
+    s.generation === null &&
+    !running &&
+    s.expected.length === 0 &&
+    s.followUpWindow === null &&
+    !s.speechDetected
+  );
 }
 
 export function onGoAway(ctx: StepContext, timeLeftMs: number): void {

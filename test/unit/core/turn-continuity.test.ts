@@ -251,3 +251,36 @@ describe("a plain line answered with nothing at all", () => {
     expect(h.durableFrames("phone").some((f) => f.type === "error")).toBe(false);
   });
 });
+
+describe("speech the model has not answered yet, when its connection goes", () => {
+  function spoke(h: Harness): void {
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.input({ type: "client_audio_end", clientId: "phone" });
+  }
+
+  it("a goAway move waits for its answer (the speech is in flight), then moves", () => {
+    const h = live();
+    h.model({ type: "resumption_update", handle: "h1", resumable: true });
+    spoke(h);
+    h.model({ type: "go_away", timeLeftMs: 20_000 });
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
+    h.model({ type: "input_transcript", text: "what are your hours?", finished: true });
+    h.model({ type: "text_delta", text: "Nine to five." });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "resumption_update", handle: "h2", resumable: true });
+    expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
+      open: { mode: "resume", handle: "h2" },
+    });
+    expect(userTurns(h)).toEqual([["t1", "what are your hours?"]]);
+  });
+
+  it("lost with an abrupt drop, it is said durably (speech_lost), never silently", () => {
+    const h = live();
+    spoke(h);
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    expect(h.durableFrames("phone").find((f) => f.type === "error")).toMatchObject({
+      code: "speech_lost",
+      fatal: false,
+    });
+  });
+});
