@@ -113,9 +113,10 @@ export function maybeReconnectForGoAway(ctx: StepContext, force = false): void {
   // the turn's end: moving on the turn's end itself would resume without that turn.
   if (!force && up.handle !== null && up.handleStale) return;
   const deadline = up.goAwayDeadline ?? ctx.now;
-  if (force && ctx.state.generation?.hasContent && ctx.now < deadline) {
-    // A reply is being spoken: moving now would cut it; the service may let it finish.
-    // Wait for it (or for the deadline itself, where the service cuts it anyway).
+  const inFlight = ctx.state.generation?.hasContent === true || ctx.state.speechDetected;
+  if (force && inFlight && ctx.now < deadline) {
+    // A reply is being spoken, or speech waits for its answer: moving now would cut it; the
+    // service may let it finish. Wait (at most until the deadline, where the service cuts).
     ctx.emit({ type: "set_timer", timer: "go_away", at: deadline });
     return;
   }
