@@ -10,7 +10,9 @@ export type TimerId =
   | "reconnect"
   | "go_away"
   | "watchdog"
-  | "connect";
+  | "connect"
+  /** A line typed while speech waits for its answer is held until then (bounded). */
+  | "speech";
 
 /** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
 export type TraceKind =
@@ -33,6 +35,7 @@ export type TraceKind =
   | "REPEATED_REPLY"
   | "WATCHDOG_NUDGE"
   | "TURN_CARRIED"
+  | "LINE_HELD"
   | "RESUME_TURN"
   | "MODEL_TIMEOUT"
   | "UPSTREAM_CONNECT"

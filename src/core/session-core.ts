@@ -58,6 +58,9 @@ const SAYS_SOMETHING: ReadonlySet<ModelEvent["type"]> = new Set([
 export function step(state: CoreState, input: CoreInput, now: number): StepResult {
   const ctx = new StepContext(copyState(state), now, cancelRunningCalls);
   dispatch(ctx, input);
+  // A held line goes once the speech it waited for has its turn (or is no longer pending).
+  if (ctx.state.heldLine !== null && (ctx.state.turn !== null || !ctx.state.speechDetected))
+    releaseLine(ctx);
   maybeReconnectForGoAway(ctx);
   armWatchdog(ctx);
   return { state: ctx.state, effects: ctx.effects };
@@ -108,15 +111,16 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "client_text": {
       armIdle(ctx);
-      // A new text turn interrupts the open one; what the model still says for it is dropped,
-      // and its text, if it never left, is not sent at all.
-      if (s.turn) {
-        withdrawQueuedText(ctx, s.turn);
-        endTurn(ctx, { interrupted: "barge_in" });
+      releaseLine(ctx);
+      if (speechAwaitsAnswer(ctx)) {
+        // The model's next generation answers the speech: were the line sent now, that answer
+        // would take the line's place. The line waits until it opens the voice turn.
+        s.heldLine = input.text;
+        ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.followUpGraceMs });
+        ctx.trace("LINE_HELD");
+        return;
       }
-      const turn = openTurn(ctx, "text", input.text);
-      ensureUpstream(ctx, true);
-      sendInput(ctx, { type: "user_text", text: input.text }, turn.id);
+      takeLine(ctx, input.text);
       return;
     }
     case "client_audio":
@@ -282,6 +286,40 @@ function onTimer(
   else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
   else if (timer === "watchdog") onWatchdogTimer(ctx);
   else if (timer === "connect") onConnectTimer(ctx);
+  else if (timer === "speech") releaseLine(ctx);
+}
+
+/** A text turn: it interrupts the open one (its text withdrawn if it never left). */
+function takeLine(ctx: StepContext, text: string): void {
+  const s = ctx.state;
+  if (s.turn) {
+    withdrawQueuedText(ctx, s.turn);
+    endTurn(ctx, { interrupted: "barge_in" });
+  }
+  const turn = openTurn(ctx, "text", text);
+  ensureUpstream(ctx, true);
+  sendInput(ctx, { type: "user_text", text }, turn.id);
+}
+
+/** The user spoke (audio_end or a transcription) and the model has not begun to answer. */
+function speechAwaitsAnswer(ctx: StepContext): boolean {
+  const s = ctx.state;
+  return (
+    s.config.guards.suppressUnsolicited &&
+    s.turn === null &&
+    s.speechDetected &&
+    s.generation === null &&
+    s.upstream.phase === "live"
+  );
+}
+
+function releaseLine(ctx: StepContext): void {
+  const s = ctx.state;
+  const text = s.heldLine;
+  if (text === null) return;
+  s.heldLine = null;
+  ctx.emit({ type: "clear_timer", timer: "speech" });
+  if (!s.ended) takeLine(ctx, text);
 }
 
 function endSession(ctx: StepContext): void {

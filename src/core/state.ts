@@ -327,6 +327,11 @@ export interface CoreState {
   turn: TurnState | null;
   generation: GenerationState | null;
   calls: Record<string, CallState>;
+  /**
+   * A line typed while the user's speech waited for its answer: held until that answer opens
+   * its voice turn (or a grace passes), so the speech's answer is not taken for the line's.
+   */
+  heldLine: string | null;
   /** The user spoke since the last turn opened (transcription, VAD, audio_end). */
   speechDetected: boolean;
   inputTranscript: string;
@@ -377,6 +382,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     turn: null,
     generation: null,
     calls: {},
+    heldLine: null,
     speechDetected: false,
     inputTranscript: "",
     recentReplies: [],

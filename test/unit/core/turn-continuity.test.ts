@@ -284,3 +284,42 @@ describe("speech the model has not answered yet, when its connection goes", () =
     });
   });
 });
+
+describe("a line typed right after the user spoke (found by the attack: the speech's answer took the line's place)", () => {
+  function spokeThenTyped(h: Harness): void {
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    h.input({ type: "client_text", clientId: "phone", text: "what next" });
+  }
+
+  it("waits for the speech's answer to open its voice turn, then interrupts it and gets its own answer", () => {
+    const h = live();
+    spokeThenTyped(h);
+    expect(h.sentToModel.some((c) => c.type === "user_text")).toBe(false);
+    expect(h.traces).toContain("LINE_HELD");
+    h.model({ type: "input_transcript", text: "What can you do?", finished: true });
+    h.model({ type: "text_delta", text: "You said: What can you do?" });
+    expect(userTurns(h)).toEqual([
+      ["t1", "What can you do?"],
+      ["t2", "what next"],
+    ]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "You said: what next" });
+    h.model({ type: "turn_complete" });
+    expect(endOf(h, "t2")).toEqual(["turn_complete"]);
+    const t2 = h.durableFrames("phone").filter((f) => f.type === "text" && f.turnId === "t2");
+    expect(t2.map((f) => (f.type === "text" ? f.text : ""))).toEqual(["You said: what next"]);
+    expect(h.traces).not.toContain("SUPPRESSED");
+  });
+
+  it("if the model never answers the speech, the line goes after the grace", () => {
+    const h = live();
+    spokeThenTyped(h);
+    expect(h.fireNextTimer()).toBe(true);
+    expect(userTurns(h)).toEqual([["t1", "what next"]]);
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
+  });
+});
