@@ -4,7 +4,7 @@
  * provider skips a scenario only with a written reason.
  */
 import { describe, expect, it } from "vitest";
-import { connect, httpUrl } from "../workers/helpers.js";
+import { connect, type Frame, httpUrl } from "../workers/helpers.js";
 import {
   duplicated,
   playTurn,
@@ -24,7 +24,14 @@ const PROVIDERS: ProviderUnderContract[] = [
   // The 2.x default: turnComplete right after a toolCall (the race).
   { name: "gemini", knobs: { wire: "gemini", race: 1 }, skips: {} },
   // A response ends at its function call; nothing goes on without response.create.
-  { name: "openai", knobs: { wire: "openai" }, skips: {} },
+  {
+    name: "openai",
+    knobs: { wire: "openai" },
+    skips: {
+      "a speak result answered while the model still speaks is spoken once, in that turn":
+        "an OpenAI response ends at its function call: no result can arrive mid-speech",
+    },
+  },
 ];
 
 for (const provider of PROVIDERS) {
@@ -100,6 +107,53 @@ for (const provider of PROVIDERS) {
           "duplicate_result",
         ]);
         expect(duplicated(frames)).toBe(false);
+        client.close();
+      },
+    );
+
+    scenario(
+      "a speak result answered while the model still speaks is spoken once, in that turn",
+      async () => {
+        // Paced, and the model waits for the result (race 0): it arrives mid-speech.
+        const { client } = await session({
+          calls: "greeting:lookup_faq",
+          race: 0,
+          timeScale: 0.05,
+        });
+        const frames = await playTurn(client, "hi", { settleMs: 300 });
+        const spoken = textsOf(frames).join("");
+        expect(spoken.match(/lookup_faq found/g)).toHaveLength(1);
+        expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+        expect(duplicated(frames)).toBe(false);
+        client.close();
+      },
+    );
+
+    scenario(
+      "a barge-in by text mid-reply: the turn ends once, interrupted; nothing of it after",
+      async () => {
+        const { client } = await session({ calls: "greeting:;*:", timeScale: 0.2 });
+        client.send({ type: "text", text: "hi" });
+        // The first piece of the greeting: the reply is under way.
+        for (;;) {
+          const f = await client.next(5000);
+          if (f.type === "text") break;
+        }
+        client.send({ type: "text", text: "stop, what are your hours?" });
+        const frames: Frame[] = [];
+        for (;;) {
+          const f = await client.next(10_000);
+          frames.push(f);
+          if (f.type === "turn_complete" && f.turnId === "t2") break;
+        }
+        const ends = frames.filter((f) => f.type === "turn_complete" || f.type === "interrupted");
+        expect(ends).toEqual([
+          expect.objectContaining({ type: "interrupted", turnId: "t1", reason: "barge_in" }),
+          expect.objectContaining({ type: "turn_complete", turnId: "t2" }),
+        ]);
+        const cut = frames.findIndex((f) => f.type === "interrupted");
+        expect(frames.slice(cut).some((f) => f.type === "text" && f.turnId === "t1")).toBe(false);
+        expect(textsOf(frames).join("")).toContain("stop, what are your hours?");
         client.close();
       },
     );
