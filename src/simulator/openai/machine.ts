@@ -14,108 +14,25 @@
  *   sideEffects, emptySchedule (empty responses), duplicateCalls (the arguments' done event
  *   twice), dropAfterMs, utteranceMs.
  */
-import type { SimulatorKnobs } from "../knobs.js";
-import { nextRandom, seedState } from "../prng.js";
-import {
-  answerTag,
-  asksToGoOn,
-  chunkWords,
-  plannedCalls,
-  replyFor,
-  resultSpeech,
-  summarise,
-} from "../script.js";
+import { summarise } from "../script.js";
 import { UTTERANCES } from "../state.js";
+import { cancel, respond } from "./respond.js";
 import { invalidEventMessage, OpenAIClientEvent } from "./schemas.js";
+import {
+  BYTES_PER_MS,
+  Ctx,
+  type Json,
+  type OaiSimEffect,
+  type OaiSimInput,
+  type OaiSimState,
+} from "./state.js";
 
-type Json = Record<string, unknown>;
-
-type Item =
-  | { kind: "user"; text: string }
-  | { kind: "assistant"; text: string }
-  | { kind: "call"; callId: string; name: string }
-  | { kind: "output"; callId: string; name: string; summary: string };
-
-export interface OaiSimState {
-  knobs: SimulatorKnobs;
-  rng: number;
-  closed: boolean;
-  tools: string[];
-  audio: boolean;
-  items: Item[];
-  /** Items up to this index have been answered by a response. */
-  answered: number;
-  /** The response in progress: its id; its events wait in the queue. */
-  active: string | null;
-  queue: { at: number; message: Json | null; close?: { code: number; reason: string } }[];
-  responses: number;
-  userTurns: number;
-  answers: number;
-  ids: number;
-  lastReply: string[];
-  /** What a reply that called tools still has to say after their outputs. */
-  owed: string | null;
-  audioBytes: number;
-  speaking: boolean;
-  utterances: number;
-  /** When the connection opened (for dropAfterMs). */
-  openedAt: number;
-}
-
-export type OaiSimInput = { type: "open" } | { type: "frame"; text: string } | { type: "tick" };
-export type OaiSimEffect =
-  | { type: "send"; message: Json }
-  | { type: "close"; code: number; reason: string };
-
-/** 24 kHz PCM16: 48 bytes a millisecond. */
-const BYTES_PER_MS = 48;
-
-export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
-  return {
-    knobs,
-    rng: seedState(knobs.seed),
-    closed: false,
-    tools: [],
-    audio: true,
-    items: [],
-    answered: 0,
-    active: null,
-    queue: [],
-    responses: 0,
-    userTurns: 0,
-    answers: 0,
-    ids: 0,
-    lastReply: [],
-    owed: null,
-    audioBytes: 0,
-    speaking: false,
-    utterances: 0,
-    openedAt: 0,
-  };
-}
-
-class Ctx {
-  readonly effects: OaiSimEffect[] = [];
-  constructor(
-    readonly s: OaiSimState,
-    readonly now: number,
-  ) {}
-  send(message: Json): void {
-    this.effects.push({ type: "send", message: { event_id: this.id("event"), ...message } });
-  }
-  id(prefix: string): string {
-    return `${prefix}_${++this.s.ids}`;
-  }
-  draw(): number {
-    const { value, state } = nextRandom(this.s.rng);
-    this.s.rng = state;
-    return value;
-  }
-  /** Paced events of the active response: at `ms` from now, scaled. */
-  later(ms: number, message: Json): void {
-    this.s.queue.push({ at: this.now + ms * this.s.knobs.timeScale, message });
-  }
-}
+export {
+  createOpenAISimulator,
+  type OaiSimEffect,
+  type OaiSimInput,
+  type OaiSimState,
+} from "./state.js";
 
 export function oaiStep(
   state: OaiSimState,
@@ -338,171 +255,4 @@ function endUtterance(ctx: Ctx, byVad: boolean): void {
     transcript,
   });
   if (byVad && s.active === null) respond(ctx);
-}
-
-/** The active response stops: its queued events go, `response.done` says cancelled. */
-function cancel(ctx: Ctx, reason: string): void {
-  const s = ctx.s;
-  const id = s.active!;
-  s.queue = s.queue.filter((q) => q.close !== undefined);
-  s.active = null;
-  ctx.send({
-    type: "response.done",
-    response: {
-      object: "realtime.response",
-      id,
-      status: "cancelled",
-      status_details: { type: "cancelled", reason },
-      output: [],
-      usage: null,
-    },
-  });
-}
-
-/** One response to what is new in the conversation since the last one. */
-function respond(ctx: Ctx): void {
-  const s = ctx.s;
-  const id = ctx.id("resp");
-  s.active = id;
-  s.responses++;
-  ctx.send({
-    type: "response.created",
-    response: {
-      object: "realtime.response",
-      id,
-      status: "in_progress",
-      status_details: null,
-      output: [],
-      usage: null,
-    },
-  });
-  const fresh = s.items.slice(s.answered);
-  const outputs = fresh.filter((i) => i.kind === "output");
-  const userText = fresh.findLast((i) => i.kind === "user")?.text;
-  // Empty: by schedule, or (emptyRate) a response that answers tool outputs.
-  const answersTools = outputs.length > 0 && userText === undefined;
-  const empty =
-    s.knobs.emptySchedule.includes(s.responses) ||
-    (answersTools && s.knobs.emptyRate > 0 && ctx.draw() < s.knobs.emptyRate);
-  if (empty) {
-    // An empty response: nothing said; what it should have said is still owed.
-    finish(ctx, id, 0, 0);
-    return;
-  }
-  s.answered = s.items.length;
-  let say: string;
-  let calls: string[] = [];
-  // After an empty response an instruction to go on gets what was owed; a new line is
-  // answered itself (what was owed is dropped: the user moved on).
-  const goOn = s.owed !== null && userText !== undefined && asksToGoOn(userText);
-  if (userText !== undefined && !goOn) s.owed = null;
-  // Outputs alone (a response.create after them) are spoken; a new user line is answered
-  // itself (side-effect outputs in context are not read out to it).
-  if ((outputs.length > 0 && userText === undefined) || goOn) {
-    const speech = outputs.map((o) => resultSpeech(o.name, o.summary, answerTag(++s.answers)));
-    say = [...speech, s.owed ?? ""].join(" ").trim();
-    s.owed = null;
-  } else if (userText !== undefined) {
-    // The first answer on a connection counts the turns a seeded conversation already had.
-    s.userTurns =
-      s.userTurns === 0 ? s.items.filter((i) => i.kind === "user").length : s.userTurns + 1;
-    const reply = replyFor(s.userTurns, userText, s.lastReply, ctx.draw(), answerTag(++s.answers));
-    calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs);
-    if (calls.length > 0) {
-      say = reply.before;
-      s.owed = reply.after;
-    } else {
-      say = `${reply.before} ${reply.after}`;
-    }
-  } else {
-    say = `Anything else? ${answerTag(++s.answers)}`;
-  }
-  let at = s.knobs.latencyMs;
-  const itemId = ctx.id("item");
-  const chunks = chunkWords(say, () => ctx.draw());
-  const output: Json[] = [];
-  const message = (status: string, text: string | null): Json => ({
-    id: itemId,
-    object: "realtime.item",
-    type: "message",
-    status,
-    role: "assistant",
-    content:
-      text === null
-        ? []
-        : [s.audio ? { type: "output_audio", transcript: text } : { type: "output_text", text }],
-  });
-  if (chunks.length > 0) {
-    ctx.later(at, {
-      type: "response.output_item.added",
-      response_id: id,
-      output_index: 0,
-      item: message("in_progress", null),
-    });
-    for (const chunk of chunks) {
-      at += s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
-      const delta = { response_id: id, item_id: itemId, output_index: 0, content_index: 0 };
-      if (s.audio) {
-        ctx.later(at, { type: "response.output_audio.delta", ...delta, delta: "AAAAAAAAAAA=" });
-        ctx.later(at, { type: "response.output_audio_transcript.delta", ...delta, delta: chunk });
-      } else {
-        ctx.later(at, { type: "response.output_text.delta", ...delta, delta: chunk });
-      }
-    }
-    s.lastReply = chunks;
-    const done = message("completed", chunks.join(""));
-    ctx.later(at, {
-      type: "response.output_item.done",
-      response_id: id,
-      output_index: 0,
-      item: done,
-    });
-    output.push(done);
-  }
-  for (const [index, name] of calls.entries()) {
-    const callId = ctx.id("call");
-    s.items.push({ kind: "call", callId, name });
-    const args = JSON.stringify({ question: userText ?? "" });
-    const fcId = ctx.id("fc");
-    const item = (status: string, argumentsSoFar: string): Json => ({
-      id: fcId,
-      object: "realtime.item",
-      type: "function_call",
-      status,
-      call_id: callId,
-      name,
-      arguments: argumentsSoFar,
-    });
-    const where = { response_id: id, output_index: index + 1 };
-    ctx.later(at, { type: "response.output_item.added", ...where, item: item("in_progress", "") });
-    const done = {
-      type: "response.function_call_arguments.done",
-      ...where,
-      item_id: fcId,
-      call_id: callId,
-      name,
-      arguments: args,
-    };
-    ctx.later(at, done);
-    if (s.knobs.duplicateCalls > 0 && ctx.draw() < s.knobs.duplicateCalls) ctx.later(at, done);
-    ctx.later(at, { type: "response.output_item.done", ...where, item: item("completed", args) });
-    output.push(item("completed", args));
-  }
-  s.answered = s.items.length;
-  finish(ctx, id, at, say.split(/\s+/).filter(Boolean).length, output);
-}
-
-function finish(ctx: Ctx, id: string, at: number, words: number, output: Json[] = []): void {
-  const input = ctx.s.items.reduce((n, i) => n + ("text" in i ? i.text.split(/\s+/).length : 8), 0);
-  ctx.later(at, {
-    type: "response.done",
-    response: {
-      object: "realtime.response",
-      id,
-      status: "completed",
-      status_details: null,
-      output,
-      usage: { total_tokens: input + words, input_tokens: input, output_tokens: words },
-    },
-  });
 }

@@ -1,0 +1,92 @@
+/** The OpenAI face's state, its inputs and effects, and the step context. */
+import type { SimulatorKnobs } from "../knobs.js";
+import { nextRandom, seedState } from "../prng.js";
+
+export type Json = Record<string, unknown>;
+
+export type Item =
+  | { kind: "user"; text: string }
+  | { kind: "assistant"; text: string }
+  | { kind: "call"; callId: string; name: string }
+  | { kind: "output"; callId: string; name: string; summary: string };
+
+export interface OaiSimState {
+  knobs: SimulatorKnobs;
+  rng: number;
+  closed: boolean;
+  tools: string[];
+  audio: boolean;
+  items: Item[];
+  /** Items up to this index have been answered by a response. */
+  answered: number;
+  /** The response in progress: its id; its events wait in the queue. */
+  active: string | null;
+  queue: { at: number; message: Json | null; close?: { code: number; reason: string } }[];
+  responses: number;
+  userTurns: number;
+  answers: number;
+  ids: number;
+  lastReply: string[];
+  /** What a reply that called tools still has to say after their outputs. */
+  owed: string | null;
+  audioBytes: number;
+  speaking: boolean;
+  utterances: number;
+  /** When the connection opened (for dropAfterMs). */
+  openedAt: number;
+}
+
+export type OaiSimInput = { type: "open" } | { type: "frame"; text: string } | { type: "tick" };
+export type OaiSimEffect =
+  | { type: "send"; message: Json }
+  | { type: "close"; code: number; reason: string };
+
+/** 24 kHz PCM16: 48 bytes a millisecond. */
+export const BYTES_PER_MS = 48;
+
+export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
+  return {
+    knobs,
+    rng: seedState(knobs.seed),
+    closed: false,
+    tools: [],
+    audio: true,
+    items: [],
+    answered: 0,
+    active: null,
+    queue: [],
+    responses: 0,
+    userTurns: 0,
+    answers: 0,
+    ids: 0,
+    lastReply: [],
+    owed: null,
+    audioBytes: 0,
+    speaking: false,
+    utterances: 0,
+    openedAt: 0,
+  };
+}
+
+export class Ctx {
+  readonly effects: OaiSimEffect[] = [];
+  constructor(
+    readonly s: OaiSimState,
+    readonly now: number,
+  ) {}
+  send(message: Json): void {
+    this.effects.push({ type: "send", message: { event_id: this.id("event"), ...message } });
+  }
+  id(prefix: string): string {
+    return `${prefix}_${++this.s.ids}`;
+  }
+  draw(): number {
+    const { value, state } = nextRandom(this.s.rng);
+    this.s.rng = state;
+    return value;
+  }
+  /** Paced events of the active response: at `ms` from now, scaled. */
+  later(ms: number, message: Json): void {
+    this.s.queue.push({ at: this.now + ms * this.s.knobs.timeScale, message });
+  }
+}
