@@ -18,6 +18,7 @@ import {
 } from "./machine.js";
 import {
   createOpenAISimulator,
+  type OaiSimEffect,
   type OaiSimInput,
   type OaiSimState,
   oaiStep,
@@ -49,8 +50,16 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
     // Without this, workerd hands binary client frames over as Blobs, which the UTF-8
     // decoder refuses: every binary frame (the README says both kinds are taken) closed 1007.
     server.binaryType = "arraybuffer";
-    if (url.pathname === OPENAI_SIMULATOR_PATH) new OpenAISimConnection(server, knobs);
-    else new SimConnection(this, server, knobs, sessionName);
+    if (url.pathname === OPENAI_SIMULATOR_PATH) {
+      new FaceSocket(server, createOpenAISimulator(knobs), OPENAI_FACE);
+    } else {
+      const state = createSimulator({
+        knobs,
+        sessionName,
+        connectionId: crypto.randomUUID().slice(0, 8),
+      });
+      new FaceSocket(server, state, geminiFace(this, knobs));
+    }
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -59,12 +68,12 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
     return (await this.ctx.storage.get<ResumeContext>(HANDLE_PREFIX + handle)) ?? null;
   }
 
-  /** @internal for SimConnection */
+  /** @internal for the Gemini face */
   saveHandle(handle: string, context: ResumeContext): Promise<void> {
     return this.ctx.storage.put(HANDLE_PREFIX + handle, context);
   }
 
-  /** @internal for SimConnection: the context behind a handle of any session. */
+  /** @internal for the Gemini face: the context behind a handle of any session. */
   lookup(handle: string): Promise<ResumeContext | null> {
     const session = handleSession(handle);
     if (session === null) return Promise.resolve(null);
@@ -73,95 +82,32 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
   }
 }
 
-class SimConnection {
-  private state: SimState;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private closed = false;
+/** What a face's machine takes from its socket (each machine's input includes these). */
+type SocketInput = { type: "open" } | { type: "frame"; text: string } | { type: "tick" };
 
-  constructor(
-    private readonly owner: GeminiSimulatorObject,
-    private readonly ws: WebSocket,
-    private readonly knobs: SimulatorKnobs,
-    sessionName: string,
-  ) {
-    this.state = createSimulator({
-      knobs,
-      sessionName,
-      connectionId: crypto.randomUUID().slice(0, 8),
-    });
-    ws.addEventListener("message", (event) => {
-      let text: string;
-      try {
-        text = typeof event.data === "string" ? event.data : utf8.decode(event.data);
-      } catch {
-        text = "\u0000not utf-8";
-      }
-      this.feed({ type: "frame", text });
-    });
-    ws.addEventListener("close", () => this.stop());
-    ws.addEventListener("error", () => this.stop());
-    this.feed({ type: "open" });
-  }
-
-  private stop(): void {
-    this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
-
-  private feed(input: SimInput): void {
-    if (this.closed) return;
-    const { state, effects, wakeAt } = simStep(this.state, input, Date.now());
-    this.state = state;
-    for (const effect of effects) this.carryOut(effect);
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (wakeAt !== null && !this.closed) {
-      this.timer = setTimeout(() => this.feed({ type: "tick" }), Math.max(0, wakeAt - Date.now()));
-    }
-  }
-
-  private carryOut(effect: SimEffect): void {
-    if (this.closed) return;
-    switch (effect.type) {
-      case "send": {
-        // Pretty-printed like the real service; binary frames unless frames=text (O4).
-        const json = JSON.stringify(effect.message, null, 2);
-        this.ws.send(this.knobs.frames === "text" ? json : encoder.encode(json));
-        return;
-      }
-      case "close":
-        this.stop();
-        try {
-          this.ws.close(effect.code, effect.reason.slice(0, 123));
-        } catch {
-          // already closing
-        }
-        return;
-      case "save_handle":
-        // The output gate holds later frames until the write is durable.
-        void this.owner.saveHandle(effect.handle, effect.context);
-        return;
-      case "lookup_handle":
-        this.owner.lookup(effect.handle).then(
-          (context) => this.feed({ type: "resume_context", handle: effect.handle, context }),
-          () => this.feed({ type: "resume_context", handle: effect.handle, context: null }),
-        );
-        return;
-    }
-  }
+/** A face: its pure machine's step, and how the shell carries out one of its effects. */
+interface Face<S, I, E> {
+  step(
+    state: S,
+    input: I | SocketInput,
+    now: number,
+  ): { state: S; effects: E[]; wakeAt: number | null };
+  carryOut(effect: E, socket: FaceSocket<S, I, E>): void;
 }
 
-/** The OpenAI face's connection: the same shell, the OpenAI machine (text frames, no handles). */
-class OpenAISimConnection {
-  private state: OaiSimState;
+/**
+ * One connection of a face: its WebSocket drives the machine — frames and ticks in, effects
+ * out in order, one timer for the machine's next wake-up.
+ */
+class FaceSocket<S, I, E> {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
 
   constructor(
-    private readonly ws: WebSocket,
-    knobs: SimulatorKnobs,
+    readonly ws: WebSocket,
+    private state: S,
+    private readonly face: Face<S, I, E>,
   ) {
-    this.state = createOpenAISimulator(knobs);
     ws.addEventListener("message", (event) => {
       let text: string;
       try {
@@ -176,27 +122,13 @@ class OpenAISimConnection {
     this.feed({ type: "open" });
   }
 
-  private stop(): void {
-    this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
-
-  private feed(input: OaiSimInput): void {
+  feed(input: I | SocketInput): void {
     if (this.closed) return;
-    const { state, effects, wakeAt } = oaiStep(this.state, input, Date.now());
+    const { state, effects, wakeAt } = this.face.step(this.state, input, Date.now());
     this.state = state;
     for (const effect of effects) {
       if (this.closed) return;
-      if (effect.type === "send") {
-        this.ws.send(JSON.stringify(effect.message));
-      } else {
-        this.stop();
-        try {
-          this.ws.close(effect.code, effect.reason);
-        } catch {
-          // already closing
-        }
-      }
+      this.face.carryOut(effect, this);
     }
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
@@ -204,7 +136,63 @@ class OpenAISimConnection {
       this.timer = setTimeout(() => this.feed({ type: "tick" }), Math.max(0, wakeAt - Date.now()));
     }
   }
+
+  close(code: number, reason: string): void {
+    this.stop();
+    try {
+      this.ws.close(code, reason.slice(0, 123));
+    } catch {
+      // already closing
+    }
+  }
+
+  private stop(): void {
+    this.closed = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
 }
+
+/** The Gemini Live face: binary frames (unless frames=text), resumption handles in storage. */
+function geminiFace(
+  owner: GeminiSimulatorObject,
+  knobs: SimulatorKnobs,
+): Face<SimState, SimInput, SimEffect> {
+  return {
+    step: simStep,
+    carryOut(effect, socket) {
+      switch (effect.type) {
+        case "send": {
+          // Pretty-printed like the real service; binary frames unless frames=text (O4).
+          const json = JSON.stringify(effect.message, null, 2);
+          socket.ws.send(knobs.frames === "text" ? json : encoder.encode(json));
+          return;
+        }
+        case "close":
+          socket.close(effect.code, effect.reason);
+          return;
+        case "save_handle":
+          // The output gate holds later frames until the write is durable.
+          void owner.saveHandle(effect.handle, effect.context);
+          return;
+        case "lookup_handle":
+          owner.lookup(effect.handle).then(
+            (context) => socket.feed({ type: "resume_context", handle: effect.handle, context }),
+            () => socket.feed({ type: "resume_context", handle: effect.handle, context: null }),
+          );
+          return;
+      }
+    },
+  };
+}
+
+/** The OpenAI Realtime face: text frames, no handles. */
+const OPENAI_FACE: Face<OaiSimState, OaiSimInput, OaiSimEffect> = {
+  step: oaiStep,
+  carryOut(effect, socket) {
+    if (effect.type === "send") socket.ws.send(JSON.stringify(effect.message));
+    else socket.close(effect.code, effect.reason);
+  },
+};
 
 function jsonError(status: number, code: string, message: string): Response {
   return Response.json({ error: { code, message } }, { status });
