@@ -31,13 +31,10 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
     // is not kept). Never silently: the user is asked to say it again.
     s.speechDetected = false;
     s.inputTranscript = "";
-    ctx.record({
-      kind: "error",
-      code: "speech_lost",
-      message:
-        "the model connection was lost before it answered what was said; please say it again",
-      fatal: false,
-    });
+    ctx.recordError(
+      "speech_lost",
+      "the model connection was lost before it answered what was said; please say it again",
+    );
   }
   if (s.turn && carry && canCarry(ctx, s.turn)) {
     s.turn.carried = "pending";
@@ -78,14 +75,11 @@ export function resumeCarriedTurn(ctx: StepContext): void {
   turn.carried = "asked";
   turn.modelEnded = false;
   // Said durably, as a nudge after a stall is: what comes may repeat what was cut.
-  ctx.record({
-    kind: "error",
-    code: "turn_resumed",
-    message:
-      "the model connection was replaced while this turn waited; the new one was asked to go on",
-    fatal: false,
-    turnId: turn.id,
-  });
+  ctx.recordError(
+    "turn_resumed",
+    "the model connection was replaced while this turn waited; the new one was asked to go on",
+    turn.id,
+  );
   ctx.trace("RESUME_TURN", { turnId: turn.id });
   sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
 }

@@ -41,6 +41,15 @@ export class StepContext {
     return event;
   }
 
+  /** A durable, non-fatal error frame, for the turn it belongs to (if any). */
+  recordError(code: string, message: string, turnId?: string): void {
+    this.record(
+      turnId === undefined
+        ? { kind: "error", code, message, fatal: false }
+        : { kind: "error", code, message, fatal: false, turnId },
+    );
+  }
+
   trace(kind: TraceKind, detail?: Record<string, unknown>): void {
     this.effects.push(
       detail === undefined ? { type: "trace", kind } : { type: "trace", kind, detail },

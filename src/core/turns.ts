@@ -105,13 +105,7 @@ export function onModelTurnComplete(ctx: StepContext): void {
   if (!turn.hasContent && !gen.hasContent && !calledTools(ctx, turn.id)) {
     // A plain input answered with nothing at all (no tool results to retry after, see
     // DESIGN.md): the user would see the turn end blank. Say so.
-    ctx.record({
-      kind: "error",
-      code: "empty_response",
-      message: "the model's reply was empty",
-      fatal: false,
-      turnId: turn.id,
-    });
+    ctx.recordError("empty_response", "the model's reply was empty", turn.id);
   }
   settleTurn(ctx);
 }
@@ -157,22 +151,14 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   if (turn && gaveBack === "repeat") {
     // No other answer came: the repeated reply is all the turn gets. Say so — it may have been
     // the model answering a tool result rather than this input.
-    ctx.record({
-      kind: "error",
-      code: "repeated_reply",
-      message: "the model's reply repeated an earlier one word for word, and no other answer came",
-      fatal: false,
-      turnId: turn.id,
-    });
+    ctx.recordError(
+      "repeated_reply",
+      "the model's reply repeated an earlier one word for word, and no other answer came",
+      turn.id,
+    );
   } else if (turn && gaveBack === "empty" && !empty && !turn.hasContent) {
     // Nothing but an empty generation came for this input: the user would see nothing at all.
-    ctx.record({
-      kind: "error",
-      code: "empty_response",
-      message: "the model's reply was empty",
-      fatal: false,
-      turnId: turn.id,
-    });
+    ctx.recordError("empty_response", "the model's reply was empty", turn.id);
   }
   // The grace decides: whatever the running generation was sent, it is past waiting for
   // (else releasing the held input would hold it again, for ever).
@@ -193,13 +179,11 @@ function retryEmpty(ctx: StepContext): void {
   const turn = s.turn!;
   if (turn.emptyRetries >= s.config.maxEmptyRetries) {
     ctx.trace("EMPTY_RESPONSE", { turnId: turn.id, retries: turn.emptyRetries });
-    ctx.record({
-      kind: "error",
-      code: "empty_response",
-      message: `the model stayed silent after ${turn.emptyRetries} retries`,
-      fatal: false,
-      turnId: turn.id,
-    });
+    ctx.recordError(
+      "empty_response",
+      `the model stayed silent after ${turn.emptyRetries} retries`,
+      turn.id,
+    );
     endTurn(ctx, "complete");
     return;
   }

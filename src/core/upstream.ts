@@ -257,16 +257,14 @@ function giveUp(ctx: StepContext, failures: number, opens: number): void {
   closeTurnOnUpstreamLoss(ctx);
   s.upstream.phase = "failed";
   ctx.trace("UPSTREAM_GAVE_UP", { failures, opens });
-  ctx.record({
-    kind: "error",
-    code: "upstream_unavailable",
-    message: `${
+  ctx.recordError(
+    "upstream_unavailable",
+    `${
       failures > 0
         ? `the model connection failed ${failures} times in a row`
         : "the model connection kept being replaced (refused resumption handles, or drops)"
     } (${opens} opens in the last ${s.config.reconnectWindowMs / 1000} s); send new input to try again`,
-    fatal: false,
-  });
+  );
 }
 
 export function onReconnectTimer(ctx: StepContext): void {

@@ -69,26 +69,22 @@ export function onWatchdogTimer(ctx: StepContext): void {
     turn.emptyRetries++;
     s.counters.emptyRetries++;
     ctx.trace("WATCHDOG_NUDGE", { turnId: turn.id, attempt: turn.emptyRetries });
-    ctx.record({
-      kind: "error",
-      code: "model_slow",
-      message: `the model was silent for ${s.config.modelTimeoutMs} ms; asked it to continue`,
-      fatal: false,
-      turnId: turn.id,
-    });
+    ctx.recordError(
+      "model_slow",
+      `the model was silent for ${s.config.modelTimeoutMs} ms; asked it to continue`,
+      turn.id,
+    );
     sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
     return;
   }
   s.counters.modelTimeouts++;
   ctx.trace("MODEL_TIMEOUT", { turnId: turn.id, midReply });
-  ctx.record({
-    kind: "error",
-    code: "model_timeout",
-    message: midReply
+  ctx.recordError(
+    "model_timeout",
+    midReply
       ? `the model stopped mid-reply for ${s.config.modelTimeoutMs} ms`
       : `the model did not answer within ${s.config.modelTimeoutMs} ms`,
-    fatal: false,
-    turnId: turn.id,
-  });
+    turn.id,
+  );
   endTurn(ctx, "complete");
 }
