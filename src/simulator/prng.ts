@@ -18,3 +18,10 @@ export function nextRandom(state: number): { value: number; state: number } {
   t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
   return { value: ((t ^ (t >>> 14)) >>> 0) / 4294967296, state: next };
 }
+
+/** One draw from the PRNG state kept in `holder.rng` (advanced in place). */
+export function draw(holder: { rng: number }): number {
+  const { value, state } = nextRandom(holder.rng);
+  holder.rng = state;
+  return value;
+}

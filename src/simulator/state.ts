@@ -4,7 +4,7 @@ import type {
   GeminiServerMessage,
 } from "../providers/gemini/schemas.js";
 import type { SimulatorKnobs } from "./knobs.js";
-import { nextRandom, seedState } from "./prng.js";
+import { draw, seedState } from "./prng.js";
 import { wordCount } from "./script.js";
 
 /** What a resumption handle restores: the conversation as the model remembers it. */
@@ -214,9 +214,7 @@ export class Ctx {
     this.effects.push({ type: "close", code, reason });
   }
   draw(): number {
-    const { value, state } = nextRandom(this.s.rng);
-    this.s.rng = state;
-    return value;
+    return draw(this.s);
   }
   schedule(delayMs: number, item: Scheduled): void {
     this.s.queue.push({ at: this.now + delayMs, seq: this.s.queueSeq++, item });

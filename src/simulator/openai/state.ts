@@ -1,6 +1,6 @@
 /** The OpenAI face's state, its inputs and effects, and the step context. */
 import type { SimulatorKnobs } from "../knobs.js";
-import { nextRandom, seedState } from "../prng.js";
+import { draw, seedState } from "../prng.js";
 
 export type Json = Record<string, unknown>;
 
@@ -81,9 +81,7 @@ export class Ctx {
     return `${prefix}_${++this.s.ids}`;
   }
   draw(): number {
-    const { value, state } = nextRandom(this.s.rng);
-    this.s.rng = state;
-    return value;
+    return draw(this.s);
   }
   /** Paced events of the active response: at `ms` from now, scaled. */
   later(ms: number, message: Json): void {
