@@ -290,16 +290,22 @@ describe("tool calls", () => {
 });
 
 describe("empty replies", () => {
-  it("emptyRate=1: the reply after tool results is empty; the next clientContent gets the real one", () => {
-    const sim = new SimDriver({
-      race: 0,
-      emptyRate: 1,
-      calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] },
-    });
-    sim.setup({}, GREETING_TOOLS);
+  /** "hi" calls lookup_faq; the reply after its result comes out empty (what it returns). */
+  function emptyAfterLookup(sim: SimDriver, setup: Record<string, unknown> = {}) {
+    sim.setup(setup, GREETING_TOOLS);
     sim.user("hi");
     const [c] = sim.calls();
-    const out = sim.respond([{ id: c!.id, name: "lookup_faq", response: { output: "v" } }]);
+    return sim.respond([{ id: c!.id, name: "lookup_faq", response: { output: "v" } }]);
+  }
+  const EMPTY_AFTER_LOOKUP = {
+    race: 0,
+    emptyRate: 1,
+    calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] },
+  };
+
+  it("emptyRate=1: the reply after tool results is empty; the next clientContent gets the real one", () => {
+    const sim = new SimDriver(EMPTY_AFTER_LOOKUP);
+    const out = emptyAfterLookup(sim);
     expect(out.map((f) => Object.keys(f.serverContent ?? {}))).toEqual([
       ["generationComplete"],
       ["turnComplete"],
@@ -314,14 +320,8 @@ describe("empty replies", () => {
   });
 
   it("the reply owed after an empty one survives a resumption (the handle covers it)", () => {
-    const first = new SimDriver(
-      { race: 0, emptyRate: 1, calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } },
-      "alpha",
-    );
-    first.setup({ sessionResumption: {} }, GREETING_TOOLS);
-    first.user("hi");
-    const [c] = first.calls();
-    first.respond([{ id: c!.id, name: "lookup_faq", response: { output: "v" } }]);
+    const first = new SimDriver(EMPTY_AFTER_LOOKUP, "alpha");
+    emptyAfterLookup(first, { sessionResumption: {} });
     const [handle, context] = [...first.saved].at(-1)!;
     const second = new SimDriver({}, "beta");
     second.setup({ sessionResumption: { handle } }, GREETING_TOOLS);
@@ -344,15 +344,8 @@ describe("empty replies", () => {
   });
 
   it("after an empty reply a new line gets its own answer, the owed results said first", () => {
-    const sim = new SimDriver({
-      race: 0,
-      emptyRate: 1,
-      calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] },
-    });
-    sim.setup({}, GREETING_TOOLS);
-    sim.user("hi");
-    const [c] = sim.calls();
-    sim.respond([{ id: c!.id, name: "lookup_faq", response: { output: "v" } }]);
+    const sim = new SimDriver(EMPTY_AFTER_LOOKUP);
+    emptyAfterLookup(sim);
     const before = sim.frames.length;
     sim.user("and refunds?");
     const said = sim.text(before);
