@@ -3,9 +3,10 @@
  *
  * Layers, lowest first; a module may import its own layer or a lower one:
  *   vocabulary (the shared words: model events and commands, log events, frames),
- *   json-limits and version, core, history, config, providers, simulator (a stand-in service
- *   that speaks a provider's wire protocol), the simulated provider and the provider
- *   registry, tools, contracts (env.ts, the session's RPC surface), session, http, index.ts.
+ *   json-limits and version, core, history, vars (how Worker vars are read), providers,
+ *   simulator (a stand-in service that speaks a provider's wire protocol), the simulated
+ *   provider and the provider registry, config (the Worker's vars with every provider's),
+ *   tools, contracts (env.ts, the session's RPC surface), session, http, index.ts.
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -19,11 +20,12 @@ const LAYERS = [
   ["json-limits.ts", "version.ts"],
   ["core/"],
   ["history/"],
-  ["config.ts"],
+  ["vars.ts"],
   ["providers/"],
   ["simulator/"],
   // Above the simulator: the provider that reaches it, and the list of every provider.
   ["providers/simulated/", "providers/registry.ts"],
+  ["config.ts"],
   ["tools/"],
   ["env.ts", "session/session-api.ts"],
   ["session/"],

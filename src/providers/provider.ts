@@ -1,10 +1,14 @@
-import type { Config, ProviderName } from "../config.js";
+import type { z } from "zod";
+import { ConfigError } from "../vars.js";
 import type { AgentSpec, ProviderSession } from "../vocabulary/provider.js";
 
-/** What a session's provider is set up from. `env`: the Worker's vars and bindings. */
-export interface ProviderRequest<Env> {
-  config: Config;
-  env: Env;
+/**
+ * What a session's provider is set up from. `vars`: the provider's own Worker vars, parsed by
+ * its schema; `bindings`: the Worker's env, for the bindings it needs (e.g. a namespace).
+ */
+export interface ProviderRequest<Vars, Bindings> {
+  vars: Vars;
+  bindings: Bindings;
   sessionId: string;
   agent: AgentSpec;
   metadata: Record<string, unknown>;
@@ -12,14 +16,22 @@ export interface ProviderRequest<Env> {
   naive: boolean;
 }
 
-/** A provider as the registry lists it: one per folder in src/providers. */
-export interface Provider<Env = unknown> {
-  name: ProviderName;
-  /** Why it cannot serve sessions under this config (named settings, never values), or null. */
-  unavailable(config: Config): string | null;
+/**
+ * A provider as the registry lists it: one per folder in src/providers. `vars` is the zod
+ * schema of the Worker vars it reads (secrets included); src/config.ts composes every
+ * provider's schema into the Worker's configuration, so a bad value is reported by name at
+ * every request, never at a session's first connection.
+ */
+export interface Provider<Shape extends z.ZodRawShape, Bindings extends object = object> {
+  vars: z.ZodObject<Shape>;
+  /** Why it cannot serve sessions under these vars (named settings, never values), or null. */
+  unavailable(vars: z.output<z.ZodObject<Shape>>): string | null;
   /** Why this session's metadata cannot be served (checked at creation), or null. */
-  metadataProblem?(env: Env, metadata: Record<string, unknown>): string | null;
-  session(request: ProviderRequest<Env>): ProviderSession;
+  metadataProblem?(
+    vars: z.output<z.ZodObject<Shape>>,
+    metadata: Record<string, unknown>,
+  ): string | null;
+  session(request: ProviderRequest<z.output<z.ZodObject<Shape>>, Bindings>): ProviderSession;
 }
 
 /**
@@ -28,4 +40,37 @@ export interface Provider<Env = unknown> {
  */
 export function callIdPrefix(attempt: number, instance: string): string {
   return `c${instance}-${attempt}`;
+}
+
+/** A provider with its types erased, as the registry holds it: it reads the raw Worker env. */
+export interface RegisteredProvider<Shape extends z.ZodRawShape, Bindings extends object> {
+  vars: z.ZodObject<Shape>;
+  unavailable(env: object): string | null;
+  metadataProblem(env: object, metadata: Record<string, unknown>): string | null;
+  session(
+    request: Omit<ProviderRequest<unknown, unknown>, "vars" | "bindings"> & { env: Bindings },
+  ): ProviderSession;
+}
+
+/** Erases a provider's types: its vars are parsed from the raw env (once per env object). */
+export function registered<Shape extends z.ZodRawShape, Bindings extends object>(
+  provider: Provider<Shape, Bindings>,
+): RegisteredProvider<Shape, Bindings> {
+  const cache = new WeakMap<object, z.output<z.ZodObject<Shape>>>();
+  const varsOf = (env: object) => {
+    const hit = cache.get(env);
+    if (hit !== undefined) return hit;
+    const parsed = provider.vars.safeParse(env);
+    // Only the names: a value might be a secret pasted into the wrong var.
+    if (!parsed.success)
+      throw new ConfigError([...new Set(parsed.error.issues.map((i) => String(i.path[0])))]);
+    cache.set(env, parsed.data);
+    return parsed.data;
+  };
+  return {
+    vars: provider.vars,
+    unavailable: (env) => provider.unavailable(varsOf(env)),
+    metadataProblem: (env, metadata) => provider.metadataProblem?.(varsOf(env), metadata) ?? null,
+    session: ({ env, ...rest }) => provider.session({ ...rest, vars: varsOf(env), bindings: env }),
+  };
 }

@@ -1,42 +1,63 @@
 /**
  * The providers, by the name a session asks for. Adding one: a folder in src/providers
- * whose provider.ts implements `Provider` (src/providers/provider.ts) with an adapter that
- * implements `ProviderAdapter` (src/vocabulary/provider.ts), and its line here.
+ * whose provider.ts exports a `Provider` (src/providers/provider.ts: its vars schema,
+ * availability, session) with an adapter implementing `ProviderAdapter`
+ * (src/vocabulary/provider.ts), and its line below. Names, vars and env types follow.
  */
-import type { Config, ProviderName } from "../config.js";
+import type { z } from "zod";
 import type { ProviderSession } from "../vocabulary/provider.js";
-import { type GeminiVars, geminiProvider } from "./gemini/provider.js";
+import { geminiProvider } from "./gemini/provider.js";
 import { openaiProvider } from "./openai/provider.js";
-import type { Provider, ProviderRequest } from "./provider.js";
-import { type SimulatorVars, simulatorProvider } from "./simulated/provider.js";
+import { type ProviderRequest, type RegisteredProvider, registered } from "./provider.js";
+import { simulatorProvider } from "./simulated/provider.js";
 
-/** Everything any provider reads from the Worker's env. */
-export type ProviderEnv = GeminiVars & SimulatorVars;
-
-const PROVIDERS: { [Name in ProviderName]: Provider<ProviderEnv> } = {
-  simulator: simulatorProvider,
-  gemini: geminiProvider,
-  openai: openaiProvider,
+export const PROVIDERS = {
+  simulator: registered(simulatorProvider),
+  gemini: registered(geminiProvider),
+  openai: registered(openaiProvider),
 };
 
-/** Why a provider cannot serve a new session under this config, or null when it can. */
-export function providerUnavailable(config: Config, provider: ProviderName): string | null {
-  return PROVIDERS[provider].unavailable(config);
+export type ProviderName = keyof typeof PROVIDERS;
+export const PROVIDER_NAMES = Object.keys(PROVIDERS) as [ProviderName, ...ProviderName[]];
+
+type Entry = (typeof PROVIDERS)[ProviderName];
+type BindingsOf<P> = P extends RegisteredProvider<infer _S, infer B> ? B : never;
+
+/** The Worker env's bindings every provider needs (src/env.ts declares them). */
+export type ProviderBindings = {
+  [Name in ProviderName]: (bindings: BindingsOf<(typeof PROVIDERS)[Name]>) => void;
+}[ProviderName] extends (bindings: infer All) => void
+  ? All
+  : never;
+
+/** The names of every provider's Worker vars. */
+export type ProviderVarNames =
+  Entry extends RegisteredProvider<infer S, infer _B> ? keyof S & string : never;
+
+/** Every provider's var schema, for src/config.ts to compose (and src/env.ts to type). */
+export const PROVIDER_VARS: z.ZodRawShape = Object.assign(
+  {},
+  ...Object.values(PROVIDERS).map((p) => p.vars.shape),
+);
+
+/** Why a provider cannot serve a new session under this env's vars, or null when it can. */
+export function providerUnavailable(env: object, provider: ProviderName): string | null {
+  return PROVIDERS[provider].unavailable(env);
 }
 
 /** Why a new session's metadata cannot be served by its provider, or null. */
 export function providerMetadataProblem(
   provider: ProviderName,
-  env: ProviderEnv,
+  env: object,
   metadata: Record<string, unknown>,
 ): string | null {
-  return PROVIDERS[provider].metadataProblem?.(env, metadata) ?? null;
+  return PROVIDERS[provider].metadataProblem(env, metadata);
 }
 
 /** How a session reaches its model. */
 export function providerSession(
   provider: ProviderName,
-  request: ProviderRequest<ProviderEnv>,
+  request: Omit<ProviderRequest<unknown, unknown>, "vars" | "bindings"> & { env: ProviderBindings },
 ): ProviderSession {
   return PROVIDERS[provider].session(request);
 }

@@ -1,4 +1,5 @@
 import type { Config } from "../config.js";
+
 import type { TimerId } from "../core/effects.js";
 import type { CoreInput } from "../core/inputs.js";
 import { ALL_GUARDS, type CoreState, defaultConfig, NO_GUARDS } from "../core/state.js";
@@ -53,7 +54,6 @@ export class LiveSession {
     this.agent = AGENTS[meta.agent];
     this.startedAt = Date.parse(meta.createdAt);
     const provider = providerSession(meta.provider, {
-      config,
       env,
       sessionId: meta.sessionId,
       agent: this.agent,

@@ -1,4 +1,5 @@
-import type { AgentName, ProviderName } from "../config.js";
+import type { AgentName } from "../config.js";
+import type { ProviderName } from "../providers/registry.js";
 import { hasSchema, type Migration, migrate } from "./migrations.js";
 import type { SessionInit } from "./session-api.js";
 

@@ -1,4 +1,5 @@
-import type { AgentName, ProviderName } from "../config.js";
+import type { AgentName } from "../config.js";
+import type { ProviderName } from "../providers/registry.js";
 
 /** What `init` records about a new session. */
 export interface SessionInit {

@@ -8,7 +8,6 @@ describe("loadConfig", () => {
   it("fills the documented defaults", () => {
     expect(loadConfig({})).toEqual({
       PROVIDER: "simulator",
-      GEMINI_ENDPOINT: "developer",
       TOKEN_TTL_SECONDS: 900,
       IDLE_TIMEOUT_MS: 60_000,
       MAX_FRAME_BYTES: 262_144,
@@ -42,6 +41,8 @@ describe("loadConfig", () => {
       { MAX_FRAME_BYTES: "-5" },
       { TOKEN_TTL_SECONDS: "1.5" },
       { GEMINI_LIVE_URL: "not a url" },
+      { GEMINI_ENDPOINT: "moon" },
+      { OPENAI_REALTIME_URL: "still not a url" },
     ]) {
       const [name, value] = Object.entries(env)[0]!;
       let thrown: unknown;
@@ -57,13 +58,12 @@ describe("loadConfig", () => {
   });
 
   it("knows which providers can serve", () => {
-    expect(providerUnavailable(loadConfig({}), "simulator")).toBeNull();
-    expect(providerUnavailable(loadConfig({}), "gemini")).toMatch(/GEMINI_API_KEY/);
-    expect(providerUnavailable(loadConfig({ GEMINI_API_KEY: "k" }), "gemini")).toBeNull();
-    expect(providerUnavailable(loadConfig({ GEMINI_API_KEY: "k" }), "openai")).toMatch(
-      /OPENAI_API_KEY/,
-    );
-    expect(providerUnavailable(loadConfig({ OPENAI_API_KEY: "k" }), "openai")).toBeNull();
+    expect(providerUnavailable({}, "simulator")).toBeNull();
+    expect(providerUnavailable({}, "gemini")).toMatch(/GEMINI_API_KEY/);
+    expect(providerUnavailable({ GEMINI_API_KEY: "k" }, "gemini")).toBeNull();
+    expect(providerUnavailable({ GEMINI_API_KEY: "k" }, "openai")).toMatch(/OPENAI_API_KEY/);
+    expect(providerUnavailable({ OPENAI_API_KEY: "k" }, "openai")).toBeNull();
+    expect(providerUnavailable({ GEMINI_ENDPOINT: "vertex" }, "gemini")).toMatch(/VERTEX/);
   });
 });
 

@@ -1,9 +1,13 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import { AGENTS, type AgentName, PROVIDERS } from "../../config.js";
+import { AGENTS, type AgentName } from "../../config.js";
 import { jsonLimitProblem } from "../../json-limits.js";
-import { providerMetadataProblem, providerUnavailable } from "../../providers/registry.js";
+import {
+  PROVIDER_NAMES,
+  providerMetadataProblem,
+  providerUnavailable,
+} from "../../providers/registry.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
 import { HttpError } from "../errors.js";
@@ -15,7 +19,7 @@ export const MAX_CREATE_BODY_BYTES = 64 * 1024;
 
 const CreateSessionBody = z.object({
   agent: z.string().min(1).default("greeter"),
-  provider: z.enum(PROVIDERS).optional(),
+  provider: z.enum(PROVIDER_NAMES).optional(),
   metadata: z
     .record(z.string(), z.unknown())
     .default({})
@@ -72,7 +76,7 @@ export const sessionRoutes = new Hono<AppEnv>()
         throw new HttpError(400, "unknown_agent", `unknown agent; known: ${AGENTS.join(", ")}`);
       }
       const provider = body.provider ?? c.var.config.PROVIDER;
-      const unavailable = providerUnavailable(c.var.config, provider);
+      const unavailable = providerUnavailable(c.env, provider);
       if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
       const problem = providerMetadataProblem(provider, c.env, body.metadata);
       if (problem) throw new HttpError(400, "bad_request", problem);

@@ -1,6 +1,6 @@
 /** Gemini Live (Developer API or Vertex AI) as a provider. */
 import { z } from "zod";
-import type { Config } from "../../config.js";
+import { oneOf, optionalString, optionalUrl } from "../../vars.js";
 import type { ModelCapabilities } from "../../vocabulary/model.js";
 import type { AgentSpec, ProviderSession } from "../../vocabulary/provider.js";
 import { callIdPrefix, type Provider } from "../provider.js";
@@ -14,16 +14,27 @@ import {
 } from "./endpoint.js";
 import { toolDeclaration } from "./tool-declaration.js";
 
-/** The Worker vars this provider reads besides the typed config. */
-export interface GeminiVars {
+/** The Worker vars Gemini Live reads. Secrets: GEMINI_API_KEY, VERTEX_ACCESS_TOKEN. */
+export const GeminiVars = z.object({
+  GEMINI_API_KEY: optionalString,
+  GEMINI_LIVE_URL: optionalUrl,
+  GEMINI_MODEL: optionalString,
+  /** "developer" (the Gemini API, an API key) or "vertex" (Vertex AI, an access token). */
+  GEMINI_ENDPOINT: oneOf(["developer", "vertex"], "developer"),
+  VERTEX_PROJECT: optionalString,
+  /** Default "us-central1". */
+  VERTEX_LOCATION: optionalString,
+  /** An OAuth access token for Vertex AI (minted outside liveline). */
+  VERTEX_ACCESS_TOKEN: optionalString,
   /** JSON object overriding the model's capability record, e.g. {"silentHonoured":false}. */
-  GEMINI_CAPABILITIES?: string | undefined;
+  GEMINI_CAPABILITIES: optionalString,
   /** Context compression: unset = a sliding window at the service's defaults; N; "off". */
-  GEMINI_COMPRESSION_TRIGGER_TOKENS?: string | undefined;
-}
+  GEMINI_COMPRESSION_TRIGGER_TOKENS: optionalString,
+});
+type GeminiVars = z.output<typeof GeminiVars>;
 
-/** The Gemini endpoint settings of this config. */
-export function geminiSettings(config: Config): GeminiEndpointSettings {
+/** The Gemini endpoint settings of these vars. */
+export function geminiSettings(config: GeminiVars): GeminiEndpointSettings {
   return {
     endpoint: config.GEMINI_ENDPOINT,
     url: config.GEMINI_LIVE_URL,
@@ -122,15 +133,15 @@ export function geminiWireSession(opts: {
   };
 }
 
-export const geminiProvider: Provider<GeminiVars> = {
-  name: "gemini",
-  unavailable: (config) => geminiEndpointProblem(geminiSettings(config)),
-  session({ config, env, agent, naive }) {
-    const connection = geminiConnection(geminiSettings(config));
+export const geminiProvider: Provider<typeof GeminiVars.shape> = {
+  vars: GeminiVars,
+  unavailable: (vars) => geminiEndpointProblem(geminiSettings(vars)),
+  session({ vars, agent, naive }) {
+    const connection = geminiConnection(geminiSettings(vars));
     const capabilities = capabilitiesFor(
       connection.model,
       connection.endpointLabel,
-      capabilityOverrides(env.GEMINI_CAPABILITIES),
+      capabilityOverrides(vars.GEMINI_CAPABILITIES),
     );
     return geminiWireSession({
       model: connection.model,
@@ -138,7 +149,7 @@ export const geminiProvider: Provider<GeminiVars> = {
       capabilities,
       agent,
       modality: "AUDIO",
-      compression: geminiCompression(env.GEMINI_COMPRESSION_TRIGGER_TOKENS),
+      compression: geminiCompression(vars.GEMINI_COMPRESSION_TRIGGER_TOKENS),
       naive,
       // Credentials ride in the URL (Developer API) or a header (Vertex); neither is logged.
       connect: () => openWebSocket(connection.url, connection.headers),

@@ -1,5 +1,6 @@
 /** OpenAI Realtime (GA) as a provider: `OPENAI_API_KEY` (a secret), `OPENAI_MODEL`, `OPENAI_REALTIME_URL`. */
-import type { Config } from "../../config.js";
+import { z } from "zod";
+import { optionalString, optionalUrl } from "../../vars.js";
 import type { Provider } from "../provider.js";
 import { openWebSocket } from "../websocket.js";
 import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "./adapter.js";
@@ -7,20 +8,29 @@ import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "./adapter.js";
 export const OPENAI_REALTIME_URL = "wss://api.openai.com/v1/realtime";
 export const OPENAI_DEFAULT_MODEL = "gpt-realtime";
 
+/** The Worker vars OpenAI Realtime reads. Secret: OPENAI_API_KEY. */
+export const OpenAIVars = z.object({
+  OPENAI_API_KEY: optionalString,
+  OPENAI_REALTIME_URL: optionalUrl,
+  /** Default gpt-realtime. */
+  OPENAI_MODEL: optionalString,
+});
+type OpenAIVars = z.output<typeof OpenAIVars>;
+
 /** The connect URL: the model rides in the query, as the service expects it. */
-export function openaiUrl(config: Config): string {
+export function openaiUrl(config: OpenAIVars): string {
   const url = new URL(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL);
   url.searchParams.set("model", config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL);
   return url.toString();
 }
 
-export const openaiProvider: Provider = {
-  name: "openai",
+export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
+  vars: OpenAIVars,
   unavailable: (config) =>
     config.OPENAI_API_KEY === undefined
       ? "the openai provider needs the OPENAI_API_KEY secret (wrangler secret put OPENAI_API_KEY)"
       : null,
-  session({ config, agent }) {
+  session({ vars: config, agent }) {
     const model = config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
     const url = openaiUrl(config);
     // The key rides in a header; it is never logged nor sent to clients.

@@ -2,20 +2,24 @@
  * The built-in simulator as a provider: liveline's sessions reach the Gemini Live stand-in
  * (src/simulator) internally, on the Gemini wire, with the session's knobs.
  */
+
+import { z } from "zod";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../../simulator/knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "../../simulator/object.js";
+import { optionalString } from "../../vars.js";
 import { capabilitiesFor } from "../gemini/capabilities.js";
-import { type GeminiVars, geminiCompression, geminiWireSession } from "../gemini/provider.js";
+import { geminiCompression, geminiWireSession } from "../gemini/provider.js";
 import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../openai/adapter.js";
 import type { Provider } from "../provider.js";
 import { acceptUpgrade } from "../websocket.js";
 
-/** The Worker vars and bindings a simulated session needs. */
-export type SimulatorVars = SimulatorEnv &
-  GeminiVars & {
-    /** Default knobs, as a query string (e.g. "timeScale=0"). */
-    SIMULATOR_KNOBS?: string | undefined;
-  };
+/** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
+const SimulatorVars = z.object({
+  /** Default knobs, as a query string (e.g. "timeScale=0"). */
+  SIMULATOR_KNOBS: optionalString,
+  /** As for Gemini: the simulator's Gemini face compresses as the service does. */
+  GEMINI_COMPRESSION_TRIGGER_TOKENS: optionalString,
+});
 
 /**
  * The model a simulated session asks for: the simulator serves each family as the service
@@ -78,17 +82,17 @@ export function simulatorKnobsProblem(
   }
 }
 
-export const simulatorProvider: Provider<SimulatorVars> = {
-  name: "simulator",
+export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEnv> = {
+  vars: SimulatorVars,
   unavailable: () => null,
-  metadataProblem(env, metadata) {
-    const problem = simulatorKnobsProblem(env.SIMULATOR_KNOBS, metadata);
+  metadataProblem(vars, metadata) {
+    const problem = simulatorKnobsProblem(vars.SIMULATOR_KNOBS, metadata);
     return problem === null
       ? null
       : `simulator knobs (SIMULATOR_KNOBS, metadata.simulator): ${problem}`;
   },
-  session({ env, sessionId, agent, metadata, naive }) {
-    const knobs = simulatorKnobs(env.SIMULATOR_KNOBS, metadata);
+  session({ vars, bindings, sessionId, agent, metadata, naive }) {
+    const knobs = simulatorKnobs(vars.SIMULATOR_KNOBS, metadata);
     const modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
     knobs.delete("modality");
     const wire = knobs.get("wire") ?? "gemini";
@@ -99,7 +103,7 @@ export const simulatorProvider: Provider<SimulatorVars> = {
       const request = new Request(`https://liveline.internal${path}?${q}`, {
         headers: { Upgrade: "websocket" },
       });
-      return acceptUpgrade(handleSimulatorRequest(request, env));
+      return acceptUpgrade(handleSimulatorRequest(request, bindings));
     };
     if (wire === "openai") {
       // The OpenAI Realtime face: the same knobs where they apply (src/simulator/README.md).
@@ -119,7 +123,7 @@ export const simulatorProvider: Provider<SimulatorVars> = {
       capabilities: capabilitiesFor(model, "simulator"),
       agent,
       modality,
-      compression: geminiCompression(env.GEMINI_COMPRESSION_TRIGGER_TOKENS),
+      compression: geminiCompression(vars.GEMINI_COMPRESSION_TRIGGER_TOKENS),
       naive,
       connect: (attempt) => connectTo("/simulator/gemini", attempt),
     });
