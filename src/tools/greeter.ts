@@ -17,12 +17,13 @@ function bestTopic(question: string): string | undefined {
 /**
  * The demo agent, mirroring the field case of the fire-and-forget race: it greets, then
  * calls `suggest_topics` (UI chips on the client, silent), answers questions from the FAQ
- * (`lookup_faq`, spoken) and records preferences (`set_preference`, silent).
+ * (`lookup_faq`, spoken) asks the app for the user's profile (`get_user_profile`, on the client, spoken) and records
+ * preferences (`set_preference`, silent).
  */
 export const greeter: AgentDefinition = {
   name: "greeter",
   systemInstruction:
-    "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, and set_preference when the user states a preference.",
+    "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference.",
   tools: [
     defineTool({
       name: "suggest_topics",
@@ -44,6 +45,13 @@ export const greeter: AgentDefinition = {
           ? { topic, answer: FAQ[topic] }
           : { answer: "No entry in the FAQ for that.", topics: Object.keys(FAQ) };
       },
+    }),
+    defineTool({
+      name: "get_user_profile",
+      description: "Read the signed-in user's name and plan from the app; the answer is spoken.",
+      args: z.object({}),
+      runOn: "client",
+      followUp: "speak",
     }),
     defineTool({
       name: "set_preference",

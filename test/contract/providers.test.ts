@@ -159,6 +159,48 @@ for (const provider of PROVIDERS) {
     );
 
     scenario(
+      "a barge-in while a call is pending: the call is cancelled, its late result refused, the new line answered",
+      async () => {
+        // get_user_profile runs on the client and is spoken: the turn waits for its result.
+        const { client } = await session({ calls: "greeting:get_user_profile;*:" });
+        client.send({ type: "text", text: "hi" });
+        let call: Frame | undefined;
+        while (call === undefined) {
+          const f = await client.next(5000);
+          if (f.type === "tool_call" && f.name === "get_user_profile") call = f;
+        }
+        // The app never answers in time: the user moves on.
+        client.send({ type: "text", text: "never mind, what are your hours?" });
+        const frames: Frame[] = [];
+        for (;;) {
+          const f = await client.next(10_000);
+          frames.push(f);
+          if (f.type === "turn_complete" && f.turnId === "t2") break;
+        }
+        expect(frames.find((f) => f.type === "tool_cancelled")).toMatchObject({
+          callId: call.callId,
+          turnId: "t1",
+          reason: "barge_in",
+        });
+        expect(turnEndsOf(frames)).toEqual([
+          expect.objectContaining({ type: "interrupted", turnId: "t1", reason: "barge_in" }),
+          expect.objectContaining({ type: "turn_complete", turnId: "t2" }),
+        ]);
+        expect(textsOf(frames).join("")).toContain("never mind, what are your hours?");
+        expect(textsOf(frames).join("")).not.toContain("get_user_profile found");
+        // The result arrives after all: refused, and never spoken.
+        client.send({ type: "tool_result", callId: call.callId, result: { name: "Ada" } });
+        const late = await playTurn(client, "thanks", { settleMs: 100 });
+        expect(late.filter((f) => f.type === "error").map((f) => f.code)).toEqual([
+          "call_cancelled",
+        ]);
+        expect(late.some((f) => f.type === "tool_result")).toBe(false);
+        expect(textsOf(late).join("")).not.toContain("get_user_profile");
+        client.close();
+      },
+    );
+
+    scenario(
       "a dropped model connection: reconnected (seeded from the log), the next turn answered",
       async () => {
         const { client } = await session({ dropAfterMs: 400, calls: "greeting:;*:" });
