@@ -1,10 +1,14 @@
 /**
- * npm run bench [-- --quick] [--frames N] [--levels 1,100,1000] [--seconds S] [--turns T] [--reconnect 10,1000,10000]
+ * npm run bench [-- --quick] [--frames N] [--levels 1,100,1000] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile]
+ *
+ * `--profile`: also a CPU profile of the worker (through workerd's inspector) over liveline
+ * audio round trips and text turns, printed as the functions with the most self time.
  *
  * What the gateway costs, on one `wrangler dev` (workerd) started by this script with the
  * bench-only worker (scripts/bench/worker.ts: liveline unchanged + a probe model + a bare
  * relay Durable Object). Prints tables, writes bench-results/bench.json. Never asserts on time.
  */
+
 import {
   API_KEY,
   Client,
@@ -25,6 +29,7 @@ import {
   treeRss,
   writeJson,
 } from "./lib/harness.mjs";
+import { startProfile } from "./lib/profile.mjs";
 
 const AUDIO_IN = new Uint8Array(640); // 20 ms of 16 kHz PCM16 mono
 const enc = new TextEncoder();
@@ -141,19 +146,22 @@ async function relayText(relay, i) {
 
 async function latency(server, frames) {
   const out = {
-    text: { liveline: [], relay: [] },
-    audio: { liveline: [], relay: [] },
+    text: { liveline: [], transcode: [], relay: [] },
+    audio: { liveline: [], transcode: [], relay: [] },
   };
   const { client } = await livelineSession(server);
+  // The transcoding relay speaks the client protocol: the same client code measures it.
+  const { client: transcode } = await join(`${server.ws}/bench/transcode`);
   const relay = new RelayClient(`${server.ws}/bench/relay`);
   await relay.open();
   const block = 50;
   let done = 0;
-  const total = frames * 4;
+  const total = frames * 6;
   for (let i = 0; i < frames; i += block) {
     const n = Math.min(block, frames - i);
     // Alternate arms in blocks so drift in the machine's load hits both alike.
     for (let j = 0; j < n; j++) out.text.liveline.push(await livelineText(client, i + j));
+    for (let j = 0; j < n; j++) out.text.transcode.push(await livelineText(transcode, i + j));
     for (let j = 0; j < n; j++) {
       out.text.relay.push(
         await relay.roundTrip(
@@ -168,6 +176,8 @@ async function latency(server, frames) {
       );
     }
     for (let j = 0; j < n; j++) out.audio.liveline.push(await livelineAudio(client));
+    for (let j = 0; j < n; j++) out.audio.transcode.push(await livelineAudio(transcode));
+    transcode.send({ type: "audio_end" });
     // End the utterance so the next text turn starts clean.
     client.send({ type: "audio_end" });
     await sleep(100);
@@ -187,10 +197,11 @@ async function latency(server, frames) {
         ),
       );
     }
-    done += n * 4;
+    done += n * 6;
     progress("latency (round trips)", done, total);
   }
   client.close();
+  transcode.close();
   relay.ws.close();
   return out;
 }
@@ -412,6 +423,27 @@ async function reconnect(server, missed) {
 
 // ---------------------------------------------------------------------------------------
 
+/** Where liveline's time goes: a CPU profile over `n` audio round trips, then `n / 4` text turns. */
+async function profileLiveline(server, n) {
+  const { client } = await livelineSession(server);
+  const out = {};
+  for (const [kind, run] of [
+    ["audio", () => livelineAudio(client)],
+    ["text", (i) => livelineText(client, i)],
+  ]) {
+    const count = kind === "audio" ? n : Math.ceil(n / 4);
+    const stop = await startProfile(server.inspectorPort);
+    for (let i = 0; i < count; i++) await run(i);
+    if (kind === "audio") client.send({ type: "audio_end" });
+    out[kind] = { frames: count, ...(await stop()) };
+    await sleep(200);
+    while (await client.next(1).catch(() => null)) {}
+    progress("profile", kind === "audio" ? 1 : 2, 2);
+  }
+  client.close();
+  return out;
+}
+
 async function main() {
   const f = flags();
   const quick = f.has("quick");
@@ -441,9 +473,10 @@ async function main() {
     results.latency = Object.fromEntries(
       Object.entries(lat).map(([k, v]) => [
         k,
-        { liveline: stats(v.liveline), relay: stats(v.relay) },
+        { liveline: stats(v.liveline), transcode: stats(v.transcode), relay: stats(v.relay) },
       ]),
     );
+    if (f.has("profile")) results.profile = await profileLiveline(server, quick ? 200 : 2000);
     // Storage and reconnect before the concurrency levels: the largest level leaves the
     // runtime with a backlog that takes minutes to drain, and nothing should run after it.
     results.storage = await storagePerTurn(server, numFlag(f, "turns", quick ? 5 : 50));
@@ -495,31 +528,54 @@ async function main() {
   );
   console.log(
     table(
-      ["frame", "arm", "n", "p50", "p99", "p99.9", "liveline / relay (p50)"],
-      Object.entries(L).flatMap(([kind, v]) => [
-        [
-          kind === "text"
-            ? "text turn (1 text frame each way)"
-            : "audio 20 ms (640 B in, 960 B out)",
-          "liveline",
-          String(v.liveline.n),
-          ms(v.liveline.p50),
-          ms(v.liveline.p99),
-          ms(v.liveline.p999),
-          `${(v.liveline.p50 / v.relay.p50).toFixed(2)} ×  (+${ms(v.liveline.p50 - v.relay.p50)} ms)`,
-        ],
-        [
-          "",
-          "bare relay DO",
-          String(v.relay.n),
-          ms(v.relay.p50),
-          ms(v.relay.p99),
-          ms(v.relay.p999),
-          "",
-        ],
-      ]),
+      [
+        "frame",
+        "arm",
+        "n",
+        "p50",
+        "p99",
+        "p99.9",
+        "p50 × transcoding",
+        "p99 × transcoding",
+        "p50 × bare",
+      ],
+      Object.entries(L).flatMap(([kind, v]) => {
+        const row = (label, arm, a) => [
+          label,
+          arm,
+          String(a.n),
+          ms(a.p50),
+          ms(a.p99),
+          ms(a.p999),
+          (a.p50 / v.transcode.p50).toFixed(2),
+          (a.p99 / v.transcode.p99).toFixed(2),
+          (a.p50 / v.relay.p50).toFixed(2),
+        ];
+        return [
+          row(
+            kind === "text"
+              ? "text turn (1 text frame each way)"
+              : "audio 20 ms (640 B in, 960 B out)",
+            "liveline",
+            v.liveline,
+          ),
+          row("", "transcoding relay DO", v.transcode),
+          row("", "bare relay DO", v.relay),
+        ];
+      }),
     ),
   );
+  for (const [kind, p] of Object.entries(results.profile ?? {})) {
+    console.log(
+      `\nProfile, liveline ${kind} (${p.frames} round trips): worker busy ${p.busyMs.toFixed(0)} ms, ${(p.busyMs / p.frames).toFixed(3)} ms per round trip; top self time\n`,
+    );
+    console.log(
+      table(
+        ["function", "self ms", "share of busy"],
+        p.top.map((t) => [t.fn, t.ms.toFixed(1), `${(t.share * 100).toFixed(1)} %`]),
+      ),
+    );
+  }
   console.log(
     `\nConcurrency: sessions streaming 50 audio frames/s each for ${seconds} s, a tool turn every 2 s per session\n`,
   );

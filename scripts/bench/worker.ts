@@ -10,6 +10,10 @@
  *   (GEMINI_LIVE_URL), so the gateway's cost is measured without the simulator's own work.
  * - `GET /bench/relay` (WebSocket): a bare pass-through Durable Object that opens the same
  *   probe model and relays every frame both ways with no logic: the baseline.
+ * - `GET /bench/transcode` (WebSocket): a transcoding relay, the least work any Gemini
+ *   gateway must do: it speaks liveline's client protocol (binary PCM in and out, `text`,
+ *   `ready`, `text`/`turn_complete` frames) and the Gemini wire upstream (base64 JSON), with
+ *   no log, no guard and no state beyond the sockets — the arm liveline's cost is held to.
  */
 import { DurableObject } from "cloudflare:workers";
 import worker from "../../src/index.js";
@@ -20,6 +24,7 @@ interface BenchEnv {
   GEMINI_LIVE_URL: string;
   BENCH_MODEL: DurableObjectNamespace<ProbeModel>;
   BENCH_RELAY: DurableObjectNamespace<RelayObject>;
+  BENCH_TRANSCODE: DurableObjectNamespace<TranscodingRelayObject>;
 }
 
 const enc = new TextEncoder();
@@ -107,6 +112,88 @@ export class RelayObject extends DurableObject<BenchEnv> {
   }
 }
 
+/** Binary PCM → base64 without an intermediate array of chars (chunked for the arg limit). */
+function toBase64(bytes: Uint8Array): string {
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(s);
+}
+
+function fromBase64(b64: string): Uint8Array {
+  const raw = atob(b64);
+  const out = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+  return out;
+}
+
+interface GeminiServerMessage {
+  setupComplete?: unknown;
+  serverContent?: {
+    modelTurn?: { parts?: { text?: string; inlineData?: { data: string } }[] };
+    turnComplete?: boolean;
+  };
+  toolCall?: { functionCalls: { id: string; name: string }[] };
+}
+
+export class TranscodingRelayObject extends DurableObject<BenchEnv> {
+  override async fetch(): Promise<Response> {
+    const res = await fetch(this.env.GEMINI_LIVE_URL, { headers: { Upgrade: "websocket" } });
+    const upstream = res.webSocket;
+    if (!upstream) return new Response("no upstream", { status: 502 });
+    upstream.accept();
+    upstream.binaryType = "arraybuffer";
+    const { 0: client, 1: server } = new WebSocketPair();
+    server.accept();
+    server.binaryType = "arraybuffer";
+    const up = (m: unknown) => upstream.send(enc.encode(JSON.stringify(m)));
+    const down = (m: unknown) => server.send(JSON.stringify(m));
+    up({ setup: { model: "models/probe" } });
+    server.addEventListener("message", (e) => {
+      if (typeof e.data !== "string") {
+        const data = toBase64(new Uint8Array(e.data as ArrayBuffer));
+        up({ realtimeInput: { audio: { mimeType: "audio/pcm;rate=16000", data } } });
+        return;
+      }
+      const frame = JSON.parse(e.data) as { type: string; text?: string };
+      if (frame.type === "text") {
+        up({
+          clientContent: {
+            turns: [{ role: "user", parts: [{ text: frame.text ?? "" }] }],
+            turnComplete: true,
+          },
+        });
+      } else if (frame.type === "audio_end") {
+        up({ realtimeInput: { audioStreamEnd: true } });
+      }
+    });
+    upstream.addEventListener("message", (e) => {
+      const m = JSON.parse(
+        typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
+      ) as GeminiServerMessage;
+      if (m.setupComplete !== undefined) {
+        down({ type: "ready", sessionId: "transcode", lastSeq: 0, resumed: false });
+        return;
+      }
+      // A tool call is answered by the relay itself (the probe waits for it).
+      for (const call of m.toolCall?.functionCalls ?? []) {
+        up({
+          toolResponse: { functionResponses: [{ id: call.id, name: call.name, response: {} }] },
+        });
+      }
+      for (const part of m.serverContent?.modelTurn?.parts ?? []) {
+        if (part.inlineData) server.send(fromBase64(part.inlineData.data));
+        else if (part.text !== undefined) down({ type: "text", text: part.text });
+      }
+      if (m.serverContent?.turnComplete) down({ type: "turn_complete" });
+    });
+    server.addEventListener("close", () => upstream.close());
+    upstream.addEventListener("close", () => server.close());
+    return new Response(null, { status: 101, webSocket: client });
+  }
+}
+
 export default {
   fetch(request: Request, env: BenchEnv, ctx: ExecutionContext) {
     const path = new URL(request.url).pathname;
@@ -116,6 +203,10 @@ export default {
     }
     if (path === "/bench/relay") {
       const ns = env.BENCH_RELAY;
+      return ns.get(ns.newUniqueId()).fetch(request);
+    }
+    if (path === "/bench/transcode") {
+      const ns = env.BENCH_TRANSCODE;
       return ns.get(ns.newUniqueId()).fetch(request);
     }
     // biome-ignore lint/suspicious/noExplicitAny: the production handler's env type

@@ -111,6 +111,7 @@ export async function startServer(opts = {}) {
       code === 0 ? ok() : fail(new Error(`bundling failed (${code}); see ${log}`)),
     );
   });
+  const inspectorPort = await freePort();
   const args = [
     wrangler,
     "dev",
@@ -126,7 +127,7 @@ export async function startServer(opts = {}) {
     "--port",
     String(port),
     "--inspector-port",
-    String(await freePort()),
+    String(inspectorPort),
     "--persist-to",
     state,
     "--show-interactive-dev-session=false",
@@ -164,6 +165,7 @@ export async function startServer(opts = {}) {
     base,
     ws: base.replace(/^http/, "ws"),
     pid: child.pid,
+    inspectorPort,
     log,
     async stop() {
       if (!running.has(child)) return;
