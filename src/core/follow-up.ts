@@ -112,7 +112,7 @@ export function noteResultsSentInGeneration(
 }
 
 /** How many generations the model may still send in reaction to what this one was sent. */
-function reactionsOwed(gen: GenerationState): number {
+export function reactionsOwed(gen: GenerationState): number {
   return (gen.unansweredSpeak ? 1 : 0) + gen.unansweredSilent + gen.unansweredQuiet;
 }
 

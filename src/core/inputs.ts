@@ -2,6 +2,12 @@ import type { ToolPayload } from "../vocabulary/events.js";
 import type { ModelEvent } from "../vocabulary/model.js";
 import type { TimerId } from "./effects.js";
 
+/** When the latest chunk each way passed the open audio gate (null: none since the last step). */
+export interface AudioPassed {
+  clientAt: number | null;
+  modelAt: number | null;
+}
+
 /** Everything that can happen to a session, as the shell hands it to the core. */
 export type CoreInput =
   | { type: "client_connected"; clientId: string; resumeFrom?: number | undefined }
@@ -37,6 +43,12 @@ export type CoreInput =
       error?: string | undefined;
     }
   | { type: "timer_fired"; timer: TimerId }
+  /**
+   * Audio passed the open audio gate (src/core/audio-gate.ts) since the last step, and no
+   * other input follows yet: sets what the chunks' own steps would have set. (Normally the
+   * next input's step does this first: `step`'s `passed`.)
+   */
+  | ({ type: "audio_passed" } & AudioPassed)
   | { type: "end_session" };
 
 export type CoreInputType = CoreInput["type"];

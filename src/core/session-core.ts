@@ -3,7 +3,7 @@ import { copyState } from "./copy-state.js";
 import type { Effect } from "./effects.js";
 import { sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, liveOwner, noteContent, noteText } from "./generations.js";
-import type { CoreInput } from "./inputs.js";
+import type { AudioPassed, CoreInput } from "./inputs.js";
 import type { CoreState, GenerationState } from "./state.js";
 import { StepContext } from "./step-context.js";
 import {
@@ -55,8 +55,18 @@ const SAYS_SOMETHING: ReadonlySet<ModelEvent["type"]> = new Set([
   "interrupted",
 ]);
 
-export function step(state: CoreState, input: CoreInput, now: number): StepResult {
+/**
+ * `passed`: audio that went through the open audio gate since the last step (audio-gate.ts);
+ * its timestamps are set first, as the chunks' own steps would have set them.
+ */
+export function step(
+  state: CoreState,
+  input: CoreInput,
+  now: number,
+  passed: AudioPassed | null = null,
+): StepResult {
   const ctx = new StepContext(copyState(state), now, cancelRunningCalls);
+  if (passed !== null) notePassedAudio(ctx.state, passed);
   dispatch(ctx, input);
   // A held line goes once the speech it waited for has its turn (or is no longer pending).
   if (ctx.state.heldLine !== null && (ctx.state.turn !== null || !ctx.state.speechDetected))
@@ -175,6 +185,9 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
     case "end_session":
       endSession(ctx);
       return;
+    case "audio_passed":
+      notePassedAudio(s, input);
+      return;
     default: {
       const unreachable: never = input;
       throw new Error(`unknown input ${JSON.stringify(unreachable)}`);
@@ -195,6 +208,15 @@ function forwardText(
   if (owner === null) return;
   if (first) ctx.trace("MODEL_TEXT", { turnId: owner });
   ctx.record({ kind: chunk.kind, turnId: owner, text: chunk.text });
+}
+
+/** The timestamps the passed chunks' own steps would have left (audio-gate.ts). */
+function notePassedAudio(s: CoreState, passed: AudioPassed): void {
+  if (passed.clientAt !== null) {
+    s.lastClientAudioAt = passed.clientAt;
+    s.lastActivityAt = passed.clientAt;
+  }
+  if (passed.modelAt !== null) s.lastModelSignAt = passed.modelAt;
 }
 
 function isClientInput(input: CoreInput): input is Extract<CoreInput, { clientId: string }> {

@@ -13,7 +13,7 @@ import { endTurn } from "./turn-state.js";
  */
 
 /** The open turn is waiting on the model, and nothing else bounds the wait. */
-function waitingOnModel(s: CoreState, turn: TurnState): boolean {
+export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
   // A follow-up window has its own grace timer; a connection on its way, the upstream retry
   // policy (which gives up, and ends the turn, within a bounded number of attempts).
   if (s.followUpWindow !== null || s.upstream.phase !== "live") return false;

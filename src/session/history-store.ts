@@ -1,5 +1,6 @@
 import type { TraceKind } from "../core/effects.js";
 import type { HistoryEvent } from "../vocabulary/events.js";
+import { frameOf } from "../vocabulary/frames.js";
 import { type Migration, migrate } from "./migrations.js";
 
 const HISTORY_MIGRATIONS: readonly Migration[] = [
@@ -59,9 +60,18 @@ const HISTORY_MIGRATIONS: readonly Migration[] = [
       sql.exec("DROP TABLE IF EXISTS kv");
     },
   },
+  {
+    version: 4,
+    description: "frame: each event's client frame, encoded once when written (replays send it)",
+    up(sql) {
+      sql.exec("ALTER TABLE events ADD COLUMN frame TEXT");
+      sql.exec("ALTER TABLE events_unchecked ADD COLUMN frame TEXT");
+    },
+  },
 ];
 
 type EventRow = { body: string };
+type FrameRow = { frame: string | null; body: string };
 type TimelineRow = { at: number; kind: string; detail: string | null };
 
 /**
@@ -82,24 +92,39 @@ export class HistoryStore {
     this.table = checked ? "events" : "events_unchecked";
   }
 
-  /** Appends events in one transaction; the store refuses any that would break the log. */
-  append(events: readonly HistoryEvent[]): void {
+  /**
+   * Appends events in one transaction, each with its encoded client frame (`frames[i]`, as
+   * sent); the store refuses any that would break the log.
+   */
+  append(events: readonly HistoryEvent[], frames: readonly string[] = []): void {
     if (events.length === 0) return;
     this.storage.transactionSync(() => {
-      for (const e of events) {
+      events.forEach((e, i) => {
         const callId = "callId" in e ? e.callId : null;
         const turnId = "turnId" in e ? (e.turnId ?? null) : null;
         this.sql.exec(
-          `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body) VALUES (?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame) VALUES (?, ?, ?, ?, ?, ?, ?)`,
           e.seq,
           e.kind,
           turnId,
           callId,
           e.at,
           JSON.stringify(e),
+          frames[i] || null,
         );
-      }
+      });
     });
+  }
+
+  /**
+   * The client frames of every event with seq > afterSeq, in order, as they were sent: a
+   * range read, no parse and no encode (rows written before frames were kept are encoded now).
+   */
+  framesAfter(afterSeq: number): string[] {
+    return this.sql
+      .exec<FrameRow>(`SELECT frame, body FROM ${this.table} WHERE seq > ? ORDER BY seq`, afterSeq)
+      .toArray()
+      .map((row) => row.frame ?? JSON.stringify(frameOf(JSON.parse(row.body) as HistoryEvent)));
   }
 
   /** Every event with seq > afterSeq, in order. */

@@ -7,28 +7,34 @@
  * The core's state changes only inside `step`.
  */
 
+import { type AudioGate, audioGate, GATE_CLOSED } from "../core/audio-gate.js";
 import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../core/effects.js";
-import type { CoreInput } from "../core/inputs.js";
+import type { AudioPassed, CoreInput } from "../core/inputs.js";
 import { step } from "../core/session-core.js";
 import type { CoreState } from "../core/state.js";
 import type { HistoryEvent, ToolPayload } from "../vocabulary/events.js";
-import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
+import type { DurableFrame, ServerFrame } from "../vocabulary/frames.js";
 import type { ModelCommand, RebuiltContext, TokenUsage } from "../vocabulary/model.js";
 
 /** The session's log: appends are one transaction each; reads see every committed append. */
 export interface LogPort {
-  append(events: readonly HistoryEvent[]): void;
+  /** `frames[i]`: the encoded client frame of `events[i]`, kept with its row for replays. */
+  append(events: readonly HistoryEvent[], frames: readonly string[]): void;
   readAfter(seq: number): HistoryEvent[];
+  /** The encoded client frames of every event with seq > `seq`, in order (a replay). */
+  framesAfter(seq: number): string[];
   lastSeq(): number;
   trace(at: number, kind: TraceKind, detail: Record<string, unknown> | undefined): void;
   addUsage(turnId: string | null, usage: TokenUsage): void;
 }
 
 export interface ClientsPort {
-  /** A durable frame, to every connected client. */
-  broadcast(frame: ServerFrame): void;
-  /** A frame to one client (an ephemeral one, or a replayed durable one). */
+  /** A durable frame, to every connected client: `json` is the frame encoded once. */
+  broadcast(frame: DurableFrame, json: string): void;
+  /** An ephemeral frame to one client. */
   send(clientId: string, frame: ServerFrame): void;
+  /** Durable frames, already encoded (from the log), to one client: a replay. */
+  sendEncoded(clientId: string, frames: readonly string[]): void;
   /** Model audio, to every connected client. */
   audio(pcm: Uint8Array): void;
   closeAll(code: number, reason: string): void;
@@ -70,28 +76,88 @@ export interface InterpreterPorts {
   observe?: ((input: CoreInput, effects: readonly Effect[]) => void) | undefined;
   /** Sees the state before each step (tests freeze it, to prove the step writes nothing shared). */
   beforeStep?: ((state: CoreState) => void) | undefined;
+  /**
+   * The audio gate (default: the core's `audioGate`). "off": every chunk is a core step (the
+   * equivalence test's other arm); a function: a test's own gate (its control).
+   */
+  audioGate?: "off" | ((state: CoreState) => AudioGate) | undefined;
 }
 
 export class SessionInterpreter {
   /** Log transactions committed since this interpreter started. */
   transactions = 0;
 
+  /** Audio chunks that went through the open gate, each way (stats). */
+  readonly passed = { client: 0, model: 0 };
+  private gate: AudioGate = GATE_CLOSED;
+  private passedClientAt: number | null = null;
+  private passedModelAt: number | null = null;
+
   constructor(
     private current: CoreState,
     private readonly ports: InterpreterPorts,
-  ) {}
+  ) {
+    this.gate = this.gateOf(current);
+  }
 
   get state(): CoreState {
     return this.current;
   }
 
+  /** A client's audio chunk: through the open gate to the model, or a core step. */
+  clientAudio(clientId: string, pcm: Uint8Array): void {
+    if (!this.gate.input) {
+      this.input({ type: "client_audio", clientId, pcm });
+      return;
+    }
+    this.passedClientAt = this.ports.clock();
+    this.passed.client++;
+    this.carry(() => this.ports.model.send({ type: "user_audio", pcm }), "send_model");
+  }
+
+  /** A model audio chunk: through the open gate to the clients, or a core step. */
+  modelAudio(pcm: Uint8Array): void {
+    if (!this.gate.output) {
+      this.input({ type: "model", event: { type: "audio_delta", pcm } });
+      return;
+    }
+    this.passedModelAt = this.ports.clock();
+    this.passed.model++;
+    this.carry(() => this.ports.clients.audio(pcm), "send_audio");
+  }
+
   /** The one entry of every input: step the core, then carry out its effects in order. */
   input(input: CoreInput): void {
+    let passed: AudioPassed | null = null;
+    if (this.passedClientAt !== null || this.passedModelAt !== null) {
+      passed = { clientAt: this.passedClientAt, modelAt: this.passedModelAt };
+      this.passedClientAt = null;
+      this.passedModelAt = null;
+    }
+    this.stepOnce(input, passed);
+  }
+
+  private gateOf(state: CoreState): AudioGate {
+    const gate = this.ports.audioGate ?? audioGate;
+    return gate === "off" ? GATE_CLOSED : gate(state);
+  }
+
+  private carry(effect: () => void, what: string): void {
+    try {
+      effect();
+    } catch (err) {
+      this.report(`${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private stepOnce(input: CoreInput, passed: AudioPassed | null): void {
     const now = this.ports.clock();
     this.ports.beforeStep?.(this.current);
-    const { state, effects } = step(this.current, input, now);
+    const { state, effects } = step(this.current, input, now, passed);
     this.current = state;
     const unrecorded = new Set<number>();
+    // Each durable frame is encoded once: the same string goes to the log row and to every client.
+    const encoded = new Map<number, string>();
     // The step's log writes go in one transaction before the effects that follow them are
     // carried out (frames sent after a write are held by the output gate until it is
     // durable). A replay reads the log, so writes are split at a replay.
@@ -101,27 +167,39 @@ export class SessionInterpreter {
       if (effect !== undefined && effect.type !== "replay") continue;
       const segment = effects.slice(segmentStart, effect === undefined ? i : i + 1);
       segmentStart = i + 1;
-      this.writeSegment(segment, unrecorded);
+      this.writeSegment(segment, unrecorded, encoded);
       for (const e of segment) {
         if (e.type === "append_history") continue;
         if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
         try {
-          this.carryOut(e, now);
+          this.carryOut(e, now, encoded);
         } catch (err) {
           // One failed effect must not take the session down with it.
           this.report(`${e.type} failed: ${err instanceof Error ? err.message : String(err)}`);
         }
       }
     }
+    this.gate = this.gateOf(this.current);
     this.ports.observe?.(input, effects);
   }
 
   /** Writes a segment's events in one transaction; if that fails, none of their frames go out. */
-  private writeSegment(segment: readonly Effect[], unrecorded: Set<number>): void {
+  private writeSegment(
+    segment: readonly Effect[],
+    unrecorded: Set<number>,
+    encoded: Map<number, string>,
+  ): void {
     const events = segment.flatMap((e) => (e.type === "append_history" ? e.events : []));
     if (events.length === 0) return;
+    for (const e of segment) {
+      if (e.type === "send_durable") encoded.set(e.frame.seq, JSON.stringify(e.frame));
+    }
     try {
-      this.ports.log.append(events);
+      this.ports.log.append(
+        events,
+        // Every recorded event has its send_durable (StepContext.record makes both).
+        events.map((e) => encoded.get(e.seq) ?? ""),
+      );
       this.transactions++;
     } catch (err) {
       for (const e of events) unrecorded.add(e.seq);
@@ -136,7 +214,7 @@ export class SessionInterpreter {
     this.ports.reportError?.(message);
   }
 
-  private carryOut(effect: Effect, now: number): void {
+  private carryOut(effect: Effect, now: number, encoded: ReadonlyMap<number, string>): void {
     const { log, clients, model, tools, timers } = this.ports;
     switch (effect.type) {
       case "send_model":
@@ -146,7 +224,10 @@ export class SessionInterpreter {
         // Written per segment, in one transaction (writeSegment).
         return;
       case "send_durable":
-        clients.broadcast(effect.frame);
+        clients.broadcast(
+          effect.frame,
+          encoded.get(effect.frame.seq) ?? JSON.stringify(effect.frame),
+        );
         return;
       case "send_ephemeral":
         clients.send(effect.clientId, effect.frame);
@@ -155,7 +236,8 @@ export class SessionInterpreter {
         clients.audio(effect.pcm);
         return;
       case "replay":
-        for (const e of log.readAfter(effect.afterSeq)) clients.send(effect.clientId, frameOf(e));
+        // A range read and a send: the frames were encoded when they were written.
+        clients.sendEncoded(effect.clientId, log.framesAfter(effect.afterSeq));
         return;
       case "run_tool": {
         const { callId } = effect;

@@ -16,7 +16,7 @@ import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
 import { recoverSession } from "./recover.js";
 import type { SessionResource, SessionStats } from "./session-api.js";
-import { type ClientSockets, closeQuietly, send, sendRaw } from "./sockets.js";
+import { type ClientSockets, closeQuietly, send, sendRaw, sendText } from "./sockets.js";
 import { runServerTool } from "./tool-runner.js";
 import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
@@ -72,7 +72,12 @@ export class LiveSession {
     this.link = new UpstreamLink(provider, {
       opened: () => this.input({ type: "upstream_opened" }),
       events: (events) => {
-        for (const event of events) this.input({ type: "model", event });
+        for (const event of events) {
+          if (event.type === "audio_delta") {
+            this.modelEvents++;
+            this.interpreter.modelAudio(event.pcm);
+          } else this.input({ type: "model", event });
+        }
       },
       protocolError: (message) =>
         this.store.trace(Date.now(), "UPSTREAM_CLOSED", { protocolError: message }),
@@ -84,17 +89,24 @@ export class LiveSession {
     for (const e of recovered.closing) this.broadcast(frameOf(e));
     this.interpreter = new SessionInterpreter(recovered.state, {
       log: {
-        append: (events) => this.store.append(events),
+        append: (events, frames) => this.store.append(events, frames),
         readAfter: (seq) => this.store.readAfter(seq),
+        framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
         trace: (at, kind, detail) => this.store.trace(at, kind, detail),
         addUsage: (turnId, usage) => this.usage.add(turnId, usage),
       },
       clients: {
-        broadcast: (frame) => this.broadcast(frame),
+        broadcast: (_frame, json) => {
+          for (const ws of this.sockets.all()) sendText(ws, json);
+        },
         send: (clientId, frame) => {
           const ws = this.sockets.byId(clientId);
           if (ws) send(ws, frame);
+        },
+        sendEncoded: (clientId, frames) => {
+          const ws = this.sockets.byId(clientId);
+          if (ws) for (const json of frames) sendText(ws, json);
         },
         audio: (pcm) => {
           for (const ws of this.sockets.all()) sendRaw(ws, pcm);
@@ -147,7 +159,9 @@ export class LiveSession {
   /** The one entry of every input: the interpreter steps the core and carries out its effects. */
   input(input: CoreInput): void {
     if (input.type === "model") this.modelEvents++;
-    this.interpreter.input(input);
+    // Audio goes by the interpreter's audio gate: a core step only when one would matter.
+    if (input.type === "client_audio") this.interpreter.clientAudio(input.clientId, input.pcm);
+    else this.interpreter.input(input);
   }
 
   private get state(): CoreState {
@@ -194,6 +208,7 @@ export class LiveSession {
       transactions: this.interpreter.transactions,
       modelEvents: this.modelEvents,
       databaseBytes,
+      audioPassed: { ...this.interpreter.passed },
       counters: { ...this.state.counters },
     };
   }

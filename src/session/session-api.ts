@@ -30,6 +30,8 @@ export interface SessionStats {
   modelEvents: number;
   /** Size of the object's SQLite database in bytes. */
   databaseBytes: number;
+  /** Audio chunks that passed the open audio gate without a core step, each way. */
+  audioPassed: { client: number; model: number };
   /** What the protections did: suppressed generations, duplicate calls and results, … */
   counters: Record<string, number>;
 }

@@ -15,6 +15,15 @@ export function send(ws: WebSocket, frame: ServerFrame): void {
   }
 }
 
+/** A frame already encoded (a durable frame is encoded once, for every client and the log). */
+export function sendText(ws: WebSocket, json: string): void {
+  try {
+    ws.send(json);
+  } catch {
+    // closing
+  }
+}
+
 /** Binary audio. */
 export function sendRaw(ws: WebSocket, data: Uint8Array): void {
   try {

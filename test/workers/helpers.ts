@@ -48,6 +48,8 @@ export class Client {
   private waiters: ((f: Frame) => void)[] = [];
   readonly closed: Promise<{ code: number; reason: string }>;
   readonly statuses: Frame[] = [];
+  /** Every text message as received, in order (byte-level checks). */
+  readonly raw: string[] = [];
 
   constructor(
     readonly ws: WebSocket,
@@ -55,6 +57,7 @@ export class Client {
   ) {
     ws.binaryType = "arraybuffer";
     ws.addEventListener("message", (e) => {
+      if (typeof e.data === "string") this.raw.push(e.data);
       const frame = JSON.parse(typeof e.data === "string" ? e.data : "{}") as Frame;
       if (frame.type === "status" && !keepStatus) {
         this.statuses.push(frame);

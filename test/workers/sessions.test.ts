@@ -82,7 +82,7 @@ describe("POST /v1/sessions", () => {
     expect(rows.versions).toEqual(
       expect.arrayContaining([
         { component: "session", version: 1 },
-        { component: "history", version: 3 },
+        { component: "history", version: 4 },
         { component: "usage", version: 1 },
       ]),
     );

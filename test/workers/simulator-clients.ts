@@ -15,6 +15,7 @@ import { SessionInterpreter } from "../../src/session/interpreter.js";
 import { UpstreamLink } from "../../src/session/upstream-link.js";
 import { nextRandom, seedState } from "../../src/simulator/prng.js";
 import type { HistoryEvent } from "../../src/vocabulary/events.js";
+import { frameOf } from "../../src/vocabulary/frames.js";
 import type { ToolPolicy } from "../../src/vocabulary/model.js";
 
 export const SIM_URL = "http://liveline.test/simulator/gemini";
@@ -329,11 +330,19 @@ export class GuardedClient {
           }
         },
         readAfter: (seq) => this.records.filter((e) => e.seq > seq),
+        framesAfter: (seq) =>
+          this.records.filter((e) => e.seq > seq).map((e) => JSON.stringify(frameOf(e))),
         lastSeq: () => this.records.at(-1)?.seq ?? 0,
         trace: () => {},
         addUsage: () => {},
       },
-      clients: { broadcast: () => {}, send: () => {}, audio: () => {}, closeAll: () => {} },
+      clients: {
+        broadcast: () => {},
+        send: () => {},
+        sendEncoded: () => {},
+        audio: () => {},
+        closeAll: () => {},
+      },
       model: {
         open: (open, rebuild) => this.link.open(open, rebuild),
         send: (command) => this.link.send(command),

@@ -7,9 +7,9 @@ import {
   initialState,
 } from "../../../src/core/state.js";
 import { rebuildContext } from "../../../src/history/rebuild.js";
-import { SessionInterpreter } from "../../../src/session/interpreter.js";
+import { type InterpreterPorts, SessionInterpreter } from "../../../src/session/interpreter.js";
 import type { HistoryEvent } from "../../../src/vocabulary/events.js";
-import type { DurableFrame, ServerFrame } from "../../../src/vocabulary/frames.js";
+import { type DurableFrame, frameOf, type ServerFrame } from "../../../src/vocabulary/frames.js";
 import type {
   ModelCommand,
   ModelEvent,
@@ -69,7 +69,12 @@ export class Harness {
   onCloseUpstream: () => void = () => {};
   private readonly interpreter: SessionInterpreter;
 
-  constructor(overrides: Partial<CoreConfig> = {}) {
+  /** Core steps taken. */
+  steps = 0;
+  /** Everything sent to clients, in order: encoded frames (and their recipient) and audio. */
+  readonly outbound: string[] = [];
+
+  constructor(overrides: Partial<CoreConfig> = {}, audioGate?: InterpreterPorts["audioGate"]) {
     const state = initialState(defaultConfig({ sessionId: "s1", tools: TOOLS, ...overrides }));
     this.interpreter = new SessionInterpreter(state, {
       log: {
@@ -77,6 +82,8 @@ export class Harness {
           this.log.push(...events);
         },
         readAfter: (seq) => this.log.filter((e) => e.seq > seq),
+        framesAfter: (seq) =>
+          this.log.filter((e) => e.seq > seq).map((e) => JSON.stringify(frameOf(e))),
         lastSeq: () => this.log.at(-1)?.seq ?? 0,
         trace: (_at, kind) => {
           this.traces.push(kind);
@@ -86,11 +93,20 @@ export class Harness {
         },
       },
       clients: {
-        broadcast: (frame) => {
+        broadcast: (frame, json) => {
+          this.outbound.push(`* ${json}`);
           for (const id of this.clients.keys()) this.deliver(id, frame);
         },
-        send: (clientId, frame) => this.deliver(clientId, frame),
-        audio: () => {},
+        send: (clientId, frame) => {
+          this.outbound.push(`${clientId} ${JSON.stringify(frame)}`);
+          this.deliver(clientId, frame);
+        },
+        sendEncoded: (clientId, frames) => {
+          for (const json of frames) this.deliver(clientId, JSON.parse(json) as ServerFrame);
+        },
+        audio: (pcm) => {
+          this.outbound.push(`* audio ${pcm.length} ${pcm[0]}`);
+        },
         closeAll: () => {
           for (const view of this.clients.values()) view.connected = false;
         },
@@ -136,11 +152,13 @@ export class Harness {
       // new one) would throw here. This is what makes the cheap copy in copyState safe.
       beforeStep: (s) => deepFreeze(s),
       observe: (_input, effects) => {
+        this.steps++;
         this.effects.push(...effects);
       },
       reportError: (message) => {
         throw new Error(message);
       },
+      audioGate,
     });
   }
 
@@ -152,6 +170,21 @@ export class Harness {
     const before = this.effects.length;
     this.interpreter.input(input);
     return this.effects.slice(before);
+  }
+
+  /** A client's audio chunk, as the shell hands it over (through the audio gate). */
+  clientAudio(clientId: string, pcm: Uint8Array): void {
+    this.interpreter.clientAudio(clientId, pcm);
+  }
+
+  /** A model audio chunk, as the shell hands it over (through the audio gate). */
+  modelAudio(pcm: Uint8Array): void {
+    this.interpreter.modelAudio(pcm);
+  }
+
+  /** Chunks that passed the gate without a step. */
+  get audioPassed(): { client: number; model: number } {
+    return this.interpreter.passed;
   }
 
   model(event: ModelEvent): Effect[] {

@@ -1,0 +1,69 @@
+/**
+ * The audio gate: which audio may pass without a core step. Live audio is 50 chunks a second
+ * each way; most of them change nothing but a timestamp. After every step the core's state
+ * says, through `audioGate`, whether a chunk would — and when it would not, the shell forwards
+ * it at once (client audio to the model, the model's audio to the clients) and only notes
+ * when it went; the next input's step first sets those timestamps (`step`'s `passed`). The state and every effect are then exactly what stepping each chunk gives
+ * (the equivalence is a property test). Any chunk the core must see — the first of a
+ * generation, audio before the connection is live, a suppressed generation's audio, audio
+ * while a turn's watchdog or a goAway move is pending — goes through the core as before.
+ */
+import { reactionsOwed } from "./follow-up.js";
+import type { CoreState } from "./state.js";
+import { waitingOnModel } from "./watchdog.js";
+
+export interface AudioGate {
+  /** Client audio may go to the model without a step. */
+  input: boolean;
+  /** Model audio may go to the clients without a step. */
+  output: boolean;
+}
+
+export const GATE_CLOSED: AudioGate = { input: false, output: false };
+
+/** What a step taken for any input ends with would leave unchanged (session-core `step`). */
+function afterStepIsNoOp(s: CoreState): boolean {
+  const up = s.upstream;
+  return (
+    !s.ended &&
+    up.phase === "live" &&
+    // A chunk would mark the resumption handle stale: it already is.
+    up.handleStale &&
+    // No goAway move waiting for a quiet moment, no held line waiting for its release.
+    !up.goingAway &&
+    s.heldLine === null &&
+    // The watchdog would not be armed by this step.
+    (s.watchdogArmed ||
+      s.turn === null ||
+      s.config.modelTimeoutMs <= 0 ||
+      !waitingOnModel(s, s.turn))
+  );
+}
+
+export function audioGate(s: CoreState): AudioGate {
+  if (!afterStepIsNoOp(s)) return GATE_CLOSED;
+  const gen = s.generation;
+  // client_audio: armIdle (the idle timer is already set), sendModel (live: sent at once),
+  // and the generation learns input came after its start (it already knows).
+  const input =
+    (s.config.idleTimeoutMs <= 0 || s.idleArmed) && (gen === null || gen.inputSinceStart);
+  // audio_delta: the upstream health check (not flapping: nothing to note), the generation
+  // already has content, owes no reaction and is owned by the open turn, whose content
+  // bookkeeping is already where a chunk would put it.
+  const up = s.upstream;
+  const turn = s.turn;
+  const output =
+    (!up.flapping || up.liveSince === null) &&
+    gen !== null &&
+    gen.hasContent &&
+    reactionsOwed(gen) === 0 &&
+    gen.owner !== null &&
+    turn !== null &&
+    turn.id === gen.owner &&
+    turn.hasContent &&
+    turn.contentSinceAsk &&
+    turn.resultsSinceContent === 0 &&
+    !turn.speakSinceContent &&
+    turn.emptyRetries === 0;
+  return input || output ? { input, output } : GATE_CLOSED;
+}

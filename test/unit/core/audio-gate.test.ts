@@ -1,0 +1,207 @@
+/**
+ * The audio fast path changes nothing but the cost: two sessions, one with the audio gate
+ * (src/core/audio-gate.ts), one stepping every chunk through the core, fed the same random
+ * interleavings of audio (both ways) with everything else a session sees, send the same
+ * commands to the model and the same frames and audio to the clients, in the same order, and
+ * end each non-audio input in the same state. The control: a gate that opens whenever the
+ * connection is live breaks the equivalence.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type AudioGate, audioGate } from "../../../src/core/audio-gate.js";
+import type { CoreState } from "../../../src/core/state.js";
+import type { ModelEvent } from "../../../src/vocabulary/model.js";
+import { Harness, TOOLS } from "./harness.js";
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
+
+type Step =
+  | { t: "client_audio"; n: number }
+  | { t: "model_audio"; n: number }
+  | { t: "model"; event: ModelEvent }
+  | { t: "tool_call"; tool: string }
+  | { t: "text" }
+  | { t: "audio_end" }
+  | { t: "answer" }
+  | { t: "timer" }
+  | { t: "advance"; ms: number }
+  | { t: "reconnect_client" };
+
+const chunk = () => fc.integer({ min: 1, max: 6 });
+const modelEvent = fc.constantFrom<ModelEvent>(
+  { type: "setup_complete" },
+  { type: "text_delta", text: "Sure, " },
+  { type: "transcript_delta", text: "and so on" },
+  { type: "input_transcript", text: "hello", finished: false },
+  { type: "speech_started" },
+  { type: "generation_complete" },
+  { type: "turn_complete" },
+  { type: "interrupted" },
+  { type: "go_away", timeLeftMs: 500 },
+  { type: "resumption_update", handle: "h1", resumable: true },
+  { type: "upstream_closed", code: 1011, reason: "drop", fatal: false },
+);
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 10, arbitrary: chunk().map((n): Step => ({ t: "client_audio", n })) },
+  { weight: 10, arbitrary: chunk().map((n): Step => ({ t: "model_audio", n })) },
+  { weight: 8, arbitrary: modelEvent.map((event): Step => ({ t: "model", event })) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .constantFrom(...Object.keys(TOOLS))
+      .map((tool): Step => ({ t: "tool_call", tool })),
+  },
+  { weight: 2, arbitrary: fc.constant<Step>({ t: "text" }) },
+  { weight: 1, arbitrary: fc.constant<Step>({ t: "audio_end" }) },
+  { weight: 2, arbitrary: fc.constant<Step>({ t: "answer" }) },
+  { weight: 2, arbitrary: fc.constant<Step>({ t: "timer" }) },
+  {
+    weight: 3,
+    arbitrary: fc.integer({ min: 0, max: 40 }).map((ms): Step => ({ t: "advance", ms })),
+  },
+  { weight: 1, arbitrary: fc.constant<Step>({ t: "reconnect_client" }) },
+);
+
+/** Runs the steps on both arms, comparing after each; returns the chunks that passed, each way. */
+function runBoth(
+  steps: Step[],
+  gate: (s: CoreState) => AudioGate,
+): { client: number; model: number } {
+  const fast = new Harness({ idleTimeoutMs: 60_000 }, gate);
+  const slow = new Harness({ idleTimeoutMs: 60_000 }, "off");
+  const both = (f: (h: Harness) => void) => {
+    f(fast);
+    f(slow);
+  };
+  let calls = 0;
+  let chunkNo = 0;
+  both((h) => h.connect("phone"));
+  both((h) => h.model({ type: "setup_complete" }));
+  for (const step of steps) {
+    const stepsBefore = fast.steps;
+    switch (step.t) {
+      case "client_audio":
+      case "model_audio":
+        for (let i = 0; i < step.n; i++) {
+          const pcm = new Uint8Array([++chunkNo % 256, 0, 0, 0]);
+          both((h) => {
+            h.now += 20;
+            if (step.t === "client_audio") h.clientAudio("phone", pcm);
+            else h.modelAudio(pcm);
+          });
+        }
+        break;
+      case "model":
+        both((h) => h.model(step.event));
+        if (step.event.type === "upstream_closed") {
+          // The shell reconnects when the core asks; the new connection comes up.
+          both((h) => h.advance(1000));
+          both((h) => h.model({ type: "setup_complete" }));
+        }
+        break;
+      case "tool_call": {
+        const id = `c${++calls}`;
+        both((h) => h.model({ type: "tool_call", calls: [{ id, name: step.tool, args: {} }] }));
+        break;
+      }
+      case "text":
+        both((h) => h.input({ type: "client_text", clientId: "phone", text: "and then?" }));
+        break;
+      case "audio_end":
+        both((h) => h.input({ type: "client_audio_end", clientId: "phone" }));
+        break;
+      case "answer": {
+        const running = [...fast.runningTools.keys()][0];
+        if (running !== undefined) {
+          both((h) => h.input({ type: "tool_outcome", callId: running, result: { ok: true } }));
+        } else {
+          const call = fast.log.find(
+            (e) =>
+              e.kind === "tool_call" &&
+              e.runOn === "client" &&
+              !fast.log.some(
+                (o) =>
+                  (o.kind === "tool_result" || o.kind === "tool_cancelled") &&
+                  o.callId === e.callId,
+              ),
+          );
+          if (call?.kind === "tool_call") {
+            both((h) =>
+              h.input({
+                type: "client_tool_result",
+                clientId: "phone",
+                callId: call.callId,
+                result: { shown: true },
+              }),
+            );
+          }
+        }
+        break;
+      }
+      case "timer":
+        both((h) => h.fireNextTimer());
+        break;
+      case "advance":
+        both((h) => h.advance(step.ms));
+        break;
+      case "reconnect_client":
+        both((h) => h.disconnect("phone"));
+        both((h) => h.connect("phone", h.lastSeqSeen("phone")));
+        break;
+    }
+    expect(fast.sentToModel).toEqual(slow.sentToModel);
+    expect(fast.outbound).toEqual(slow.outbound);
+    expect(fast.log).toEqual(slow.log);
+    expect([...fast.timers]).toEqual([...slow.timers]);
+    // After any other input, the passed chunks' timestamps are settled: the same state.
+    const stepped =
+      fast.steps > stepsBefore && step.t !== "client_audio" && step.t !== "model_audio";
+    if (stepped) expect(fast.state).toEqual(slow.state);
+  }
+  // Settle and compare the final state.
+  both((h) => h.input({ type: "audio_passed", clientAt: null, modelAt: null }));
+  expect(fast.state).toEqual(slow.state);
+  return fast.audioPassed;
+}
+
+describe("the audio gate", () => {
+  it("passing audio without a step leaves every effect and the state as stepping each chunk", {
+    timeout: 120_000,
+  }, () => {
+    const passed = { client: 0, model: 0 };
+    const chunks = { client: 0, model: 0 };
+    fc.assert(
+      fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
+        const p = runBoth(steps, audioGate);
+        passed.client += p.client;
+        passed.model += p.model;
+        for (const s of steps) {
+          if (s.t === "client_audio") chunks.client += s.n;
+          if (s.t === "model_audio") chunks.model += s.n;
+        }
+      }),
+      { numRuns: RUNS },
+    );
+    // The fast path is taken both ways, not only proven harmless.
+    console.log(
+      `audio gate: ${passed.client}/${chunks.client} client chunks and ${passed.model}/${chunks.model} model chunks passed without a step`,
+    );
+    expect(passed.client / chunks.client).toBeGreaterThan(0.3);
+    expect(passed.model / chunks.model).toBeGreaterThan(0.05);
+  });
+
+  it("control: a gate that opens whenever the connection is live changes what is sent", () => {
+    const careless = (s: CoreState): AudioGate => {
+      const live = s.upstream.phase === "live" && !s.ended;
+      return { input: live, output: live && s.generation !== null };
+    };
+    const outcome = fc.check(
+      fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
+        runBoth(steps, careless);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(outcome.failed).toBe(true);
+  });
+});
