@@ -76,6 +76,20 @@ export function decodeServerFrame(
     return protocolError(`frame is not JSON: ${preview(text)}`);
   }
 
+  const audio = audioOnly(json);
+  if (audio !== null) {
+    try {
+      return { ok: true, events: [{ type: "audio_delta", pcm: base64ToBytes(audio) }] };
+    } catch {
+      return protocolError("inlineData is not valid base64");
+    }
+  }
+
+  return decodeBySchema(json, state);
+}
+
+/** A parsed frame through the schema (every frame but an audio-only one; tests compare). */
+export function decodeBySchema(json: unknown, state: DecoderState): DecodeResult {
   const parsed = ServerMessage.safeParse(json);
   if (!parsed.success) {
     const detail = parsed.error.issues
@@ -92,6 +106,36 @@ export function decodeServerFrame(
     return protocolError("inlineData is not valid base64");
   }
   return { ok: true, events: toEvents(parsed.data, content, state) };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+const onlyKeys = (v: Record<string, unknown>, ...keys: string[]) =>
+  Object.keys(v).every((k) => keys.includes(k));
+
+/**
+ * The base64 data of a frame that holds one audio chunk and nothing else — 50 of them a
+ * second, the bulk of what the service sends — or null. Exactly the shape
+ * `{serverContent: {modelTurn: {parts: [{inlineData: {mimeType: "audio/…", data}}]}}}` (a
+ * `role` allowed), checked by hand: the schema would accept it and decode it to the same one
+ * event (a conformance test holds the two paths to that); every other frame takes the schema.
+ */
+function audioOnly(json: unknown): string | null {
+  if (!isRecord(json) || !onlyKeys(json, "serverContent")) return null;
+  const content = json.serverContent;
+  if (!isRecord(content) || !onlyKeys(content, "modelTurn")) return null;
+  const turn = content.modelTurn;
+  if (!isRecord(turn) || !onlyKeys(turn, "parts", "role")) return null;
+  if (turn.role !== undefined && typeof turn.role !== "string") return null;
+  const parts = turn.parts;
+  if (!Array.isArray(parts) || parts.length !== 1) return null;
+  const part: unknown = parts[0];
+  if (!isRecord(part) || !onlyKeys(part, "inlineData")) return null;
+  const blob = part.inlineData;
+  if (!isRecord(blob) || !onlyKeys(blob, "mimeType", "data")) return null;
+  const { mimeType, data } = blob;
+  if (typeof mimeType !== "string" || !mimeType.startsWith("audio/")) return null;
+  return typeof data === "string" ? data : null;
 }
 
 /** A model-turn part reduced to what liveline acts on. */

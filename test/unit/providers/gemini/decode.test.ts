@@ -1,7 +1,9 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   createDecoderState,
   type DecoderState,
+  decodeBySchema,
   decodeServerFrame,
 } from "../../../../src/providers/gemini/decode.js";
 import { durationToMs } from "../../../../src/providers/gemini/duration.js";
@@ -327,5 +329,64 @@ describe("binary frames", () => {
     expect(decodeServerFrame(padded.subarray(4, 4 + bytes.length), createDecoderState())).toEqual(
       expected,
     );
+  });
+});
+
+describe("the audio-only fast decode", () => {
+  const audio = (extra: Record<string, unknown> = {}) => ({
+    serverContent: {
+      modelTurn: { parts: [{ inlineData: { mimeType: "audio/pcm;rate=24000", data: "AAEC" } }] },
+    },
+    ...extra,
+  });
+
+  it("decodes exactly what the schema decodes, for the audio shape and every near miss", () => {
+    const value = fc.oneof(
+      fc.constant(undefined),
+      fc.string({ maxLength: 4 }),
+      fc.constantFrom("audio/pcm", "text/plain", "AAEC", "!!", ""),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant({}),
+      fc.constant([]),
+    );
+    const frame = fc.record({
+      topExtra: fc.option(fc.constantFrom("usageMetadata", "setupComplete", "goAway")),
+      contentExtra: fc.option(
+        fc.constantFrom("turnComplete", "interrupted", "outputTranscription"),
+      ),
+      role: fc.option(value),
+      parts: fc.integer({ min: 0, max: 2 }),
+      partExtra: fc.option(fc.constantFrom("text", "thought", "functionCall")),
+      mimeType: fc.oneof(fc.constantFrom("audio/pcm;rate=24000", "audio/x"), value),
+      data: fc.oneof(fc.constantFrom("AAEC", "AAECAw==", "%%%"), value),
+    });
+    fc.assert(
+      fc.property(frame, (f) => {
+        const blob: Record<string, unknown> = { mimeType: f.mimeType, data: f.data };
+        const part: Record<string, unknown> = { inlineData: blob };
+        if (f.partExtra !== null) part[f.partExtra] = f.partExtra === "thought" ? false : {};
+        const turn: Record<string, unknown> = {
+          parts: Array.from({ length: f.parts }, () => part),
+        };
+        if (f.role !== null) turn.role = f.role;
+        const content: Record<string, unknown> = { modelTurn: turn };
+        if (f.contentExtra !== null)
+          content[f.contentExtra] = f.contentExtra === "outputTranscription" ? { text: "x" } : true;
+        const msg: Record<string, unknown> = { serverContent: content };
+        if (f.topExtra !== null) msg[f.topExtra] = {};
+        const json = JSON.parse(JSON.stringify(msg)) as unknown;
+        const fast = decodeServerFrame(JSON.stringify(msg), createDecoderState());
+        const bySchema = decodeBySchema(json, createDecoderState());
+        expect(fast.ok).toBe(bySchema.ok);
+        if (fast.ok && bySchema.ok) expect(fast.events).toEqual(bySchema.events);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("takes an audio chunk to one audio_delta", () => {
+    expect(events(audio())).toEqual([{ type: "audio_delta", bytes: 3 }]);
   });
 });
