@@ -378,6 +378,69 @@ async function storagePerTurn(server, turns) {
   return out;
 }
 
+/**
+ * Flat cost over a long session: `turns` text turns on one session (every other one calls a
+ * server tool), the round trip of a plain turn near turn 10 and near the last turn, the
+ * core's state and the SQLite bytes per turn, then the object restarted (as after an
+ * eviction) and the time for its first answer against a warm one.
+ */
+async function longSession(server, turns) {
+  const { client, sessionId } = await livelineSession(server);
+  const plain = [];
+  const statsAt = {};
+  const near = (n) => Math.min(turns, n);
+  for (let i = 1; i <= turns; i++) {
+    const tool = i % 2 === 0;
+    const t0 = performance.now();
+    client.send({ type: "text", text: tool ? `use the tool ${i}` : `line ${i}` });
+    for (;;) {
+      const t = (await client.next(10_000)).type;
+      if (t === "turn_complete" || t === "interrupted") break;
+    }
+    if (!tool) plain.push({ turn: i, ms: performance.now() - t0 });
+    if (i === near(10) || i === turns) statsAt[i] = (await timelineBody(server, sessionId)).stats;
+    if (i % 100 === 0) progress("long session (turns)", i, turns);
+  }
+  client.close();
+  const window = (from, to) =>
+    stats(plain.filter((p) => p.turn >= from && p.turn <= to).map((p) => p.ms));
+  const early = window(1, 41);
+  const late = window(turns - 40, turns);
+  const first = statsAt[near(10)];
+  const last = statsAt[turns];
+  // Restore: the object dies (fault injection) and the next request rebuilds it from its log.
+  const get = async () => {
+    const t0 = performance.now();
+    const res = await fetch(`${server.base}/v1/sessions/${sessionId}`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    await res.text();
+    return performance.now() - t0;
+  };
+  const restore = [];
+  const warm = [];
+  for (let r = 0; r < 5; r++) {
+    await fetch(`${server.base}/v1/sessions/${sessionId}/restart`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    restore.push(await get());
+    warm.push(await get());
+  }
+  return {
+    turns,
+    early,
+    late,
+    stateBytes: { early: first?.stateBytes, late: last?.stateBytes },
+    callsInState: { early: first?.callsInState, late: last?.callsInState },
+    events: last?.events,
+    sqliteBytesPerTurn:
+      last && first ? (last.databaseBytes - first.databaseBytes) / (turns - near(10)) : Number.NaN,
+    restoreMs: stats(restore),
+    warmMs: stats(warm),
+  };
+}
+
 async function reconnect(server, missed) {
   const need = Math.max(...missed) + 5;
   const created = await createSession(server, { provider: "gemini" });
@@ -481,6 +544,7 @@ async function main() {
     // runtime with a backlog that takes minutes to drain, and nothing should run after it.
     results.storage = await storagePerTurn(server, numFlag(f, "turns", quick ? 5 : 50));
     results.reconnect = await reconnect(server, missed);
+    results.long = await longSession(server, numFlag(f, "long", quick ? 100 : 5000));
     const levelResults = [];
     for (const n of levels) {
       try {
@@ -669,6 +733,42 @@ async function main() {
       }),
     ),
   );
+  const G = results.long;
+  console.log(
+    `\nA long session: ${G.turns} text turns on one session, a server tool call every other turn\n`,
+  );
+  console.log(
+    table(
+      ["figure", "near turn 10", `near turn ${G.turns}`, "late / early"],
+      [
+        [
+          "plain text turn, p50 ms (41-turn window)",
+          ms(G.early.p50),
+          ms(G.late.p50),
+          (G.late.p50 / G.early.p50).toFixed(2),
+        ],
+        [
+          "plain text turn, p99 ms",
+          ms(G.early.p99),
+          ms(G.late.p99),
+          (G.late.p99 / G.early.p99).toFixed(2),
+        ],
+        [
+          "core state copied per step, bytes",
+          String(G.stateBytes.early),
+          String(G.stateBytes.late),
+          (G.stateBytes.late / G.stateBytes.early).toFixed(2),
+        ],
+        ["calls held in the state", String(G.callsInState.early), String(G.callsInState.late), ""],
+      ],
+    ),
+  );
+  console.log(
+    `\nlog events at the end: ${G.events}; SQLite bytes per turn (turn 10 to the end): ${G.sqliteBytesPerTurn.toFixed(0)}`,
+  );
+  console.log(
+    `restart at turn ${G.turns} (the object dies; the next request rebuilds it from its log): first answer p50 ${ms(G.restoreMs.p50)} ms (max ${ms(G.restoreMs.p99)}), a warm answer p50 ${ms(G.warmMs.p50)} ms — restore ≈ ${ms(G.restoreMs.p50 - G.warmMs.p50)} ms`,
+  );
   console.log(`\nJSON: ${writeJson("bench.json", results, { quick })}`);
 }
 
@@ -694,6 +794,8 @@ async function startBenchServer() {
       GEMINI_LIVE_URL: `http://127.0.0.1:${port}/bench/model`,
       MAX_FRAMES_PER_SECOND: "100000",
       IDLE_TIMEOUT_MS: "600000",
+      // The long-session figure restarts its object (POST /v1/sessions/:id/restart).
+      FAULT_INJECTION: "on",
     },
   });
 }

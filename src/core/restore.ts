@@ -1,18 +1,34 @@
 import type { HistoryEvent } from "../vocabulary/events.js";
+import { archiveSettledCalls } from "./call-archive.js";
 import { type CoreConfig, type CoreState, initialState } from "./state.js";
 
 /**
  * The core's state for a session whose log already holds `events` (a restarted object),
  * after the closing events of `closingEventsAfterRestart` were appended: seq and turn
  * numbering go on, and every call the log knows is settled, so a late or repeated result
- * for one is refused as a duplicate rather than taken for an unknown call.
+ * for one is refused as a duplicate rather than taken for an unknown call. Only the
+ * structural events are read (RESTORE_KINDS): the log's text is not needed to go on.
  */
-export function restoreState(config: CoreConfig, events: readonly HistoryEvent[]): CoreState {
+export const RESTORE_KINDS = [
+  "user",
+  "turn_complete",
+  "interrupted",
+  "tool_call",
+  "tool_result",
+  "tool_cancelled",
+  "status",
+] as const satisfies readonly HistoryEvent["kind"][];
+
+export function restoreState(
+  config: CoreConfig,
+  events: readonly HistoryEvent[],
+  lastSeq: number = events.at(-1)?.seq ?? 0,
+): CoreState {
   let turnCount = 0;
   for (const e of events) {
     if (e.kind === "user") turnCount = Math.max(turnCount, Number(e.turnId.slice(1)) || 0);
   }
-  const state = initialState(config, events.at(-1)?.seq ?? 0, turnCount);
+  const state = initialState(config, lastSeq, turnCount);
   // A session that ended (or failed for good) stays ended across restarts.
   const lastStatus = events.findLast((e) => e.kind === "status");
   if (lastStatus?.kind === "status" && lastStatus.state === "ended") state.ended = true;
@@ -33,5 +49,6 @@ export function restoreState(config: CoreConfig, events: readonly HistoryEvent[]
       if (call) call.status = "answered";
     }
   }
+  archiveSettledCalls(state);
   return state;
 }

@@ -1,4 +1,5 @@
 import type { ModelEvent } from "../vocabulary/model.js";
+import { archiveSettledCalls } from "./call-archive.js";
 import { copyState } from "./copy-state.js";
 import type { Effect } from "./effects.js";
 import { sendInput, withdrawQueuedText } from "./follow-up.js";
@@ -73,6 +74,7 @@ export function step(
     releaseLine(ctx);
   maybeReconnectForGoAway(ctx);
   armWatchdog(ctx);
+  archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };
 }
 

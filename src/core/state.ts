@@ -136,6 +136,20 @@ export type CallStatus = "running" | "answered" | "cancelled";
 /** How a result reached the model: inside the generation that called it, after it, or not at all. */
 export type Delivery = "pending" | "in_generation" | "late" | "late_silent" | "withheld";
 
+/**
+ * Settled calls moved out of `calls` so that a step's cost does not grow with the session's
+ * age: chunks, newest first, each never written after it is made (steps share them).
+ */
+export interface ArchivedCall {
+  readonly status: Exclude<CallStatus, "running">;
+  readonly runOn: CallState["runOn"];
+}
+
+export interface CallArchive {
+  readonly chunk: ReadonlyMap<string, ArchivedCall>;
+  readonly older: CallArchive | null;
+}
+
 export interface CallState {
   id: string;
   name: string;
@@ -326,7 +340,10 @@ export interface CoreState {
   held: Array<{ command: ModelCommand; owner: string }>;
   turn: TurnState | null;
   generation: GenerationState | null;
+  /** The running calls, and the most recently settled ones (a bounded number). */
   calls: Record<string, CallState>;
+  /** How older settled calls ended, for a late duplicate: never copied, never written. */
+  archive: CallArchive | null;
   /**
    * A line typed while the user's speech waited for its answer: held until that answer opens
    * its voice turn (or a grace passes), so the speech's answer is not taken for the line's.
@@ -382,6 +399,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     turn: null,
     generation: null,
     calls: {},
+    archive: null,
     heldLine: null,
     speechDetected: false,
     inputTranscript: "",

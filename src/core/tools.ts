@@ -1,5 +1,6 @@
 import type { ToolPayload } from "../vocabulary/events.js";
 import { type ToolCallRequest, type ToolResponse, toolResponse } from "../vocabulary/model.js";
+import { archivedCall } from "./call-archive.js";
 import { expectGeneration, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, liveOwner, noteContent } from "./generations.js";
 import type { CallState } from "./state.js";
@@ -13,7 +14,9 @@ export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallReques
   const s = ctx.state;
   const gen = currentGeneration(ctx);
   const fresh = calls.filter((request) => {
-    if (!s.calls[request.id] || !s.config.guards.dedupeCalls) return true;
+    const known =
+      s.calls[request.id] !== undefined || archivedCall(s.archive, request.id) !== undefined;
+    if (!known || !s.config.guards.dedupeCalls) return true;
     // The same call delivered again (as a modelTurn part and as toolCall): run it once.
     s.counters.duplicateCalls++;
     ctx.trace("DUPLICATE_CALL", { callId: request.id, name: request.name });
@@ -80,6 +83,12 @@ export function onClientToolResult(
 ): void {
   const s = ctx.state;
   const call = s.calls[callId];
+  const archived = call === undefined ? archivedCall(s.archive, callId) : undefined;
+  if (archived?.runOn === "client") {
+    // Settled long ago: refused as any second result is.
+    refuseSecondResult(ctx, clientId, callId, archived.status);
+    return;
+  }
   if (call?.runOn !== "client") {
     s.counters.unknownCallResults++;
     ctx.trace("UNKNOWN_CALL", { callId, clientId });
@@ -87,25 +96,30 @@ export function onClientToolResult(
     return;
   }
   if (call.status !== "running" && s.config.guards.dedupeResults) {
-    s.counters.duplicateResults++;
-    ctx.trace("DUPLICATE_RESULT", { callId, clientId });
-    if (call.status === "cancelled") {
-      // Not a second result: the call was cancelled (tool_cancelled said so) and takes none.
-      ctx.sendError(
-        clientId,
-        "call_cancelled",
-        `call "${callId}" was cancelled; it takes no result`,
-      );
-      return;
-    }
-    ctx.sendError(
-      clientId,
-      "duplicate_result",
-      `call "${callId}" already has a result; the first one stands`,
-    );
+    refuseSecondResult(ctx, clientId, callId, call.status);
     return;
   }
   completeCall(ctx, call, outcome);
+}
+
+function refuseSecondResult(
+  ctx: StepContext,
+  clientId: string,
+  callId: string,
+  status: "answered" | "cancelled",
+): void {
+  ctx.state.counters.duplicateResults++;
+  ctx.trace("DUPLICATE_RESULT", { callId, clientId });
+  if (status === "cancelled") {
+    // Not a second result: the call was cancelled (tool_cancelled said so) and takes none.
+    ctx.sendError(clientId, "call_cancelled", `call "${callId}" was cancelled; it takes no result`);
+    return;
+  }
+  ctx.sendError(
+    clientId,
+    "duplicate_result",
+    `call "${callId}" already has a result; the first one stands`,
+  );
 }
 
 export function onServerToolOutcome(ctx: StepContext, callId: string, outcome: Outcome): void {

@@ -116,6 +116,17 @@ export class HistoryStore {
     });
   }
 
+  /** Every event of these kinds, in order. */
+  readKinds(kinds: readonly HistoryEvent["kind"][]): HistoryEvent[] {
+    return this.sql
+      .exec<EventRow>(
+        `SELECT body FROM ${this.table} WHERE kind IN (${kinds.map(() => "?").join(", ")}) ORDER BY seq`,
+        ...kinds,
+      )
+      .toArray()
+      .map((row) => JSON.parse(row.body) as HistoryEvent);
+  }
+
   /**
    * The client frames of every event with seq > afterSeq, in order, as they were sent: a
    * range read, no parse and no encode (rows written before frames were kept are encoded now).

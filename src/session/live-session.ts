@@ -208,6 +208,8 @@ export class LiveSession {
       transactions: this.interpreter.transactions,
       modelEvents: this.modelEvents,
       databaseBytes,
+      stateBytes: JSON.stringify({ ...this.state, config: null, archive: null }).length,
+      callsInState: Object.keys(this.state.calls).length,
       audioPassed: { ...this.interpreter.passed },
       counters: { ...this.state.counters },
     };

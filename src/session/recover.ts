@@ -1,7 +1,8 @@
-import { restoreState } from "../core/restore.js";
+import { RESTORE_KINDS, restoreState } from "../core/restore.js";
 import type { CoreConfig, CoreState } from "../core/state.js";
 import { closingEventsAfterRestart } from "../history/recover.js";
 import type { HistoryEvent } from "../vocabulary/events.js";
+import { frameOf } from "../vocabulary/frames.js";
 import type { HistoryStore } from "./history-store.js";
 
 /**
@@ -16,11 +17,17 @@ export function recoverSession(
   clients: string[],
   now: number,
 ): { state: CoreState; closing: HistoryEvent[] } {
-  const events = store.readAfter(0);
-  let seq = events.at(-1)?.seq ?? 0;
+  // The structural events only (turns, calls, status): the bulk of a log, its text, is not
+  // needed to go on, so a restore costs the session's turns and calls, not its words.
+  const events = store.readKinds(RESTORE_KINDS);
+  let seq = store.lastSeq();
   const closing = closingEventsAfterRestart(events).map(
     (body) => ({ ...body, seq: ++seq, at: now }) as HistoryEvent,
   );
-  if (closing.length > 0) store.append(closing);
-  return { state: { ...restoreState(config, [...events, ...closing]), clients }, closing };
+  if (closing.length > 0)
+    store.append(
+      closing,
+      closing.map((e) => JSON.stringify(frameOf(e))),
+    );
+  return { state: { ...restoreState(config, [...events, ...closing], seq), clients }, closing };
 }

@@ -30,6 +30,12 @@ export interface SessionStats {
   modelEvents: number;
   /** Size of the object's SQLite database in bytes. */
   databaseBytes: number;
+  /**
+   * What every step copies: the core's state as JSON (config and archive aside, which are
+   * shared, never copied), in bytes, and the calls it holds.
+   */
+  stateBytes: number;
+  callsInState: number;
   /** Audio chunks that passed the open audio gate without a core step, each way. */
   audioPassed: { client: number; model: number };
   /** What the protections did: suppressed generations, duplicate calls and results, … */
