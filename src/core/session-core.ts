@@ -145,7 +145,11 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       if (s.generation) s.generation.inputSinceStart = true;
       return;
     case "client_audio_end":
-      s.speechDetected = true;
+      // The end of speech the open turn's streaming answer already answers belongs to that
+      // turn (as its late transcription does): noted as new speech, it would hold the next
+      // typed line for an answer that never comes.
+      if (!(s.turn !== null && s.generation?.owner === s.turn.id && s.generation.hasContent))
+        s.speechDetected = true;
       if (s.generation) s.generation.inputSinceStart = true;
       ctx.sendModel({ type: "audio_end" });
       return;

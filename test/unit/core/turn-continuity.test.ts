@@ -323,3 +323,18 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
   });
 });
+
+describe("the end of speech the model is already answering (found by the bench: the next line waited 1.5 s)", () => {
+  it("belongs to the voice turn it answers: a line typed after that turn goes at once", () => {
+    const h = live();
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.model({ type: "input_transcript", text: "hello", finished: false });
+    h.model({ type: "text_delta", text: "Hi there" });
+    // The client's end of speech arrives while the answer streams (a VAD tail).
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_text", clientId: "phone", text: "and prices?" });
+    expect(h.traces).not.toContain("LINE_HELD");
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "and prices?" });
+  });
+});
