@@ -233,6 +233,7 @@ function scheduleReconnect(ctx: StepContext, failure = true): void {
     // Nobody to serve: the next client input opens a connection again.
     closeTurnOnUpstreamLoss(ctx);
     up.phase = "closed";
+    ctx.record({ kind: "status", state: "idle" });
     ctx.trace("UPSTREAM_IDLE_CLOSE");
     return;
   }
@@ -316,5 +317,8 @@ export function onIdleTimer(ctx: StepContext): void {
   }
   up.phase = "closed";
   ctx.emit({ type: "close_upstream", reason: "idle" });
+  // Said to clients: the model connection is closed on purpose, not lost (no alarm), and
+  // the next input opens it again (connecting, live).
+  ctx.record({ kind: "status", state: "idle" });
   ctx.trace("UPSTREAM_IDLE_CLOSE");
 }

@@ -3,7 +3,8 @@
  * event of this log with the same `seq`, so replaying the log replays the frames exactly.
  */
 
-export type UpstreamStatus = "connecting" | "live" | "reconnecting" | "ended";
+/** `idle`: the model connection was closed for want of use; the next input opens it again. */
+export type UpstreamStatus = "connecting" | "live" | "reconnecting" | "idle" | "ended";
 export type InterruptReason = "barge_in" | "upstream_lost";
 export type RunOn = "server" | "client";
 export type ToolPayload = Record<string, unknown>;

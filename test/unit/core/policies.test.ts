@@ -563,7 +563,11 @@ describe("idle sessions cost nothing", () => {
     h.model({ type: "turn_complete" });
     h.model({ type: "resumption_update", handle: "h10", resumable: true });
     expect(h.fireNextTimer()).toBe(true);
-    expect(h.effects.at(-2)).toMatchObject({ type: "close_upstream", reason: "idle" });
+    expect(h.effects.findLast((e) => e.type === "close_upstream")).toMatchObject({
+      reason: "idle",
+    });
+    // Said to clients: closed on purpose, not lost.
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "idle" });
     h.input({ type: "client_text", clientId: "phone", text: "still there?" });
     expect(h.effects.filter((e) => e.type === "open_upstream").at(-1)).toMatchObject({
       open: { mode: "resume", handle: "h10" },
@@ -592,7 +596,11 @@ describe("the idle timer under live audio", () => {
     expect(h.fireNextTimer()).toBe(true);
     expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
     expect(h.fireNextTimer()).toBe(true);
-    expect(h.effects.at(-2)).toMatchObject({ type: "close_upstream", reason: "idle" });
+    expect(h.effects.findLast((e) => e.type === "close_upstream")).toMatchObject({
+      reason: "idle",
+    });
+    // Said to clients: closed on purpose, not lost.
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "idle" });
   });
 });
 
