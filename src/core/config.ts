@@ -1,0 +1,129 @@
+import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
+
+/** The core's configuration: its protections (guards), policies and timings. */
+
+/**
+ * Each protection can be switched off, so that tests can show the failure it prevents
+ * (the control arm) and so that `naive` mode reproduces what frameworks do in the field.
+ */
+export interface Guards {
+  /** One turn_complete per user turn: held while a `speak` result is outstanding. */
+  oneTurnComplete: boolean;
+  /** Generations nobody asked for are not forwarded. */
+  suppressUnsolicited: boolean;
+  /** Late results: silent ones never prompt a generation; speak ones prompt exactly one. */
+  resultScheduling: boolean;
+  /** Empty replies after tool results are retried with a nudge. */
+  emptyRetry: boolean;
+  /** A call delivered twice runs once. */
+  dedupeCalls: boolean;
+  /** A second result for a call is refused. */
+  dedupeResults: boolean;
+  /**
+   * A reply that repeats a recent one word for word, where a regeneration was possible, gives
+   * its slot back, so the answer that follows still belongs to the turn.
+   */
+  detectRepeats: boolean;
+  /**
+   * A turn that waits only for the model to speak results it already has is carried over a
+   * lost connection: the next connection is asked, once, to go on.
+   */
+  carryTurns: boolean;
+}
+
+export const ALL_GUARDS: Guards = {
+  oneTurnComplete: true,
+  suppressUnsolicited: true,
+  resultScheduling: true,
+  emptyRetry: true,
+  dedupeCalls: true,
+  dedupeResults: true,
+  detectRepeats: true,
+  carryTurns: true,
+};
+
+export const NO_GUARDS: Guards = {
+  oneTurnComplete: false,
+  suppressUnsolicited: false,
+  resultScheduling: false,
+  emptyRetry: false,
+  dedupeCalls: false,
+  dedupeResults: false,
+  detectRepeats: false,
+  carryTurns: false,
+};
+
+export interface CoreConfig {
+  sessionId: string;
+  tools: Readonly<Record<string, ToolPolicy>>;
+  capabilities: ModelCapabilities;
+  guards: Guards;
+  /** After a model turn ends with a `speak` result unanswered, how long a follow-up may take to start. */
+  followUpGraceMs: number;
+  maxEmptyRetries: number;
+  nudgeText: string;
+  /** Close the model connection after this long without activity (0: never). */
+  idleTimeoutMs: number;
+  /**
+   * Reconnect policy, the same for every kind of failure (refused, accepted then closed,
+   * silent): backoff base * 2^attempt, capped, with jitter; after maxReconnectAttempts
+   * failures in a row, or reconnectBudget opens within reconnectWindowMs, liveline gives up
+   * (a visible upstream_unavailable error) and opens again only when a client sends input.
+   */
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+  maxReconnectAttempts: number;
+  reconnectBudget: number;
+  reconnectWindowMs: number;
+  /** A connection that stays up this long counts as healthy: the failure count starts over. */
+  healthyAfterMs: number;
+  /** A connection with no setup_complete this long after it was opened has failed (silent). */
+  connectTimeoutMs: number;
+  /** Reconnect this long before a `goAway` deadline at the latest. */
+  goAwayMarginMs: number;
+  /**
+   * The turn watchdog: a turn that waits on a model silent this long (since its last sign of
+   * life, or the input it owes an answer to) is nudged within the empty-reply budget, then
+   * ended with a `model_timeout` error. 0: off (only to show what it prevents).
+   */
+  modelTimeoutMs: number;
+  /** The opening-words judgement that issue 8 removed; only for the liveness control. */
+  legacyOpeningCheck?: boolean | undefined;
+  audio: { inputRate: number; outputRate: number };
+  /** Client audio held while the model connection is not set up, at most (oldest dropped). */
+  heldAudioMaxBytes: number;
+}
+
+export const DEFAULT_NUDGE =
+  "Please continue: answer the user now, using the tool results you have received.";
+
+export function defaultConfig(
+  overrides: Partial<CoreConfig> & Pick<CoreConfig, "sessionId" | "tools">,
+): CoreConfig {
+  return {
+    capabilities: {
+      nonBlockingCalls: true,
+      resultScheduling: true,
+      turnCompleteWaitsForResults: false,
+      silentHonoured: true,
+    },
+    guards: ALL_GUARDS,
+    followUpGraceMs: 1500,
+    maxEmptyRetries: 2,
+    nudgeText: DEFAULT_NUDGE,
+    idleTimeoutMs: 0,
+    reconnectBaseMs: 250,
+    reconnectMaxMs: 8000,
+    maxReconnectAttempts: 6,
+    reconnectBudget: 10,
+    reconnectWindowMs: 60_000,
+    healthyAfterMs: 10_000,
+    connectTimeoutMs: 15_000,
+    goAwayMarginMs: 5000,
+    modelTimeoutMs: 15_000,
+    audio: { inputRate: 16000, outputRate: 24000 },
+    // 5 s of 16 kHz PCM16: the first words of a session, or a short reconnect.
+    heldAudioMaxBytes: 5 * 16000 * 2,
+    ...overrides,
+  };
+}
