@@ -16,7 +16,14 @@ import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
 import { recoverSession } from "./recover.js";
 import type { SessionResource, SessionStats } from "./session-api.js";
-import { type ClientSockets, closeQuietly, send, sendRaw, sendText } from "./sockets.js";
+import {
+  type ClientSockets,
+  closeQuietly,
+  replayBatches,
+  send,
+  sendRaw,
+  sendText,
+} from "./sockets.js";
 import { runServerTool } from "./tool-runner.js";
 import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
@@ -106,7 +113,9 @@ export class LiveSession {
         },
         sendEncoded: (clientId, frames) => {
           const ws = this.sockets.byId(clientId);
-          if (ws) for (const json of frames) sendText(ws, json);
+          if (!ws) return;
+          const messages = this.sockets.batchesReplay(clientId) ? replayBatches(frames) : frames;
+          for (const json of messages) sendText(ws, json);
         },
         audio: (pcm) => {
           for (const ws of this.sockets.all()) sendRaw(ws, pcm);

@@ -88,6 +88,8 @@ export interface Timeline {
  */
 export const SESSION_HEADER = "x-liveline-session";
 export const RESUME_FROM_HEADER = "x-liveline-resume-from";
+/** Present ("batch") when the client asked for its replay in batches (`&replay=batch`). */
+export const REPLAY_HEADER = "x-liveline-replay";
 
 /**
  * The RPC surface of a session's Durable Object (SessionObject), as the Worker calls it.

@@ -5,6 +5,7 @@ import { type ClientFrame, parseClientFrame, toCoreInput } from "./client-frames
 import { LiveSession } from "./live-session.js";
 import { MetaStore } from "./meta.js";
 import {
+  REPLAY_HEADER,
   RESUME_FROM_HEADER,
   SESSION_HEADER,
   type SessionApi,
@@ -19,6 +20,8 @@ interface SocketAttachment {
   clientId: string;
   /** The `resumeFrom` of the upgrade URL, or null. */
   resumeFrom: number | null;
+  /** The client takes its replay in batches (`&replay=batch`). */
+  batchReplay?: boolean | undefined;
   /** When the socket joined (ms since the epoch): its last sign of life until it sends. */
   connectedAt: number;
   /** When it last sent a message, to within a third of STALE_SOCKET_MS (absent: not since it joined). */
@@ -64,6 +67,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.socketList ??= this.ctx.getWebSockets();
       return this.socketList;
     },
+    batchesReplay: (clientId) =>
+      this.sockets.byId(clientId) !== undefined &&
+      attachmentOf(this.sockets.byId(clientId)!)?.batchReplay === true,
     byId: (clientId) =>
       this.ctx.getWebSockets().find((ws) => attachmentOf(ws)?.clientId === clientId),
   };
@@ -189,7 +195,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     this.ctx.acceptWebSocket(server);
     server.binaryType = "arraybuffer";
     const clientId = crypto.randomUUID();
-    attach(server, { clientId, resumeFrom, connectedAt: Date.now() });
+    const batchReplay = request.headers.get(REPLAY_HEADER) === "batch";
+    attach(server, { clientId, resumeFrom, batchReplay, connectedAt: Date.now() });
     this.socketList = null;
     // The core sends `ready`, then the replay after resumeFrom, then the live stream.
     this.requireSession().input({

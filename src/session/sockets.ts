@@ -4,6 +4,36 @@ import type { ServerFrame } from "../vocabulary/frames.js";
 export interface ClientSockets {
   all(): WebSocket[];
   byId(clientId: string): WebSocket | undefined;
+  /** The client asked for its replay in batches (`&replay=batch`). */
+  batchesReplay(clientId: string): boolean;
+}
+
+/** A batch of a replay: at most this many frames, or about this many bytes, per message. */
+const BATCH_FRAMES = 512;
+const BATCH_BYTES = 256 * 1024;
+
+/**
+ * Already-encoded durable frames as `{"type":"replay","frames":[…]}` messages (a protocol
+ * extension a client opts in to): a send per batch instead of one per frame, with no encoding
+ * but the join.
+ */
+export function replayBatches(frames: readonly string[]): string[] {
+  const out: string[] = [];
+  let batch: string[] = [];
+  let bytes = 0;
+  const flush = () => {
+    if (batch.length > 0) out.push(`{"type":"replay","frames":[${batch.join(",")}]}`);
+    batch = [];
+    bytes = 0;
+  };
+  for (const frame of frames) {
+    if (batch.length >= BATCH_FRAMES || (batch.length > 0 && bytes + frame.length > BATCH_BYTES))
+      flush();
+    batch.push(frame);
+    bytes += frame.length + 1;
+  }
+  flush();
+  return out;
 }
 
 /** A frame as JSON text; a socket that is closing is skipped (its close handler cleans up). */

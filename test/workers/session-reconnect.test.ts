@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/events.js";
-import { BASE, type Client, connect, type Frame, httpUrl, withKey } from "./helpers.js";
+import { BASE, type Client, connect, type Frame, httpUrl, upgrade, withKey } from "./helpers.js";
 import { playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
 
 async function historyOf(sessionId: string): Promise<HistoryEvent[]> {
@@ -59,6 +59,35 @@ describe("a replay", () => {
       state.storage.sql.exec("UPDATE events SET frame = NULL");
     });
     expect((await replayOf()).map((r) => JSON.parse(r))).toEqual(durable.map((r) => JSON.parse(r)));
+  });
+
+  it("comes in replay batches to a client that asks for them (&replay=batch), the same frames in order", async () => {
+    const { wsUrl, client } = await simulatorSession(
+      { seed: 6, calls: "greeting:suggest_topics" },
+      {},
+    );
+    await playTurn(client, "hi");
+    await playTurn(client, "what are your hours?");
+    const durable = client.raw.filter((r) => typeof (JSON.parse(r) as Frame).seq === "number");
+    client.close();
+    await client.closed;
+    const again = await connect(`${httpUrl(wsUrl)}&resumeFrom=0&replay=batch`);
+    for (let i = 0; i < 200 && again.raw.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    again.close();
+    await again.closed;
+    expect(JSON.parse(again.raw[0]!)).toMatchObject({ type: "ready", resumed: true });
+    const batch = JSON.parse(again.raw[1]!) as { type: string; frames: unknown[] };
+    expect(batch.type).toBe("replay");
+    expect(batch.frames).toEqual(durable.map((r) => JSON.parse(r)));
+  });
+
+  it("refuses an unknown replay mode with 400", async () => {
+    const { wsUrl, client } = await simulatorSession({}, {});
+    client.close();
+    const res = await upgrade(`${httpUrl(wsUrl)}&resumeFrom=0&replay=zip`);
+    expect(res.status).toBe(400);
   });
 });
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { RESUME_FROM_HEADER, SESSION_HEADER } from "../../session/session-api.js";
+import { REPLAY_HEADER, RESUME_FROM_HEADER, SESSION_HEADER } from "../../session/session-api.js";
 import { bearer, checkOrigin, requireSessionToken } from "../auth.js";
 import { type AppEnv, sessionStub } from "../context.js";
 import { HttpError } from "../errors.js";
@@ -15,6 +15,8 @@ const WsQuery = z.object({
     .transform(Number)
     .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER))
     .optional(),
+  /** "batch": the replay comes as `replay {frames}` messages (a protocol extension). */
+  replay: z.enum(["batch"]).optional(),
 });
 
 /**
@@ -43,6 +45,7 @@ export const wsRoutes = new Hono<AppEnv>()
     }
     headers.set(SESSION_HEADER, sessionId);
     if (query.resumeFrom !== undefined) headers.set(RESUME_FROM_HEADER, String(query.resumeFrom));
+    if (query.replay !== undefined) headers.set(REPLAY_HEADER, query.replay);
     return stub.fetch(new Request(c.req.raw, { headers }));
   })
   .all("/:id/ws", methodNotAllowed("GET"));
