@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --quick] [--frames N] [--levels 1,100,1000] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile]
+ * npm run bench [-- --quick] [--frames N] [--levels 10,25,50,75,100,150] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile] [--long 5000]
  *
  * `--profile`: also a CPU profile of the worker (through workerd's inspector) over liveline
  * audio round trips and text turns, printed as the functions with the most self time.
@@ -26,6 +26,7 @@ import {
   startServer,
   table,
   timelineBody,
+  treeCpuMs,
   treeRss,
   writeJson,
 } from "./lib/harness.mjs";
@@ -211,19 +212,23 @@ void relayText;
 // Concurrency: N sessions streaming audio at real time, tool turns mixed in
 // ---------------------------------------------------------------------------------------
 
-async function concurrency(server, sessions, seconds) {
+/** `arm`: "liveline", or "transcode" (the transcoding relay, which speaks the same client protocol). */
+async function concurrency(server, sessions, seconds, arm = "liveline") {
   const clients = [];
   let failedJoin = 0;
   let done = 0;
   await pool(Array.from({ length: sessions }), 25, async () => {
     try {
-      const created = await createSession(server, { provider: "gemini" });
-      const { client } = await join(created.wsUrl);
+      const url =
+        arm === "liveline"
+          ? (await createSession(server, { provider: "gemini" })).wsUrl
+          : `${server.ws}/bench/transcode`;
+      const { client } = await join(url);
       clients.push(client);
     } catch {
       failedJoin++;
     }
-    progress(`  ${sessions} sessions: connecting`, ++done, sessions);
+    progress(`  ${sessions} sessions (${arm}): connecting`, ++done, sessions);
   });
   // Open every model connection with one text turn each.
   await pool(clients, 50, async (c) => {
@@ -259,6 +264,7 @@ async function concurrency(server, sessions, seconds) {
       }
     };
   }
+  const cpuBefore = await treeCpuMs(server.pid);
   const start = performance.now();
   let tick = 0;
   // One ticker for all sessions: every 20 ms each session sends one 20 ms frame; every
@@ -279,7 +285,7 @@ async function concurrency(server, sessions, seconds) {
         audioSent++;
       });
       if (tick % 50 === 0)
-        progress(`  ${sessions} sessions: streaming (s)`, Math.floor(elapsed), seconds);
+        progress(`  ${sessions} sessions (${arm}): streaming (s)`, Math.floor(elapsed), seconds);
       if (elapsed >= seconds) {
         clearInterval(timer);
         ok();
@@ -287,6 +293,7 @@ async function concurrency(server, sessions, seconds) {
     }, 20);
   });
   await sleep(500);
+  const cpuMs = (await treeCpuMs(server.pid)) - cpuBefore;
   const rss = await treeRss(server.pid);
   const closes = clients.filter((c) => c.closedWith !== null).length;
   for (const c of clients) c.close();
@@ -294,7 +301,12 @@ async function concurrency(server, sessions, seconds) {
   const t = stats(toolTurns);
   const wall = (performance.now() - start) / 1000;
   return {
+    arm,
     sessions,
+    cpuMsPerSessionSecond:
+      cpuMs /
+      Math.max(1, clients.length) /
+      Math.max(0.001, (performance.now() - start - 500) / 1000),
     connected: clients.length,
     seconds: Number(wall.toFixed(1)),
     audioSent,
@@ -523,8 +535,8 @@ async function main() {
     typeof f.get("levels") === "string"
       ? String(f.get("levels")).split(",").map(Number)
       : quick
-        ? [1, 10]
-        : [1, 100, 1000];
+        ? [10]
+        : [10, 25, 50, 75, 100, 150];
   const missed =
     typeof f.get("reconnect") === "string"
       ? String(f.get("reconnect")).split(",").map(Number)
@@ -554,29 +566,34 @@ async function main() {
     results.long = await longSession(server, numFlag(f, "long", quick ? 100 : 5000));
     const levelResults = [];
     for (const n of levels) {
-      try {
-        levelResults.push(await concurrency(server, n, seconds));
-      } catch (err) {
-        levelResults.push({
-          sessions: n,
-          connected: 0,
-          seconds: 0,
-          audioSent: 0,
-          audioBack: 0,
-          echoP50: Number.NaN,
-          echoP99: Number.NaN,
-          echoP999: Number.NaN,
-          toolTurns: 0,
-          toolTurnsDone: 0,
-          toolTurnP50: Number.NaN,
-          toolTurnP99: Number.NaN,
-          errors: 0,
-          closes: 0,
-          rssMiB: 0,
-          note: `stopped: ${err.message}`,
-        });
+      // Interleaved: at each level liveline, then the transcoding relay, on the same box.
+      for (const arm of ["liveline", "transcode"]) {
+        try {
+          levelResults.push(await concurrency(server, n, seconds, arm));
+        } catch (err) {
+          levelResults.push({
+            arm,
+            sessions: n,
+            connected: 0,
+            seconds: 0,
+            audioSent: 0,
+            audioBack: 0,
+            echoP50: Number.NaN,
+            echoP99: Number.NaN,
+            echoP999: Number.NaN,
+            toolTurns: 0,
+            toolTurnsDone: 0,
+            toolTurnP50: Number.NaN,
+            toolTurnP99: Number.NaN,
+            errors: 0,
+            closes: 0,
+            rssMiB: 0,
+            cpuMsPerSessionSecond: Number.NaN,
+            note: `stopped: ${err.message}`,
+          });
+        }
+        await sleep(1000);
       }
-      await sleep(1000);
     }
     results.concurrency = levelResults;
   } finally {
@@ -654,37 +671,60 @@ async function main() {
     table(
       [
         "sessions",
+        "arm",
         "connected",
         "audio in",
         "audio out",
+        "delivered",
         "echo p50",
         "p99",
         "p99.9",
         "tool turns ended",
         "tool turn p50",
-        "p99",
         "errors",
-        "closed",
+        "CPU ms / session-s",
         "RSS MiB",
         "note",
       ],
       levelResults(results).map((r) => [
         String(r.sessions),
+        r.arm === "liveline" ? "liveline" : "transcoding relay",
         String(r.connected),
         String(r.audioSent),
         String(r.audioBack),
+        r.audioSent > 0 ? `${((100 * r.audioBack) / r.audioSent).toFixed(1)} %` : "–",
         ms(r.echoP50),
         ms(r.echoP99),
         ms(r.echoP999),
         `${r.toolTurnsDone}/${r.toolTurns}`,
         ms(r.toolTurnP50),
-        ms(r.toolTurnP99),
         String(r.errors),
-        String(r.closes),
+        ms(r.cpuMsPerSessionSecond),
         String(r.rssMiB),
         r.note ?? "",
       ]),
     ),
+  );
+  const knee = (arm) =>
+    Math.max(
+      0,
+      ...levelResults(results)
+        .filter(
+          (r) =>
+            r.arm === arm &&
+            r.connected === r.sessions &&
+            // A typed line interrupts the voice turn whose echo is in flight: liveline drops
+            // that reply's remaining audio by design (1–3 frames a tool turn), hence 99 %.
+            r.audioBack >= 0.99 * r.audioSent &&
+            r.echoP99 < 50,
+        )
+        .map((r) => r.sessions),
+    );
+  const kneeL = knee("liveline");
+  const kneeT = knee("transcode");
+  results.knee = { liveline: kneeL, transcode: kneeT };
+  console.log(
+    `\nknee (the most sessions with echo p99 < 50 ms and ≥ 99 % of audio frames delivered): liveline ${kneeL}, transcoding relay ${kneeT}${kneeT > 0 ? ` — ${((100 * kneeL) / kneeT).toFixed(0)} % of the relay's` : ""}`,
   );
   const S = results.storage;
   const turnsMeasured = Object.values(S)[0]?.turns ?? 0;

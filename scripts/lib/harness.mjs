@@ -212,6 +212,34 @@ export async function treeRss(pid) {
   return total;
 }
 
+/** CPU time (user + system, ms) of the workerd processes under `pid`, from /proc. */
+export async function treeCpuMs(pid, name = "workerd") {
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const parents = new Map();
+  const cpu = new Map();
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(Number(d), Number(fields[1]));
+      if (comm.startsWith(name))
+        cpu.set(Number(d), (Number(fields[11]) + Number(fields[12])) * tick);
+    } catch {
+      // exited
+    }
+  }
+  let total = 0;
+  for (const [p, ms] of cpu) {
+    let q = p;
+    while (q !== undefined && q > 1 && q !== pid) q = parents.get(q);
+    if (q === pid) total += ms;
+  }
+  return total;
+}
+
 // ---------------------------------------------------------------------------------------
 // HTTP + WebSocket client
 // ---------------------------------------------------------------------------------------

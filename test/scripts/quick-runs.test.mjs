@@ -32,11 +32,24 @@ describe("npm run repro / bench / soak, quick", () => {
     expect(code, out).toBe(0);
   });
 
-  it("bench prints latency, concurrency, storage and reconnect tables", () => {
-    const { code, out } = run("bench", ["--frames", "50", "--seconds", "2", "--levels", "1,5"]);
+  it("bench prints latency, concurrency, storage, reconnect and long-session tables", () => {
+    const { code, out } = run("bench", [
+      "--frames",
+      "50",
+      "--seconds",
+      "2",
+      "--levels",
+      "1,5",
+      "--long",
+      "60",
+    ]);
     for (const heading of [
       "bare relay DO",
+      "transcoding relay DO",
       "Concurrency",
+      "knee",
+      "&replay=batch",
+      "A long session",
       "Storage written per turn",
       "transactions / model event",
       "SQLite database bytes",
