@@ -201,6 +201,41 @@ for (const provider of PROVIDERS) {
     );
 
     scenario(
+      "a spoken client result, and a line typed in the same instant: the line gets its own answer",
+      async () => {
+        // The simulator picks tools by what is asked, as a model would (the attack's setup).
+        const { client } = await session({ timeScale: 0.2 });
+        await playTurn(client, "hi");
+        client.send({ type: "text", text: "what is my profile" });
+        for (;;) {
+          const f = await client.next(5000);
+          if (f.type === "tool_call" && f.name === "get_user_profile") {
+            // After the model's response ended at its call (as the attack found it), the
+            // result, whose follow-up is asked for, and a line that barges in before it starts.
+            await new Promise((r) => setTimeout(r, 30));
+            client.send({ type: "tool_result", callId: f.callId, result: { name: "Ada" } });
+            client.send({ type: "text", text: "and what about refunds" });
+            break;
+          }
+        }
+        const frames: Frame[] = [];
+        for (;;) {
+          const f = await client.next(10_000);
+          // The line's own turn calls the tool too: answered at once.
+          if (f.type === "tool_call" && f.turnId === "t3")
+            client.send({ type: "tool_result", callId: f.callId, result: { name: "Ada" } });
+          frames.push(f);
+          if ((f.type === "turn_complete" || f.type === "interrupted") && f.turnId === "t3") break;
+        }
+        expect(turnEndsOf(frames).at(-1)).toMatchObject({ type: "turn_complete", turnId: "t3" });
+        const t3 = frames.filter((f) => f.type === "text" && f.turnId === "t3").map((f) => f.text);
+        expect(t3.join("")).toContain("refunds");
+        expect(frames.some((f) => f.type === "error")).toBe(false);
+        client.close();
+      },
+    );
+
+    scenario(
       "a dropped model connection: reconnected (seeded from the log), the next turn answered",
       async () => {
         const { client } = await session({ dropAfterMs: 400, calls: "greeting:;*:" });

@@ -58,6 +58,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   private activeResponse: string | null = null;
   /** A `response.create` is owed once the active response is done. */
   private createOwed = false;
+  /** A `response.create` went out and its `response.created` has not come back yet. */
+  private responseRequested = false;
+  /** A line barged in before the requested response was created: it is cancelled when it is. */
+  private cancelOnCreate = false;
   private readonly calls = new Set<string>();
   private speaking = false;
   /** The latest assistant message item with audio: what a barge-in's truncation cuts. */
@@ -125,11 +129,17 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         if (this.live) return ok([]);
         this.live = true;
         return ok([{ type: "setup_complete" }]);
-      case "response.created":
+      case "response.created": {
         this.activeResponse = event.response.id;
-        return ok([]);
+        this.responseRequested = false;
+        if (!this.cancelOnCreate) return ok([]);
+        // Asked for before a line barged in: the line's answer is owed after it instead.
+        this.cancelOnCreate = false;
+        return { ok: true, events: [], send: [wire({ type: "response.cancel" })] };
+      }
       case "response.done": {
         this.activeResponse = null;
+        this.responseRequested = false;
         const events: ModelEvent[] = [];
         if (event.response.usage)
           events.push({ type: "usage", usage: usageOf(event.response.usage) });
@@ -143,6 +153,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         const send: string[] = [];
         if (this.createOwed) {
           this.createOwed = false;
+          this.responseRequested = true;
           send.push(wire({ type: "response.create" }));
         }
         return { ok: true, events, send };
@@ -182,6 +193,12 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         this.speaking = false;
         return ok([]);
       case "error":
+        if (event.error.code === "conversation_already_has_active_response") {
+          // Our response.create met a response the server began itself (server VAD): ask
+          // again when that one is done. Never reached by liveline's own sequencing.
+          this.responseRequested = false;
+          this.createOwed = true;
+        }
         return protocolError(
           `service error ${event.error.code ?? event.error.type}: ${event.error.message}`,
         );
@@ -197,6 +214,8 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "user_text": {
         // New text while a response runs is a barge-in: it is cancelled, and the answer to
         // the text is asked for once it is done.
+        // A response asked for but not yet created is cancelled as soon as it is.
+        if (this.activeResponse === null && this.responseRequested) this.cancelOnCreate = true;
         const cancel = this.activeResponse !== null ? [wire({ type: "response.cancel" })] : [];
         return [...cancel, wire(userMessage(command.text)), ...this.requestResponse()];
       }
@@ -253,10 +272,12 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
 
   /** One `response.create`, now or when the active response is done (never two in flight). */
   private requestResponse(): string[] {
-    if (this.activeResponse !== null && this.opts.naive !== true) {
+    const busy = this.activeResponse !== null || this.responseRequested;
+    if (busy && this.opts.naive !== true) {
       this.createOwed = true;
       return [];
     }
+    this.responseRequested = true;
     return [wire({ type: "response.create" })];
   }
 

@@ -155,6 +155,30 @@ describe("the OpenAI Realtime adapter", () => {
     expect(done.ok && sent(done.send ?? [])).toEqual(["response.create"]);
   });
 
+  it("text typed after a response was asked for but before it was created: cancelled once created, the line answered after (found by the attack)", () => {
+    const a = adapter();
+    const result = a.encode({
+      type: "tool_responses",
+      responses: [{ callId: "c1", name: "lookup_faq", result: { answer: "9-5" } }],
+    });
+    expect(sent(result)).toEqual(["conversation.item.create", "response.create"]);
+    // The line comes before the service said response.created: no second response.create.
+    expect(sent(a.encode({ type: "user_text", text: "and pricing?" }))).toEqual([
+      "conversation.item.create",
+    ]);
+    const created = server(a, {
+      type: "response.created",
+      response: response("r1", "in_progress"),
+    });
+    expect(created.ok && sent(created.send ?? [])).toEqual(["response.cancel"]);
+    const done = server(a, { type: "response.done", response: response("r1", "cancelled") });
+    expect(done.ok && sent(done.send ?? [])).toEqual(["response.create"]);
+    // Exactly one owed: the next response's end sends nothing.
+    server(a, { type: "response.created", response: response("r2", "in_progress") });
+    const again = server(a, { type: "response.done", response: response("r2") });
+    expect(again.ok && again.send).toEqual([]);
+  });
+
   it("a function call delivered twice is one call; arguments that are not JSON reach the tool as none", () => {
     const a = adapter();
     const call = {
