@@ -17,6 +17,8 @@ export interface ResumeContext {
   promptTokens: number;
   /** Bracketed lines of seeded histories (tool calls and outcomes as text), the last 10. */
   remembered: string[];
+  /** A seeded conversation's last user line that no model turn followed: still to answer. */
+  unanswered?: string | undefined;
   /** The reply still owed after an empty one (what a nudge gets), if any. */
   owed?: string[] | null;
   /** When the handle was issued (ms since the epoch), for `handleTtlMs`. */

@@ -245,6 +245,14 @@ export function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
     .flatMap((t) => t.parts ?? [])
     .flatMap((p) => (p.text?.startsWith("[") ? [p.text] : []));
   s.context.remembered = [...s.context.remembered, ...lines].slice(-10);
+  const afterModel = turns.findLastIndex((t) => t.role === "model") + 1;
+  const question = turns
+    .slice(afterModel)
+    .filter((t) => t.role === undefined || t.role === "user")
+    .flatMap((t) => t.parts ?? [])
+    .flatMap((p) => (p.text !== undefined && !p.text.startsWith("[") ? [p.text] : []))
+    .at(-1);
+  s.context.unanswered = question;
   oweSeededResults(ctx, turns);
 }
 
@@ -318,6 +326,14 @@ export function base64Length(data: string): number {
  */
 export function userInput(ctx: Ctx, text: string): void {
   const s = ctx.s;
+  const unanswered = s.context.unanswered;
+  s.context.unanswered = undefined;
+  if (s.owed === null && unanswered !== undefined && asksToGoOn(text)) {
+    // Asked to go on with nothing owed: the model answers the seed's last question, which
+    // it never answered (assumed: a model nudged to go on answers what it was asked).
+    startUserTurn(ctx, unanswered);
+    return;
+  }
   if (s.owed !== null) {
     const owed = s.owed;
     s.owed = null;

@@ -47,7 +47,12 @@ export function respond(ctx: Ctx): void {
   });
   const fresh = s.items.slice(s.answered);
   const outputs = fresh.filter((i) => i.kind === "output");
-  const userText = fresh.findLast((i) => i.kind === "user")?.text;
+  let userText = fresh.findLast((i) => i.kind === "user")?.text;
+  if (userText !== undefined && s.owed === null && asksToGoOn(userText)) {
+    // Asked to go on with nothing owed: the model answers the latest line it never answered
+    // (a seeded conversation's last question), as a model nudged to go on does (assumed).
+    userText = unansweredLine(s.items) ?? userText;
+  }
   // Empty: by schedule, or (emptyRate) a response that answers tool outputs.
   const answersTools = outputs.length > 0 && userText === undefined;
   const empty =
@@ -174,4 +179,14 @@ function finish(ctx: Ctx, id: string, at: number, words: number, output: Json[] 
       usage: { total_tokens: input + words, input_tokens: input, output_tokens: words },
     },
   });
+}
+
+/** The latest user line (before the last item, the nudge) that no assistant item followed. */
+function unansweredLine(items: readonly { kind: string; text?: string }[]): string | undefined {
+  for (let i = items.length - 2; i >= 0; i--) {
+    const item = items[i]!;
+    if (item.kind === "assistant") return undefined;
+    if (item.kind === "user" && item.text !== undefined && !asksToGoOn(item.text)) return item.text;
+  }
+  return undefined;
 }

@@ -516,3 +516,24 @@ describe("knobs", () => {
     }
   });
 });
+
+describe("asked to go on with nothing owed, after a seed (found by the attack: the nudge was echoed)", () => {
+  it("answers the seed's last unanswered line, not the instruction", () => {
+    const sim = new SimDriver({ seed: 2 });
+    sim.setup();
+    sim.send({
+      clientContent: {
+        turns: [
+          { role: "user", parts: [{ text: "hi" }] },
+          { role: "model", parts: [{ text: "Hello!" }] },
+          { role: "user", parts: [{ text: "what are your hours?" }] },
+        ],
+        turnComplete: false,
+      },
+    });
+    const from = sim.text().length;
+    sim.user("Please continue: answer the user now, using the tool results you have received.");
+    expect(sim.text(from)).toContain("what are your hours?");
+    expect(sim.text(from)).not.toContain("Please continue");
+  });
+});

@@ -114,3 +114,30 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
     expect(errorCode(face.send({ type: "response.cancel" }))).toBe("response_cancel_not_active");
   });
 });
+
+describe("asked to go on with nothing owed (found by the attack: the nudge was echoed as a line)", () => {
+  it("answers the seeded conversation's last unanswered line, not the instruction", () => {
+    const face = new Face();
+    face.send(setup);
+    face.send(user("hi"));
+    face.send({
+      type: "conversation.item.create",
+      item: {
+        type: "message",
+        role: "assistant",
+        content: [{ type: "output_text", text: "Hello!" }],
+      },
+    });
+    face.send(user("what are your hours?"));
+    face.send(
+      user("Please continue: answer the user now, using the tool results you have received."),
+    );
+    const said = face
+      .send({ type: "response.create" })
+      .filter((m) => m.type === "response.output_text.delta")
+      .map((m) => m.delta)
+      .join("");
+    expect(said).toContain("what are your hours?");
+    expect(said).not.toContain("Please continue");
+  });
+});
