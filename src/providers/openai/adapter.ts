@@ -56,12 +56,14 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   ignored = 0;
   private live = false;
   private activeResponse: string | null = null;
-  /** A `response.create` is owed once the active response is done. */
-  private createOwed = false;
+  /**
+   * `response.create`s owed once the active response is done: one per input that asked for
+   * an answer, never coalesced, so that every input gets its own response (cancelled when a
+   * newer one waits), as the core counts one generation per input.
+   */
+  private owed = 0;
   /** A `response.create` went out and its `response.created` has not come back yet. */
   private responseRequested = false;
-  /** A line barged in before the requested response was created: it is cancelled when it is. */
-  private cancelOnCreate = false;
   private readonly calls = new Set<string>();
   private speaking = false;
   /** The latest assistant message item with audio: what a barge-in's truncation cuts. */
@@ -131,10 +133,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         return ok([{ type: "setup_complete" }]);
       case "response.created": {
         this.activeResponse = event.response.id;
+        const ours = this.responseRequested;
         this.responseRequested = false;
-        if (!this.cancelOnCreate) return ok([]);
-        // Asked for before a line barged in: the line's answer is owed after it instead.
-        this.cancelOnCreate = false;
+        // Ours, and newer input already waits for its own answer: this one is cut short.
+        if (!ours || this.owed === 0) return ok([]);
         return { ok: true, events: [], send: [wire({ type: "response.cancel" })] };
       }
       case "response.done": {
@@ -151,8 +153,8 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         );
         // What waited for this response to end goes out now.
         const send: string[] = [];
-        if (this.createOwed) {
-          this.createOwed = false;
+        if (this.owed > 0) {
+          this.owed--;
           this.responseRequested = true;
           send.push(wire({ type: "response.create" }));
         }
@@ -197,7 +199,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
           // Our response.create met a response the server began itself (server VAD): ask
           // again when that one is done. Never reached by liveline's own sequencing.
           this.responseRequested = false;
-          this.createOwed = true;
+          this.owed++;
         }
         return protocolError(
           `service error ${event.error.code ?? event.error.type}: ${event.error.message}`,
@@ -214,8 +216,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "user_text": {
         // New text while a response runs is a barge-in: it is cancelled, and the answer to
         // the text is asked for once it is done.
-        // A response asked for but not yet created is cancelled as soon as it is.
-        if (this.activeResponse === null && this.responseRequested) this.cancelOnCreate = true;
+        // A response asked for but not yet created is cancelled as soon as it is (owed > 0).
         const cancel = this.activeResponse !== null ? [wire({ type: "response.cancel" })] : [];
         return [...cancel, wire(userMessage(command.text)), ...this.requestResponse()];
       }
@@ -274,7 +275,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   private requestResponse(): string[] {
     const busy = this.activeResponse !== null || this.responseRequested;
     if (busy && this.opts.naive !== true) {
-      this.createOwed = true;
+      this.owed++;
       return [];
     }
     this.responseRequested = true;

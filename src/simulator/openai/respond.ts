@@ -15,6 +15,9 @@ export function cancel(ctx: Ctx, reason: string): void {
   const id = s.active!;
   s.queue = s.queue.filter((q) => q.close !== undefined);
   s.active = null;
+  // Cut short, it answered nothing: the next response still answers what this one was for
+  // (assumed: the model answers the latest user message in its conversation).
+  s.answered = s.answeredBefore;
   ctx.send({
     type: "response.done",
     response: {
@@ -33,6 +36,7 @@ export function respond(ctx: Ctx): void {
   const s = ctx.s;
   const id = ctx.id("resp");
   s.active = id;
+  s.answeredBefore = s.answered;
   s.responses++;
   ctx.send({
     type: "response.created",

@@ -19,6 +19,8 @@ export interface OaiSimState {
   items: Item[];
   /** Items up to this index have been answered by a response. */
   answered: number;
+  /** `answered` before the active response: a cancelled response answered nothing. */
+  answeredBefore: number;
   /** The response in progress: its id; its events wait in the queue. */
   active: string | null;
   queue: { at: number; message: Json | null; close?: { code: number; reason: string } }[];
@@ -53,6 +55,7 @@ export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
     audio: true,
     items: [],
     answered: 0,
+    answeredBefore: 0,
     active: null,
     queue: [],
     responses: 0,

@@ -179,6 +179,37 @@ describe("the OpenAI Realtime adapter", () => {
     expect(again.ok && again.send).toEqual([]);
   });
 
+  it("lines typed faster than responses start: each gets its own response, all but the last cut short (found by the attack)", () => {
+    const a = adapter();
+    const creates = [...Array(4).keys()].flatMap((i) =>
+      sent(a.encode({ type: "user_text", text: `line ${i}` })).filter(
+        (t) => t === "response.create",
+      ),
+    );
+    expect(creates).toEqual(["response.create"]); // one in flight; three owed
+    const outcomes: string[][] = [];
+    for (let r = 1; r <= 4; r++) {
+      const created = server(a, {
+        type: "response.created",
+        response: response(`r${r}`, "in_progress"),
+      });
+      outcomes.push(created.ok ? sent(created.send ?? []) : []);
+      const status = r < 4 ? "cancelled" : "completed";
+      const done = server(a, { type: "response.done", response: response(`r${r}`, status) });
+      outcomes.push(done.ok ? sent(done.send ?? []) : []);
+    }
+    expect(outcomes).toEqual([
+      ["response.cancel"],
+      ["response.create"],
+      ["response.cancel"],
+      ["response.create"],
+      ["response.cancel"],
+      ["response.create"],
+      [], // the last line's response runs to its end
+      [],
+    ]);
+  });
+
   it("a function call delivered twice is one call; arguments that are not JSON reach the tool as none", () => {
     const a = adapter();
     const call = {

@@ -141,3 +141,20 @@ describe("asked to go on with nothing owed (found by the attack: the nudge was e
     expect(said).not.toContain("Please continue");
   });
 });
+
+describe("a response cut short answered nothing", () => {
+  it("the next response still answers the line it was for", () => {
+    const face = new Face({ timeScale: 1, msPerWord: 100 });
+    face.send(setup);
+    face.send(user("what are your hours?"));
+    face.send({ type: "response.create" });
+    expect(types(face.send({ type: "response.cancel" }))).toEqual(["response.done"]);
+    face.send({ type: "response.create" });
+    const said = face
+      .tick(60_000)
+      .filter((m) => m.type === "response.output_text.delta")
+      .map((m) => m.delta)
+      .join("");
+    expect(said).toContain("what are your hours?");
+  });
+});
