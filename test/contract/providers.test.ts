@@ -236,6 +236,31 @@ for (const provider of PROVIDERS) {
     );
 
     scenario(
+      "lines typed in one burst: each turn ends once, the last line gets its own answer",
+      async () => {
+        const { client } = await session({ timeScale: 0.2, calls: "greeting:;*:" });
+        await playTurn(client, "hi");
+        const lines = ["line one", "line two", "line three", "line four"];
+        for (const line of lines) client.send({ type: "text", text: line });
+        const frames: Frame[] = [];
+        for (;;) {
+          const f = await client.next(10_000);
+          frames.push(f);
+          if ((f.type === "turn_complete" || f.type === "interrupted") && f.turnId === "t5") break;
+        }
+        expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual([
+          "t2:interrupted",
+          "t3:interrupted",
+          "t4:interrupted",
+          "t5:turn_complete",
+        ]);
+        const t5 = frames.filter((f) => f.type === "text" && f.turnId === "t5").map((f) => f.text);
+        expect(t5.join("")).toContain("line four");
+        client.close();
+      },
+    );
+
+    scenario(
       "a dropped model connection: reconnected (seeded from the log), the next turn answered",
       async () => {
         const { client } = await session({ dropAfterMs: 400, calls: "greeting:;*:" });
