@@ -6,7 +6,8 @@
  * - `GET /bench/model` (WebSocket): a probe model that speaks just enough of the Gemini Live
  *   wire to answer at once — setupComplete; a text turn gets one text part and turnComplete
  *   ("tool" in the text first calls lookup_faq and waits for its response); every audio
- *   chunk gets 20 ms of 24 kHz audio back. Liveline reaches it as its `gemini` provider
+ *   chunk gets 20 ms of 24 kHz audio back (one generation, cut by `interrupted` when a text
+ *   turn comes, as the service cuts a reply). Liveline reaches it as its `gemini` provider
  *   (GEMINI_LIVE_URL), so the gateway's cost is measured without the simulator's own work.
  * - `GET /bench/relay` (WebSocket): a bare pass-through Durable Object that opens the same
  *   probe model and relays every frame both ways with no logic: the baseline.
@@ -39,6 +40,8 @@ export class ProbeModel extends DurableObject<BenchEnv> {
     const send = (m: unknown) => server.send(enc.encode(JSON.stringify(m)));
     let calls = 0;
     let waiting: string | null = null;
+    /** Echoed audio is going out: one generation until input cuts it or the audio ends. */
+    let streaming = false;
     const reply = (text: string) => {
       send({ serverContent: { modelTurn: { parts: [{ text }] } } });
       send({ serverContent: { generationComplete: true } });
@@ -50,6 +53,13 @@ export class ProbeModel extends DurableObject<BenchEnv> {
       );
       if (msg.setup) return send({ setupComplete: {} });
       const turn = msg.clientContent;
+      if (turn?.turnComplete && streaming) {
+        // New input cuts the audio being echoed, as the service does: `interrupted` ends
+        // that generation (else a gateway would see one endless reply nobody asked for).
+        streaming = false;
+        send({ serverContent: { interrupted: true } });
+        send({ serverContent: { turnComplete: true } });
+      }
       if (turn?.turnComplete) {
         const text: string = (turn.turns ?? [])
           .flatMap((t: { parts?: { text?: string }[] }) => t.parts ?? [])
@@ -71,6 +81,7 @@ export class ProbeModel extends DurableObject<BenchEnv> {
         return reply("the tool said so");
       }
       if (msg.realtimeInput?.audioStreamEnd) {
+        streaming = false;
         send({ serverContent: { inputTranscription: { text: "", finished: true } } });
         send({ serverContent: { generationComplete: true } });
         send({ serverContent: { turnComplete: true } });
@@ -78,6 +89,7 @@ export class ProbeModel extends DurableObject<BenchEnv> {
       }
       const audio = msg.realtimeInput?.audio ?? msg.realtimeInput?.mediaChunks?.[0];
       if (audio) {
+        streaming = true;
         send({ serverContent: { inputTranscription: { text: "." } } });
         send({
           serverContent: {
