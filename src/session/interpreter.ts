@@ -142,6 +142,7 @@ export class SessionInterpreter {
     return gate === "off" ? GATE_CLOSED : gate(state);
   }
 
+  /** Carries out one effect; one that fails must not take the session down with it. */
   private carry(effect: () => void, what: string): void {
     try {
       effect();
@@ -171,12 +172,7 @@ export class SessionInterpreter {
       for (const e of segment) {
         if (e.type === "append_history") continue;
         if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
-        try {
-          this.carryOut(e, now, encoded);
-        } catch (err) {
-          // One failed effect must not take the session down with it.
-          this.report(`${e.type} failed: ${err instanceof Error ? err.message : String(err)}`);
-        }
+        this.carry(() => this.carryOut(e, now, encoded), e.type);
       }
     }
     this.gate = this.gateOf(this.current);

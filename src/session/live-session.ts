@@ -114,7 +114,7 @@ export class LiveSession {
         sendEncoded: (clientId, frames) => {
           const ws = this.sockets.byId(clientId);
           if (!ws) return;
-          const messages = this.sockets.batchesReplay(clientId) ? replayBatches(frames) : frames;
+          const messages = this.sockets.batchesReplay(ws) ? replayBatches(frames) : frames;
           for (const json of messages) sendText(ws, json);
         },
         audio: (pcm) => {

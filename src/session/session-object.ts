@@ -67,9 +67,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.socketList ??= this.ctx.getWebSockets();
       return this.socketList;
     },
-    batchesReplay: (clientId) =>
-      this.sockets.byId(clientId) !== undefined &&
-      attachmentOf(this.sockets.byId(clientId)!)?.batchReplay === true,
+    batchesReplay: (ws) => attachmentOf(ws)?.batchReplay === true,
     byId: (clientId) =>
       this.ctx.getWebSockets().find((ws) => attachmentOf(ws)?.clientId === clientId),
   };

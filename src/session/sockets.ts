@@ -4,8 +4,8 @@ import type { ServerFrame } from "../vocabulary/frames.js";
 export interface ClientSockets {
   all(): WebSocket[];
   byId(clientId: string): WebSocket | undefined;
-  /** The client asked for its replay in batches (`&replay=batch`). */
-  batchesReplay(clientId: string): boolean;
+  /** This socket's client asked for its replay in batches (`&replay=batch`). */
+  batchesReplay(ws: WebSocket): boolean;
 }
 
 /** A batch of a replay: at most this many frames, or about this many bytes, per message. */
