@@ -18,6 +18,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import worker from "../../src/index.js";
+import { base64ToBytes, bytesToBase64 } from "../../src/providers/base64.js";
 
 export { GeminiSimulatorObject, SessionObject } from "../../src/index.js";
 
@@ -30,7 +31,7 @@ interface BenchEnv {
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
-const AUDIO_OUT = btoa(String.fromCharCode(...new Uint8Array(960)));
+const AUDIO_OUT = bytesToBase64(new Uint8Array(960));
 
 export class ProbeModel extends DurableObject<BenchEnv> {
   override async fetch(): Promise<Response> {
@@ -104,40 +105,37 @@ export class ProbeModel extends DurableObject<BenchEnv> {
   }
 }
 
+/**
+ * A relay's two sockets: the probe model's (opened) and the client's (accepted), each closing
+ * the other; null when the probe cannot be reached.
+ */
+async function relaySockets(
+  env: BenchEnv,
+): Promise<{ upstream: WebSocket; server: WebSocket; client: WebSocket } | null> {
+  const res = await fetch(env.GEMINI_LIVE_URL, { headers: { Upgrade: "websocket" } });
+  const upstream = res.webSocket;
+  if (!upstream) return null;
+  upstream.accept();
+  upstream.binaryType = "arraybuffer";
+  const { 0: client, 1: server } = new WebSocketPair();
+  server.accept();
+  server.binaryType = "arraybuffer";
+  server.addEventListener("close", () => upstream.close());
+  upstream.addEventListener("close", () => server.close());
+  return { upstream, server, client };
+}
+
+const NO_UPSTREAM = () => new Response("no upstream", { status: 502 });
+
 export class RelayObject extends DurableObject<BenchEnv> {
   override async fetch(): Promise<Response> {
-    const res = await fetch(this.env.GEMINI_LIVE_URL, {
-      headers: { Upgrade: "websocket" },
-    });
-    const upstream = res.webSocket;
-    if (!upstream) return new Response("no upstream", { status: 502 });
-    upstream.accept();
-    upstream.binaryType = "arraybuffer";
-    const { 0: client, 1: server } = new WebSocketPair();
-    server.accept();
-    server.binaryType = "arraybuffer";
+    const sockets = await relaySockets(this.env);
+    if (!sockets) return NO_UPSTREAM();
+    const { upstream, server, client } = sockets;
     server.addEventListener("message", (e) => upstream.send(e.data));
     upstream.addEventListener("message", (e) => server.send(e.data));
-    server.addEventListener("close", () => upstream.close());
-    upstream.addEventListener("close", () => server.close());
     return new Response(null, { status: 101, webSocket: client });
   }
-}
-
-/** Binary PCM → base64 without an intermediate array of chars (chunked for the arg limit). */
-function toBase64(bytes: Uint8Array): string {
-  let s = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) {
-    s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  }
-  return btoa(s);
-}
-
-function fromBase64(b64: string): Uint8Array {
-  const raw = atob(b64);
-  const out = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
-  return out;
 }
 
 interface GeminiServerMessage {
@@ -151,20 +149,15 @@ interface GeminiServerMessage {
 
 export class TranscodingRelayObject extends DurableObject<BenchEnv> {
   override async fetch(): Promise<Response> {
-    const res = await fetch(this.env.GEMINI_LIVE_URL, { headers: { Upgrade: "websocket" } });
-    const upstream = res.webSocket;
-    if (!upstream) return new Response("no upstream", { status: 502 });
-    upstream.accept();
-    upstream.binaryType = "arraybuffer";
-    const { 0: client, 1: server } = new WebSocketPair();
-    server.accept();
-    server.binaryType = "arraybuffer";
+    const sockets = await relaySockets(this.env);
+    if (!sockets) return NO_UPSTREAM();
+    const { upstream, server, client } = sockets;
     const up = (m: unknown) => upstream.send(enc.encode(JSON.stringify(m)));
     const down = (m: unknown) => server.send(JSON.stringify(m));
     up({ setup: { model: "models/probe" } });
     server.addEventListener("message", (e) => {
       if (typeof e.data !== "string") {
-        const data = toBase64(new Uint8Array(e.data as ArrayBuffer));
+        const data = bytesToBase64(new Uint8Array(e.data as ArrayBuffer));
         up({ realtimeInput: { audio: { mimeType: "audio/pcm;rate=16000", data } } });
         return;
       }
@@ -195,13 +188,11 @@ export class TranscodingRelayObject extends DurableObject<BenchEnv> {
         });
       }
       for (const part of m.serverContent?.modelTurn?.parts ?? []) {
-        if (part.inlineData) server.send(fromBase64(part.inlineData.data));
+        if (part.inlineData) server.send(base64ToBytes(part.inlineData.data));
         else if (part.text !== undefined) down({ type: "text", text: part.text });
       }
       if (m.serverContent?.turnComplete) down({ type: "turn_complete" });
     });
-    server.addEventListener("close", () => upstream.close());
-    upstream.addEventListener("close", () => server.close());
     return new Response(null, { status: 101, webSocket: client });
   }
 }
