@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { connect, type Frame, httpUrl } from "../workers/helpers.js";
 import {
   duplicated,
+  framesUntilTurnEnds,
   playTurn,
   simulatorSession,
   textsOf,
@@ -140,12 +141,7 @@ for (const provider of PROVIDERS) {
           if (f.type === "text") break;
         }
         client.send({ type: "text", text: "stop, what are your hours?" });
-        const frames: Frame[] = [];
-        for (;;) {
-          const f = await client.next(10_000);
-          frames.push(f);
-          if (f.type === "turn_complete" && f.turnId === "t2") break;
-        }
+        const frames = await framesUntilTurnEnds(client, "t2");
         const ends = frames.filter((f) => f.type === "turn_complete" || f.type === "interrupted");
         expect(ends).toEqual([
           expect.objectContaining({ type: "interrupted", turnId: "t1", reason: "barge_in" }),
@@ -171,12 +167,7 @@ for (const provider of PROVIDERS) {
         }
         // The app never answers in time: the user moves on.
         client.send({ type: "text", text: "never mind, what are your hours?" });
-        const frames: Frame[] = [];
-        for (;;) {
-          const f = await client.next(10_000);
-          frames.push(f);
-          if (f.type === "turn_complete" && f.turnId === "t2") break;
-        }
+        const frames = await framesUntilTurnEnds(client, "t2");
         expect(frames.find((f) => f.type === "tool_cancelled")).toMatchObject({
           callId: call.callId,
           turnId: "t1",
@@ -218,15 +209,8 @@ for (const provider of PROVIDERS) {
             break;
           }
         }
-        const frames: Frame[] = [];
-        for (;;) {
-          const f = await client.next(10_000);
-          // The line's own turn calls the tool too: answered at once.
-          if (f.type === "tool_call" && f.turnId === "t3")
-            client.send({ type: "tool_result", callId: f.callId, result: { name: "Ada" } });
-          frames.push(f);
-          if ((f.type === "turn_complete" || f.type === "interrupted") && f.turnId === "t3") break;
-        }
+        // The line's own turn calls the tool too: answered at once.
+        const frames = await framesUntilTurnEnds(client, "t3", { name: "Ada" });
         expect(turnEndsOf(frames).at(-1)).toMatchObject({ type: "turn_complete", turnId: "t3" });
         const t3 = frames.filter((f) => f.type === "text" && f.turnId === "t3").map((f) => f.text);
         expect(t3.join("")).toContain("refunds");
@@ -242,12 +226,7 @@ for (const provider of PROVIDERS) {
         await playTurn(client, "hi");
         const lines = ["line one", "line two", "line three", "line four"];
         for (const line of lines) client.send({ type: "text", text: line });
-        const frames: Frame[] = [];
-        for (;;) {
-          const f = await client.next(10_000);
-          frames.push(f);
-          if ((f.type === "turn_complete" || f.type === "interrupted") && f.turnId === "t5") break;
-        }
+        const frames = await framesUntilTurnEnds(client, "t5");
         expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual([
           "t2:interrupted",
           "t3:interrupted",

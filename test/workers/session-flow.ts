@@ -47,6 +47,26 @@ export async function playTurn(
   }
 }
 
+/**
+ * Every frame until turn `turnId` ends (turn_complete or interrupted), inclusive. `answer`:
+ * the result to send for each client tool call of that turn (none: calls stay unanswered).
+ */
+export async function framesUntilTurnEnds(
+  client: Client,
+  turnId: string,
+  answer?: Record<string, unknown>,
+): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  for (;;) {
+    const f = await client.next(10_000);
+    frames.push(f);
+    if (answer && f.type === "tool_call" && f.turnId === turnId && f.runOn === "client")
+      client.send({ type: "tool_result", callId: f.callId, result: answer });
+    if ((f.type === "turn_complete" || f.type === "interrupted") && f.turnId === turnId)
+      return frames;
+  }
+}
+
 export const textsOf = (frames: Frame[]) =>
   frames.filter((f) => f.type === "text").map((f) => f.text as string);
 export const turnEndsOf = (frames: Frame[]) =>
