@@ -1,5 +1,11 @@
+import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+
+// In this repository `liveline` is its own source (as tsconfig's paths say); apps get dist/.
+const liveline = {
+  liveline: fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}src/index.ts`),
+};
 
 // Two projects: the pure core runs in Node (fast, no I/O to simulate); everything that
 // touches the Worker, Durable Objects, sockets or storage runs in workerd via miniflare.
@@ -7,6 +13,7 @@ export default defineConfig({
   test: {
     projects: [
       {
+        resolve: { alias: liveline },
         test: {
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
@@ -23,6 +30,7 @@ export default defineConfig({
         },
       },
       {
+        resolve: { alias: liveline },
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },

@@ -6,7 +6,8 @@
  *   json-limits and version, core, history, vars (how Worker vars are read), providers,
  *   simulator (a stand-in service that speaks a provider's wire protocol), the simulated
  *   provider and the provider registry, config (the Worker's vars with every provider's),
- *   tools, contracts (env.ts, the session's RPC surface), session, http, index.ts.
+ *   tools, app (createLiveline's options made ready), contracts (env.ts, the session's RPC
+ *   surface), session, http, liveline.ts (createLiveline), index.ts (the package's exports).
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -27,9 +28,12 @@ const LAYERS = [
   ["providers/simulated/", "providers/registry.ts"],
   ["config.ts"],
   ["tools/"],
+  // The app's options made ready (agents by name, settings with the app's defaults).
+  ["app.ts"],
   ["env.ts", "session/session-api.ts"],
   ["session/"],
   ["http/"],
+  ["liveline.ts"],
   ["index.ts"],
 ];
 
@@ -115,10 +119,31 @@ function visit(v) {
 }
 for (const v of graph.keys()) if (!index.has(v)) visit(v);
 
+// The examples are apps: they reach liveline through its public API ("liveline") only.
+const EXAMPLES = join(ROOT, "examples");
+const ANY_IMPORT =
+  /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+"([^"]+)"|import\(\s*"([^"]+)"\s*\)/g;
+let exampleFiles = 0;
+for (const app of statSync(EXAMPLES, { throwIfNoEntry: false }) ? readdirSync(EXAMPLES) : []) {
+  const appRoot = join(EXAMPLES, app);
+  for (const file of sources(appRoot)) {
+    exampleFiles++;
+    for (const m of readFileSync(file, "utf8").matchAll(ANY_IMPORT)) {
+      const spec = m[1] ?? m[2];
+      if (spec.startsWith(".") && !resolve(dirname(file), spec).startsWith(appRoot))
+        problems.push(`${relative(ROOT, file)} reaches outside its app: ${spec} (use "liveline")`);
+      if (/^liveline\/(src|dist)\b/.test(spec))
+        problems.push(`${relative(ROOT, file)} imports liveline's internals: ${spec}`);
+    }
+  }
+}
+
 const edges = [...graph.values()].reduce((n, d) => n + d.length, 0);
 if (problems.length > 0) {
   for (const p of problems) console.error(p);
   console.error(`check-imports: ${problems.length} problem(s) in ${graph.size} modules`);
   process.exit(1);
 }
-console.log(`check-imports: ${graph.size} modules, ${edges} imports, no cycle, no upward import`);
+console.log(
+  `check-imports: ${graph.size} modules, ${edges} imports, no cycle, no upward import; ${exampleFiles} example files use the public API only`,
+);

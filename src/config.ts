@@ -1,30 +1,58 @@
 import { z } from "zod";
-import { PROVIDER_NAMES, PROVIDER_VARS } from "./providers/registry.js";
-import { ConfigError, oneOf, optionalString, positiveInt } from "./vars.js";
+import {
+  PROVIDER_NAMES,
+  PROVIDER_VARS,
+  type ProviderName,
+  providerUnavailable,
+} from "./providers/registry.js";
+import {
+  ConfigError,
+  optionalOneOf,
+  optionalString,
+  positiveInt,
+  type SettingProblem,
+  settingProblems,
+} from "./vars.js";
 
 export { ConfigError } from "./vars.js";
 
-/**
- * The agents a session can be created for. Mirrors the demo agents of src/tools: when an
- * agent is added there, its name goes here too.
- */
-export const AGENTS = ["greeter"] as const;
-export type AgentName = (typeof AGENTS)[number];
+/** Where Durable Objects may be placed (Cloudflare's location hints). */
+export const LOCATION_HINTS = [
+  "wnam",
+  "enam",
+  "sam",
+  "weur",
+  "eeur",
+  "apac",
+  "oc",
+  "afr",
+  "me",
+] as const;
+export type LocationHint = (typeof LOCATION_HINTS)[number];
+
+const onOff = z
+  .preprocess((v) => (v === undefined || v === "" ? "off" : v), z.enum(["on", "off"]))
+  .describe('"on" or "off" (default off)');
 
 /** The Worker's own vars; each provider's (src/providers/*) are checked beside them. */
 const ConfigSchema = z.object({
-  /** The provider of a session that names none. */
-  PROVIDER: oneOf(PROVIDER_NAMES, "simulator"),
+  /**
+   * The provider of a session that names none. Unset: the first real provider whose
+   * credentials are configured (gemini, then openai), else the simulator.
+   */
+  PROVIDER: optionalOneOf(PROVIDER_NAMES),
   API_KEY: optionalString,
   TOKEN_SECRET: optionalString,
-  ALLOWED_ORIGINS: optionalString.transform((v) =>
-    v === undefined
-      ? undefined
-      : v
-          .split(",")
-          .map((o) => normaliseOrigin(o))
-          .filter((o) => o !== ""),
-  ),
+  ALLOWED_ORIGINS: optionalString
+    .transform((v) =>
+      v === undefined
+        ? undefined
+        : v
+            .split(",")
+            .map((o) => normaliseOrigin(o))
+            .filter((o) => o !== ""),
+    )
+    .describe("a comma-separated list of origins, e.g. https://app.example.com"),
   TOKEN_TTL_SECONDS: positiveInt(900),
   IDLE_TIMEOUT_MS: positiveInt(60_000),
   MAX_FRAME_BYTES: positiveInt(262_144),
@@ -34,32 +62,94 @@ const ConfigSchema = z.object({
   STALE_SOCKET_MS: positiveInt(30_000),
   TOOL_TIMEOUT_MS: positiveInt(15_000),
   MODEL_TIMEOUT_MS: positiveInt(15_000),
+  /** "eu": every session object, and its history, is kept in the EU jurisdiction. */
+  SESSION_JURISDICTION: optionalOneOf(["eu", "fedramp"]),
+  /** Where a session's object is placed when its creator gives no `locationHint`. */
+  SESSION_LOCATION_HINT: optionalOneOf(LOCATION_HINTS),
+  FAULT_INJECTION: onOff,
+  SIMULATOR_ROUTE: onOff,
 });
 const ProviderVarsSchema = z.object(PROVIDER_VARS);
+
+/** The names of every setting (the Worker's own and every provider's). */
+export type SettingName = keyof typeof ConfigSchema.shape | string;
 
 /**
  * The Worker's typed configuration (its providers read their own vars through the registry).
  * Holds secrets: never log it or send it anywhere.
  */
-export type Config = z.infer<typeof ConfigSchema>;
+export type Config = Omit<z.infer<typeof ConfigSchema>, "PROVIDER"> & {
+  PROVIDER: ProviderName;
+  /** The providers sessions may ask for (all unless the app narrowed them). */
+  providers: readonly ProviderName[];
+};
 
-const cache = new WeakMap<object, Config>();
+/** Settings given in code (createLiveline's `config`): defaults the Worker's vars override. */
+export type SettingDefaults = Readonly<Record<string, string | number | boolean>>;
 
 /**
- * Parses the env's vars and secrets (cached per env object), every provider's included, so a
- * bad value anywhere is reported at once. Throws ConfigError.
+ * Reads the settings from a Worker env: `defaults` under the env's vars. `settings(env)`
+ * parses everything once per env object (every provider's vars included, so a bad value
+ * anywhere is reported at once) and throws a ConfigError naming each bad setting;
+ * `env(env)` is the env with the defaults filled in, what providers and tools read.
  */
+export function configLoader(
+  opts: { defaults?: SettingDefaults; providers?: readonly ProviderName[] } = {},
+) {
+  const providers = opts.providers ?? PROVIDER_NAMES;
+  const defaults = Object.fromEntries(
+    Object.entries(opts.defaults ?? {}).map(([k, v]) => [k, String(v)]),
+  );
+  const merged = new WeakMap<object, object>();
+  const parsed = new WeakMap<object, Config>();
+  const envOf = <E extends object>(env: E): E => {
+    const hit = merged.get(env);
+    if (hit) return hit as E;
+    const filled = { ...defaults, ...env } as E;
+    merged.set(env, filled);
+    return filled;
+  };
+  return {
+    env: envOf,
+    settings(raw: object): Config {
+      const hit = parsed.get(raw);
+      if (hit) return hit;
+      const env = envOf(raw);
+      const own = ConfigSchema.safeParse(env);
+      const vendor = ProviderVarsSchema.safeParse(env);
+      const problems: SettingProblem[] = [
+        ...(own.success ? [] : settingProblems(ConfigSchema, own.error)),
+        ...(vendor.success ? [] : settingProblems(ProviderVarsSchema, vendor.error)),
+      ];
+      if (own.success && own.data.PROVIDER !== undefined && !providers.includes(own.data.PROVIDER))
+        problems.push({
+          setting: "PROVIDER",
+          problem: "names a provider this gateway does not offer",
+          expected: `one of ${providers.join(", ")}`,
+        });
+      if (!own.success || problems.length > 0) throw new ConfigError(problems);
+      const config: Config = {
+        ...own.data,
+        PROVIDER: own.data.PROVIDER ?? defaultProvider(env, providers),
+        providers,
+      };
+      parsed.set(raw, config);
+      return config;
+    },
+  };
+}
+
+/** The first real provider whose credentials are set, else the simulator. */
+function defaultProvider(env: object, providers: readonly ProviderName[]): ProviderName {
+  const real = providers.find((p) => p !== "simulator" && providerUnavailable(env, p) === null);
+  return real ?? (providers.includes("simulator") ? "simulator" : (providers[0] ?? "simulator"));
+}
+
+const plain = configLoader();
+
+/** The settings of an env with nothing given in code (see configLoader). Throws ConfigError. */
 export function loadConfig(env: object): Config {
-  const cached = cache.get(env);
-  if (cached) return cached;
-  const parsed = ConfigSchema.safeParse(env);
-  const providers = ProviderVarsSchema.safeParse(env);
-  const issues = [...(parsed.error?.issues ?? []), ...(providers.error?.issues ?? [])];
-  // Only the names: a value might be a secret pasted into the wrong var.
-  if (!parsed.success || issues.length > 0)
-    throw new ConfigError([...new Set(issues.map((i) => String(i.path[0])))]);
-  cache.set(env, parsed.data);
-  return parsed.data;
+  return plain.settings(env);
 }
 
 /** `https://App.example/` → `https://app.example`, the form browsers send in `Origin`. */

@@ -2,10 +2,12 @@
 type LivelineEnv = import("../src/env.js").Env;
 declare namespace Cloudflare {
   interface GlobalProps {
-    mainModule: typeof import("../src/index.js");
+    mainModule: typeof import("../examples/greeter/src/worker.js");
     durableNamespaces: "SessionObject" | "GeminiSimulatorObject";
   }
   interface Env extends LivelineEnv {
-    GEMINI_SIMULATOR: DurableObjectNamespace<import("../src/index.js").GeminiSimulatorObject>;
+    GEMINI_SIMULATOR: DurableObjectNamespace<
+      import("../src/simulator/object.js").GeminiSimulatorObject
+    >;
   }
 }

@@ -1,5 +1,5 @@
 /**
- * BENCH ONLY — never deployed. `npm run bench` serves this worker instead of src/index.ts
+ * BENCH ONLY — never deployed. `npm run bench` serves this worker instead of the greeter app
  * (scripts/bench/wrangler.bench.toml): the whole of liveline, unchanged, plus two routes
  * that exist only here:
  *
@@ -17,10 +17,10 @@
  *   no log, no guard and no state beyond the sockets — the arm liveline's cost is held to.
  */
 import { DurableObject } from "cloudflare:workers";
-import worker from "../../src/index.js";
+import worker from "../../examples/greeter/src/worker.js";
 import { base64ToBytes, bytesToBase64 } from "../../src/providers/base64.js";
 
-export { GeminiSimulatorObject, SessionObject } from "../../src/index.js";
+export { GeminiSimulatorObject, SessionObject } from "../../examples/greeter/src/worker.js";
 
 interface BenchEnv {
   GEMINI_LIVE_URL: string;

@@ -30,7 +30,8 @@ export type CoreInput =
   /** The model socket is open and setup was sent; `setup_complete` follows as a model event. */
   | { type: "upstream_opened" }
   /** Opening the model socket failed before it was open. */
-  | { type: "upstream_failed"; message: string }
+  /** `refused`: the service said no in a way retrying cannot fix (a bad key, model). */
+  | { type: "upstream_failed"; message: string; refused?: boolean | undefined }
   /**
    * A model event. `upstream_closed` is reported only for the current connection, never for
    * one the core asked the shell to close.

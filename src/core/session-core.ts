@@ -174,7 +174,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
     case "upstream_opened":
       return;
     case "upstream_failed":
-      onUpstreamFailed(ctx, input.message);
+      onUpstreamFailed(ctx, input.message, input.refused === true);
       return;
     case "model":
       s.lastModelSignAt = ctx.now;

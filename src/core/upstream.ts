@@ -165,13 +165,28 @@ export function onUpstreamClosed(
   scheduleReconnect(ctx);
 }
 
-export function onUpstreamFailed(ctx: StepContext, message: string): void {
-  ctx.trace("UPSTREAM_CLOSED", { code: 1006, reason: message });
+export function onUpstreamFailed(ctx: StepContext, message: string, refused = false): void {
+  ctx.trace(refused ? "UPSTREAM_REFUSED" : "UPSTREAM_CLOSED", { code: 1006, reason: message });
   const up = ctx.state.upstream;
   if (ctx.state.ended || up.phase === "failed" || up.phase === "closed") return;
   ctx.emit({ type: "clear_timer", timer: "connect" });
   loseConnection(ctx);
+  if (refused) {
+    refuse(ctx, message);
+    return;
+  }
   scheduleReconnect(ctx);
+}
+
+/**
+ * The service refused the connection (a bad key, an unknown model): retrying cannot help, so
+ * nothing retries; the clients are told why, in the service's words, and the session goes on
+ * (a client's next input tries again, e.g. once the operator fixed the key).
+ */
+function refuse(ctx: StepContext, message: string): void {
+  closeTurnOnUpstreamLoss(ctx);
+  ctx.state.upstream.phase = "failed";
+  ctx.recordError("upstream_refused", `${message}; send new input to try again`);
 }
 
 /**

@@ -1,29 +1,62 @@
 import { Hono } from "hono";
-import { loadConfig } from "../config.js";
+import type { LivelineApp } from "../app.js";
+import { type Config, ConfigError } from "../config.js";
+import { describeProblem } from "../vars.js";
 import { VERSION } from "../version.js";
 import { resolveAuth } from "./auth.js";
 import type { AppEnv } from "./context.js";
-import { errorResponse, handleError } from "./errors.js";
+import { errorResponse, HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { wsRoutes } from "./routes/ws.js";
 
 /** The HTTP front: routes, auth and request validation; sessions live in SessionObject. */
-export function createApp(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.get("/health", (c) => c.json({ ok: true, version: VERSION }));
-  app.all("/health", methodNotAllowed("GET"));
+export function createApp(app: LivelineApp): Hono<AppEnv> {
+  const http = new Hono<AppEnv>();
+  http.get("/health", (c) => {
+    const config = settingsOrProblem(app, c.env);
+    if (config instanceof ConfigError) {
+      return c.json(
+        {
+          ok: false,
+          version: VERSION,
+          error: { code: "not_configured", message: notConfigured(config) },
+          settings: config.problems,
+        },
+        503,
+      );
+    }
+    return c.json({ ok: true, version: VERSION, provider: config.PROVIDER });
+  });
+  http.all("/health", methodNotAllowed("GET"));
 
-  app.use("/v1/*", async (c, next) => {
-    const config = loadConfig(c.env);
+  http.use("/v1/*", async (c, next) => {
+    const config = settingsOrProblem(app, c.env);
+    // Every route but /health refuses a gateway it cannot run, saying which setting is wrong.
+    if (config instanceof ConfigError)
+      throw new HttpError(503, "not_configured", notConfigured(config));
+    c.set("app", app);
     c.set("config", config);
     c.set("auth", resolveAuth(config, new URL(c.req.url)));
     await next();
   });
-  app.route("/v1/sessions", wsRoutes);
-  app.route("/v1/sessions", sessionRoutes);
+  http.route("/v1/sessions", wsRoutes);
+  http.route("/v1/sessions", sessionRoutes);
 
-  app.notFound((c) => errorResponse(c, 404, "not_found", "no such route"));
-  app.onError(handleError);
-  return app;
+  http.notFound((c) => errorResponse(c, 404, "not_found", "no such route"));
+  http.onError(handleError);
+  return http;
+}
+
+function settingsOrProblem(app: LivelineApp, env: object): Config | ConfigError {
+  try {
+    return app.settings(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err;
+    throw err;
+  }
+}
+
+function notConfigured(err: ConfigError): string {
+  return `the gateway is not configured: ${err.problems.map(describeProblem).join("; ")}`;
 }

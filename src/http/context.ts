@@ -1,19 +1,27 @@
 import type { Context } from "hono";
-import type { Config } from "../config.js";
+import type { LivelineApp } from "../app.js";
+import type { Config, LocationHint } from "../config.js";
 import type { Env } from "../env.js";
 import type { AuthState } from "./auth.js";
 
 /** The Hono environment of the app: bindings, plus config and auth resolved per request. */
 export interface AppEnv {
   Bindings: Env;
-  Variables: { config: Config; auth: AuthState };
+  Variables: { app: LivelineApp; config: Config; auth: AuthState };
 }
 
 export type AppContext = Context<AppEnv>;
 
-/** The stub of a session's Durable Object (one per session id). */
-export function sessionStub(env: Env, sessionId: string) {
-  return env.SESSION.get(env.SESSION.idFromName(sessionId));
+/**
+ * The stub of a session's Durable Object (one per session id), in the configured
+ * jurisdiction. `locationHint` places an object that does not exist yet (creation only).
+ */
+export function sessionStub(c: AppContext, sessionId: string, locationHint?: LocationHint) {
+  const jurisdiction = c.var.config.SESSION_JURISDICTION;
+  const namespace =
+    jurisdiction === undefined ? c.env.SESSION : c.env.SESSION.jurisdiction(jurisdiction);
+  const id = namespace.idFromName(sessionId);
+  return locationHint === undefined ? namespace.get(id) : namespace.get(id, { locationHint });
 }
 
 /** `ws(s)://<host>/v1/sessions/<id>/ws?token=…`, matching the scheme of the request. */

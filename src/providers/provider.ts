@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { ConfigError } from "../vars.js";
+import { ConfigError, settingProblems } from "../vars.js";
 import type { AgentSpec, ProviderSession } from "../vocabulary/provider.js";
 
 /**
@@ -61,9 +61,8 @@ export function registered<Shape extends z.ZodRawShape, Bindings extends object>
     const hit = cache.get(env);
     if (hit !== undefined) return hit;
     const parsed = provider.vars.safeParse(env);
-    // Only the names: a value might be a secret pasted into the wrong var.
-    if (!parsed.success)
-      throw new ConfigError([...new Set(parsed.error.issues.map((i) => String(i.path[0])))]);
+    // Names and forms only: a value might be a secret pasted into the wrong var.
+    if (!parsed.success) throw new ConfigError(settingProblems(provider.vars, parsed.error));
     cache.set(env, parsed.data);
     return parsed.data;
   };

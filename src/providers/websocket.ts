@@ -8,14 +8,63 @@ export function fetchableUrl(url: string): string {
   return url.replace(/^wss:/i, "https:").replace(/^ws:/i, "http:");
 }
 
-/** Opens an outbound WebSocket from a fetch-style upgrade response. */
-export async function acceptUpgrade(response: Promise<Response>): Promise<WebSocket> {
+/**
+ * The service refused the upgrade in a way retrying cannot fix (a bad key, an unknown
+ * model, a malformed request: 400, 401, 403, 404, 422), with its own words.
+ */
+export class UpstreamRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+  ) {
+    super(
+      `the model service refused the connection (HTTP ${status}${reason ? `: ${reason}` : ""})`,
+    );
+    this.name = "UpstreamRefused";
+  }
+}
+
+const REFUSALS = new Set([400, 401, 403, 404, 422]);
+const MAX_REASON = 300;
+
+/**
+ * Opens an outbound WebSocket from a fetch-style upgrade response. A refusal says why, in
+ * the service's words (its JSON error's message), with `secrets` blanked out of them.
+ */
+export async function acceptUpgrade(
+  response: Promise<Response>,
+  secrets: readonly string[] = [],
+): Promise<WebSocket> {
   const res = await response;
   const ws = res.webSocket;
-  if (!ws) throw new Error(`upgrade refused with HTTP ${res.status}`);
+  if (!ws) {
+    const reason = redact(await refusalReason(res), secrets);
+    if (REFUSALS.has(res.status)) throw new UpstreamRefused(res.status, reason);
+    throw new Error(`upgrade refused with HTTP ${res.status}${reason ? `: ${reason}` : ""}`);
+  }
   ws.accept();
   ws.binaryType = "arraybuffer";
   return ws;
+}
+
+/** `{"error":{"message":…}}` (Google's and OpenAI's form) or the body's first line. */
+async function refusalReason(res: Response): Promise<string> {
+  const text = (await res.text().catch(() => "")).slice(0, 4096);
+  let message = text.split("\n")[0]?.trim() ?? "";
+  try {
+    const json = JSON.parse(text) as { error?: { message?: unknown } | string };
+    const m = typeof json.error === "string" ? json.error : json.error?.message;
+    if (typeof m === "string") message = m;
+  } catch {
+    // not JSON: the first line it is
+  }
+  return message.length > MAX_REASON ? `${message.slice(0, MAX_REASON)}…` : message;
+}
+
+function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
+  return out;
 }
 
 /** Opens `url` as a WebSocket with extra request headers (credentials, protocols). */
@@ -23,5 +72,12 @@ export function openWebSocket(
   url: string,
   headers: Record<string, string> = {},
 ): Promise<WebSocket> {
-  return acceptUpgrade(fetch(fetchableUrl(url), { headers: { Upgrade: "websocket", ...headers } }));
+  // Whatever authenticates the request (query values, header values) never reaches a reason.
+  const secrets = [...new URL(url).searchParams.values(), ...Object.values(headers)].flatMap(
+    (v) => [v, v.replace(/^Bearer\s+/i, "")],
+  );
+  return acceptUpgrade(
+    fetch(fetchableUrl(url), { headers: { Upgrade: "websocket", ...headers } }),
+    secrets,
+  );
 }

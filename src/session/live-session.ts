@@ -7,7 +7,6 @@ import type { Env } from "../env.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { rebuildContextNaive } from "../history/rebuild-naive.js";
 import { providerSession } from "../providers/registry.js";
-import { AGENTS } from "../tools/agents.js";
 import type { AgentDefinition } from "../tools/define.js";
 import { toolPolicies } from "../tools/define.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
@@ -40,7 +39,6 @@ export class LiveSession {
   private readonly usage: UsageStore;
   /** The model this session asks its provider for. */
   readonly model: string;
-  private readonly agent: AgentDefinition;
   private readonly link: UpstreamLink;
   private readonly timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
   private readonly tools = new Map<string, AbortController>();
@@ -49,21 +47,27 @@ export class LiveSession {
 
   constructor(
     storage: DurableObjectStorage,
-    env: Env,
+    private readonly env: Env,
     config: Config,
     readonly meta: SessionMeta,
+    private readonly agent: AgentDefinition,
     private readonly sockets: ClientSockets,
     connectedClients: string[],
   ) {
     const naive = naiveRelay(meta);
     this.store = new HistoryStore(storage, !naive);
     this.usage = new UsageStore(storage);
-    this.agent = AGENTS[meta.agent];
     this.startedAt = Date.parse(meta.createdAt);
     const provider = providerSession(meta.provider, {
       env,
       sessionId: meta.sessionId,
-      agent: this.agent,
+      agent: {
+        systemInstruction: agent.instructions,
+        tools: agent.tools,
+        voice: agent.voice,
+        model: agent.model,
+        language: agent.language,
+      },
       metadata: meta.metadata,
       naive,
     });
@@ -71,7 +75,7 @@ export class LiveSession {
     const coreConfig = defaultConfig({
       sessionId: meta.sessionId,
       guards: naive ? NO_GUARDS : ALL_GUARDS,
-      tools: toolPolicies(this.agent, config.TOOL_TIMEOUT_MS),
+      tools: toolPolicies(agent, config.TOOL_TIMEOUT_MS),
       capabilities: provider.capabilities,
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
@@ -90,7 +94,7 @@ export class LiveSession {
         this.store.trace(Date.now(), "UPSTREAM_CLOSED", { protocolError: message }),
       closed: (code, reason, fatal) =>
         this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
-      failed: (message) => this.input({ type: "upstream_failed", message }),
+      failed: (message, refused) => this.input({ type: "upstream_failed", message, refused }),
     });
     const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
     for (const e of recovered.closing) this.broadcast(frameOf(e));
@@ -240,6 +244,9 @@ export class LiveSession {
     const outcome = await runServerTool(this.agent, name, args, {
       signal: controller.signal,
       sessionId: this.meta.sessionId,
+      env: this.env,
+      metadata: this.meta.metadata,
+      agent: this.meta.agent,
     });
     if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it
     this.tools.delete(callId);

@@ -1,14 +1,16 @@
-import type { AgentName } from "../config.js";
 import type { ProviderName } from "../providers/registry.js";
+import type { SessionOptions } from "../tools/define.js";
 import { hasSchema, type Migration, migrate } from "./migrations.js";
 import type { SessionInit } from "./session-api.js";
 
 /** What the session shell keeps about its session, in the `meta` table (one row). */
 export interface SessionMeta {
   sessionId: string;
-  agent: AgentName;
+  agent: string;
   provider: ProviderName;
   metadata: Record<string, unknown>;
+  /** The per-session options its creator set (instructions, voice, model, language). */
+  options: SessionOptions;
   createdAt: string;
   endedAt: string | null;
 }
@@ -29,6 +31,13 @@ const META_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 2,
+    description: "meta: the session's options (instructions, voice, model, language)",
+    up(sql) {
+      sql.exec("ALTER TABLE meta ADD COLUMN options TEXT NOT NULL DEFAULT '{}'");
+    },
+  },
 ];
 
 type MetaRow = {
@@ -36,6 +45,7 @@ type MetaRow = {
   agent: string;
   provider: string;
   metadata: string;
+  options: string;
   created_at: string;
   ended_at: string | null;
 };
@@ -65,12 +75,13 @@ export class MetaStore {
       return;
     }
     this.storage.sql.exec(
-      `INSERT INTO meta (id, session_id, agent, provider, metadata, created_at)
-       VALUES (1, ?, ?, ?, ?, ?)`,
+      `INSERT INTO meta (id, session_id, agent, provider, metadata, options, created_at)
+       VALUES (1, ?, ?, ?, ?, ?, ?)`,
       opts.sessionId,
       opts.agent,
       opts.provider,
       JSON.stringify(opts.metadata),
+      JSON.stringify(opts.options),
       opts.createdAt,
     );
   }
@@ -79,15 +90,16 @@ export class MetaStore {
     if (!hasSchema(this.storage.sql)) return null;
     const row = this.storage.sql
       .exec<MetaRow>(
-        "SELECT session_id, agent, provider, metadata, created_at, ended_at FROM meta WHERE id = 1",
+        "SELECT session_id, agent, provider, metadata, options, created_at, ended_at FROM meta WHERE id = 1",
       )
       .toArray()[0];
     if (!row) return null;
     return {
       sessionId: row.session_id,
-      agent: row.agent as AgentName,
+      agent: row.agent,
       provider: row.provider as ProviderName,
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      options: JSON.parse(row.options) as SessionOptions,
       createdAt: row.created_at,
       endedAt: row.ended_at,
     };

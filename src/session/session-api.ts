@@ -1,12 +1,14 @@
-import type { AgentName } from "../config.js";
 import type { ProviderName } from "../providers/registry.js";
+import type { SessionOptions } from "../tools/define.js";
 
 /** What `init` records about a new session. */
 export interface SessionInit {
   sessionId: string;
-  agent: AgentName;
+  agent: string;
   provider: ProviderName;
   metadata: Record<string, unknown>;
+  /** Per-session options, already checked against what the agent allows. */
+  options: SessionOptions;
   /** ISO 8601. */
   createdAt: string;
 }
@@ -61,7 +63,7 @@ export interface SessionResource {
   sessionId: string;
   /** ISO 8601. */
   createdAt: string;
-  agent: AgentName;
+  agent: string;
   provider: ProviderName;
   model: string;
   /** The model connection: idle (none yet), connecting, live, reconnecting, failed, closed, ended. */

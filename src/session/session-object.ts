@@ -1,9 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { type Config, loadConfig } from "../config.js";
+import type { LivelineApp } from "../app.js";
+import type { Config } from "../config.js";
 import type { Env } from "../env.js";
+import { type AgentDefinition, resolveAgent } from "../tools/define.js";
 import { type ClientFrame, parseClientFrame, toCoreInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
-import { MetaStore } from "./meta.js";
+import { MetaStore, type SessionMeta } from "./meta.js";
 import {
   REPLAY_HEADER,
   RESUME_FROM_HEADER,
@@ -72,9 +74,14 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.ctx.getWebSockets().find((ws) => attachmentOf(ws)?.clientId === clientId),
   };
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  /** `app`: the agents and settings createLiveline was given (it subclasses this class). */
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    private readonly app: LivelineApp,
+  ) {
     super(ctx, env);
-    this.config = loadConfig(env);
+    this.config = app.settings(env);
     this.meta = new MetaStore(ctx.storage);
     // A keepalive is answered by the runtime without waking the object; its timestamp keeps
     // the socket alive. (`ping` still goes through the session, in order with every frame.)
@@ -94,11 +101,13 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       const a = attachmentOf(ws);
       return a ? [a.clientId] : [];
     });
+    const env = this.app.env(this.env);
     this.live = new LiveSession(
       this.ctx.storage,
-      this.env,
+      env,
       this.config,
       meta,
+      agentOf(this.app, meta, env),
       this.sockets,
       clients,
     );
@@ -343,6 +352,27 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (!live) throw new Error("unknown session");
     return live;
   }
+}
+
+/**
+ * The agent a session runs, resolved from the app at every start of its object (an agent may
+ * be a function of the session). An agent the app no longer has leaves the session readable
+ * (history, timeline) with no tools and no instructions, and says why in the log.
+ */
+function agentOf(app: LivelineApp, meta: SessionMeta, env: Env): AgentDefinition {
+  const agent = app.agent(meta.agent);
+  if (agent === undefined) {
+    console.error(`liveline: session ${meta.sessionId}: its agent "${meta.agent}" is gone`);
+    return { instructions: "", tools: [] };
+  }
+  return resolveAgent(agent, {
+    sessionId: meta.sessionId,
+    agent: meta.agent,
+    provider: meta.provider,
+    metadata: meta.metadata,
+    options: meta.options,
+    env,
+  });
 }
 
 /**

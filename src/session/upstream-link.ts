@@ -1,4 +1,5 @@
 import type { UpstreamOpen } from "../core/effects.js";
+import { UpstreamRefused } from "../providers/websocket.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
 import type { ProviderAdapter, ProviderSession } from "../vocabulary/provider.js";
 import { closeQuietly } from "./sockets.js";
@@ -11,8 +12,8 @@ export interface UpstreamCallbacks {
   protocolError(message: string): void;
   /** The current connection closed (never reported for one we closed ourselves). */
   closed(code: number, reason: string, fatal: boolean): void;
-  /** Opening failed before the socket was open. */
-  failed(message: string): void;
+  /** Opening failed before the socket was open; `refused`: retrying cannot help. */
+  failed(message: string, refused: boolean): void;
 }
 
 /** How the link reaches its model: a provider's session. */
@@ -82,7 +83,10 @@ export class UpstreamLink {
       },
       (err: unknown) => {
         if (attempt !== this.attempt) return;
-        this.callbacks.failed(err instanceof Error ? err.message : String(err));
+        this.callbacks.failed(
+          err instanceof Error ? err.message : String(err),
+          err instanceof UpstreamRefused,
+        );
       },
     );
   }

@@ -61,6 +61,11 @@ export interface SimulatorKnobs {
   utteranceMs: number;
   /** Real ms before `setupComplete` (the service takes a moment; input meanwhile is buffered). */
   setupMs: number;
+  /**
+   * Refuse every WebSocket upgrade with this HTTP status and a Google-style error body, as the
+   * service refuses a bad key or model (0: never).
+   */
+  refuseUpgrade: number;
 }
 
 /** calls=greeting:a,b;lookup_faq;*:c — per user turn (1-based), and a fallback for the rest. */
@@ -94,6 +99,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   latencyMs: 600,
   utteranceMs: 0,
   setupMs: 0,
+  refuseUpgrade: 0,
 };
 
 export class KnobError extends Error {}
@@ -176,6 +182,12 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.latencyMs = num("latencyMs", 0) ?? k.latencyMs;
   k.utteranceMs = num("utteranceMs", 0) ?? k.utteranceMs;
   k.setupMs = num("setupMs", 0, 60_000) ?? k.setupMs;
+  const refuse = int("refuseUpgrade");
+  if (refuse !== undefined && refuse !== 0 && (refuse < 400 || refuse > 599))
+    throw new KnobError(
+      `refuseUpgrade must be 0 or an HTTP error status (400-599), got "${refuse}"`,
+    );
+  k.refuseUpgrade = refuse ?? k.refuseUpgrade;
   return k;
 }
 

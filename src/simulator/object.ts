@@ -220,12 +220,14 @@ export async function handleSimulatorRequest(
     return jsonError(426, "upgrade_required", "the simulator speaks WebSocket only");
   }
   const url = new URL(request.url);
+  let knobs: SimulatorKnobs;
   try {
-    parseKnobs(url.searchParams);
+    knobs = parseKnobs(url.searchParams);
   } catch (err) {
     if (err instanceof KnobError) return jsonError(400, "bad_request", err.message);
     throw err;
   }
+  if (knobs.refuseUpgrade > 0) return refusedUpgrade(knobs.refuseUpgrade);
   const session = url.searchParams.get("session") ?? crypto.randomUUID();
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(session)) {
     return jsonError(400, "bad_request", "session must be 1-64 of A-Z a-z 0-9 _ -");
@@ -233,4 +235,21 @@ export async function handleSimulatorRequest(
   url.searchParams.set("session", session);
   const ns = env.GEMINI_SIMULATOR;
   return ns.get(ns.idFromName(session)).fetch(new Request(url, request));
+}
+
+/**
+ * The service's refusal of an upgrade (a bad key, an unknown model): an HTTP error with
+ * Google's error body (google.rpc.Status as JSON), never a WebSocket.
+ */
+function refusedUpgrade(status: number): Response {
+  const [message, code] =
+    status === 400 || status === 401 || status === 403
+      ? ["API key not valid. Please pass a valid API key.", "INVALID_ARGUMENT"]
+      : status === 404
+        ? ["models/unknown is not found for API version v1beta.", "NOT_FOUND"]
+        : ["The service is currently unavailable.", "UNAVAILABLE"];
+  return new Response(JSON.stringify({ error: { code: status, message, status: code } }), {
+    status,
+    headers: { "Content-Type": "application/json" },
+  });
 }

@@ -2,18 +2,24 @@ import type { z } from "zod";
 import type { ToolPayload } from "../vocabulary/events.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 
-/** What a server tool gets besides its arguments. */
-export interface ToolContext {
+/** What a server tool gets besides its arguments. `Env`: the app's Worker bindings. */
+export interface ToolContext<Env = unknown> {
   /** Fires when the call times out or the model cancels it. */
   signal: AbortSignal;
   sessionId: string;
+  /** The app's bindings (KV, D1, service bindings, secrets) as its Worker receives them. */
+  env: Env;
+  /** The session's `metadata`, as `POST /v1/sessions` recorded it (e.g. the signed-in user). */
+  metadata: Record<string, unknown>;
+  /** The agent the call was made to. */
+  agent: string;
 }
 
 /**
  * A tool, defined in code with a zod schema for its arguments (as the rest of the ecosystem
  * does). Server tools carry `run`; client tools are answered by the phone or browser.
  */
-export interface ToolDefinition<Args extends z.ZodType = z.ZodType> {
+export interface ToolDefinition<Args extends z.ZodType = z.ZodType, Env = unknown> {
   name: string;
   description: string;
   args: Args;
@@ -21,18 +27,83 @@ export interface ToolDefinition<Args extends z.ZodType = z.ZodType> {
   /** silent: a side effect, the model must not speak because of it; speak: an answer. */
   followUp: "silent" | "speak";
   timeoutMs?: number;
-  run?: (args: z.infer<Args>, ctx: ToolContext) => Promise<ToolPayload>;
+  // Method syntax on purpose: a tool written for the app's Env fits an agent's tool list.
+  run?(args: z.infer<Args>, ctx: ToolContext<Env>): Promise<ToolPayload>;
 }
+
+/** What a session's creator may set per session, when the agent allows it. */
+export const SESSION_OPTIONS = ["instructions", "voice", "model", "language"] as const;
+export type SessionOptionName = (typeof SESSION_OPTIONS)[number];
+export type SessionOptions = Partial<Record<SessionOptionName, string>>;
 
 export interface AgentDefinition {
-  name: string;
-  systemInstruction: string;
+  /** The system instruction the model gets. */
+  instructions: string;
   tools: readonly ToolDefinition[];
+  /** The provider's voice name (Gemini: a prebuilt voice; OpenAI: a voice); provider default if unset. */
+  voice?: string | undefined;
+  /** The model, as the provider names it; the provider's configured model if unset. */
+  model?: string | undefined;
+  /** BCP-47 language code of speech (e.g. "de-DE"), where the provider takes one. */
+  language?: string | undefined;
+  /** Which `SESSION_OPTIONS` `POST /v1/sessions` may set for this agent (none by default). */
+  allow?: readonly SessionOptionName[] | undefined;
 }
 
+/** Who a session is for, as an agent function sees it (at creation and at every start). */
+export interface SessionInfo<Env = unknown> {
+  sessionId: string;
+  agent: string;
+  provider: string;
+  metadata: Record<string, unknown>;
+  /** The per-session options the creator asked for (already checked against `allow`). */
+  options: SessionOptions;
+  env: Env;
+}
+
+/** An agent: fixed, or a function of the session (instructions and tools per user). */
+export type Agent<Env = unknown> =
+  | AgentDefinition
+  | ((session: SessionInfo<Env>) => AgentDefinition);
+
 /** Keeps the schema's inferred argument type for `run` while storing tools uniformly. */
-export function defineTool<Args extends z.ZodType>(tool: ToolDefinition<Args>): ToolDefinition {
+export function defineTool<Args extends z.ZodType, Env = unknown>(
+  tool: ToolDefinition<Args, Env>,
+): ToolDefinition {
   return tool as unknown as ToolDefinition;
+}
+
+/** An agent, fixed or per session; the identity function, there for its types. */
+export function defineAgent<Env = unknown>(agent: Agent<Env>): Agent<Env> {
+  return agent;
+}
+
+/**
+ * The agent a session runs: the definition (or the function's answer for this session) with
+ * the session's options on top. Throws on a definition that cannot work (a duplicate tool).
+ */
+export function resolveAgent<Env>(agent: Agent<Env>, session: SessionInfo<Env>): AgentDefinition {
+  const base = typeof agent === "function" ? agent(session) : agent;
+  const names = new Set<string>();
+  for (const tool of base.tools) {
+    if (names.has(tool.name))
+      throw new Error(`agent "${session.agent}" declares the tool "${tool.name}" twice`);
+    names.add(tool.name);
+  }
+  const o = session.options;
+  return {
+    ...base,
+    instructions: o.instructions ?? base.instructions,
+    voice: o.voice ?? base.voice,
+    model: o.model ?? base.model,
+    language: o.language ?? base.language,
+  };
+}
+
+/** The options this agent does not allow, by name (empty: all are allowed). */
+export function disallowedOptions(agent: AgentDefinition, options: SessionOptions): string[] {
+  const allowed = new Set<string>(agent.allow ?? []);
+  return Object.keys(options).filter((k) => !allowed.has(k));
 }
 
 /** The policy table the session core needs. */

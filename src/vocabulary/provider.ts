@@ -28,6 +28,12 @@ export interface ToolSpec {
 export interface AgentSpec {
   systemInstruction: string;
   tools: readonly ToolSpec[];
+  /** The provider's voice name; the provider's default when unset. */
+  voice?: string | undefined;
+  /** The model as the provider names it; the provider's configured model when unset. */
+  model?: string | undefined;
+  /** BCP-47 code of the conversation's speech, where the provider takes one. */
+  language?: string | undefined;
 }
 
 /** One model connection's codec: wire frames in and out, for the core's vocabulary. */

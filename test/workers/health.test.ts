@@ -2,10 +2,14 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 
 describe("GET /health", () => {
-  it("answers ok with the version, as PROTOCOL.md says", async () => {
+  it("answers ok with the version, as PROTOCOL.md says (and, an extension, the default provider)", async () => {
     const res = await exports.default.fetch("http://liveline.test/health");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, version: expect.any(String) });
+    expect(await res.json()).toEqual({
+      ok: true,
+      version: expect.any(String),
+      provider: "simulator",
+    });
   });
 
   it("answers unknown routes with a JSON error", async () => {

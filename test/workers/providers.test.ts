@@ -40,15 +40,24 @@ describe("provider settings", () => {
 
 describe("the simulator's public route", () => {
   it("is open on a local host or with SIMULATOR_ROUTE=on, closed on a deployment's host", async () => {
-    const { simulatorRouteOpen } = await import("../../src/index.js");
+    const { simulatorRouteOpen } = await import("../../src/liveline.js");
+    const { livelineApp } = await import("../../src/app.js");
+    const app = livelineApp({ agents: { none: { instructions: "", tools: [] } } });
     const env = (route?: string) =>
-      ({ SIMULATOR_ROUTE: route }) as unknown as Parameters<typeof simulatorRouteOpen>[0];
-    expect(simulatorRouteOpen(env(), new URL("http://localhost:8787/simulator/gemini"))).toBe(true);
+      ({ SIMULATOR_ROUTE: route }) as unknown as Parameters<typeof simulatorRouteOpen>[1];
+    expect(simulatorRouteOpen(app, env(), new URL("http://localhost:8787/simulator/gemini"))).toBe(
+      true,
+    );
     expect(
-      simulatorRouteOpen(env(), new URL("https://liveline.example.workers.dev/simulator/gemini")),
+      simulatorRouteOpen(
+        app,
+        env(),
+        new URL("https://liveline.example.workers.dev/simulator/gemini"),
+      ),
     ).toBe(false);
     expect(
       simulatorRouteOpen(
+        app,
         env("on"),
         new URL("https://liveline.example.workers.dev/simulator/gemini"),
       ),

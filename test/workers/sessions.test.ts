@@ -76,12 +76,13 @@ describe("POST /v1/sessions", () => {
         agent: "greeter",
         provider: "simulator",
         metadata: JSON.stringify({ user: "u1", n: 2 }),
+        options: "{}",
         ended_at: null,
       }),
     ]);
     expect(rows.versions).toEqual(
       expect.arrayContaining([
-        { component: "session", version: 1 },
+        { component: "session", version: 2 },
         { component: "history", version: 4 },
         { component: "usage", version: 1 },
       ]),

@@ -1,13 +1,20 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import { AGENTS, type AgentName } from "../../config.js";
+import { LOCATION_HINTS } from "../../config.js";
 import { jsonLimitProblem } from "../../json-limits.js";
 import {
   PROVIDER_NAMES,
   providerMetadataProblem,
   providerUnavailable,
 } from "../../providers/registry.js";
+import {
+  type AgentDefinition,
+  disallowedOptions,
+  resolveAgent,
+  SESSION_OPTIONS,
+  type SessionOptions,
+} from "../../tools/define.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
 import { HttpError } from "../errors.js";
@@ -17,28 +24,41 @@ import { parseJsonBody, parseQuery, sessionIdParam } from "../validate.js";
 /** Bodies of POST /v1/sessions beyond this are refused with 413. */
 export const MAX_CREATE_BODY_BYTES = 64 * 1024;
 
-const CreateSessionBody = z.object({
-  agent: z.string().min(1).default("greeter"),
-  provider: z.enum(PROVIDER_NAMES).optional(),
-  metadata: z
-    .record(z.string(), z.unknown())
-    .default({})
-    .superRefine((m, ctx) => {
-      const problem = jsonLimitProblem(m);
-      if (problem)
-        ctx.addIssue({ code: "custom", message: `${problem} (the limit for stored values)` });
-    }),
-});
+/** An option's text: instructions may be long, a name or code is short. */
+const optionText = (max: number) => z.string().trim().min(1).max(max);
+
+const CreateSessionBody = z
+  .object({
+    /** Default: the app's default agent. */
+    agent: z.string().min(1).optional(),
+    provider: z.enum(PROVIDER_NAMES).optional(),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .default({})
+      .superRefine((m, ctx) => {
+        const problem = jsonLimitProblem(m);
+        if (problem)
+          ctx.addIssue({ code: "custom", message: `${problem} (the limit for stored values)` });
+      }),
+    // Per-session options: each must be allowed by the agent (AgentDefinition.allow).
+    instructions: optionText(32_000).optional(),
+    voice: optionText(64).optional(),
+    model: optionText(200).optional(),
+    language: z
+      .string()
+      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, "must be a BCP-47 code such as en-US")
+      .optional(),
+    /** Where to place the session's object: near the phone that will talk to it. */
+    locationHint: z.enum(LOCATION_HINTS).optional(),
+  })
+  // A misspelt field is refused by name, never ignored.
+  .strict();
 
 const ReadQuery = z.object({ token: z.string().min(1).optional() });
 
-function isAgent(name: string): name is AgentName {
-  return (AGENTS as readonly string[]).includes(name);
-}
-
 /** The session's stub, after making sure the session was created (404 otherwise). */
 async function existingSession(c: AppContext, sessionId: string) {
-  const stub = sessionStub(c.env, sessionId);
+  const stub = sessionStub(c, sessionId);
   if (!(await stub.exists())) throw new HttpError(404, "unknown_session", "no such session");
   return stub;
 }
@@ -50,6 +70,15 @@ async function tokenAnswer(c: AppContext, sessionId: string) {
     c.var.config.TOKEN_TTL_SECONDS,
   );
   return { sessionId, token, wsUrl: wsUrl(c.req.url, sessionId, token), expiresAt };
+}
+
+function sessionOptions(body: Partial<Record<(typeof SESSION_OPTIONS)[number], string>>) {
+  const options: SessionOptions = {};
+  for (const name of SESSION_OPTIONS) {
+    const value = body[name];
+    if (value !== undefined) options[name] = value;
+  }
+  return options;
 }
 
 /** POST /v1/sessions, POST /:id/token, DELETE /:id, GET /:id/history, GET /:id/timeline. */
@@ -72,21 +101,63 @@ export const sessionRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const body = await parseJsonBody(c, CreateSessionBody);
-      if (!isAgent(body.agent)) {
-        throw new HttpError(400, "unknown_agent", `unknown agent; known: ${AGENTS.join(", ")}`);
+      const { app, config } = c.var;
+      const agentName = body.agent ?? app.defaultAgent;
+      const agent = app.agent(agentName);
+      if (agent === undefined) {
+        throw new HttpError(
+          400,
+          "unknown_agent",
+          `unknown agent "${agentName}"; known: ${app.agentNames.join(", ")}`,
+        );
       }
-      const provider = body.provider ?? c.var.config.PROVIDER;
-      const unavailable = providerUnavailable(c.env, provider);
+      const provider = body.provider ?? config.PROVIDER;
+      if (!config.providers.includes(provider))
+        throw new HttpError(
+          400,
+          "provider_unavailable",
+          `this gateway offers the providers ${config.providers.join(", ")}`,
+        );
+      const unavailable = providerUnavailable(app.env(c.env), provider);
       if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
-      const problem = providerMetadataProblem(provider, c.env, body.metadata);
+      const problem = providerMetadataProblem(provider, app.env(c.env), body.metadata);
       if (problem) throw new HttpError(400, "bad_request", problem);
 
       const sessionId = crypto.randomUUID();
-      await sessionStub(c.env, sessionId).init({
+      const options = sessionOptions(body);
+      // The agent is resolved now too: an agent function that refuses this session (or an
+      // option it does not allow) is a 400 here, not a broken session later.
+      let resolved: AgentDefinition;
+      try {
+        resolved = resolveAgent(agent, {
+          sessionId,
+          agent: agentName,
+          provider,
+          metadata: body.metadata,
+          options: {},
+          env: app.env(c.env),
+        });
+      } catch (err) {
+        throw new HttpError(
+          400,
+          "agent_refused",
+          `agent "${agentName}": ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      const disallowed = disallowedOptions(resolved, options);
+      if (disallowed.length > 0) {
+        throw new HttpError(
+          400,
+          "option_not_allowed",
+          `agent "${agentName}" does not allow ${disallowed.join(", ")} per session (it allows: ${(resolved.allow ?? []).join(", ") || "none"})`,
+        );
+      }
+      await sessionStub(c, sessionId, body.locationHint ?? config.SESSION_LOCATION_HINT).init({
         sessionId,
-        agent: body.agent,
+        agent: agentName,
         provider,
         metadata: body.metadata,
+        options,
         createdAt: new Date().toISOString(),
       });
       return c.json(await tokenAnswer(c, sessionId), 201);

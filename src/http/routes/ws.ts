@@ -35,7 +35,7 @@ export const wsRoutes = new Hono<AppEnv>()
     }
     const token = query.token ?? bearer(c.req.header("Authorization"));
     await requireSessionToken(c.var.auth, token, sessionId);
-    const stub = sessionStub(c.env, sessionId);
+    const stub = sessionStub(c, sessionId);
     if (!(await stub.exists())) throw new HttpError(404, "unknown_session", "no such session");
     checkOrigin(c.var.config, c.req.header("Origin"));
 

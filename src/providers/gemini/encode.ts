@@ -34,6 +34,8 @@ export interface GeminiSetupOptions {
   /** AUDIO by default: the live models are voice models. */
   responseModality?: "AUDIO" | "TEXT" | undefined;
   voiceName?: string | undefined;
+  /** BCP-47 code of the speech (`speechConfig.languageCode`). */
+  languageCode?: string | undefined;
   /** Resume a previous session (a `sessionResumptionUpdate.newHandle` seen as resumable). */
   resumptionHandle?: string | undefined;
   /** Sliding-window compression; without it audio sessions end after ~15 min. */
@@ -52,10 +54,15 @@ export function encodeSetup(opts: GeminiSetupOptions): { setup: GeminiSetup } {
     model: modelResource(opts.model),
     generationConfig: {
       responseModalities: [opts.responseModality ?? "AUDIO"],
-      ...(opts.voiceName === undefined
+      ...(opts.voiceName === undefined && opts.languageCode === undefined
         ? {}
         : {
-            speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: opts.voiceName } } },
+            speechConfig: {
+              ...(opts.voiceName === undefined
+                ? {}
+                : { voiceConfig: { prebuiltVoiceConfig: { voiceName: opts.voiceName } } }),
+              ...(opts.languageCode === undefined ? {} : { languageCode: opts.languageCode }),
+            },
           }),
     },
   };

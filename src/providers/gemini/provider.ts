@@ -125,6 +125,8 @@ export function geminiWireSession(opts: {
         seedAsToolParts: opts.naive,
         setup: {
           systemInstruction: agent.systemInstruction,
+          voiceName: agent.voice,
+          languageCode: agent.language,
           declarations,
           responseModality: opts.modality,
           contextWindowCompression: opts.compression,
@@ -137,7 +139,9 @@ export const geminiProvider: Provider<typeof GeminiVars.shape> = {
   vars: GeminiVars,
   unavailable: (vars) => geminiEndpointProblem(geminiSettings(vars)),
   session({ vars, agent, naive }) {
-    const connection = geminiConnection(geminiSettings(vars));
+    const settings = geminiSettings(vars);
+    // A session's own model (an agent's, or its creator's where the agent allows it) wins.
+    const connection = geminiConnection({ ...settings, model: agent.model ?? settings.model });
     const capabilities = capabilitiesFor(
       connection.model,
       connection.endpointLabel,

@@ -43,6 +43,8 @@ export interface OpenAIRealtimeAdapterOptions {
   voice?: string | undefined;
   /** The model that transcribes the user's speech. */
   transcriptionModel?: string | undefined;
+  /** BCP-47 code of the user's speech; its language part (ISO-639-1) goes to transcription. */
+  language?: string | undefined;
   /**
    * The naive relay's control arm: a `response.create` after every tool output, at once, as
    * openai-agents-js does (a second one while a response is active is refused by the service).
@@ -73,7 +75,11 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
 
   /** No resumption exists: every connection starts with the session's setup (a seed may follow). */
   setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
-    const { agent, modality = "audio", voice, transcriptionModel } = this.opts;
+    const { agent, modality = "audio", voice, transcriptionModel, language } = this.opts;
+    const transcription = {
+      model: transcriptionModel ?? "gpt-4o-mini-transcribe",
+      ...(language === undefined ? {} : { language: language.split("-")[0] ?? language }),
+    };
     const format = { type: "audio/pcm", rate: 24000 } as const;
     return wire({
       type: "session.update",
@@ -92,7 +98,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         audio: {
           input: {
             format,
-            transcription: { model: transcriptionModel ?? "gpt-4o-mini-transcribe" },
+            transcription,
             turn_detection: { type: "server_vad", create_response: true, interrupt_response: true },
           },
           output: voice === undefined ? { format } : { format, voice },

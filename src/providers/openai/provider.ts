@@ -18,9 +18,9 @@ export const OpenAIVars = z.object({
 type OpenAIVars = z.output<typeof OpenAIVars>;
 
 /** The connect URL: the model rides in the query, as the service expects it. */
-export function openaiUrl(config: OpenAIVars): string {
+export function openaiUrl(config: OpenAIVars, model?: string): string {
   const url = new URL(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL);
-  url.searchParams.set("model", config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL);
+  url.searchParams.set("model", model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL);
   return url.toString();
 }
 
@@ -31,15 +31,17 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
       ? "the openai provider needs the OPENAI_API_KEY secret (wrangler secret put OPENAI_API_KEY)"
       : null,
   session({ vars: config, agent }) {
-    const model = config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
-    const url = openaiUrl(config);
+    // A session's own model (an agent's, or its creator's where the agent allows it) wins.
+    const model = agent.model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
+    const url = openaiUrl(config, model);
     // The key rides in a header; it is never logged nor sent to clients.
     const headers = { Authorization: `Bearer ${config.OPENAI_API_KEY ?? ""}` };
     return {
       model,
       capabilities: OPENAI_CAPABILITIES,
       connect: () => openWebSocket(url, headers),
-      adapter: () => new OpenAIRealtimeAdapter({ model, agent }),
+      adapter: () =>
+        new OpenAIRealtimeAdapter({ model, agent, voice: agent.voice, language: agent.language }),
     };
   },
 };

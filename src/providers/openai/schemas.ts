@@ -37,7 +37,10 @@ export const SessionUpdate = z
             input: z
               .object({
                 format: AudioFormat,
-                transcription: z.object({ model: z.string() }).strict().optional(),
+                transcription: z
+                  .object({ model: z.string(), language: z.string().optional() })
+                  .strict()
+                  .optional(),
                 turn_detection: z
                   .object({
                     type: z.literal("server_vad"),

@@ -107,16 +107,25 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
     };
     if (wire === "openai") {
       // The OpenAI Realtime face: the same knobs where they apply (src/simulator/README.md).
-      const model = "gpt-realtime";
+      const model = agent.model ?? "gpt-realtime";
       const outputModality = modality === "AUDIO" ? "audio" : "text";
       return {
         model,
         capabilities: OPENAI_CAPABILITIES,
         connect: (attempt) => connectTo("/simulator/openai", attempt),
-        adapter: () => new OpenAIRealtimeAdapter({ model, agent, modality: outputModality, naive }),
+        adapter: () =>
+          new OpenAIRealtimeAdapter({
+            model,
+            agent,
+            modality: outputModality,
+            naive,
+            voice: agent.voice,
+            language: agent.language,
+          }),
       };
     }
-    const model = simulatorModel(knobs);
+    // The session's own model (its agent's or its creator's) picks the family it is served as.
+    const model = agent.model ?? simulatorModel(knobs);
     return geminiWireSession({
       model,
       endpoint: "simulator",

@@ -1,5 +1,5 @@
+import { defineAgent, defineTool } from "liveline";
 import { z } from "zod";
-import { type AgentDefinition, defineTool } from "./define.js";
 
 /** A small built-in FAQ, so the demo answers something real without any backend. */
 const FAQ: Record<string, string> = {
@@ -20,9 +20,10 @@ function bestTopic(question: string): string | undefined {
  * (`lookup_faq`, spoken) asks the app for the user's profile (`get_user_profile`, on the client, spoken) and records
  * preferences (`set_preference`, silent).
  */
-export const greeter: AgentDefinition = {
-  name: "greeter",
-  systemInstruction:
+export const greeter = defineAgent({
+  // A session's creator may give its own instructions, voice or language (POST /v1/sessions).
+  allow: ["instructions", "voice", "language"],
+  instructions:
     "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference.",
   tools: [
     defineTool({
@@ -63,4 +64,4 @@ export const greeter: AgentDefinition = {
       run: async ({ key, value }) => ({ saved: true, key, value }),
     }),
   ],
-};
+});

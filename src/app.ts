@@ -1,0 +1,50 @@
+/**
+ * What an app gives liveline (`createLiveline`'s options), made ready for the Worker's routes
+ * and the session objects: its agents by name, the providers it offers, and its settings
+ * (code defaults under the Worker's vars).
+ */
+import { type Config, configLoader, type SettingDefaults } from "./config.js";
+import type { ProviderName } from "./providers/registry.js";
+import type { Agent } from "./tools/define.js";
+
+export interface LivelineOptions<Env = unknown> {
+  /** The agents a session can be created for, by name (`POST /v1/sessions {"agent": name}`). */
+  agents: Readonly<Record<string, Agent<Env>>>;
+  /** The agent of a session that names none (default: the first of `agents`). */
+  defaultAgent?: string;
+  /** The providers sessions may use (default: every built-in one). */
+  providers?: readonly ProviderName[];
+  /** Settings in code, e.g. `{ TOKEN_TTL_SECONDS: 600 }`; the Worker's vars override them. */
+  config?: SettingDefaults;
+}
+
+/** The app as routes and session objects use it. */
+export interface LivelineApp {
+  readonly agentNames: readonly string[];
+  readonly defaultAgent: string;
+  agent(name: string): Agent<unknown> | undefined;
+  /** The settings of this env; throws ConfigError (see configLoader). */
+  settings(env: object): Config;
+  /** The env with the code defaults filled in: what providers and tools are given. */
+  env<E extends object>(env: E): E;
+}
+
+export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
+  const agents = new Map(Object.entries(options.agents) as [string, Agent<unknown>][]);
+  const agentNames = [...agents.keys()];
+  const defaultAgent = options.defaultAgent ?? agentNames[0];
+  if (defaultAgent === undefined) throw new Error("createLiveline: `agents` names no agent");
+  if (!agents.has(defaultAgent))
+    throw new Error(`createLiveline: defaultAgent "${defaultAgent}" is not one of agents`);
+  const loader = configLoader({
+    ...(options.config === undefined ? {} : { defaults: options.config }),
+    ...(options.providers === undefined ? {} : { providers: options.providers }),
+  });
+  return {
+    agentNames,
+    defaultAgent,
+    agent: (name) => agents.get(name),
+    settings: loader.settings,
+    env: loader.env,
+  };
+}

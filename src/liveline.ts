@@ -1,0 +1,60 @@
+/**
+ * `createLiveline`: the gateway inside an app's own Worker. The app gives its agents (and,
+ * optionally, the providers it offers and settings in code); it gets the Worker's `fetch`
+ * and the Durable Object classes to export under the names its wrangler.toml binds
+ * (`SessionObject` as SESSION, `GeminiSimulatorObject` as GEMINI_SIMULATOR).
+ */
+import { type LivelineApp, type LivelineOptions, livelineApp } from "./app.js";
+import type { Env } from "./env.js";
+import { createApp } from "./http/app.js";
+import { isLocalHostname } from "./http/auth.js";
+import { SessionObject } from "./session/session-object.js";
+import { GeminiSimulatorObject, handleSimulatorRequest } from "./simulator/object.js";
+import { simulatorUrl } from "./simulator/route.js";
+
+export interface Liveline {
+  /** The Worker's fetch handler (export it as the default export's `fetch`). */
+  fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response>;
+  /** The session object class: export it as `SessionObject`, bound as SESSION. */
+  SessionObject: typeof SessionObject;
+  /** The simulator's object class: export it as `GeminiSimulatorObject`, bound as GEMINI_SIMULATOR. */
+  GeminiSimulatorObject: typeof GeminiSimulatorObject;
+}
+
+export function createLiveline<AppEnv = unknown>(options: LivelineOptions<AppEnv>): Liveline {
+  const app = livelineApp(options);
+  const http = createApp(app);
+  class AppSessionObject extends SessionObject {
+    constructor(ctx: DurableObjectState, env: Env) {
+      super(ctx, env, app);
+    }
+  }
+  return {
+    async fetch(request, env, ctx) {
+      const url = new URL(request.url);
+      const simUrl = simulatorUrl(url);
+      if (simUrl !== null && simulatorRouteOpen(app, env, url)) {
+        return handleSimulatorRequest(new Request(simUrl, request), env);
+      }
+      return http.fetch(request, env, ctx);
+    },
+    SessionObject: AppSessionObject as unknown as typeof SessionObject,
+    GeminiSimulatorObject,
+  };
+}
+
+/**
+ * The simulator's public routes (`/simulator/gemini` and the real service's path, for the
+ * official SDKs: see simulator/route.ts) are served before the Hono app (which stays
+ * unaware of them), on a local host or where `SIMULATOR_ROUTE = "on"`; a deployment does not
+ * hand out free simulator objects to anyone. Sessions reach their simulator internally either
+ * way.
+ */
+export function simulatorRouteOpen(app: LivelineApp, env: Env, url: URL): boolean {
+  if (isLocalHostname(url.hostname)) return true;
+  try {
+    return app.settings(env).SIMULATOR_ROUTE === "on";
+  } catch {
+    return false; // a broken configuration is reported by the app's routes
+  }
+}
