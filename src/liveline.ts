@@ -13,8 +13,11 @@ import { GeminiSimulatorObject, handleSimulatorRequest } from "./simulator/objec
 import { simulatorUrl } from "./simulator/route.js";
 
 export interface Liveline {
-  /** The Worker's fetch handler (export it as the default export's `fetch`). */
-  fetch(request: Request, env: Env, ctx: ExecutionContext): Promise<Response>;
+  /**
+   * The Worker's fetch handler (export it as the default export's `fetch`). `env`: the
+   * Worker's env as the runtime passes it (SESSION, GEMINI_SIMULATOR, vars, the app's own).
+   */
+  fetch(request: Request, env: object, ctx: ExecutionContext): Promise<Response>;
   /** The session object class: export it as `SessionObject`, bound as SESSION. */
   SessionObject: typeof SessionObject;
   /** The simulator's object class: export it as `GeminiSimulatorObject`, bound as GEMINI_SIMULATOR. */
@@ -30,7 +33,9 @@ export function createLiveline<AppEnv = unknown>(options: LivelineOptions<AppEnv
     }
   }
   return {
-    async fetch(request, env, ctx) {
+    async fetch(request, workerEnv, ctx) {
+      // The bindings liveline reads are declared in wrangler.toml; the app's own ride along.
+      const env = workerEnv as Env;
       const url = new URL(request.url);
       const simUrl = simulatorUrl(url);
       if (simUrl !== null && simulatorRouteOpen(app, env, url)) {
