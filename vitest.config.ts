@@ -55,6 +55,12 @@ export default defineConfig({
           include: ["test/workers/**/*.test.ts", "test/contract/**/*.test.ts"],
         },
       },
+      {
+        // The greeter example app, from its own wrangler.toml (local dev: no secrets set).
+        resolve: { alias: liveline },
+        plugins: [cloudflareTest({ wrangler: { configPath: "./examples/greeter/wrangler.toml" } })],
+        test: { name: "greeter", include: ["examples/greeter/test/**/*.test.ts"] },
+      },
     ],
   },
 });

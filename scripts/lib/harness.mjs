@@ -102,7 +102,7 @@ export async function startServer(opts = {}) {
       process.execPath,
       [wrangler, "deploy", "--dry-run", "--outdir", bundle, "--config", config],
       {
-        cwd: ROOT,
+        cwd: opts.cwd ?? ROOT,
         stdio: ["ignore", out, out],
         env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
       },
@@ -134,7 +134,7 @@ export async function startServer(opts = {}) {
     ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
   ];
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     detached: true,
     stdio: ["ignore", out, out],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },

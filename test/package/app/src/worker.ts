@@ -1,0 +1,52 @@
+/**
+ * An app of its own that uses liveline from its packed tarball: its own agent (a function of
+ * the session: the instructions name the signed-in user), its own tool reading its own KV
+ * binding, and its own route beside liveline's.
+ */
+import { createLiveline, defineAgent, defineTool, type ToolContext } from "liveline";
+import { z } from "zod";
+
+interface AppEnv {
+  PRICES: KVNamespace;
+  API_KEY?: string;
+}
+
+const lookupPrice = defineTool({
+  name: "lookup_price",
+  description: "Look up the price of a plan.",
+  args: z.object({ plan: z.string().default("starter") }),
+  runOn: "server",
+  followUp: "speak",
+  run: async ({ plan: asked }, ctx: ToolContext<AppEnv>) => {
+    // The model may pass the plan's name within words: take the first known plan named.
+    const plan = ["starter", "team"].find((p) => asked.toLowerCase().includes(p)) ?? asked;
+    return {
+      plan,
+      price: await ctx.env.PRICES.get(plan),
+      quotedFor: typeof ctx.metadata.user === "string" ? ctx.metadata.user : null,
+    };
+  },
+});
+
+const shop = defineAgent<AppEnv>((session) => ({
+  instructions: `You quote plan prices to ${String(session.metadata.user ?? "a customer")}.`,
+  tools: [lookupPrice],
+}));
+
+const liveline = createLiveline({ agents: { shop } });
+
+export default {
+  async fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
+    const url = new URL(request.url);
+    const price = url.pathname.match(/^\/prices\/([a-z]+)$/);
+    if (price && request.method === "PUT") {
+      if (request.headers.get("Authorization") !== `Bearer ${env.API_KEY}`)
+        return new Response(null, { status: 401 });
+      await env.PRICES.put(price[1]!, await request.text());
+      return new Response(null, { status: 204 });
+    }
+    return liveline.fetch(request, env, ctx);
+  },
+};
+
+export const { SessionObject, GeminiSimulatorObject } = liveline;
