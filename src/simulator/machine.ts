@@ -8,7 +8,7 @@
  * the shell calls back with a `tick` at `wakeAt`. With `timeScale` 0 every delay is 0 and a
  * whole reply is emitted within the step that caused it.
  *
- * Behaviour (see README.md for the knobs and field-observations.md for the sources):
+ * Behaviour (see README.md for the knobs and test/fixtures/gemini/field-observations.md for the sources):
  * - a user turn (clientContent with turnComplete, realtimeInput.text, the end of speech) opens
  *   a generation that says a scripted reply and calls the tools the script names;
  * - BLOCKING calls: the generation waits for their responses, then goes on (speaking

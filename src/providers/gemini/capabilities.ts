@@ -1,8 +1,8 @@
 /**
  * What each Gemini Live model family and endpoint can do, so the tool policy degrades to
  * the next line of defence (suppression of unsolicited generations) where a marker is
- * missing. Sources: PROTOCOL_NOTES.md "Function behavior / scheduling"; field-observations
- * O2, O6, O9.
+ * missing. Sources: test/fixtures/PROTOCOL_NOTES.md "Function behavior / scheduling";
+ * test/fixtures/gemini/field-observations.md O2, O6, O9.
  */
 import type { ModelCapabilities } from "../../vocabulary/model.js";
 import type { GeminiTextRoute } from "./encode.js";

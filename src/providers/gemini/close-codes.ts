@@ -1,6 +1,6 @@
 /**
  * What to do when the upstream Gemini socket closes (DESIGN.md, "Provider facts";
- * field-observations O8).
+ * test/fixtures/gemini/field-observations.md O8).
  *
  * - normal: the session ended cleanly (1000). Note Gemini 3.1 also closes with 1000 after
  *   ~15 s when a tool call is left unanswered (O6); the core's call timeouts prevent that.

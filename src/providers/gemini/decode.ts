@@ -63,7 +63,8 @@ export function decodeServerFrame(
 ): DecodeResult {
   let text: string;
   try {
-    // The real service sends its JSON in binary frames (field-observations O4).
+    // The real service sends its JSON in binary frames
+    // (test/fixtures/gemini/field-observations.md, O4).
     text = typeof data === "string" ? data : utf8.decode(data);
   } catch {
     return protocolError("binary frame is not valid UTF-8");

@@ -1,8 +1,8 @@
 /**
  * Zod schemas for the Gemini Live (BidiGenerateContent) wire protocol, both directions.
  *
- * Sources: shared/fixtures/PROTOCOL_NOTES.md (proto + SDK types) and the recorded sessions in
- * shared/fixtures/gemini. Every object is *loose*: the service adds fields over time
+ * Sources: test/fixtures/PROTOCOL_NOTES.md (proto + SDK types) and the recorded sessions in
+ * test/fixtures/gemini. Every object is *loose*: the service adds fields over time
  * (`sessionId` on Vertex, `waitingForInput`, `interactionStatus`…) and an adapter that
  * rejected unknown fields would drop a whole live session on the next server release.
  * What we do need is strict: the types of the fields we read.

@@ -2,7 +2,7 @@
  * OpenAI Realtime (GA) wire messages, as zod schemas: the client events liveline sends
  * (strict: a field the service does not know is a bug here, not there) and the server
  * events it reads (only the fields it uses; the service adds fields freely). Shapes from
- * the Realtime API reference, checked against ../shared/fixtures/openai.
+ * the Realtime API reference, checked against test/fixtures/openai.
  */
 import { z } from "zod";
 

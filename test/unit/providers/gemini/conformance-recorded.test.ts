@@ -1,5 +1,5 @@
 /**
- * Conformance against every real recorded session (shared/fixtures/gemini/recorded and
+ * Conformance against every real recorded session (test/fixtures/gemini/recorded and
  * recorded-vertex): each server frame decodes with ok:true to exactly the listed events,
  * and each client frame is a valid client message.
  */

@@ -1,6 +1,6 @@
 /**
- * Reads the shared Gemini fixtures (never copied into the repo): the recorded
- * `*.websocket.log` sessions and the SDK message lists.
+ * Reads the Gemini fixtures kept in the repository under test/fixtures/gemini (provenance in
+ * test/fixtures/README.md): the recorded `*.websocket.log` sessions and the SDK message lists.
  *
  * `.websocket.log` format: frames `<dir><N> <payload>` back to back, `>` client→server,
  * `<` server→client, N the payload length in *bytes*. The payload carries its own trailing
@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
-export const FIXTURES = resolve(process.cwd(), "../shared/fixtures");
+export const FIXTURES = resolve(process.cwd(), "test/fixtures");
 export const GEMINI = join(FIXTURES, "gemini");
 
 export interface LogFrame {

@@ -1,5 +1,5 @@
 // The project has no @types/node (the Worker code must not lean on Node), but these unit
-// tests run in Node and read the shared fixtures from disk. Declare just what they use;
+// tests run in Node and read the fixtures in test/fixtures from disk. Declare just what they use;
 // ambient module declarations merge with @types/node should it ever be added.
 declare module "node:fs" {
   export function readFileSync(path: string): Uint8Array;

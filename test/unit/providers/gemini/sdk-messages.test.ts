@@ -1,4 +1,4 @@
-/** The SDK authors' hand-written messages (shared/fixtures/gemini/sdk-messages). */
+/** The SDK authors' hand-written messages (test/fixtures/gemini/sdk-messages). */
 import { describe, expect, it } from "vitest";
 import { createDecoderState, decodeServerFrame } from "../../../../src/providers/gemini/decode.js";
 import { encodeSetup } from "../../../../src/providers/gemini/encode.js";

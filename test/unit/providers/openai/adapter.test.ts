@@ -8,7 +8,7 @@ import { KNOWN_SERVER_TYPES, ServerEvent } from "../../../../src/providers/opena
 import type { ModelEvent } from "../../../../src/vocabulary/model.js";
 import type { DecodeResult } from "../../../../src/vocabulary/provider.js";
 
-const FIXTURE = resolve(process.cwd(), "../shared/fixtures/openai/realtime-event-examples.json");
+const FIXTURE = resolve(process.cwd(), "test/fixtures/openai/realtime-event-examples.json");
 const examples = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<
   string,
   { schema: string; example: string }
@@ -52,7 +52,7 @@ const response = (id: string, status = "completed") => ({
   usage: null,
 });
 
-describe("conformance with the Realtime API reference (shared/fixtures/openai)", () => {
+describe("conformance with the Realtime API reference (test/fixtures/openai)", () => {
   it("every server event type liveline reads parses from the reference's example", () => {
     let checked = 0;
     for (const type of KNOWN_SERVER_TYPES) {
