@@ -2,7 +2,7 @@
 // Try a live session from the terminal: creates a session on a running liveline (default
 // http://localhost:8787, as `npm run dev` serves it), connects over WebSocket, says "hi",
 // answers client tool calls (the UI chips) like an app would, and prints every frame.
-// Then each line you type is a text turn; Ctrl-D ends. Usage: npm run try [-- BASE_URL]
+// Then each line you type is a text turn; Ctrl-D ends. Usage: [API_KEY=…] npm run try [-- BASE_URL]
 import { createInterface } from "node:readline";
 
 const base = (process.argv[2] ?? process.env.LIVELINE_URL ?? "http://localhost:8787").replace(
@@ -19,6 +19,14 @@ const res = await fetch(`${base}/v1/sessions`, {
 });
 if (res.status !== 201) {
   console.error(`POST /v1/sessions answered ${res.status}: ${await res.text()}`);
+  if (res.status === 401)
+    console.error(
+      process.env.API_KEY
+        ? "The server refused API_KEY: give the key it was set up with (wrangler secret put API_KEY, or .dev.vars)."
+        : `This server wants an API key: API_KEY=<its key> npm run try -- ${base}`,
+    );
+  if (res.status === 503)
+    console.error("The server is not configured: GET /health names the setting to fix.");
   process.exit(1);
 }
 const { sessionId, wsUrl } = await res.json();

@@ -66,7 +66,7 @@ export interface SessionResource {
   agent: string;
   provider: ProviderName;
   model: string;
-  /** The model connection: idle (none yet), connecting, live, reconnecting, failed, closed, ended. */
+  /** The model connection: closed (none yet, or closed while idle), connecting, live, reconnecting, failed, ended. */
   connection: string;
   /** Client sockets connected now. */
   clients: number;

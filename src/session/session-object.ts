@@ -30,7 +30,7 @@ interface SocketAttachment {
   heardAt?: number | undefined;
 }
 
-/** Answered by the runtime itself, byte for byte (see the README's protocol extensions). */
+/** Answered by the runtime itself, byte for byte (see PROTOCOL.md, keepalive). */
 const KEEPALIVE = '{"type":"keepalive"}';
 
 /** Close codes used by the shell. */
