@@ -17,11 +17,28 @@ export type AppContext = Context<AppEnv>;
  * jurisdiction. `locationHint` places an object that does not exist yet (creation only).
  */
 export function sessionStub(c: AppContext, sessionId: string, locationHint?: LocationHint) {
-  const jurisdiction = c.var.config.SESSION_JURISDICTION;
-  const namespace =
-    jurisdiction === undefined ? c.env.SESSION : c.env.SESSION.jurisdiction(jurisdiction);
+  const namespace = sessionNamespace(c.env, c.var.config.SESSION_JURISDICTION);
   const id = namespace.idFromName(sessionId);
   return locationHint === undefined ? namespace.get(id) : namespace.get(id, { locationHint });
+}
+
+let warnedNoJurisdiction = false;
+
+function sessionNamespace(env: Env, jurisdiction: DurableObjectJurisdiction | undefined) {
+  if (jurisdiction === undefined) return env.SESSION;
+  try {
+    return env.SESSION.jurisdiction(jurisdiction);
+  } catch (err) {
+    // Local workerd (wrangler dev, tests) has no jurisdictions; Cloudflare always does.
+    if (!(err instanceof Error) || !/not implemented/i.test(err.message)) throw err;
+    if (!warnedNoJurisdiction) {
+      warnedNoJurisdiction = true;
+      console.warn(
+        `liveline: SESSION_JURISDICTION=${jurisdiction} is not implemented by this runtime (local workerd); sessions use the default namespace here`,
+      );
+    }
+    return env.SESSION;
+  }
 }
 
 /** `ws(s)://<host>/v1/sessions/<id>/ws?token=…`, matching the scheme of the request. */

@@ -76,6 +76,19 @@ describe("the packed liveline tarball in an app of its own", () => {
     }
   });
 
+  it("asks the app's agent function at creation: it may refuse the session", async () => {
+    const res = await fetch(`${server.base}/v1/sessions`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ agent: "shop" }),
+    });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({
+      code: "agent_refused",
+      message: expect.stringMatching(/metadata.user is required/),
+    });
+  });
+
   it("runs a turn through the app's own agent and its tool reading the app's KV binding", async () => {
     const put = await fetch(`${server.base}/prices/starter`, {
       method: "PUT",
@@ -92,6 +105,13 @@ describe("the packed liveline tarball in an app of its own", () => {
     client.close();
     expect(ended).toBe(true);
     expect(frames.filter((f) => f.type === "turn_complete")).toHaveLength(1);
+    const described = await fetch(`${server.base}/v1/sessions/${created.sessionId}`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    expect(await described.json()).toMatchObject({
+      agent: "shop",
+      model: "gemini-3.1-flash-live-preview",
+    });
     const events = await history(server, created.sessionId);
     const results = events.filter((e) => e.kind === "tool_result");
     expect(results).toHaveLength(1);

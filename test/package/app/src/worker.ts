@@ -28,10 +28,15 @@ const lookupPrice = defineTool({
   },
 });
 
-const shop = defineAgent<AppEnv>((session) => ({
-  instructions: `You quote plan prices to ${String(session.metadata.user ?? "a customer")}.`,
-  tools: [lookupPrice],
-}));
+const shop = defineAgent<AppEnv>((session) => {
+  if (typeof session.metadata.user !== "string") throw new Error("metadata.user is required");
+  return {
+    instructions: `You quote plan prices to ${session.metadata.user}.`,
+    tools: [lookupPrice],
+    // Served as Gemini 3.1 by the simulator (every call blocks; text as realtimeInput).
+    model: "gemini-3.1-flash-live-preview",
+  };
+});
 
 const liveline = createLiveline({ agents: { shop } });
 

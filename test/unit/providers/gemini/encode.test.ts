@@ -167,6 +167,19 @@ describe("scheduling placement", () => {
 });
 
 describe("encodeSetup", () => {
+  it("a session's voice and language go to speechConfig (SpeechConfig: voice_config, language_code)", () => {
+    const { setup } = encodeSetup({ model: "m", voiceName: "Puck", languageCode: "de-DE" });
+    expect(setup.generationConfig).toMatchObject({
+      speechConfig: {
+        voiceConfig: { prebuiltVoiceConfig: { voiceName: "Puck" } },
+        languageCode: "de-DE",
+      },
+    });
+    expect(valid({ setup })).toBe(true);
+    const none = encodeSetup({ model: "m" }).setup;
+    expect(JSON.stringify(none)).not.toContain("speechConfig");
+  });
+
   const weather = z.object({
     location: z.string().describe("The city and state, e.g. San Francisco, CA"),
     unit: z.enum(["celsius", "fahrenheit"]).optional(),

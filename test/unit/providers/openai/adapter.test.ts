@@ -4,7 +4,11 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
 import { resample16kTo24k } from "../../../../src/providers/openai/audio.js";
-import { KNOWN_SERVER_TYPES, ServerEvent } from "../../../../src/providers/openai/schemas.js";
+import {
+  ClientEvent,
+  KNOWN_SERVER_TYPES,
+  ServerEvent,
+} from "../../../../src/providers/openai/schemas.js";
 import type { ModelEvent } from "../../../../src/vocabulary/model.js";
 import type { DecodeResult } from "../../../../src/vocabulary/provider.js";
 
@@ -86,6 +90,21 @@ describe("conformance with the Realtime API reference (test/fixtures/openai)", (
 });
 
 describe("the OpenAI Realtime adapter", () => {
+  it("a session's voice, language and model reach session.update, in the reference's fields", () => {
+    const a = new OpenAIRealtimeAdapter({
+      model: "gpt-realtime-mini",
+      agent,
+      voice: "marin",
+      language: "de-DE",
+    });
+    const setup = JSON.parse(a.setupFrame({ seeded: false }));
+    expect(setup.session.model).toBe("gpt-realtime-mini");
+    expect(setup.session.audio.output.voice).toBe("marin");
+    // Transcription takes ISO-639-1: the language part of the BCP-47 code.
+    expect(setup.session.audio.input.transcription).toMatchObject({ language: "de" });
+    expect(ClientEvent.safeParse(setup).success).toBe(true);
+  });
+
   it("its session.update taking effect is the connection's setup, once", () => {
     const a = adapter();
     expect(events(server(a, { type: "session.created", session: {} }))).toEqual([]);
