@@ -5,7 +5,7 @@
  */
 import { type Config, configLoader, type SettingDefaults } from "./config.js";
 import type { ProviderName } from "./providers/registry.js";
-import type { Agent } from "./tools/define.js";
+import { type Agent, agentProblems } from "./tools/define.js";
 
 export interface LivelineOptions<Env = unknown> {
   /** The agents a session can be created for, by name (`POST /v1/sessions {"agent": name}`). */
@@ -36,6 +36,14 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
   if (defaultAgent === undefined) throw new Error("createLiveline: `agents` names no agent");
   if (!agents.has(defaultAgent))
     throw new Error(`createLiveline: defaultAgent "${defaultAgent}" is not one of agents`);
+  // A fixed agent is checked now, at the Worker's start; a function of the session at
+  // each session's creation (a 400 agent_refused there).
+  for (const [name, agent] of agents) {
+    if (typeof agent === "function") continue;
+    const problems = agentProblems(agent);
+    if (problems.length > 0)
+      throw new Error(`createLiveline: agent "${name}": ${problems.join("; ")}`);
+  }
   const loader = configLoader({
     ...(options.config === undefined ? {} : { defaults: options.config }),
     ...(options.providers === undefined ? {} : { providers: options.providers }),

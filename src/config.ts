@@ -7,6 +7,7 @@ import {
 } from "./providers/registry.js";
 import {
   ConfigError,
+  checkedString,
   optionalOneOf,
   optionalString,
   positiveInt,
@@ -30,6 +31,16 @@ export const LOCATION_HINTS = [
 ] as const;
 export type LocationHint = (typeof LOCATION_HINTS)[number];
 
+/**
+ * A secret: unset, or a value with no surrounding whitespace (a pasted newline or space would
+ * make every key compare unequal, silently) and at least `min` characters.
+ */
+const secret = (min: number) =>
+  checkedString(`a secret of at least ${min} characters, without surrounding spaces`, (v) => {
+    if (v !== v.trim()) throw new Error("has surrounding whitespace (a paste error?)");
+    if (v.length < min) throw new Error(`is shorter than ${min} characters`);
+  });
+
 const onOff = z
   .preprocess((v) => (v === undefined || v === "" ? "off" : v), z.enum(["on", "off"]))
   .describe('"on" or "off" (default off)');
@@ -41,8 +52,9 @@ const ConfigSchema = z.object({
    * credentials are configured (gemini, then openai), else the simulator.
    */
   PROVIDER: optionalOneOf(PROVIDER_NAMES),
-  API_KEY: optionalString,
-  TOKEN_SECRET: optionalString,
+  API_KEY: secret(8),
+  /** HS256 key of session tokens: short ones can be guessed offline from one token. */
+  TOKEN_SECRET: secret(16),
   ALLOWED_ORIGINS: optionalString
     .transform((v) =>
       v === undefined
@@ -53,7 +65,8 @@ const ConfigSchema = z.object({
             .filter((o) => o !== ""),
     )
     .describe("a comma-separated list of origins, e.g. https://app.example.com"),
-  TOKEN_TTL_SECONDS: positiveInt(900),
+  /** At most 30 days: a token is a bearer credential for its session. */
+  TOKEN_TTL_SECONDS: positiveInt(900, 30 * 24 * 3600),
   IDLE_TIMEOUT_MS: positiveInt(60_000),
   MAX_FRAME_BYTES: positiveInt(262_144),
   MAX_FRAMES_PER_SECOND: positiveInt(100),
@@ -72,7 +85,10 @@ const ConfigSchema = z.object({
 const ProviderVarsSchema = z.object(PROVIDER_VARS);
 
 /** The names of every setting (the Worker's own and every provider's). */
-export type SettingName = keyof typeof ConfigSchema.shape | string;
+const SETTING_NAMES: ReadonlySet<string> = new Set([
+  ...Object.keys(ConfigSchema.shape),
+  ...Object.keys(PROVIDER_VARS),
+]);
 
 /**
  * The Worker's typed configuration (its providers read their own vars through the registry).
@@ -97,6 +113,12 @@ export function configLoader(
   opts: { defaults?: SettingDefaults; providers?: readonly ProviderName[] } = {},
 ) {
   const providers = opts.providers ?? PROVIDER_NAMES;
+  if (providers.length === 0) throw new Error("liveline: `providers` names no provider");
+  const unknown = Object.keys(opts.defaults ?? {}).filter((k) => !SETTING_NAMES.has(k));
+  if (unknown.length > 0)
+    throw new Error(
+      `liveline: unknown setting${unknown.length > 1 ? "s" : ""} in config: ${unknown.join(", ")}`,
+    );
   const defaults = Object.fromEntries(
     Object.entries(opts.defaults ?? {}).map(([k, v]) => [k, String(v)]),
   );
@@ -128,11 +150,19 @@ export function configLoader(
           expected: `one of ${providers.join(", ")}`,
         });
       if (!own.success || problems.length > 0) throw new ConfigError(problems);
-      const config: Config = {
-        ...own.data,
-        PROVIDER: own.data.PROVIDER ?? defaultProvider(env, providers),
-        providers,
-      };
+      const provider = own.data.PROVIDER ?? defaultProvider(env, providers);
+      // A gateway whose default provider cannot serve cannot create the sessions that name
+      // none: that is a setting to fix, said on /health, not a 400 on every session.
+      const unavailable = providerUnavailable(env, provider);
+      if (unavailable !== null)
+        throw new ConfigError([
+          {
+            setting: own.data.PROVIDER === undefined ? "PROVIDER (default)" : "PROVIDER",
+            problem: `${provider} cannot serve: ${unavailable}`,
+            expected: "a provider whose credentials are set",
+          },
+        ]);
+      const config: Config = { ...own.data, PROVIDER: provider, providers };
       parsed.set(raw, config);
       return config;
     },

@@ -21,13 +21,16 @@ export const optionalUrl = optionalString
   .describe("an absolute URL, e.g. wss://host/path");
 
 /** A positive integer with a default for absent or empty. */
-export const positiveInt = (fallback: number) =>
+export const positiveInt = (fallback: number, max = MAX_TIMER_MS) =>
   z
     .preprocess(
       (v) => (v === undefined || (typeof v === "string" && v.trim() === "") ? fallback : v),
-      z.coerce.number().int().positive(),
+      z.coerce.number().int().positive().max(max),
     )
-    .describe(`a positive whole number (default ${fallback})`);
+    .describe(`a positive whole number up to ${max} (default ${fallback})`);
+
+/** The longest delay a timer takes (2^31 - 1 ms); every number setting stays within it. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** One of a few names, with a default for absent or empty. */
 export const oneOf = <const T extends readonly [string, ...string[]]>(
@@ -43,6 +46,22 @@ export const optionalOneOf = <const T extends readonly [string, ...string[]]>(na
   z
     .preprocess((v) => (v === "" ? undefined : v), z.enum(names).optional())
     .describe(`one of ${names.join(", ")}, or unset`);
+
+/**
+ * An optional string that `check` must accept (it throws on a bad value, with a message that
+ * names no value): for settings parsed further than a schema says (JSON, knob lists).
+ */
+export const checkedString = (expected: string, check: (value: string) => void) =>
+  optionalString
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      try {
+        check(value);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: err instanceof Error ? err.message : "invalid" });
+      }
+    })
+    .describe(expected);
 
 /** One setting that cannot be used: its name, what is wrong, what it should look like. */
 export interface SettingProblem {
@@ -79,7 +98,7 @@ export function settingProblems(schema: ZodObject<ZodRawShape>, error: ZodError)
     if (seen.has(setting)) continue;
     seen.set(setting, {
       setting,
-      problem: issue.message,
+      problem: problemText(issue),
       expected: descriptionOf(schema.shape[setting]) ?? "a valid value",
     });
   }
@@ -88,4 +107,24 @@ export function settingProblems(schema: ZodObject<ZodRawShape>, error: ZodError)
 
 function descriptionOf(schema: unknown): string | undefined {
   return schema instanceof z.ZodType ? schema.description : undefined;
+}
+
+/** What is wrong, in words that never carry the value (zod's may: "received Infinity"). */
+function problemText(issue: ZodError["issues"][number]): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return `not ${issue.expected === "number" ? "a number" : `a valid ${issue.expected}`}`;
+    case "too_big":
+      return "too large";
+    case "too_small":
+      return "too small";
+    case "invalid_value":
+      return "not one of the allowed values";
+    case "invalid_format":
+      return `not a valid ${issue.format}`;
+    case "custom":
+      return issue.message;
+    default:
+      return "not valid";
+  }
 }

@@ -184,9 +184,16 @@ export function onUpstreamFailed(ctx: StepContext, message: string, refused = fa
  * (a client's next input tries again, e.g. once the operator fixed the key).
  */
 function refuse(ctx: StepContext, message: string): void {
+  // The error belongs to the turn it ends (said first, with its turnId); then the status says
+  // no connection is held (`idle`: the next input opens one), so no client shows `connecting`.
+  ctx.recordError(
+    "upstream_refused",
+    `${message}; send new input to try again`,
+    ctx.state.turn?.id,
+  );
   closeTurnOnUpstreamLoss(ctx);
   ctx.state.upstream.phase = "failed";
-  ctx.recordError("upstream_refused", `${message}; send new input to try again`);
+  ctx.record({ kind: "status", state: "idle" });
 }
 
 /**

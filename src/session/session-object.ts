@@ -62,6 +62,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private readonly rates = new WeakMap<WebSocket, Record<RateKind, RateWindow>>();
 
   private live: LiveSession | null = null;
+  /** Why the session's agent cannot run (gone, or its function threw), or null. */
+  private agentProblem: string | null = null;
   /** The runtime's socket list, read once per change (every model audio chunk goes to all). */
   private socketList: WebSocket[] | null = null;
   private readonly sockets: ClientSockets = {
@@ -102,12 +104,14 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       return a ? [a.clientId] : [];
     });
     const env = this.app.env(this.env);
+    const agent = agentOf(this.app, meta, env);
+    this.agentProblem = "problem" in agent ? agent.problem : null;
     this.live = new LiveSession(
       this.ctx.storage,
       env,
       this.config,
       meta,
-      agentOf(this.app, meta, env),
+      "problem" in agent ? { instructions: "", tools: [] } : agent.agent,
       this.sockets,
       clients,
     );
@@ -167,6 +171,11 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     }
     if (meta.endedAt !== null) {
       return jsonError(410, "session_ended", "the session has ended");
+    }
+    this.requireSession();
+    if (this.agentProblem !== null) {
+      // Its history stays readable and DELETE works; a conversation needs its agent.
+      return jsonError(503, "agent_unavailable", this.agentProblem);
     }
     // The route checked the upgrade and resumeFrom's form (and strips client-sent copies of
     // these headers); only the session knows its last seq.
@@ -356,23 +365,36 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
 /**
  * The agent a session runs, resolved from the app at every start of its object (an agent may
- * be a function of the session). An agent the app no longer has leaves the session readable
- * (history, timeline) with no tools and no instructions, and says why in the log.
+ * be a function of the session). An agent the app no longer has, or whose function throws,
+ * leaves the session readable (history, timeline, DELETE) and refuses new connections with
+ * the reason; it is said in the log too.
  */
-function agentOf(app: LivelineApp, meta: SessionMeta, env: Env): AgentDefinition {
+function agentOf(
+  app: LivelineApp,
+  meta: SessionMeta,
+  env: Env,
+): { agent: AgentDefinition } | { problem: string } {
   const agent = app.agent(meta.agent);
   if (agent === undefined) {
     console.error(`liveline: session ${meta.sessionId}: its agent "${meta.agent}" is gone`);
-    return { instructions: "", tools: [] };
+    return { problem: `the session's agent "${meta.agent}" is no longer offered by this gateway` };
   }
-  return resolveAgent(agent, {
-    sessionId: meta.sessionId,
-    agent: meta.agent,
-    provider: meta.provider,
-    metadata: meta.metadata,
-    options: meta.options,
-    env,
-  });
+  try {
+    return {
+      agent: resolveAgent(agent, {
+        sessionId: meta.sessionId,
+        agent: meta.agent,
+        provider: meta.provider,
+        metadata: meta.metadata,
+        options: meta.options,
+        env,
+      }),
+    };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(`liveline: session ${meta.sessionId}: agent "${meta.agent}" failed: ${message}`);
+    return { problem: `agent "${meta.agent}" refused this session: ${message}` };
+  }
 }
 
 /**

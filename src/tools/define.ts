@@ -84,12 +84,8 @@ export function defineAgent<Env = unknown>(agent: Agent<Env>): Agent<Env> {
  */
 export function resolveAgent<Env>(agent: Agent<Env>, session: SessionInfo<Env>): AgentDefinition {
   const base = typeof agent === "function" ? agent(session) : agent;
-  const names = new Set<string>();
-  for (const tool of base.tools) {
-    if (names.has(tool.name))
-      throw new Error(`agent "${session.agent}" declares the tool "${tool.name}" twice`);
-    names.add(tool.name);
-  }
+  const problems = agentProblems(base);
+  if (problems.length > 0) throw new Error(problems.join("; "));
   const o = session.options;
   return {
     ...base,
@@ -98,6 +94,27 @@ export function resolveAgent<Env>(agent: Agent<Env>, session: SessionInfo<Env>):
     model: o.model ?? base.model,
     language: o.language ?? base.language,
   };
+}
+
+/** Function names every provider takes (Gemini's rule is the strictest: 64, no spaces). */
+const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+/** What makes an agent definition unusable (empty: nothing), for its author to read. */
+export function agentProblems(agent: AgentDefinition): string[] {
+  if (typeof agent !== "object" || agent === null) return ["an agent must be an object"];
+  if (typeof agent.instructions !== "string") return ["instructions must be a string"];
+  if (!Array.isArray(agent.tools)) return ["tools must be an array of defineTool(...)"];
+  const problems: string[] = [];
+  const names = new Set<string>();
+  for (const tool of agent.tools) {
+    if (!TOOL_NAME.test(String(tool?.name)))
+      problems.push(`tool name "${String(tool?.name)}" must match ${TOOL_NAME}`);
+    else if (names.has(tool.name)) problems.push(`the tool "${tool.name}" is declared twice`);
+    names.add(tool?.name);
+    if (tool?.runOn === "server" && typeof tool.run !== "function")
+      problems.push(`the server tool "${tool.name}" has no run function`);
+  }
+  return problems;
 }
 
 /** The options this agent does not allow, by name (empty: all are allowed). */

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -52,7 +53,7 @@ describe("the packed liveline tarball in an app of its own", () => {
     server = await startServer({
       config: join(scratch, "wrangler.toml"),
       cwd: scratch,
-      vars: { SIMULATOR_KNOBS: "timeScale=0" },
+      vars: { SIMULATOR_KNOBS: "timeScale=0", FAULT_INJECTION: "on" },
     });
   }, 240_000);
 
@@ -89,6 +90,26 @@ describe("the packed liveline tarball in an app of its own", () => {
     });
   });
 
+  it("keeps a session whose agent function throws at a restart readable and deletable; connecting says why", async () => {
+    const created = await createSession(server, {
+      agent: "fragile",
+      metadata: { failAfter: Date.now() + 300 },
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const auth = { Authorization: `Bearer ${API_KEY}` };
+    const at = (path) => `${server.base}/v1/sessions/${created.sessionId}${path}`;
+    expect((await fetch(at("/restart"), { method: "POST", headers: auth })).status).toBe(200);
+    const upgrade = await upgradeAnswer(created.wsUrl.replace(/^ws/, "http"));
+    expect(upgrade.status).toBe(503);
+    expect(JSON.parse(upgrade.body).error).toMatchObject({
+      code: "agent_unavailable",
+      message: expect.stringMatching(/no longer takes the session/),
+    });
+    expect((await fetch(at("/history"), { headers: auth })).status).toBe(200);
+    expect((await fetch(at(""), { headers: auth })).status).toBe(200);
+    expect((await fetch(at(""), { method: "DELETE", headers: auth })).status).toBe(200);
+  });
+
   it("runs a turn through the app's own agent and its tool reading the app's KV binding", async () => {
     const put = await fetch(`${server.base}/prices/starter`, {
       method: "PUT",
@@ -122,6 +143,33 @@ describe("the packed liveline tarball in an app of its own", () => {
     });
   });
 });
+
+/** A WebSocket upgrade request's answer when it is not 101 (fetch refuses Upgrade headers). */
+function upgradeAnswer(url) {
+  return new Promise((ok, fail) => {
+    const req = httpRequest(url, {
+      headers: {
+        Connection: "Upgrade",
+        Upgrade: "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+      },
+    });
+    req.on("upgrade", (_res, socket) => {
+      socket.destroy();
+      ok({ status: 101, body: "" });
+    });
+    req.on("response", (res) => {
+      let body = "";
+      res.on("data", (chunk) => {
+        body += chunk;
+      });
+      res.on("end", () => ok({ status: res.statusCode, body }));
+    });
+    req.on("error", fail);
+    req.end();
+  });
+}
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {

@@ -26,14 +26,15 @@ describe("loadConfig", () => {
   it("parses strings, treats empty as unset and splits ALLOWED_ORIGINS", () => {
     const config = loadConfig({
       PROVIDER: "gemini",
+      GEMINI_API_KEY: "k",
       API_KEY: "",
-      TOKEN_SECRET: "t",
+      TOKEN_SECRET: "a-token-secret-of-20",
       TOKEN_TTL_SECONDS: "60",
       ALLOWED_ORIGINS: " https://A.example/ , https://b.example,,",
     });
     expect(config.PROVIDER).toBe("gemini");
     expect(config.API_KEY).toBeUndefined();
-    expect(config.TOKEN_SECRET).toBe("t");
+    expect(config.TOKEN_SECRET).toBe("a-token-secret-of-20");
     expect(config.TOKEN_TTL_SECONDS).toBe(60);
     expect(config.ALLOWED_ORIGINS).toEqual(["https://a.example", "https://b.example"]);
   });
@@ -46,6 +47,14 @@ describe("loadConfig", () => {
       { GEMINI_LIVE_URL: "not a url" },
       { GEMINI_ENDPOINT: "moon" },
       { OPENAI_REALTIME_URL: "still not a url" },
+      { GEMINI_CAPABILITIES: "{not json" },
+      { GEMINI_CAPABILITIES: '{"silentHonoured":"sometimes"}' },
+      { GEMINI_COMPRESSION_TRIGGER_TOKENS: "12abc" },
+      { SIMULATOR_KNOBS: "timeScale=abcSECRET" },
+      { TOKEN_TTL_SECONDS: "9000000000000" },
+      { MAX_FRAMES_PER_SECOND: "Infinity" },
+      { API_KEY: " padded-key-123 " },
+      { TOKEN_SECRET: "short-secret" },
     ]) {
       const [name, value] = Object.entries(env)[0]!;
       let thrown: unknown;

@@ -68,6 +68,34 @@ describe("a bad setting", () => {
   });
 });
 
+describe("settings checked at the first request, not at a session's creation", () => {
+  it("a provider's setting parsed further than its type (JSON, knob lists, token counts) is a 503 on /health", async () => {
+    const cases: Record<string, string>[] = [
+      { GEMINI_API_KEY: "k", GEMINI_CAPABILITIES: "{not json" },
+      { GEMINI_CAPABILITIES: '{"silentHonoured":"x"}' },
+      { GEMINI_COMPRESSION_TRIGGER_TOKENS: "12abc" },
+      { SIMULATOR_KNOBS: "timeScale=abcSECRET&zzKNOB=1" },
+      { TOKEN_TTL_SECONDS: "9000000000000" },
+      { API_KEY: " padded-key " },
+    ];
+    for (const vars of cases) {
+      const res = await withEnv(vars)("/health");
+      const text = await res.text();
+      expect(res.status, JSON.stringify(vars)).toBe(503);
+      expect(text).toContain(Object.keys(vars).at(-1)!);
+      expect(text).not.toContain("abcSECRET");
+      expect(text).not.toContain("padded-key");
+      expect(text).not.toContain("9000000000000");
+    }
+  });
+
+  it("a default provider that cannot serve (its key missing) is a 503 naming why, not a 400 per session", async () => {
+    const res = await withEnv({ PROVIDER: "gemini" })("/health");
+    expect(res.status).toBe(503);
+    expect(await res.text()).toMatch(/GEMINI_API_KEY/);
+  });
+});
+
 describe("the default provider", () => {
   it("is the first real provider whose key is set, so a deployed gateway with a key is not the simulator", async () => {
     const health = async (vars: Record<string, string>) =>
@@ -133,8 +161,11 @@ describe("a model service that refuses the connection", () => {
     });
     const client = await connect(httpUrl(created.wsUrl));
     expect((await client.next()).type).toBe("ready");
-    // The session opens its model connection as the first client joins: refused at once.
+    // The session opens its model connection as the first client joins: refused at once,
+    // and the status says no connection is held (never left at `connecting`).
     const error = await nextOfType(client, "error");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(client.statuses.at(-1)).toMatchObject({ state: "idle" });
     expect(error).toMatchObject({ code: "upstream_refused" });
     expect(String(error.message)).toMatch(/HTTP 401: API key not valid/);
     // Give a retry loop time to show itself: none may happen.
@@ -146,8 +177,10 @@ describe("a model service that refuses the connection", () => {
 
     // The session goes on: new input tries again, is told again, and its turn ends.
     client.send({ type: "text", text: "hello?" });
-    expect(await nextOfType(client, "interrupted")).toMatchObject({ reason: "upstream_lost" });
-    expect(await nextOfType(client, "error")).toMatchObject({ code: "upstream_refused" });
+    const again = await nextOfType(client, "error");
+    // The error belongs to the turn it ends, and comes before that turn's end.
+    expect(again).toMatchObject({ code: "upstream_refused", turnId: expect.any(String) });
+    expect(await nextOfType(client, "interrupted")).toMatchObject({ turnId: again.turnId });
     rows = await timeline(created.sessionId);
     expect(rows.filter((r) => r.kind === "UPSTREAM_CONNECT")).toHaveLength(2);
     const history = await exports.default.fetch(

@@ -106,3 +106,34 @@ describe("an app's agents", () => {
     expect(bad.status).toBe(503);
   });
 });
+
+describe("createLiveline refuses a broken app at the Worker's start", () => {
+  const tool = (name: string, run = true) =>
+    defineTool({
+      name,
+      description: "d",
+      args: z.object({}),
+      runOn: "server",
+      followUp: "speak",
+      ...(run ? { run: async () => ({}) } : {}),
+    });
+  it("names what is wrong: duplicate tools, a server tool with no run, a bad tool name, an unknown setting, no provider", () => {
+    const agent = (tools: ReturnType<typeof tool>[]) => ({ instructions: "", tools });
+    expect(() => createLiveline({ agents: { a: agent([tool("x"), tool("x")]) } })).toThrow(
+      /agent "a": the tool "x" is declared twice/,
+    );
+    expect(() => createLiveline({ agents: { a: agent([tool("x", false)]) } })).toThrow(
+      /server tool "x" has no run function/,
+    );
+    expect(() => createLiveline({ agents: { a: agent([tool("bad name!")]) } })).toThrow(
+      /tool name "bad name!"/,
+    );
+    expect(() =>
+      createLiveline({ agents: { a: agent([]) }, config: { TOKEN_TTL_SECOND: 60 } }),
+    ).toThrow(/unknown setting in config: TOKEN_TTL_SECOND/);
+    expect(() => createLiveline({ agents: { a: agent([]) }, providers: [] })).toThrow(
+      /names no provider/,
+    );
+    expect(() => createLiveline({ agents: { a: agent([tool("ok_tool")]) } })).not.toThrow();
+  });
+});

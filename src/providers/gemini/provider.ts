@@ -1,6 +1,6 @@
 /** Gemini Live (Developer API or Vertex AI) as a provider. */
 import { z } from "zod";
-import { oneOf, optionalString, optionalUrl } from "../../vars.js";
+import { checkedString, oneOf, optionalString, optionalUrl } from "../../vars.js";
 import type { ModelCapabilities } from "../../vocabulary/model.js";
 import type { AgentSpec, ProviderSession } from "../../vocabulary/provider.js";
 import { callIdPrefix, type Provider } from "../provider.js";
@@ -27,9 +27,12 @@ export const GeminiVars = z.object({
   /** An OAuth access token for Vertex AI (minted outside liveline). */
   VERTEX_ACCESS_TOKEN: optionalString,
   /** JSON object overriding the model's capability record, e.g. {"silentHonoured":false}. */
-  GEMINI_CAPABILITIES: optionalString,
+  GEMINI_CAPABILITIES: checkedString(
+    'a JSON object of booleans, e.g. {"silentHonoured":false}',
+    (v) => capabilityOverrides(v),
+  ),
   /** Context compression: unset = a sliding window at the service's defaults; N; "off". */
-  GEMINI_COMPRESSION_TRIGGER_TOKENS: optionalString,
+  GEMINI_COMPRESSION_TRIGGER_TOKENS: compressionSetting(),
 });
 type GeminiVars = z.output<typeof GeminiVars>;
 
@@ -66,9 +69,18 @@ export function capabilityOverrides(raw: string | undefined): Partial<ModelCapab
     throw new Error("GEMINI_CAPABILITIES must be a JSON object");
   }
   const parsed = CapabilityOverrides.safeParse(json);
-  if (!parsed.success)
-    throw new Error(`GEMINI_CAPABILITIES: ${parsed.error.issues[0]?.message ?? "invalid"}`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(
+      `GEMINI_CAPABILITIES: ${issue?.code === "unrecognized_keys" ? `unknown key ${issue.keys.join(", ")}` : `${issue?.path.join(".") ?? "value"} must be true or false`}`,
+    );
+  }
   return parsed.data;
+}
+
+/** The GEMINI_COMPRESSION_TRIGGER_TOKENS setting, checked with the rest of the settings. */
+export function compressionSetting() {
+  return checkedString('a positive whole number of tokens, or "off"', (v) => geminiCompression(v));
 }
 
 /**

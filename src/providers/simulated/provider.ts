@@ -6,9 +6,9 @@
 import { z } from "zod";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../../simulator/knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "../../simulator/object.js";
-import { optionalString } from "../../vars.js";
+import { checkedString } from "../../vars.js";
 import { capabilitiesFor } from "../gemini/capabilities.js";
-import { geminiCompression, geminiWireSession } from "../gemini/provider.js";
+import { compressionSetting, geminiCompression, geminiWireSession } from "../gemini/provider.js";
 import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../openai/adapter.js";
 import type { Provider } from "../provider.js";
 import { acceptUpgrade } from "../websocket.js";
@@ -16,9 +16,20 @@ import { acceptUpgrade } from "../websocket.js";
 /** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
 const SimulatorVars = z.object({
   /** Default knobs, as a query string (e.g. "timeScale=0"). */
-  SIMULATOR_KNOBS: optionalString,
+  SIMULATOR_KNOBS: checkedString(
+    "a query string of simulator knobs (src/simulator/README.md), e.g. timeScale=0&race=1",
+    (v) => {
+      // Names only: the value of a setting is never shown.
+      const bad = [...new URLSearchParams(v)].filter(
+        ([name, value]) =>
+          simulatorKnobsProblem(new URLSearchParams([[name, value]]).toString(), {}) !== null,
+      );
+      if (bad.length > 0)
+        throw new Error(`unknown or out-of-range knobs: ${bad.map(([n]) => n).join(", ")}`);
+    },
+  ),
   /** As for Gemini: the simulator's Gemini face compresses as the service does. */
-  GEMINI_COMPRESSION_TRIGGER_TOKENS: optionalString,
+  GEMINI_COMPRESSION_TRIGGER_TOKENS: compressionSetting(),
 });
 
 /**

@@ -38,7 +38,14 @@ const shop = defineAgent<AppEnv>((session) => {
   };
 });
 
-const liveline = createLiveline({ agents: { shop } });
+/** An agent that refuses its sessions once `metadata.failAfter` (ms since the epoch) passed. */
+const fragile = defineAgent((session) => {
+  if (Date.now() > Number(session.metadata.failAfter ?? Number.POSITIVE_INFINITY))
+    throw new Error("this agent no longer takes the session");
+  return { instructions: "You are fragile.", tools: [] };
+});
+
+const liveline = createLiveline({ agents: { shop, fragile } });
 
 export default {
   async fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {
