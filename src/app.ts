@@ -41,6 +41,8 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
   for (const [name, agent] of agents) {
     if (typeof agent === "function") continue;
     const problems = agentProblems(agent);
+    for (const target of agent.handoffs ?? [])
+      if (!agents.has(target)) problems.push(`it hands off to "${target}", which is not an agent`);
     if (problems.length > 0)
       throw new Error(`createLiveline: agent "${name}": ${problems.join("; ")}`);
   }

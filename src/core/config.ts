@@ -55,7 +55,14 @@ export const NO_GUARDS: Guards = {
 
 export interface CoreConfig {
   sessionId: string;
+  /** The tool policies of the session's first agent (of the only one, without handoffs). */
   tools: Readonly<Record<string, ToolPolicy>>;
+  /** The agent a session starts with (before any handoff). */
+  agent?: string | undefined;
+  /** Every agent the session may reach by handoff, with its tool policies. */
+  agentTools?: Readonly<Record<string, Readonly<Record<string, ToolPolicy>>>> | undefined;
+  /** Transfer tools (`transfer_to_billing`) by name: the agent each hands the session to. */
+  handoffTools?: Readonly<Record<string, string>> | undefined;
   capabilities: ModelCapabilities;
   guards: Guards;
   /** After a model turn ends with a `speak` result unanswered, how long a follow-up may take to start. */

@@ -43,6 +43,7 @@ export type TraceKind =
   | "UPSTREAM_RECONNECT"
   | "UPSTREAM_CLOSED"
   | "UPSTREAM_REFUSED"
+  | "HANDOFF"
   | "UPSTREAM_IDLE_CLOSE"
   | "UPSTREAM_GAVE_UP"
   | "HELD_AUDIO_DROPPED"
@@ -77,7 +78,8 @@ export type Effect =
   /** `jitterMs`: the shell may fire it up to this much later, at random (the core draws none). */
   | { type: "set_timer"; timer: TimerId; at: number; jitterMs?: number | undefined }
   | { type: "clear_timer"; timer: TimerId }
-  | { type: "open_upstream"; open: UpstreamOpen }
+  /** `agent`: whose setup (instructions, tools, voice) the connection opens with. */
+  | { type: "open_upstream"; open: UpstreamOpen; agent: string }
   | { type: "close_upstream"; reason: string }
   | { type: "close_clients"; code: number; reason: string }
   /** Token counts of one model response, added to its turn's (null: no turn) durable sums. */

@@ -32,6 +32,8 @@ export type CoreInput =
   /** Opening the model socket failed before it was open. */
   /** `refused`: the service said no in a way retrying cannot fix (a bad key, model). */
   | { type: "upstream_failed"; message: string; refused?: boolean | undefined }
+  /** The app (its backend, or a server tool) hands the session to another agent. */
+  | { type: "handoff_requested"; to: string; reason: string }
   /**
    * A model event. `upstream_closed` is reported only for the current connection, never for
    * one the core asked the shell to close.

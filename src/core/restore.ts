@@ -17,6 +17,7 @@ export const RESTORE_KINDS = [
   "tool_result",
   "tool_cancelled",
   "status",
+  "handoff",
 ] as const satisfies readonly HistoryEvent["kind"][];
 
 export function restoreState(
@@ -32,6 +33,21 @@ export function restoreState(
   // A session that ended (or failed for good) stays ended across restarts.
   const lastStatus = events.findLast((e) => e.kind === "status");
   if (lastStatus?.kind === "status" && lastStatus.state === "ended") state.ended = true;
+  // The agent that speaks now: the last handoff's; a transfer answered but not yet in effect
+  // (the object died in between) still takes effect.
+  const handedOff = new Set<string>();
+  for (const e of events) {
+    if (e.kind !== "handoff") continue;
+    state.agent = e.to;
+    if (e.callId !== undefined) handedOff.add(e.callId);
+  }
+  for (const e of events) {
+    if (e.kind !== "tool_result" || e.error !== undefined || handedOff.has(e.callId)) continue;
+    const to = config.handoffTools?.[e.name];
+    if (to === undefined || to === state.agent) continue;
+    const reason = typeof e.result?.reason === "string" ? e.result.reason : "";
+    state.pendingHandoff = { to, reason, callId: e.callId, turnId: e.turnId };
+  }
   for (const e of events) {
     if (e.kind === "tool_call") {
       state.calls[e.callId] = {

@@ -21,6 +21,7 @@ import { onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.j
 import {
   armIdle,
   ensureUpstream,
+  maybeApplyHandoff,
   maybeReconnectForGoAway,
   noteUpstreamHealth,
   onConnectTimer,
@@ -31,6 +32,7 @@ import {
   onSetupComplete,
   onUpstreamClosed,
   onUpstreamFailed,
+  requestHandoff,
 } from "./upstream.js";
 import { armWatchdog, onWatchdogTimer } from "./watchdog.js";
 
@@ -73,6 +75,7 @@ export function step(
   if (ctx.state.heldLine !== null && (ctx.state.turn !== null || !ctx.state.speechDetected))
     releaseLine(ctx);
   maybeReconnectForGoAway(ctx);
+  maybeApplyHandoff(ctx);
   armWatchdog(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };
@@ -172,6 +175,9 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       ctx.sendError(input.clientId, input.code, input.message);
       return;
     case "upstream_opened":
+      return;
+    case "handoff_requested":
+      requestHandoff(ctx, input.to, input.reason);
       return;
     case "upstream_failed":
       onUpstreamFailed(ctx, input.message, input.refused === true);

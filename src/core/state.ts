@@ -23,6 +23,13 @@ export interface CallArchive {
   readonly older: CallArchive | null;
 }
 
+export interface PendingHandoff {
+  to: string;
+  reason: string;
+  callId?: string | undefined;
+  turnId?: string | undefined;
+}
+
 export interface CallState {
   id: string;
   name: string;
@@ -213,6 +220,13 @@ export interface CoreState {
   held: Array<{ command: ModelCommand; owner: string }>;
   turn: TurnState | null;
   generation: GenerationState | null;
+  /** The agent that speaks now (the config's first one until a handoff). */
+  agent: string;
+  /**
+   * A transfer answered and waiting to take effect: once nothing is in flight (the old agent
+   * finished speaking, the turn ended), the agent changes and the connection is replaced.
+   */
+  pendingHandoff: PendingHandoff | null;
   /** The running calls, and the most recently settled ones (a bounded number). */
   calls: Record<string, CallState>;
   /** How older settled calls ended, for a late duplicate: never copied, never written. */
@@ -271,6 +285,8 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     held: [],
     turn: null,
     generation: null,
+    agent: config.agent ?? "agent",
+    pendingHandoff: null,
     calls: {},
     archive: null,
     heldLine: null,

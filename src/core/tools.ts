@@ -1,9 +1,14 @@
 import type { ToolPayload } from "../vocabulary/events.js";
-import { type ToolCallRequest, type ToolResponse, toolResponse } from "../vocabulary/model.js";
+import {
+  type ToolCallRequest,
+  type ToolPolicy,
+  type ToolResponse,
+  toolResponse,
+} from "../vocabulary/model.js";
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, liveOwner, noteContent } from "./generations.js";
-import type { CallState } from "./state.js";
+import type { CallState, CoreState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
 
@@ -42,7 +47,7 @@ function startCall(
   batch: string,
 ): void {
   const s = ctx.state;
-  const policy = s.config.tools[request.name];
+  const policy = policyOf(s, request.name);
   const call: CallState = {
     id: request.id,
     name: request.name,
@@ -139,6 +144,7 @@ export function onToolTimeout(ctx: StepContext, callId: string): void {
 /** The call's one result: recorded, announced, and delivered to the model per policy. */
 function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void {
   call.status = "answered";
+  noteHandoff(ctx, call, outcome);
   ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });
   const response = toolResponse(call.id, call.name, outcome);
   ctx.record({ kind: "tool_result", turnId: call.turnId, ...response, callId: call.id });
@@ -149,6 +155,25 @@ function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void
   });
   deliverResult(ctx, call, response);
   settleTurn(ctx);
+}
+
+/** The policy of a tool of the agent that speaks now. */
+export function policyOf(s: CoreState, name: string): ToolPolicy | undefined {
+  return s.config.agentTools?.[s.agent]?.[name] ?? s.config.tools[name];
+}
+
+/**
+ * A transfer call answered without error asks for a handoff; it takes effect when nothing is
+ * in flight (upstream.ts, maybeApplyHandoff). One at a time: a second transfer while one is
+ * pending gets its result but changes nothing.
+ */
+function noteHandoff(ctx: StepContext, call: CallState, outcome: Outcome): void {
+  const s = ctx.state;
+  const to = s.config.handoffTools?.[call.name];
+  if (to === undefined || outcome.error !== undefined || s.pendingHandoff !== null) return;
+  if (to === s.agent) return;
+  const reason = typeof outcome.result?.reason === "string" ? outcome.result.reason : "";
+  s.pendingHandoff = { to, reason, callId: call.id, turnId: call.turnId };
 }
 
 /**

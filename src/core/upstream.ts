@@ -38,7 +38,7 @@ function openWith(ctx: StepContext, open: UpstreamOpen): void {
     ...up.recentOpens.filter((t) => t > ctx.now - config.reconnectWindowMs),
     ctx.now,
   ];
-  ctx.emit({ type: "open_upstream", open });
+  ctx.emit({ type: "open_upstream", open, agent: ctx.state.agent });
   ctx.emit({ type: "set_timer", timer: "connect", at: ctx.now + config.connectTimeoutMs });
   ctx.trace("UPSTREAM_CONNECT", { mode: open.mode });
 }
@@ -60,6 +60,55 @@ export function onSetupComplete(ctx: StepContext): void {
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
   resumeCarriedTurn(ctx);
   armIdle(ctx);
+}
+
+/**
+ * The app asks for a handoff (not a transfer call): it waits, like one, until nothing is in
+ * flight. An agent the session cannot reach, or the one that speaks now, changes nothing.
+ */
+export function requestHandoff(ctx: StepContext, to: string, reason: string): void {
+  const s = ctx.state;
+  if (s.ended || to === s.agent || s.config.agentTools?.[to] === undefined) {
+    ctx.trace("HANDOFF", { to, ignored: true });
+    return;
+  }
+  s.pendingHandoff = { to, reason };
+}
+
+/**
+ * A pending handoff takes effect once nothing is in flight: the old agent has said what it
+ * owed (its turn ended once), no call runs. The agent changes in the log (a `handoff` frame),
+ * and the connection is replaced: a new setup for the new agent, the conversation seeded from
+ * the log (a resumption handle would keep the old agent's setup). Not connected: the next
+ * connection opens as the new agent.
+ */
+export function maybeApplyHandoff(ctx: StepContext): void {
+  const s = ctx.state;
+  const pending = s.pendingHandoff;
+  if (pending === null || s.ended || s.turn !== null || !upstreamQuiet(ctx)) return;
+  s.pendingHandoff = null;
+  const from = s.agent;
+  s.agent = pending.to;
+  ctx.record({ kind: "handoff", from, ...pending });
+  ctx.trace("HANDOFF", { from, to: pending.to, callId: pending.callId });
+  if (!s.config.guards.dedupeResults && pending.callId !== undefined && pending.turnId) {
+    // The naive relay (a measurement arm) hands off as agent frameworks do: the transfer tool
+    // answered the call, and the coordinator acknowledges the handoff with a second function
+    // result for the same call id (Microsoft agent-framework issue 2711). liveline's one
+    // answer is the transfer tool's; its store would refuse a second.
+    ctx.record({
+      kind: "tool_result",
+      turnId: pending.turnId,
+      callId: pending.callId,
+      name: `transfer_to_${pending.to}`,
+      result: { acknowledged: true, agent: pending.to },
+    });
+  }
+  const up = s.upstream;
+  up.handle = null;
+  up.goingAway = false;
+  if (up.phase === "live" || up.phase === "connecting" || up.phase === "reconnecting")
+    reconnectNow(ctx, "handoff");
 }
 
 export function onResumptionUpdate(

@@ -56,6 +56,14 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
         pushResult(items, toolResponse(e.callId, e.name, outcome));
         break;
       }
+      case "handoff": {
+        // The new agent hears that it took over, and why (its own instructions say who it is).
+        const prev = last();
+        const note = `[transferred from ${e.from} to ${e.to}: ${e.reason}]`;
+        if (prev?.role === "model") prev.text += ` ${note}`;
+        else items.push({ role: "model", text: note });
+        break;
+      }
       case "turn_complete":
       case "interrupted":
       case "status":

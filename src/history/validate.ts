@@ -17,6 +17,7 @@ export function validateHistory(events: readonly HistoryEvent[]): HistoryViolati
   const outcomes = new Set<string>();
   const turnsStarted = new Set<string>();
   const turnsEnded = new Set<string>();
+  const handoffs = new Set<string>();
   let expectedSeq = events[0]?.seq ?? 1;
   const add = (seq: number, rule: string, message: string) =>
     violations.push({ seq, rule, message });
@@ -64,6 +65,14 @@ export function validateHistory(events: readonly HistoryEvent[]): HistoryViolati
         if (turnsEnded.has(event.turnId))
           add(event.seq, "one_turn_end", `turn ${event.turnId} ended twice`);
         turnsEnded.add(event.turnId);
+        break;
+      case "handoff":
+        // A transfer call is answered before its handoff takes effect, once.
+        if (event.callId !== undefined) {
+          if (handoffs.has(event.callId))
+            add(event.seq, "one_handoff_per_call", `call ${event.callId} handed off twice`);
+          handoffs.add(event.callId);
+        }
         break;
       case "model_text":
       case "transcript":

@@ -42,7 +42,8 @@ export interface ClientsPort {
 
 export interface ModelPort {
   /** `rebuild` gives the context to seed a rebuilt connection with, read when it is needed. */
-  open(open: UpstreamOpen, rebuild: () => RebuiltContext): void;
+  /** `agent`: whose setup the connection opens with (it changes at a handoff). */
+  open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void;
   send(command: ModelCommand): void;
   close(reason: string): void;
 }
@@ -258,11 +259,17 @@ export class SessionInterpreter {
       case "open_upstream":
         // Read when the new connection is ready: the log up to, not including, the input
         // that waits in the outbox (it goes out right after, as itself).
-        model.open(effect.open, () => {
-          const since = this.current.outboxSince;
-          const events = log.readAfter(0);
-          return this.ports.rebuild(since === null ? events : events.filter((e) => e.seq < since));
-        });
+        model.open(
+          effect.open,
+          () => {
+            const since = this.current.outboxSince;
+            const events = log.readAfter(0);
+            return this.ports.rebuild(
+              since === null ? events : events.filter((e) => e.seq < since),
+            );
+          },
+          effect.agent,
+        );
         return;
       case "close_upstream":
         model.close(effect.reason);

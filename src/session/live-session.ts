@@ -9,7 +9,10 @@ import { rebuildContextNaive } from "../history/rebuild-naive.js";
 import { providerSession } from "../providers/registry.js";
 import type { AgentDefinition } from "../tools/define.js";
 import { toolPolicies } from "../tools/define.js";
+import { handoffToolName, withHandoffTools } from "../tools/handoff.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
+import type { ToolPolicy } from "../vocabulary/model.js";
+import type { ProviderSession } from "../vocabulary/provider.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
@@ -37,20 +40,25 @@ export class LiveSession {
   private readonly interpreter: SessionInterpreter;
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
-  /** The model this session asks its provider for. */
-  readonly model: string;
+  /** The session's agents by name (its first and every one it may reach by handoff). */
+  private readonly agents: ReadonlyMap<string, AgentDefinition>;
+  /** A provider session per agent, made when that agent first opens a connection. */
+  private readonly providers = new Map<string, ProviderSession>();
+  /** The agent whose setup the model connection was last opened with. */
+  private linkAgent: string;
   private readonly link: UpstreamLink;
   private readonly timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
   private readonly tools = new Map<string, AbortController>();
   private readonly startedAt: number;
   private modelEvents = 0;
+  private readonly naive: boolean;
 
   constructor(
     storage: DurableObjectStorage,
     private readonly env: Env,
     config: Config,
     readonly meta: SessionMeta,
-    private readonly agent: AgentDefinition,
+    agents: ReadonlyMap<string, AgentDefinition>,
     private readonly sockets: ClientSockets,
     connectedClients: string[],
   ) {
@@ -58,24 +66,24 @@ export class LiveSession {
     this.store = new HistoryStore(storage, !naive);
     this.usage = new UsageStore(storage);
     this.startedAt = Date.parse(meta.createdAt);
-    const provider = providerSession(meta.provider, {
-      env,
-      sessionId: meta.sessionId,
-      agent: {
-        systemInstruction: agent.instructions,
-        tools: agent.tools,
-        voice: agent.voice,
-        model: agent.model,
-        language: agent.language,
-      },
-      metadata: meta.metadata,
-      naive,
-    });
-    this.model = provider.model;
+    // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
+    this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
+    this.naive = naive;
+    this.linkAgent = meta.agent;
+    const provider = this.providerFor(meta.agent);
+    const agentTools: Record<string, Record<string, ToolPolicy>> = {};
+    const transfers: Record<string, string> = {};
+    for (const [name, a] of this.agents) {
+      agentTools[name] = toolPolicies(a, config.TOOL_TIMEOUT_MS);
+      for (const target of a.handoffs ?? []) transfers[handoffToolName(target)] = target;
+    }
     const coreConfig = defaultConfig({
       sessionId: meta.sessionId,
       guards: naive ? NO_GUARDS : ALL_GUARDS,
-      tools: toolPolicies(agent, config.TOOL_TIMEOUT_MS),
+      tools: agentTools[meta.agent] ?? {},
+      agent: meta.agent,
+      agentTools,
+      handoffTools: transfers,
       capabilities: provider.capabilities,
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
@@ -130,7 +138,13 @@ export class LiveSession {
         },
       },
       model: {
-        open: (open, rebuild) => this.link.open(open, rebuild),
+        open: (open, rebuild, agent) => {
+          if (agent !== this.linkAgent && this.agents.has(agent)) {
+            this.link.retarget(this.providerFor(agent));
+            this.linkAgent = agent;
+          }
+          this.link.open(open, rebuild);
+        },
         send: (command) => this.link.send(command),
         close: (reason) => this.link.close(reason),
       },
@@ -177,6 +191,44 @@ export class LiveSession {
     else this.interpreter.input(input);
   }
 
+  /**
+   * Hands the session to `to` once nothing is in flight (the app's backend or a server tool
+   * asks); why it cannot, or null.
+   */
+  requestHandoff(to: string, reason: string): string | null {
+    if (!this.agents.has(to))
+      return `this session cannot hand off to "${to}"; its agents: ${[...this.agents.keys()].join(", ")}`;
+    this.input({ type: "handoff_requested", to, reason });
+    return null;
+  }
+
+  /** The model the session's current agent asks its provider for. */
+  get model(): string {
+    return this.providerFor(this.state.agent).model;
+  }
+
+  /** The provider session of an agent of this session (its setup: instructions, tools, voice). */
+  private providerFor(name: string): ProviderSession {
+    const cached = this.providers.get(name);
+    if (cached) return cached;
+    const agent = this.agents.get(name) ?? { instructions: "", tools: [] };
+    const provider = providerSession(this.meta.provider, {
+      env: this.env,
+      sessionId: this.meta.sessionId,
+      agent: {
+        systemInstruction: agent.instructions,
+        tools: agent.tools,
+        voice: agent.voice,
+        model: agent.model,
+        language: agent.language,
+      },
+      metadata: this.meta.metadata,
+      naive: this.naive,
+    });
+    this.providers.set(name, provider);
+    return provider;
+  }
+
   private get state(): CoreState {
     return this.interpreter.state;
   }
@@ -206,7 +258,7 @@ export class LiveSession {
     return {
       sessionId: this.meta.sessionId,
       createdAt: this.meta.createdAt,
-      agent: this.meta.agent,
+      agent: this.state.agent,
       provider: this.meta.provider,
       model: this.model,
       connection: this.state.ended ? "ended" : this.state.upstream.phase,
@@ -241,12 +293,17 @@ export class LiveSession {
   ): Promise<ToolOutcome | null> {
     const controller = new AbortController();
     this.tools.set(callId, controller);
-    const outcome = await runServerTool(this.agent, name, args, {
+    const agent = this.agents.get(this.state.agent) ?? { instructions: "", tools: [] };
+    const outcome = await runServerTool(agent, name, args, {
       signal: controller.signal,
       sessionId: this.meta.sessionId,
       env: this.env,
       metadata: this.meta.metadata,
-      agent: this.meta.agent,
+      agent: this.state.agent,
+      handoff: (to, reason = "") => {
+        const problem = this.requestHandoff(to, reason);
+        if (problem !== null) throw new Error(problem);
+      },
     });
     if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it
     this.tools.delete(callId);

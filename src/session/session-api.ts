@@ -108,6 +108,11 @@ export interface SessionApi {
   /** The JSON of `{"events": [...]}`, joined from the stored log (see HistoryStore). */
   history(): Promise<string>;
   timeline(): Promise<Timeline>;
+  /**
+   * Hands the session to another of its agents once the current turn has ended; why it cannot
+   * (an agent the session cannot reach, an ended session), or null.
+   */
+  handoff(agent: string, reason: string): Promise<string | null>;
   /** Ends the session: closes every socket with 1000; history stays readable. Idempotent. */
   end(): Promise<void>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */

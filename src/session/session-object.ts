@@ -111,7 +111,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       env,
       this.config,
       meta,
-      "problem" in agent ? { instructions: "", tools: [] } : agent.agent,
+      "problem" in agent ? new Map([[meta.agent, { instructions: "", tools: [] }]]) : agent.agents,
       this.sockets,
       clients,
     );
@@ -147,6 +147,12 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       rows: live.timeline(),
       stats: live.stats(this.ctx.storage.sql.databaseSize),
     };
+  }
+
+  async handoff(agent: string, reason: string): Promise<string | null> {
+    const live = this.requireSession();
+    if (this.meta.read()?.endedAt !== null) return "the session has ended";
+    return live.requestHandoff(agent, reason);
   }
 
   async end(): Promise<void> {
@@ -373,28 +379,42 @@ function agentOf(
   app: LivelineApp,
   meta: SessionMeta,
   env: Env,
-): { agent: AgentDefinition } | { problem: string } {
-  const agent = app.agent(meta.agent);
-  if (agent === undefined) {
-    console.error(`liveline: session ${meta.sessionId}: its agent "${meta.agent}" is gone`);
-    return { problem: `the session's agent "${meta.agent}" is no longer offered by this gateway` };
-  }
+): { agents: Map<string, AgentDefinition> } | { problem: string } {
+  const resolve = (name: string): AgentDefinition => {
+    const agent = app.agent(name);
+    if (agent === undefined) throw new Error(`the agent "${name}" is no longer offered`);
+    // The creator's options belong to the agent the session was created for.
+    const options = name === meta.agent ? meta.options : {};
+    return resolveAgent(agent, { ...meta, agent: name, options, env });
+  };
+  let first: AgentDefinition;
   try {
-    return {
-      agent: resolveAgent(agent, {
-        sessionId: meta.sessionId,
-        agent: meta.agent,
-        provider: meta.provider,
-        metadata: meta.metadata,
-        options: meta.options,
-        env,
-      }),
-    };
+    first = resolve(meta.agent);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    console.error(`liveline: session ${meta.sessionId}: agent "${meta.agent}" failed: ${message}`);
-    return { problem: `agent "${meta.agent}" refused this session: ${message}` };
+    console.error(`liveline: session ${meta.sessionId}: agent "${meta.agent}": ${message}`);
+    return { problem: `agent "${meta.agent}" cannot take this session: ${message}` };
   }
+  // Every agent reachable by handoff, resolved for this session; one that cannot be (gone,
+  // or its function refuses) is left out, and the transfers to it with it.
+  const agents = new Map([[meta.agent, first]]);
+  const queue = [...(first.handoffs ?? [])];
+  while (queue.length > 0) {
+    const name = queue.shift()!;
+    if (agents.has(name)) continue;
+    try {
+      const agent = resolve(name);
+      agents.set(name, agent);
+      queue.push(...(agent.handoffs ?? []));
+    } catch (err) {
+      console.error(
+        `liveline: session ${meta.sessionId}: handoff target "${name}": ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+  for (const [name, agent] of agents)
+    agents.set(name, { ...agent, handoffs: (agent.handoffs ?? []).filter((t) => agents.has(t)) });
+  return { agents };
 }
 
 /**

@@ -32,9 +32,14 @@ export class UpstreamLink {
   private attempt = 0;
 
   constructor(
-    private readonly target: UpstreamTarget,
+    private target: UpstreamTarget,
     private readonly callbacks: UpstreamCallbacks,
   ) {}
+
+  /** The next connection opens with this target (a handoff's new agent); the current one stays. */
+  retarget(target: UpstreamTarget): void {
+    this.target = target;
+  }
 
   open(open: UpstreamOpen, rebuild: () => RebuiltContext): void {
     this.close("replaced");

@@ -13,6 +13,11 @@ export interface ToolContext<Env = unknown> {
   metadata: Record<string, unknown>;
   /** The agent the call was made to. */
   agent: string;
+  /**
+   * Hands the session to another agent of this session (one its agents list in `handoffs`),
+   * once the current turn has ended. Throws for an agent the session cannot reach.
+   */
+  handoff(agent: string, reason?: string): void;
 }
 
 /**
@@ -48,6 +53,11 @@ export interface AgentDefinition {
   language?: string | undefined;
   /** Which `SESSION_OPTIONS` `POST /v1/sessions` may set for this agent (none by default). */
   allow?: readonly SessionOptionName[] | undefined;
+  /**
+   * The agents (by name) this one may hand the conversation to: the model gets a
+   * `transfer_to_<name>` tool for each, answered by liveline.
+   */
+  handoffs?: readonly string[] | undefined;
 }
 
 /** Who a session is for, as an agent function sees it (at creation and at every start). */
@@ -113,6 +123,12 @@ export function agentProblems(agent: AgentDefinition): string[] {
     names.add(tool?.name);
     if (tool?.runOn === "server" && typeof tool.run !== "function")
       problems.push(`the server tool "${tool.name}" has no run function`);
+  }
+  for (const target of agent.handoffs ?? []) {
+    if (!TOOL_NAME.test(`transfer_to_${target}`))
+      problems.push(`handoff target "${target}" is not a name a tool can carry`);
+    if (names.has(`transfer_to_${target}`))
+      problems.push(`the tool "transfer_to_${target}" is liveline's transfer tool`);
   }
   return problems;
 }

@@ -33,6 +33,18 @@ export type HistoryEventBody =
   | { kind: "turn_complete"; turnId: string }
   | { kind: "interrupted"; turnId: string; reason: InterruptReason }
   | { kind: "status"; state: UpstreamStatus }
+  /**
+   * The session's agent changed: from here on `to` speaks, with its instructions and tools.
+   * `callId`: the transfer call that asked for it (none when the app's backend did).
+   */
+  | {
+      kind: "handoff";
+      turnId?: string | undefined;
+      from: string;
+      to: string;
+      reason: string;
+      callId?: string | undefined;
+    }
   | {
       kind: "error";
       code: string;

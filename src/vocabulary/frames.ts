@@ -41,6 +41,14 @@ export type DurableFrame =
   | { type: "turn_complete"; seq: number; turnId: string }
   | { type: "interrupted"; seq: number; turnId: string; reason: InterruptReason }
   | { type: "status"; seq: number; state: UpstreamStatus }
+  | {
+      type: "handoff";
+      seq: number;
+      turnId?: string;
+      from: string;
+      to: string;
+      reason: string;
+    }
   /** `turnId` (an extension): the turn a durable error belongs to, when it belongs to one. */
   | {
       type: "error";
@@ -112,6 +120,17 @@ export function frameOf(event: HistoryEvent): DurableFrame {
       return { type: "interrupted", seq, turnId: event.turnId, reason: event.reason };
     case "status":
       return { type: "status", seq, state: event.state };
+    case "handoff": {
+      const frame: DurableFrame = {
+        type: "handoff",
+        seq,
+        from: event.from,
+        to: event.to,
+        reason: event.reason,
+      };
+      if (event.turnId !== undefined) frame.turnId = event.turnId;
+      return frame;
+    }
     case "error": {
       const frame: DurableFrame = {
         type: "error",

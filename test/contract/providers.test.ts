@@ -3,8 +3,9 @@
  * client-visible outcome, run against the simulator's face for each provider's wire. A
  * provider skips a scenario only with a written reason.
  */
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { connect, type Frame, httpUrl } from "../workers/helpers.js";
+import { BASE, connect, type Frame, httpUrl, withKey } from "../workers/helpers.js";
 import {
   duplicated,
   framesUntilTurnEnds,
@@ -34,6 +35,13 @@ const PROVIDERS: ProviderUnderContract[] = [
     },
   },
 ];
+
+async function historyOf(sessionId: string): Promise<Record<string, unknown>[]> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
+    headers: withKey(),
+  });
+  return ((await res.json()) as { events: Record<string, unknown>[] }).events;
+}
 
 for (const provider of PROVIDERS) {
   const scenario = (name: string, fn: () => Promise<void>, timeout = 30_000) => {
@@ -275,5 +283,106 @@ for (const provider of PROVIDERS) {
         again.close();
       },
     );
+
+    scenario(
+      "a handoff: one call and one result, the specialist's tools next, its answer once, replayed once",
+      async () => {
+        const created = await session();
+        const { client } = created;
+        await playTurn(client, "hi");
+        // The greeter is offered transfer_to_billing; the simulator calls it when billing is named.
+        const handing = await playTurn(client, "I have a question about billing", {
+          settleMs: 400,
+        });
+        const transfer = handing.filter((f) => f.type === "tool_call");
+        expect(transfer.map((f) => f.name)).toEqual(["transfer_to_billing"]);
+        expect(turnEndsOf(handing)).toHaveLength(1);
+        const handoff = handing.filter((f) => f.type === "handoff");
+        expect(handoff).toEqual([
+          expect.objectContaining({ from: "greeter", to: "billing", turnId: transfer[0]!.turnId }),
+        ]);
+        // The specialist answers the caller's next question with its own tool, once.
+        const answer = await playTurn(client, "what is on my invoice?", { settleMs: 200 });
+        expect(answer.filter((f) => f.type === "tool_call").map((f) => f.name)).toEqual([
+          "lookup_invoice",
+        ]);
+        expect(textsOf(answer).join("")).toMatch(/lookup_invoice found/);
+        expect(duplicated(answer)).toBe(false);
+        expect(turnEndsOf(answer)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+        client.close();
+
+        const events = await historyOf(created.sessionId);
+        const calls = events.filter(
+          (e) => e.kind === "tool_call" && e.name === "transfer_to_billing",
+        );
+        const results = events.filter(
+          (e) => e.kind === "tool_result" && e.name === "transfer_to_billing",
+        );
+        expect(calls).toHaveLength(1);
+        expect(results).toHaveLength(1);
+        expect(events.filter((e) => e.kind === "handoff")).toHaveLength(1);
+
+        const replay = await connect(`${httpUrl(created.wsUrl)}&resumeFrom=0`);
+        const replayed: Frame[] = [];
+        for (;;) {
+          const f = await replay.next(1000).catch(() => null);
+          if (f === null) break;
+          replayed.push(f);
+        }
+        expect(replayed.filter((f) => f.type === "handoff")).toHaveLength(1);
+        replay.close();
+      },
+    );
+
+    scenario(
+      "control: the naive relay appends a second result for the handoff call (agent-framework issue 2711)",
+      async () => {
+        const created = await session({}, { naive: true });
+        await playTurn(created.client, "hi");
+        await playTurn(created.client, "I have a question about billing", { settleMs: 400 });
+        created.client.close();
+        const events = await historyOf(created.sessionId);
+        const results = events.filter(
+          (e) => e.kind === "tool_result" && e.name === "transfer_to_billing",
+        );
+        expect(new Set(results.map((e) => e.callId)).size).toBe(1);
+        expect(results).toHaveLength(2);
+      },
+    );
+
+    scenario("a handoff from the app's backend: the next turn is the new agent's", async () => {
+      const created = await session();
+      const { client } = created;
+      await playTurn(client, "hi");
+      const post = (body: unknown) =>
+        exports.default.fetch(`${BASE}/v1/sessions/${created.sessionId}/handoff`, {
+          method: "POST",
+          headers: { ...withKey(), "Content-Type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      expect((await post({ agent: "nobody" })).status).toBe(400);
+      expect((await post({ agent: "billing", reason: "asked by the app" })).status).toBe(202);
+      expect(await client.next(3000)).toMatchObject({
+        type: "handoff",
+        from: "greeter",
+        to: "billing",
+        reason: "asked by the app",
+      });
+      // The agent is in the log: an object that restarts goes on as billing.
+      client.close();
+      const restart = await exports.default.fetch(
+        `${BASE}/v1/sessions/${created.sessionId}/restart`,
+        { method: "POST", headers: withKey() },
+      );
+      expect(restart.status).toBe(200);
+      const again = await connect(httpUrl(created.wsUrl));
+      expect((await again.next()).type).toBe("ready");
+      const answer = await playTurn(again, "what is on my invoice?", { settleMs: 200 });
+      expect(answer.filter((f) => f.type === "tool_call").map((f) => f.name)).toEqual([
+        "lookup_invoice",
+      ]);
+      expect(turnEndsOf(answer)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+      again.close();
+    });
   });
 }

@@ -23,6 +23,8 @@ function bestTopic(question: string): string | undefined {
 export const greeter = defineAgent({
   // A session's creator may give its own instructions, voice or language (POST /v1/sessions).
   allow: ["instructions", "voice", "language"],
+  // The model gets a transfer_to_billing tool; liveline answers it and hands the caller over.
+  handoffs: ["billing"],
   instructions:
     "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference.",
   tools: [
@@ -62,6 +64,24 @@ export const greeter = defineAgent({
       followUp: "silent",
       timeoutMs: 5_000,
       run: async ({ key, value }) => ({ saved: true, key, value }),
+    }),
+  ],
+});
+
+/** The billing specialist the greeter hands callers to (and who can hand them back). */
+export const billing = defineAgent({
+  instructions:
+    "You are the billing specialist. Answer questions about invoices with lookup_invoice; hand the user back to the greeter for anything else.",
+  handoffs: ["greeter"],
+  tools: [
+    defineTool({
+      name: "lookup_invoice",
+      description: "Read the user's latest invoice: amount, due date and status.",
+      args: z.object({ question: z.string().default("") }),
+      runOn: "server",
+      followUp: "speak",
+      timeoutMs: 5_000,
+      run: async () => ({ amount: "12.00 EUR", due: "2026-12-01", status: "open" }),
     }),
   ],
 });

@@ -1,11 +1,12 @@
 /**
- * The greeter app: liveline in a Worker of its own, with one agent. This is all an app
+ * The greeter app: liveline in a Worker of its own, with two agents. This is all an app
  * needs; the repository's wrangler.toml serves it for `npm run dev`.
  */
 import { createLiveline } from "liveline";
-import { greeter } from "./agent.js";
+import { billing, greeter } from "./agent.js";
 
-const liveline = createLiveline({ agents: { greeter } });
+// The first agent is the default; the greeter may hand callers to billing and back.
+const liveline = createLiveline({ agents: { greeter, billing } });
 
 export default { fetch: liveline.fetch };
 export const { SessionObject, GeminiSimulatorObject } = liveline;

@@ -54,6 +54,13 @@ const CreateSessionBody = z
   // A misspelt field is refused by name, never ignored.
   .strict();
 
+const HandoffBody = z
+  .object({
+    agent: z.string().min(1),
+    reason: z.string().max(1000).default(""),
+  })
+  .strict();
+
 const ReadQuery = z.object({ token: z.string().min(1).optional() });
 
 /** The session's stub, after making sure the session was created (404 otherwise). */
@@ -188,6 +195,17 @@ export const sessionRoutes = new Hono<AppEnv>()
     return c.json(await stub.describe());
   })
   .all("/:id", methodNotAllowed("GET", "DELETE"))
+  .post("/:id/handoff", async (c) => {
+    // The app's backend hands the session to another of its agents (after the current turn).
+    await requireApiKey(c.var.auth, c.req.header("Authorization"));
+    const sessionId = sessionIdParam(c);
+    const body = await parseJsonBody(c, HandoffBody);
+    const stub = await existingSession(c, sessionId);
+    const problem = await stub.handoff(body.agent, body.reason);
+    if (problem !== null) throw new HttpError(400, "handoff_refused", problem);
+    return c.json({ sessionId, agent: body.agent, pending: true }, 202);
+  })
+  .all("/:id/handoff", methodNotAllowed("POST"))
   .get("/:id/history", async (c) => {
     const sessionId = sessionIdParam(c);
     const { token } = parseQuery(c, ReadQuery);
