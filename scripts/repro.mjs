@@ -404,6 +404,41 @@ const SCENARIOS = [
       }
     },
   },
+  {
+    id: "handoff_two_results",
+    label: "handoff: two results for one call",
+    field: "agent-framework issue 2711 (same call_id answered twice)",
+    unit: "handoffs",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The caller asks for billing: the greeter's model calls transfer_to_billing.
+      const { client, sessionId } = await open(server, arm, { seed }, provider);
+      try {
+        await playTurn(client, "hi", { settleMs: 20 });
+        await playTurn(client, "I have a question about billing", { settleMs: 300 });
+        const events = await history(server, sessionId);
+        const calls = events.filter(
+          (e) => e.kind === "tool_call" && e.name === "transfer_to_billing",
+        );
+        const results = events.filter(
+          (e) => e.kind === "tool_result" && e.name === "transfer_to_billing",
+        );
+        let failed = calls.filter(
+          (c) => results.filter((r) => r.callId === c.callId).length > 1,
+        ).length;
+        // liveline must also have handed over (a transfer that never takes effect fails).
+        const handedOff = events.some((e) => e.kind === "handoff" && e.to === "billing");
+        if (arm === "liveline" && !handedOff) failed = Math.max(failed, 1);
+        return {
+          units: Math.max(1, calls.length),
+          failed,
+          note: calls.length === 0 ? "no transfer call" : undefined,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
 ];
 
 async function main() {

@@ -1,14 +1,14 @@
 import { env } from "cloudflare:workers";
 import { verify } from "hono/jwt";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { greeter } from "../../examples/greeter/src/agent.js";
+import { billing, greeter } from "../../examples/greeter/src/agent.js";
 import { livelineApp } from "../../src/app.js";
 import { createApp } from "../../src/http/app.js";
 import { resetDevModeWarning } from "../../src/http/auth.js";
 import { type Created, connect, errorOf, httpUrl, TOKEN_SECRET } from "./helpers.js";
 
 // The app run directly with an env whose secrets are missing: local development.
-const app = createApp(livelineApp({ agents: { greeter } }));
+const app = createApp(livelineApp({ agents: { greeter, billing } }));
 const devEnv = { ...env, API_KEY: undefined, TOKEN_SECRET: undefined };
 const devFetch = async (input: string, init?: RequestInit) =>
   app.fetch(new Request(input, init), devEnv);
