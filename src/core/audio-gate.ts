@@ -32,6 +32,8 @@ function afterStepIsNoOp(s: CoreState): boolean {
     // No goAway move waiting for a quiet moment, no held line waiting for its release.
     !up.goingAway &&
     s.heldLine === null &&
+    // A handoff waiting: the next input may have to go to the new agent's connection.
+    s.pendingHandoff === null &&
     // The watchdog would not be armed by this step.
     (s.watchdogArmed ||
       s.turn === null ||

@@ -21,6 +21,7 @@ import { onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.j
 import {
   armIdle,
   ensureUpstream,
+  handoffBeforeInput,
   maybeApplyHandoff,
   maybeReconnectForGoAway,
   noteUpstreamHealth,
@@ -70,6 +71,7 @@ export function step(
 ): StepResult {
   const ctx = new StepContext(copyState(state), now, cancelRunningCalls);
   if (passed !== null) notePassedAudio(ctx.state, passed);
+  if (input.type === "client_audio") handoffBeforeInput(ctx);
   dispatch(ctx, input);
   // A held line goes once the speech it waited for has its turn (or is no longer pending).
   if (ctx.state.heldLine !== null && (ctx.state.turn !== null || !ctx.state.speechDetected))
@@ -330,6 +332,8 @@ function takeLine(ctx: StepContext, text: string): void {
     withdrawQueuedText(ctx, s.turn);
     endTurn(ctx, { interrupted: "barge_in" });
   }
+  // A transfer answered in the turn just cut short: the new agent takes this line.
+  handoffBeforeInput(ctx);
   const turn = openTurn(ctx, "text", text);
   ensureUpstream(ctx, true);
   sendInput(ctx, { type: "user_text", text }, turn.id);

@@ -1,5 +1,6 @@
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
+import type { PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
 
 /**
@@ -68,11 +69,26 @@ export function onSetupComplete(ctx: StepContext): void {
  */
 export function requestHandoff(ctx: StepContext, to: string, reason: string): void {
   const s = ctx.state;
-  if (s.ended || to === s.agent || s.config.agentTools?.[to] === undefined) {
+  if (s.ended || s.config.agentTools?.[to] === undefined) {
     ctx.trace("HANDOFF", { to, ignored: true });
     return;
   }
-  s.pendingHandoff = { to, reason };
+  // Back to the agent that speaks now: a pending handoff is called off.
+  s.pendingHandoff = to === s.agent ? null : { to, reason };
+  if (to === s.agent) ctx.trace("HANDOFF", { to, revoked: true });
+}
+
+/**
+ * New user input while a handoff waits for a turn that has already ended (the transfer turn
+ * was cut short by that very input): the new agent answers it, so the handoff goes first and
+ * the input waits for the new connection (the outbox). Called before the input is taken.
+ */
+export function handoffBeforeInput(ctx: StepContext): void {
+  const s = ctx.state;
+  const pending = s.pendingHandoff;
+  if (pending === null || (s.turn !== null && s.turn.id === pending.turnId)) return;
+  if (s.turn !== null && pending.turnId === undefined) return; // a backend's: after this turn
+  applyHandoff(ctx, pending);
 }
 
 /**
@@ -85,8 +101,21 @@ export function requestHandoff(ctx: StepContext, to: string, reason: string): vo
 export function maybeApplyHandoff(ctx: StepContext): void {
   const s = ctx.state;
   const pending = s.pendingHandoff;
-  if (pending === null || s.ended || s.turn !== null || !upstreamQuiet(ctx)) return;
+  if (pending === null || s.ended || s.turn !== null) return;
+  // Nothing the old agent still says (calls still running are cancelled: the new connection's
+  // seeded context closes them so, and a late result is refused, never split from its call).
+  if (s.generation !== null || s.expected.length > 0 || s.followUpWindow !== null) return;
+  if (s.speechDetected) return;
+  applyHandoff(ctx, pending);
+}
+
+function applyHandoff(ctx: StepContext, pending: PendingHandoff): void {
+  const s = ctx.state;
   s.pendingHandoff = null;
+  // What is left of the old connection's work goes with it (nothing of a turn: none is open).
+  if (s.generation !== null || s.expected.length > 0 || s.followUpWindow !== null)
+    closeTurnOnUpstreamLoss(ctx);
+  ctx.cancelRunningCalls(null, "handoff");
   const from = s.agent;
   s.agent = pending.to;
   ctx.record({ kind: "handoff", from, ...pending });

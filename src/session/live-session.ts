@@ -17,7 +17,7 @@ import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
 import { recoverSession } from "./recover.js";
-import type { SessionResource, SessionStats } from "./session-api.js";
+import type { HandoffAnswer, SessionResource, SessionStats } from "./session-api.js";
 import {
   type ClientSockets,
   closeQuietly,
@@ -195,11 +195,17 @@ export class LiveSession {
    * Hands the session to `to` once nothing is in flight (the app's backend or a server tool
    * asks); why it cannot, or null.
    */
-  requestHandoff(to: string, reason: string): string | null {
+  requestHandoff(to: string, reason: string): HandoffAnswer {
     if (!this.agents.has(to))
-      return `this session cannot hand off to "${to}"; its agents: ${[...this.agents.keys()].join(", ")}`;
+      return {
+        problem: `this session cannot hand off to "${to}"; its agents: ${[...this.agents.keys()].join(", ")}`,
+      };
+    if (to === this.state.agent && this.state.pendingHandoff === null)
+      return { problem: `"${to}" is already the session's agent` };
+    // To the agent that speaks now, with a handoff pending: that handoff is called off.
+    const revoked = to === this.state.agent;
     this.input({ type: "handoff_requested", to, reason });
-    return null;
+    return { pending: !revoked };
   }
 
   /** The model the session's current agent asks its provider for. */
@@ -301,8 +307,8 @@ export class LiveSession {
       metadata: this.meta.metadata,
       agent: this.state.agent,
       handoff: (to, reason = "") => {
-        const problem = this.requestHandoff(to, reason);
-        if (problem !== null) throw new Error(problem);
+        const answer = this.requestHandoff(to, reason);
+        if ("problem" in answer) throw new Error(answer.problem);
       },
     });
     if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it

@@ -1,6 +1,9 @@
 import type { ProviderName } from "../providers/registry.js";
 import type { SessionOptions } from "../tools/define.js";
 
+/** A handoff request's answer: pending (or, back to the current agent, a pending one revoked). */
+export type HandoffAnswer = { pending: boolean } | { problem: string };
+
 /** What `init` records about a new session. */
 export interface SessionInit {
   sessionId: string;
@@ -112,7 +115,7 @@ export interface SessionApi {
    * Hands the session to another of its agents once the current turn has ended; why it cannot
    * (an agent the session cannot reach, an ended session), or null.
    */
-  handoff(agent: string, reason: string): Promise<string | null>;
+  handoff(agent: string, reason: string): Promise<HandoffAnswer>;
   /** Ends the session: closes every socket with 1000; history stays readable. Idempotent. */
   end(): Promise<void>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */

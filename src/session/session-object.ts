@@ -7,6 +7,7 @@ import { type ClientFrame, parseClientFrame, toCoreInput } from "./client-frames
 import { LiveSession } from "./live-session.js";
 import { MetaStore, type SessionMeta } from "./meta.js";
 import {
+  type HandoffAnswer,
   REPLAY_HEADER,
   RESUME_FROM_HEADER,
   SESSION_HEADER,
@@ -149,9 +150,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     };
   }
 
-  async handoff(agent: string, reason: string): Promise<string | null> {
+  async handoff(agent: string, reason: string): Promise<HandoffAnswer> {
     const live = this.requireSession();
-    if (this.meta.read()?.endedAt !== null) return "the session has ended";
+    if (this.meta.read()?.endedAt !== null) return { problem: "the session has ended" };
     return live.requestHandoff(agent, reason);
   }
 

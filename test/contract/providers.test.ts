@@ -387,5 +387,60 @@ for (const provider of PROVIDERS) {
       expect(turnEndsOf(answer)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
       again.close();
     });
+
+    scenario(
+      "a line typed right after the transfer call is the new agent's to answer",
+      async () => {
+        const created = await session({ timeScale: 0.1 });
+        const { client } = created;
+        await playTurn(client, "hi");
+        client.send({ type: "text", text: "I have a question about billing" });
+        const frames: Frame[] = [];
+        let typed = false;
+        let userTurn: unknown = null;
+        for (;;) {
+          const f = await client.next(8000);
+          frames.push(f);
+          if (!typed && f.type === "tool_result" && f.name === "transfer_to_billing") {
+            typed = true;
+            client.send({ type: "text", text: "what is on my invoice?" });
+          }
+          if (f.type === "user" && f.text === "what is on my invoice?") userTurn = f.turnId;
+          if (userTurn !== null && f.type === "turn_complete" && f.turnId === userTurn) break;
+        }
+        client.close();
+        const handoff = frames.findIndex((f) => f.type === "handoff");
+        expect(handoff).toBeGreaterThan(-1);
+        const own = frames.filter((f) => f.turnId === userTurn);
+        expect(own.filter((f) => f.type === "tool_call").map((f) => f.name)).toEqual([
+          "lookup_invoice",
+        ]);
+        // Every word of the answer comes after the handoff.
+        const firstText = frames.findIndex((f) => f.type === "text" && f.turnId === userTurn);
+        expect(firstText).toBeGreaterThan(handoff);
+      },
+    );
+
+    scenario(
+      "a handoff does not wait for an unanswered client call: it is cancelled with the old agent",
+      async () => {
+        const created = await session();
+        const { client } = created;
+        // The greeting's chips call is left unanswered.
+        await playTurn(client, "hi", { answer: () => null });
+        const frames = await playTurn(client, "I have a question about billing", {
+          settleMs: 400,
+        });
+        expect(frames.filter((f) => f.type === "handoff")).toHaveLength(1);
+        expect(frames).toContainEqual(
+          expect.objectContaining({
+            type: "tool_cancelled",
+            name: "suggest_topics",
+            reason: "handoff",
+          }),
+        );
+        client.close();
+      },
+    );
   });
 }

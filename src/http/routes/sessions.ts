@@ -201,9 +201,10 @@ export const sessionRoutes = new Hono<AppEnv>()
     const sessionId = sessionIdParam(c);
     const body = await parseJsonBody(c, HandoffBody);
     const stub = await existingSession(c, sessionId);
-    const problem = await stub.handoff(body.agent, body.reason);
-    if (problem !== null) throw new HttpError(400, "handoff_refused", problem);
-    return c.json({ sessionId, agent: body.agent, pending: true }, 202);
+    const answer = await stub.handoff(body.agent, body.reason);
+    if ("problem" in answer) throw new HttpError(400, "handoff_refused", answer.problem);
+    // pending: false — back to the agent that speaks now: the pending handoff was called off.
+    return c.json({ sessionId, agent: body.agent, pending: answer.pending }, 202);
   })
   .all("/:id/handoff", methodNotAllowed("POST"))
   .get("/:id/history", async (c) => {
