@@ -16,6 +16,7 @@ import type { ProviderSession } from "../vocabulary/provider.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
+import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";
 import type { HandoffAnswer, SessionResource, SessionStats } from "./session-api.js";
 import {
@@ -52,6 +53,7 @@ export class LiveSession {
   private readonly startedAt: number;
   private modelEvents = 0;
   private readonly naive: boolean;
+  private readonly pendingHandoffs: PendingHandoffStore;
 
   constructor(
     storage: DurableObjectStorage,
@@ -65,6 +67,7 @@ export class LiveSession {
     const naive = naiveRelay(meta);
     this.store = new HistoryStore(storage, !naive);
     this.usage = new UsageStore(storage);
+    this.pendingHandoffs = new PendingHandoffStore(storage);
     this.startedAt = Date.parse(meta.createdAt);
     // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
     this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
@@ -108,7 +111,11 @@ export class LiveSession {
     for (const e of recovered.closing) this.broadcast(frameOf(e));
     this.interpreter = new SessionInterpreter(recovered.state, {
       log: {
-        append: (events, frames) => this.store.append(events, frames),
+        append: (events, frames) => {
+          this.store.append(events, frames);
+          // A backend's pending handoff is kept until the handoff is in the log.
+          if (events.some((e) => e.kind === "handoff")) this.pendingHandoffs.clear();
+        },
         readAfter: (seq) => this.store.readAfter(seq),
         framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
@@ -181,6 +188,11 @@ export class LiveSession {
       },
       reportError: (message) => console.error(`liveline: ${message}`),
     });
+    // A backend's handoff asked for before the object restarted, and not yet in the log.
+    const pending = this.pendingHandoffs.read();
+    if (pending !== null && this.agents.has(pending.agent) && pending.agent !== this.state.agent)
+      this.input({ type: "handoff_requested", to: pending.agent, reason: pending.reason });
+    else if (pending !== null) this.pendingHandoffs.clear();
   }
 
   /** The one entry of every input: the interpreter steps the core and carries out its effects. */
@@ -204,6 +216,8 @@ export class LiveSession {
       return { problem: `"${to}" is already the session's agent` };
     // To the agent that speaks now, with a handoff pending: that handoff is called off.
     const revoked = to === this.state.agent;
+    if (revoked) this.pendingHandoffs.clear();
+    else this.pendingHandoffs.set(to, reason);
     this.input({ type: "handoff_requested", to, reason });
     return { pending: !revoked };
   }

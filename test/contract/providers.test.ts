@@ -442,5 +442,36 @@ for (const provider of PROVIDERS) {
         client.close();
       },
     );
+
+    scenario("a backend handoff asked for mid-turn survives an object restart", async () => {
+      const created = await session({ timeScale: 0.3 });
+      const { client } = created;
+      await playTurn(client, "hi");
+      client.send({ type: "text", text: "tell me something long" });
+      for (;;) {
+        const f = await client.next(5000);
+        if (f.type === "text") break; // the model is speaking: the turn is open
+      }
+      const at = (path: string, init: RequestInit) =>
+        exports.default.fetch(`${BASE}/v1/sessions/${created.sessionId}${path}`, init);
+      const asked = await at("/handoff", {
+        method: "POST",
+        headers: { ...withKey(), "Content-Type": "application/json" },
+        body: JSON.stringify({ agent: "billing", reason: "before the restart" }),
+      });
+      expect(await asked.json()).toMatchObject({ pending: true });
+      client.close();
+      expect((await at("/restart", { method: "POST", headers: withKey() })).status).toBe(200);
+      // Replayed from the start: the handoff took effect after the restart (its turn had ended).
+      const again = await connect(`${httpUrl(created.wsUrl)}&resumeFrom=0`);
+      let f = await again.next(5000);
+      while (f.type !== "handoff") f = await again.next(5000);
+      expect(f).toMatchObject({ from: "greeter", to: "billing", reason: "before the restart" });
+      const answer = await playTurn(again, "what is on my invoice?", { settleMs: 200 });
+      expect(answer.filter((x) => x.type === "tool_call").map((x) => x.name)).toEqual([
+        "lookup_invoice",
+      ]);
+      again.close();
+    });
   });
 }
