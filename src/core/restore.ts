@@ -1,6 +1,7 @@
 import type { HistoryEvent } from "../vocabulary/events.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import { type CoreConfig, type CoreState, initialState } from "./state.js";
+import { transferHandoff } from "./tools.js";
 
 /**
  * The core's state for a session whose log already holds `events` (a restarted object),
@@ -42,11 +43,9 @@ export function restoreState(
     if (e.callId !== undefined) handedOff.add(e.callId);
   }
   for (const e of events) {
-    if (e.kind !== "tool_result" || e.error !== undefined || handedOff.has(e.callId)) continue;
-    const to = config.handoffTools?.[e.name];
-    if (to === undefined || to === state.agent) continue;
-    const reason = typeof e.result?.reason === "string" ? e.result.reason : "";
-    state.pendingHandoff = { to, reason, callId: e.callId, turnId: e.turnId };
+    if (e.kind !== "tool_result" || handedOff.has(e.callId)) continue;
+    const pending = transferHandoff(state, { id: e.callId, name: e.name, turnId: e.turnId }, e);
+    if (pending !== null) state.pendingHandoff = pending;
   }
   for (const e of events) {
     if (e.kind === "tool_call") {

@@ -8,7 +8,7 @@ import {
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, liveOwner, noteContent } from "./generations.js";
-import type { CallState, CoreState } from "./state.js";
+import type { CallState, CoreState, PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
 
@@ -169,11 +169,22 @@ export function policyOf(s: CoreState, name: string): ToolPolicy | undefined {
  */
 function noteHandoff(ctx: StepContext, call: CallState, outcome: Outcome): void {
   const s = ctx.state;
+  if (s.pendingHandoff === null) s.pendingHandoff = transferHandoff(s, call, outcome);
+}
+
+/**
+ * The handoff a call's outcome asks for: a transfer tool's result without error, to an
+ * agent other than the one that speaks now (also read by restore.ts, from the log), or null.
+ */
+export function transferHandoff(
+  s: CoreState,
+  call: Pick<CallState, "id" | "name" | "turnId">,
+  outcome: Outcome,
+): PendingHandoff | null {
   const to = s.config.handoffTools?.[call.name];
-  if (to === undefined || outcome.error !== undefined || s.pendingHandoff !== null) return;
-  if (to === s.agent) return;
+  if (to === undefined || outcome.error !== undefined || to === s.agent) return null;
   const reason = typeof outcome.result?.reason === "string" ? outcome.result.reason : "";
-  s.pendingHandoff = { to, reason, callId: call.id, turnId: call.turnId };
+  return { to, reason, callId: call.id, turnId: call.turnId };
 }
 
 /**

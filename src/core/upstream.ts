@@ -120,16 +120,18 @@ function applyHandoff(ctx: StepContext, pending: PendingHandoff): void {
   s.agent = pending.to;
   ctx.record({ kind: "handoff", from, ...pending });
   ctx.trace("HANDOFF", { from, to: pending.to, callId: pending.callId });
-  if (!s.config.guards.dedupeResults && pending.callId !== undefined && pending.turnId) {
+  // (The naive relay archives no calls: its transfer call is still in `calls`.)
+  const call = pending.callId === undefined ? undefined : s.calls[pending.callId];
+  if (!s.config.guards.dedupeResults && call !== undefined) {
     // The naive relay (a measurement arm) hands off as agent frameworks do: the transfer tool
     // answered the call, and the coordinator acknowledges the handoff with a second function
     // result for the same call id (Microsoft agent-framework issue 2711). liveline's one
     // answer is the transfer tool's; its store would refuse a second.
     ctx.record({
       kind: "tool_result",
-      turnId: pending.turnId,
-      callId: pending.callId,
-      name: `transfer_to_${pending.to}`,
+      turnId: call.turnId,
+      callId: call.id,
+      name: call.name,
       result: { acknowledged: true, agent: pending.to },
     });
   }

@@ -8,8 +8,8 @@ import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { rebuildContextNaive } from "../history/rebuild-naive.js";
 import { providerSession } from "../providers/registry.js";
 import type { AgentDefinition } from "../tools/define.js";
-import { toolPolicies } from "../tools/define.js";
-import { handoffToolName, withHandoffTools } from "../tools/handoff.js";
+import { handoffToolName, NO_AGENT, toolPolicies } from "../tools/define.js";
+import { withHandoffTools } from "../tools/handoff.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 import type { ProviderSession } from "../vocabulary/provider.js";
@@ -231,7 +231,7 @@ export class LiveSession {
   private providerFor(name: string): ProviderSession {
     const cached = this.providers.get(name);
     if (cached) return cached;
-    const agent = this.agents.get(name) ?? { instructions: "", tools: [] };
+    const agent = this.agents.get(name) ?? NO_AGENT;
     const provider = providerSession(this.meta.provider, {
       env: this.env,
       sessionId: this.meta.sessionId,
@@ -313,7 +313,7 @@ export class LiveSession {
   ): Promise<ToolOutcome | null> {
     const controller = new AbortController();
     this.tools.set(callId, controller);
-    const agent = this.agents.get(this.state.agent) ?? { instructions: "", tools: [] };
+    const agent = this.agents.get(this.state.agent) ?? NO_AGENT;
     const outcome = await runServerTool(agent, name, args, {
       signal: controller.signal,
       sessionId: this.meta.sessionId,

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { LivelineApp } from "../app.js";
 import type { Config } from "../config.js";
 import type { Env } from "../env.js";
-import { type AgentDefinition, resolveAgent } from "../tools/define.js";
+import { type AgentDefinition, NO_AGENT, resolveAgent } from "../tools/define.js";
 import { type ClientFrame, parseClientFrame, toCoreInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
 import { MetaStore, type SessionMeta } from "./meta.js";
@@ -112,7 +112,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       env,
       this.config,
       meta,
-      "problem" in agent ? new Map([[meta.agent, { instructions: "", tools: [] }]]) : agent.agents,
+      "problem" in agent ? new Map([[meta.agent, NO_AGENT]]) : agent.agents,
       this.sockets,
       clients,
     );
@@ -179,7 +179,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (meta.endedAt !== null) {
       return jsonError(410, "session_ended", "the session has ended");
     }
-    this.requireSession();
+    const live = this.requireSession();
     if (this.agentProblem !== null) {
       // Its history stays readable and DELETE works; a conversation needs its agent.
       return jsonError(503, "agent_unavailable", this.agentProblem);
@@ -188,7 +188,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     // these headers); only the session knows its last seq.
     const resumeHeader = request.headers.get(RESUME_FROM_HEADER);
     const resumeFrom = resumeHeader === null ? null : Number(resumeHeader);
-    const lastSeq = this.requireSession().lastSeq();
+    const lastSeq = live.lastSeq();
     if (resumeFrom !== null && resumeFrom > lastSeq) {
       // A client that thinks it saw frames the session never sent would drop the next ones.
       return jsonError(
@@ -222,7 +222,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     attach(server, { clientId, resumeFrom, batchReplay, connectedAt: Date.now() });
     this.socketList = null;
     // The core sends `ready`, then the replay after resumeFrom, then the live stream.
-    this.requireSession().input({
+    live.input({
       type: "client_connected",
       clientId,
       resumeFrom: resumeFrom ?? undefined,

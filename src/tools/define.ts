@@ -106,6 +106,14 @@ export function resolveAgent<Env>(agent: Agent<Env>, session: SessionInfo<Env>):
   };
 }
 
+/** The transfer tool the model gets for handing the session to `target` (src/tools/handoff.ts). */
+export function handoffToolName(target: string): string {
+  return `transfer_to_${target}`;
+}
+
+/** What a session runs when its agent cannot be had: no instructions, no tools. */
+export const NO_AGENT: AgentDefinition = { instructions: "", tools: [] };
+
 /** Function names every provider takes (Gemini's rule is the strictest: 64, no spaces). */
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
@@ -125,10 +133,10 @@ export function agentProblems(agent: AgentDefinition): string[] {
       problems.push(`the server tool "${tool.name}" has no run function`);
   }
   for (const target of agent.handoffs ?? []) {
-    if (!TOOL_NAME.test(`transfer_to_${target}`))
+    const transfer = handoffToolName(target);
+    if (!TOOL_NAME.test(transfer))
       problems.push(`handoff target "${target}" is not a name a tool can carry`);
-    if (names.has(`transfer_to_${target}`))
-      problems.push(`the tool "transfer_to_${target}" is liveline's transfer tool`);
+    if (names.has(transfer)) problems.push(`the tool "${transfer}" is liveline's transfer tool`);
   }
   return problems;
 }

@@ -4,11 +4,12 @@
  * itself. The session core then changes the agent once the old one has finished speaking.
  */
 import { z } from "zod";
-import { type AgentDefinition, defineTool, type ToolDefinition } from "./define.js";
-
-export function handoffToolName(target: string): string {
-  return `transfer_to_${target}`;
-}
+import {
+  type AgentDefinition,
+  defineTool,
+  handoffToolName,
+  type ToolDefinition,
+} from "./define.js";
 
 /** The transfer tools an agent offers, one per target it may hand off to. */
 export function handoffTools(agent: AgentDefinition): ToolDefinition[] {
