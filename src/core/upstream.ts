@@ -112,10 +112,12 @@ export function maybeApplyHandoff(ctx: StepContext): void {
 function applyHandoff(ctx: StepContext, pending: PendingHandoff): void {
   const s = ctx.state;
   s.pendingHandoff = null;
+  // Calls still running go with the old agent, said as such (first: the loss below would
+  // cancel them as `upstream_lost`).
+  ctx.cancelRunningCalls(null, "handoff");
   // What is left of the old connection's work goes with it (nothing of a turn: none is open).
   if (s.generation !== null || s.expected.length > 0 || s.followUpWindow !== null)
     closeTurnOnUpstreamLoss(ctx);
-  ctx.cancelRunningCalls(null, "handoff");
   const from = s.agent;
   s.agent = pending.to;
   ctx.record({ kind: "handoff", from, ...pending });
