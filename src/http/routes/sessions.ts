@@ -109,6 +109,7 @@ export const sessionRoutes = new Hono<AppEnv>()
     async (c) => {
       const body = await parseJsonBody(c, CreateSessionBody);
       const { app, config } = c.var;
+      const env = app.env(c.env);
       const agentName = body.agent ?? app.defaultAgent;
       const agent = app.agent(agentName);
       if (agent === undefined) {
@@ -125,9 +126,9 @@ export const sessionRoutes = new Hono<AppEnv>()
           "provider_unavailable",
           `this gateway offers the providers ${config.providers.join(", ")}`,
         );
-      const unavailable = providerUnavailable(app.env(c.env), provider);
+      const unavailable = providerUnavailable(env, provider);
       if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
-      const problem = providerMetadataProblem(provider, app.env(c.env), body.metadata);
+      const problem = providerMetadataProblem(provider, env, body.metadata);
       if (problem) throw new HttpError(400, "bad_request", problem);
 
       const sessionId = crypto.randomUUID();
@@ -142,7 +143,7 @@ export const sessionRoutes = new Hono<AppEnv>()
           provider,
           metadata: body.metadata,
           options: {},
-          env: app.env(c.env),
+          env,
         });
       } catch (err) {
         throw new HttpError(

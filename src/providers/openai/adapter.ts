@@ -40,11 +40,8 @@ export interface OpenAIRealtimeAdapterOptions {
   agent: AgentSpec;
   /** "audio" (with a transcript) or "text". */
   modality?: "audio" | "text" | undefined;
-  voice?: string | undefined;
   /** The model that transcribes the user's speech. */
   transcriptionModel?: string | undefined;
-  /** BCP-47 code of the user's speech; its language part (ISO-639-1) goes to transcription. */
-  language?: string | undefined;
   /**
    * The naive relay's control arm: a `response.create` after every tool output, at once, as
    * openai-agents-js does (a second one while a response is active is refused by the service).
@@ -75,7 +72,9 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
 
   /** No resumption exists: every connection starts with the session's setup (a seed may follow). */
   setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
-    const { agent, modality = "audio", voice, transcriptionModel, language } = this.opts;
+    const { agent, modality = "audio", transcriptionModel } = this.opts;
+    // The agent's voice and language (BCP-47: its language part, ISO-639-1, for transcription).
+    const { voice, language } = agent;
     const transcription = {
       model: transcriptionModel ?? "gpt-4o-mini-transcribe",
       ...(language === undefined ? {} : { language: language.split("-")[0] ?? language }),

@@ -40,8 +40,7 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
       model,
       capabilities: OPENAI_CAPABILITIES,
       connect: () => openWebSocket(url, headers),
-      adapter: () =>
-        new OpenAIRealtimeAdapter({ model, agent, voice: agent.voice, language: agent.language }),
+      adapter: () => new OpenAIRealtimeAdapter({ model, agent }),
     };
   },
 };

@@ -130,8 +130,6 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
             agent,
             modality: outputModality,
             naive,
-            voice: agent.voice,
-            language: agent.language,
           }),
       };
     }

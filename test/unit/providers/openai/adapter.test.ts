@@ -93,9 +93,7 @@ describe("the OpenAI Realtime adapter", () => {
   it("a session's voice, language and model reach session.update, in the reference's fields", () => {
     const a = new OpenAIRealtimeAdapter({
       model: "gpt-realtime-mini",
-      agent,
-      voice: "marin",
-      language: "de-DE",
+      agent: { ...agent, voice: "marin", language: "de-DE" },
     });
     const setup = JSON.parse(a.setupFrame({ seeded: false }));
     expect(setup.session.model).toBe("gpt-realtime-mini");
