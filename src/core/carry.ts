@@ -1,5 +1,6 @@
 /** A turn across a lost model connection: ended, said so, or carried to the next one. */
 
+import { announceInstruction } from "./arrival.js";
 import { sendInput } from "./follow-up.js";
 import { normalizedReply, rememberReply } from "./regeneration.js";
 import type { TurnState } from "./state.js";
@@ -74,6 +75,12 @@ export function resumeCarriedTurn(ctx: StepContext): void {
   }
   turn.carried = "asked";
   turn.modelEnded = false;
+  if (turn.announce !== undefined) {
+    // Handed to an agent that announces itself: it is asked for its one line, in this turn.
+    ctx.trace("HANDOFF_ANNOUNCE", { turnId: turn.id, agent: turn.announce.to });
+    sendInput(ctx, { type: "nudge", text: announceInstruction(turn.announce) }, turn.id);
+    return;
+  }
   // Said durably, as a nudge after a stall is: what comes may repeat what was cut.
   ctx.recordError(
     "turn_resumed",

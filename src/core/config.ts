@@ -63,7 +63,21 @@ export interface CoreConfig {
   agentTools?: Readonly<Record<string, Readonly<Record<string, ToolPolicy>>>> | undefined;
   /** Transfer tools (`transfer_to_billing`) by name: the agent each hands the session to. */
   handoffTools?: Readonly<Record<string, string>> | undefined;
+  /**
+   * What an agent does when the session is handed to it during a turn: `announce` (the
+   * default) speaks one line in that turn, which then ends; `silent` waits for the user.
+   */
+  agentArrival?: Readonly<Record<string, Arrival>> | undefined;
+  /**
+   * Agents with the same key can share one live model connection: a handoff between them
+   * updates it in place (OpenAI `session.update`). Different keys, or none: the connection is
+   * replaced with the new agent's setup (Gemini's setup cannot change on a connection).
+   */
+  agentLinks?: Readonly<Record<string, string>> | undefined;
+  /** The first agent's model's capabilities (of every agent's, without `agentCapabilities`). */
   capabilities: ModelCapabilities;
+  /** Each agent's model's capabilities, where agents run different models (capabilitiesOf). */
+  agentCapabilities?: Readonly<Record<string, ModelCapabilities>> | undefined;
   guards: Guards;
   /** After a model turn ends with a `speak` result unanswered, how long a follow-up may take to start. */
   followUpGraceMs: number;
@@ -100,6 +114,9 @@ export interface CoreConfig {
   /** Client audio held while the model connection is not set up, at most (oldest dropped). */
   heldAudioMaxBytes: number;
 }
+
+/** What an agent does when a session is handed to it (see CoreConfig.agentArrival). */
+export type Arrival = "announce" | "silent";
 
 export const DEFAULT_NUDGE =
   "Please continue: answer the user now, using the tool results you have received.";

@@ -44,6 +44,7 @@ export type TraceKind =
   | "UPSTREAM_CLOSED"
   | "UPSTREAM_REFUSED"
   | "HANDOFF"
+  | "HANDOFF_ANNOUNCE"
   | "UPSTREAM_IDLE_CLOSE"
   | "UPSTREAM_GAVE_UP"
   | "HELD_AUDIO_DROPPED"
@@ -80,6 +81,8 @@ export type Effect =
   | { type: "clear_timer"; timer: TimerId }
   /** `agent`: whose setup (instructions, tools, voice) the connection opens with. */
   | { type: "open_upstream"; open: UpstreamOpen; agent: string }
+  /** The live connection takes `agent`'s setup in place (a handoff within one provider link). */
+  | { type: "update_upstream"; agent: string }
   | { type: "close_upstream"; reason: string }
   | { type: "close_clients"; code: number; reason: string }
   /** Token counts of one model response, added to its turn's (null: no turn) durable sums. */

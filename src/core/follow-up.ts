@@ -4,7 +4,7 @@
  * still come, so the follow-up is never taken for the answer to that input.
  */
 import type { ModelCommand } from "../vocabulary/model.js";
-import type { CoreState, GenerationState, TurnState } from "./state.js";
+import { type CoreState, capabilitiesOf, type GenerationState, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 
 /**
@@ -105,7 +105,7 @@ export function noteResultsSentInGeneration(
   followUp: "speak" | "silent" | "quiet",
 ): void {
   const s = ctx.state;
-  if (!s.generation || s.config.capabilities.turnCompleteWaitsForResults) return;
+  if (!s.generation || capabilitiesOf(s).turnCompleteWaitsForResults) return;
   if (followUp === "speak") s.generation.unansweredSpeak = true;
   else if (followUp === "silent") s.generation.unansweredSilent++;
   else s.generation.unansweredQuiet++;

@@ -1,5 +1,5 @@
 import type { RunOn } from "../vocabulary/events.js";
-import type { ModelCommand, ToolResponse } from "../vocabulary/model.js";
+import type { ModelCapabilities, ModelCommand, ToolResponse } from "../vocabulary/model.js";
 import type { CoreConfig } from "./config.js";
 
 // The configuration lives in config.ts; importers of the state find it here too.
@@ -78,6 +78,11 @@ export interface TurnState {
    * next connection is live, `asked` once it was asked to go on.
    */
   carried?: "pending" | "asked" | undefined;
+  /**
+   * Held open for the agent it is handed to, which speaks one line in it (its arrival is
+   * `announce`): set when the old agent has finished, never changed after.
+   */
+  announce?: Readonly<{ from: string; to: string; reason: string }> | undefined;
 }
 
 /**
@@ -311,4 +316,9 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     lastActivityAt: 0,
     idleArmed: false,
   };
+}
+
+/** What the model of the agent that speaks now can do (agents may run different models). */
+export function capabilitiesOf(s: CoreState): ModelCapabilities {
+  return s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities;
 }

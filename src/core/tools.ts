@@ -8,7 +8,7 @@ import {
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, liveOwner, noteContent } from "./generations.js";
-import type { CallState, CoreState, PendingHandoff } from "./state.js";
+import { type CallState, type CoreState, capabilitiesOf, type PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
 
@@ -202,7 +202,8 @@ export function transferHandoff(
  */
 function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse): void {
   const s = ctx.state;
-  const { guards, capabilities: caps } = s.config;
+  const { guards } = s.config;
+  const caps = capabilitiesOf(s);
   if (!guards.resultScheduling) {
     // Naive relay: every result goes out the moment it is ready, as the frameworks do.
     call.delivery = "in_generation";
@@ -237,7 +238,7 @@ function withhold(ctx: StepContext, call: CallState): void {
 
 /** The calls whose results go back together: a batch's speak calls (all of it if blocking-only). */
 function batchMembers(ctx: StepContext, batch: string): CallState[] {
-  const everyCall = !ctx.state.config.capabilities.nonBlockingCalls;
+  const everyCall = !capabilitiesOf(ctx.state).nonBlockingCalls;
   return Object.values(ctx.state.calls).filter(
     (c) => c.batch === batch && (everyCall || c.followUp === "speak"),
   );
@@ -276,7 +277,7 @@ function flushBatch(ctx: StepContext, batch: string): void {
   // If the model had in fact just ended its turn, it takes this as new input (a model that
   // withholds turn_complete until answered cannot have ended it).
   noteResultsSentInGeneration(ctx, speak ? "speak" : "silent");
-  if (!speak && !s.config.capabilities.turnCompleteWaitsForResults)
+  if (!speak && !capabilitiesOf(s).turnCompleteWaitsForResults)
     s.regenUntil = ctx.now + REGEN_WINDOW_MS;
 }
 

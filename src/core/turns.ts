@@ -1,5 +1,6 @@
 /** How a turn goes on when the model ends a generation, is interrupted, or a grace passes. */
 
+import { holdForAnnounce, isHeldForAnnounce } from "./arrival.js";
 import {
   absorbReactions,
   awaitingGeneration,
@@ -16,7 +17,7 @@ import {
   returnSlot,
 } from "./generations.js";
 import { normalizedReply, rememberReply } from "./regeneration.js";
-import type { CoreState, TurnState } from "./state.js";
+import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 
@@ -29,7 +30,7 @@ import { endTurn } from "./turn-state.js";
 export function replyIsEmpty(s: CoreState, turn: TurnState): boolean {
   if (turn.resultsSinceContent === 0) return false;
   return (
-    turn.speakSinceContent || !turn.hasContent || s.config.capabilities.turnCompleteWaitsForResults
+    turn.speakSinceContent || !turn.hasContent || capabilitiesOf(s).turnCompleteWaitsForResults
   );
 }
 
@@ -93,7 +94,7 @@ export function onModelTurnComplete(ctx: StepContext): void {
     return;
   }
   if (replyIsEmpty(s, turn) && s.config.guards.emptyRetry) {
-    if (s.config.capabilities.turnCompleteWaitsForResults || s.config.followUpGraceMs <= 0) {
+    if (capabilitiesOf(s).turnCompleteWaitsForResults || s.config.followUpGraceMs <= 0) {
       retryEmpty(ctx);
     } else {
       // The model may have ended its turn before our result reached it (the race): give
@@ -123,8 +124,9 @@ export function settleTurn(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn;
   if (!turn?.modelEnded || s.generation !== null || awaitingGeneration(ctx, turn)) return;
-  // Carried over a lost connection: the next one is asked for what the turn is owed.
-  if (turn.carried === "pending") return;
+  // Carried over a lost connection: the next one is asked for what the turn is owed. Held
+  // for a handoff's announcement: the handoff (this step) asks the new agent.
+  if (turn.carried === "pending" || isHeldForAnnounce(turn)) return;
   // A speak result held for the rest of its batch is still to be sent and spoken.
   const speakRunning = Object.values(s.calls).some(
     (c) =>
@@ -132,7 +134,7 @@ export function settleTurn(ctx: StepContext): void {
       c.followUp === "speak" &&
       (c.status === "running" || c.held !== undefined),
   );
-  if (!speakRunning) endTurn(ctx, "complete");
+  if (!speakRunning && !holdForAnnounce(ctx, turn)) endTurn(ctx, "complete");
 }
 
 export function onGraceTimer(ctx: StepContext, turnId: string): void {

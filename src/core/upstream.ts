@@ -1,7 +1,9 @@
+import { isHeldForAnnounce } from "./arrival.js";
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
 import type { PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
+import { endTurn } from "./turn-state.js";
 
 /**
  * Open the model connection if nothing is open or on its way. After liveline gave up on it,
@@ -101,24 +103,40 @@ export function handoffBeforeInput(ctx: StepContext): void {
 export function maybeApplyHandoff(ctx: StepContext): void {
   const s = ctx.state;
   const pending = s.pendingHandoff;
-  if (pending === null || s.ended || s.turn !== null) return;
-  // Nothing the old agent still says (calls still running are cancelled: the new connection's
-  // seeded context closes them so, and a late result is refused, never split from its call).
-  if (s.generation !== null || s.expected.length > 0 || s.followUpWindow !== null) return;
-  if (s.speechDetected) return;
-  applyHandoff(ctx, pending);
+  // A turn held for the new agent's announcement (arrival.ts): applied now, or ended as usual.
+  const held = isHeldForAnnounce(s.turn);
+  const ready =
+    pending !== null &&
+    !s.ended &&
+    (s.turn === null || held) &&
+    // Nothing the old agent still says (calls still running are cancelled: the new
+    // connection's seeded context closes them so, and a late result is refused, never split
+    // from its call).
+    s.generation === null &&
+    s.expected.length === 0 &&
+    s.followUpWindow === null &&
+    !s.speechDetected;
+  if (ready) applyHandoff(ctx, pending, held);
+  else if (held) endTurn(ctx, "complete");
 }
 
-function applyHandoff(ctx: StepContext, pending: PendingHandoff): void {
+function applyHandoff(ctx: StepContext, pending: PendingHandoff, announce = false): void {
   const s = ctx.state;
   s.pendingHandoff = null;
+  const from = s.agent;
+  const up = s.upstream;
+  const links = s.config.agentLinks;
+  // One provider link for both agents (OpenAI): the live connection takes the new setup.
+  const inPlace =
+    up.phase === "live" && links?.[from] !== undefined && links[from] === links[pending.to];
   // Calls still running go with the old agent, said as such (first: the loss below would
   // cancel them as `upstream_lost`).
   ctx.cancelRunningCalls(null, "handoff");
-  // What is left of the old connection's work goes with it (nothing of a turn: none is open).
-  if (s.generation !== null || s.expected.length > 0 || s.followUpWindow !== null)
+  // What is left of a replaced connection's work goes with it (nothing of a turn: none is
+  // open). Kept in place, the connection still answers what it was sent: those answers keep
+  // their (ownerless) slots, so that they are absorbed and not taken for the next input's.
+  if (!inPlace && (s.generation !== null || s.expected.length > 0 || s.followUpWindow !== null))
     closeTurnOnUpstreamLoss(ctx);
-  const from = s.agent;
   s.agent = pending.to;
   ctx.record({ kind: "handoff", from, ...pending });
   ctx.trace("HANDOFF", { from, to: pending.to, callId: pending.callId });
@@ -137,11 +155,22 @@ function applyHandoff(ctx: StepContext, pending: PendingHandoff): void {
       result: { acknowledged: true, agent: pending.to },
     });
   }
-  const up = s.upstream;
+  if (inPlace) {
+    // The adapter holds the update while a response is active; the held turn asks at once.
+    ctx.emit({ type: "update_upstream", agent: pending.to });
+    if (announce && s.turn !== null) {
+      s.turn.carried = "pending";
+      resumeCarriedTurn(ctx);
+    }
+    return;
+  }
   up.handle = null;
   up.goingAway = false;
-  if (up.phase === "live" || up.phase === "connecting" || up.phase === "reconnecting")
+  if (up.phase === "live" || up.phase === "connecting" || up.phase === "reconnecting") {
+    // The held turn goes on on the new connection: it asks the new agent once it is live.
+    if (announce && s.turn !== null) s.turn.carried = "pending";
     reconnectNow(ctx, "handoff");
+  } else if (announce) endTurn(ctx, "complete");
 }
 
 export function onResumptionUpdate(

@@ -1,5 +1,5 @@
 import { owesSlot, sendInput } from "./follow-up.js";
-import type { CoreState, TurnState } from "./state.js";
+import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 
@@ -20,7 +20,7 @@ export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
   if (!owesSlot(s, turn) && s.generation?.owner !== turn.id) return false;
   // A call the model waits for (a speak call; any call on a blocking-only model), running or
   // held for its batch, is the tools' wait, bounded by their timeouts.
-  const blockingOnly = !s.config.capabilities.nonBlockingCalls;
+  const blockingOnly = !capabilitiesOf(s).nonBlockingCalls;
   for (const call of Object.values(s.calls)) {
     if (call.turnId !== turn.id || (call.followUp !== "speak" && !blockingOnly)) continue;
     if (call.status === "running" || call.held !== undefined) return false;

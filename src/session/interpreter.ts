@@ -45,6 +45,8 @@ export interface ModelPort {
   /** `agent`: whose setup the connection opens with (it changes at a handoff). */
   open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void;
   send(command: ModelCommand): void;
+  /** The live connection takes `agent`'s setup in place (only for agents sharing a link). */
+  update(agent: string): void;
   close(reason: string): void;
 }
 
@@ -270,6 +272,9 @@ export class SessionInterpreter {
           },
           effect.agent,
         );
+        return;
+      case "update_upstream":
+        model.update(effect.agent);
         return;
       case "close_upstream":
         model.close(effect.reason);

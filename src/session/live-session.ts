@@ -2,7 +2,13 @@ import type { Config } from "../config.js";
 
 import type { TimerId } from "../core/effects.js";
 import type { CoreInput } from "../core/inputs.js";
-import { ALL_GUARDS, type CoreState, defaultConfig, NO_GUARDS } from "../core/state.js";
+import {
+  ALL_GUARDS,
+  type Arrival,
+  type CoreState,
+  defaultConfig,
+  NO_GUARDS,
+} from "../core/state.js";
 import type { Env } from "../env.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { rebuildContextNaive } from "../history/rebuild-naive.js";
@@ -11,8 +17,8 @@ import type { AgentDefinition } from "../tools/define.js";
 import { handoffToolName, NO_AGENT, toolPolicies } from "../tools/define.js";
 import { withHandoffTools } from "../tools/handoff.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
-import type { ToolPolicy } from "../vocabulary/model.js";
-import type { ProviderSession } from "../vocabulary/provider.js";
+import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
+import type { AgentSpec, ProviderSession } from "../vocabulary/provider.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
@@ -76,9 +82,17 @@ export class LiveSession {
     const provider = this.providerFor(meta.agent);
     const agentTools: Record<string, Record<string, ToolPolicy>> = {};
     const transfers: Record<string, string> = {};
+    const arrival: Record<string, Arrival> = {};
+    const links: Record<string, string> = {};
+    const capabilities: Record<string, ModelCapabilities> = {};
     for (const [name, a] of this.agents) {
       agentTools[name] = toolPolicies(a, config.TOOL_TIMEOUT_MS);
       for (const target of a.handoffs ?? []) transfers[handoffToolName(target)] = target;
+      arrival[name] = a.arrival ?? "announce";
+      if (this.agents.size === 1) continue;
+      const key = this.providerFor(name).sharedLinkKey;
+      if (key !== undefined) links[name] = key;
+      capabilities[name] = this.providerFor(name).capabilities;
     }
     const coreConfig = defaultConfig({
       sessionId: meta.sessionId,
@@ -87,6 +101,9 @@ export class LiveSession {
       agent: meta.agent,
       agentTools,
       handoffTools: transfers,
+      agentArrival: arrival,
+      agentLinks: links,
+      agentCapabilities: capabilities,
       capabilities: provider.capabilities,
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
@@ -153,6 +170,11 @@ export class LiveSession {
           this.link.open(open, rebuild);
         },
         send: (command) => this.link.send(command),
+        update: (agent) => {
+          if (!this.agents.has(agent)) return;
+          this.link.update(this.providerFor(agent), this.specOf(agent));
+          this.linkAgent = agent;
+        },
         close: (reason) => this.link.close(reason),
       },
       tools: {
@@ -231,22 +253,27 @@ export class LiveSession {
   private providerFor(name: string): ProviderSession {
     const cached = this.providers.get(name);
     if (cached) return cached;
-    const agent = this.agents.get(name) ?? NO_AGENT;
     const provider = providerSession(this.meta.provider, {
       env: this.env,
       sessionId: this.meta.sessionId,
-      agent: {
-        systemInstruction: agent.instructions,
-        tools: agent.tools,
-        voice: agent.voice,
-        model: agent.model,
-        language: agent.language,
-      },
+      agent: this.specOf(name),
       metadata: this.meta.metadata,
       naive: this.naive,
     });
     this.providers.set(name, provider);
     return provider;
+  }
+
+  /** An agent of this session as its model connection is set up for it. */
+  private specOf(name: string): AgentSpec {
+    const agent = this.agents.get(name) ?? NO_AGENT;
+    return {
+      systemInstruction: agent.instructions,
+      tools: agent.tools,
+      voice: agent.voice,
+      model: agent.model,
+      language: agent.language,
+    };
   }
 
   private get state(): CoreState {

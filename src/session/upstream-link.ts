@@ -1,7 +1,7 @@
 import type { UpstreamOpen } from "../core/effects.js";
 import { UpstreamRefused } from "../providers/websocket.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
-import type { ProviderAdapter, ProviderSession } from "../vocabulary/provider.js";
+import type { AgentSpec, ProviderAdapter, ProviderSession } from "../vocabulary/provider.js";
 import { closeQuietly } from "./sockets.js";
 
 export interface UpstreamCallbacks {
@@ -39,6 +39,17 @@ export class UpstreamLink {
   /** The next connection opens with this target (a handoff's new agent); the current one stays. */
   retarget(target: UpstreamTarget): void {
     this.target = target;
+  }
+
+  /**
+   * A handoff on the live connection (agents sharing a link): it takes `agent`'s setup in
+   * place, and later connections open with `target`.
+   */
+  update(target: UpstreamTarget, agent: AgentSpec): void {
+    this.target = target;
+    const ws = this.ws;
+    const frames = this.adapter?.updateAgent?.(agent) ?? [];
+    if (ws) for (const frame of frames) ws.send(frame);
   }
 
   open(open: UpstreamOpen, rebuild: () => RebuiltContext): void {

@@ -5,6 +5,7 @@ import {
   answerTag,
   argsFor,
   chunkWords,
+  introduction,
   isSideEffect,
   plannedCalls,
   replyFor,
@@ -127,6 +128,12 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
     ],
     { remember: true, userText },
   );
+}
+
+/** A session handed to this model's agent: it introduces itself, in one line, no call. */
+export function startIntroduction(ctx: Ctx): void {
+  const line = introduction(answerTag(++ctx.s.context.answers));
+  newGen(ctx, [...sayOps(ctx, line), { op: "end" }], { remember: true });
 }
 
 export function startOwedReply(ctx: Ctx, owed: string[]): void {

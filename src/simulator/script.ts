@@ -81,6 +81,20 @@ export function asksToGoOn(text: string): boolean {
   return /\b(continue|go on)\b/i.test(text);
 }
 
+/**
+ * Asked to introduce itself (the line liveline sends an agent a session was handed to, when
+ * that agent announces itself): it does, in one line, with no tool call (assumed: a model
+ * told "introduce yourself, do not call any tool" does that).
+ */
+export function asksToIntroduce(text: string): boolean {
+  return /\bintroduce yourself\b/i.test(text);
+}
+
+/** The one line an agent says when a session is handed to it. */
+export function introduction(tag: string): string {
+  return `Hello, I am taking over from here. How can I help? ${tag}`;
+}
+
 /** The owed reply after an empty one, when a nudge asks for it. */
 export function resumedSpeech(tag: string): string {
   return `Sorry for the pause. ${tag}`;

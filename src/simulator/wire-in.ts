@@ -14,8 +14,15 @@ import {
   Scheduling,
 } from "../providers/gemini/schemas.js";
 import { modelFamilyOf, sendResumption } from "./connection.js";
-import { react, runGen, startOwedReply, startUserTurn } from "./generation.js";
-import { answerTag, asksToGoOn, isResultSpeech, resultSpeech, summarise } from "./script.js";
+import { react, runGen, startIntroduction, startOwedReply, startUserTurn } from "./generation.js";
+import {
+  answerTag,
+  asksToGoOn,
+  asksToIntroduce,
+  isResultSpeech,
+  resultSpeech,
+  summarise,
+} from "./script.js";
 import {
   BARGE_IN_BYTES,
   type Ctx,
@@ -328,6 +335,11 @@ export function userInput(ctx: Ctx, text: string): void {
   const s = ctx.s;
   const unanswered = s.context.unanswered;
   s.context.unanswered = undefined;
+  if (asksToIntroduce(text)) {
+    s.owed = null;
+    startIntroduction(ctx);
+    return;
+  }
   if (s.owed === null && unanswered !== undefined && asksToGoOn(text)) {
     // Asked to go on with nothing owed: the model answers the seed's last question, which
     // it never answered (assumed: a model nudged to go on answers what it was asked).

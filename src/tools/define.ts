@@ -58,6 +58,11 @@ export interface AgentDefinition {
    * `transfer_to_<name>` tool for each, answered by liveline.
    */
   handoffs?: readonly string[] | undefined;
+  /**
+   * When a session is handed to this agent during a turn: `announce` (default) speaks one
+   * line in that turn (it introduces itself), `silent` waits for the user to speak.
+   */
+  arrival?: "announce" | "silent" | undefined;
 }
 
 /** Who a session is for, as an agent function sees it (at creation and at every start). */
@@ -132,6 +137,8 @@ export function agentProblems(agent: AgentDefinition): string[] {
     if (tool?.runOn === "server" && typeof tool.run !== "function")
       problems.push(`the server tool "${tool.name}" has no run function`);
   }
+  if (agent.arrival !== undefined && agent.arrival !== "announce" && agent.arrival !== "silent")
+    problems.push(`arrival must be "announce" or "silent", not ${JSON.stringify(agent.arrival)}`);
   for (const target of agent.handoffs ?? []) {
     const transfer = handoffToolName(target);
     if (!TOOL_NAME.test(transfer))

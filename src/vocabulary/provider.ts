@@ -46,6 +46,12 @@ export interface ProviderAdapter {
   /** The frames that seed a fresh connection with a rebuilt conversation (none if empty). */
   encodeContext(context: RebuiltContext): string[];
   classifyClose(code: number): CloseClass;
+  /**
+   * Where the service lets a live connection change its agent (OpenAI `session.update`): the
+   * frames that give it `agent`'s instructions and tools, or none now when they must wait for
+   * the response in progress (the adapter sends them, in `decode`'s `send`, when it is done).
+   */
+  updateAgent?(agent: AgentSpec): string[];
 }
 
 /** A session's way to its model, as a provider sets it up. */
@@ -57,4 +63,10 @@ export interface ProviderSession {
   connect(attempt: number): Promise<WebSocket>;
   /** A fresh codec for connection number `attempt`. */
   adapter(attempt: number): ProviderAdapter;
+  /**
+   * Two agents' sessions with the same key can share one live connection (a handoff between
+   * them is the adapter's `updateAgent`); absent: the connection's setup is fixed, and a new
+   * agent needs a new connection (Gemini Live).
+   */
+  readonly sharedLinkKey?: string | undefined;
 }

@@ -290,17 +290,35 @@ for (const provider of PROVIDERS) {
         const created = await session();
         const { client } = created;
         await playTurn(client, "hi");
+        const statusesBefore = client.statuses.length;
         // The greeter is offered transfer_to_billing; the simulator calls it when billing is named.
         const handing = await playTurn(client, "I have a question about billing", {
           settleMs: 400,
         });
         const transfer = handing.filter((f) => f.type === "tool_call");
         expect(transfer.map((f) => f.name)).toEqual(["transfer_to_billing"]);
-        expect(turnEndsOf(handing)).toHaveLength(1);
+        expect(turnEndsOf(handing)).toEqual([
+          expect.objectContaining({ type: "turn_complete", turnId: transfer[0]!.turnId }),
+        ]);
         const handoff = handing.filter((f) => f.type === "handoff");
         expect(handoff).toEqual([
           expect.objectContaining({ from: "greeter", to: "billing", turnId: transfer[0]!.turnId }),
         ]);
+        // Billing announces itself: one line, in the transfer turn, after the handoff and
+        // before that turn's one end; no tool called for it.
+        const at = (f: Frame) => handing.indexOf(f);
+        const after = handing.slice(at(handoff[0]!));
+        expect(textsOf(after).join("")).toMatch(/^Hello, I am taking over from here/);
+        expect(after.filter((f) => f.type === "tool_call")).toEqual([]);
+        expect(after.every((f) => f.turnId === undefined || f.turnId === transfer[0]!.turnId)).toBe(
+          true,
+        );
+        expect(duplicated(handing)).toBe(false);
+        // Gemini's setup is fixed: a new connection; OpenAI's session is updated in place.
+        const replaced = client.statuses
+          .slice(statusesBefore)
+          .some((f) => f.state === "reconnecting");
+        expect(replaced).toBe(provider.name === "gemini");
         // The specialist answers the caller's next question with its own tool, once.
         const answer = await playTurn(client, "what is on my invoice?", { settleMs: 200 });
         expect(answer.filter((f) => f.type === "tool_call").map((f) => f.name)).toEqual([
@@ -331,6 +349,35 @@ for (const provider of PROVIDERS) {
         }
         expect(replayed.filter((f) => f.type === "handoff")).toHaveLength(1);
         replay.close();
+      },
+    );
+
+    scenario(
+      "a handoff to a silent agent: the transfer turn ends first, and the new agent waits for the user",
+      async () => {
+        const { client } = await session();
+        await playTurn(client, "hi");
+        await playTurn(client, "I have a question about billing", { settleMs: 400 });
+        // Billing hands back to the greeter, whose arrival is silent.
+        const back = await playTurn(client, "take me back to the greeter please", {
+          settleMs: 600,
+        });
+        const transfer = back.filter((f) => f.type === "tool_call");
+        expect(transfer.map((f) => f.name)).toEqual(["transfer_to_greeter"]);
+        const end = back.findIndex((f) => f.type === "turn_complete");
+        const handoff = back.findIndex((f) => f.type === "handoff");
+        expect(back[handoff]).toMatchObject({ from: "billing", to: "greeter" });
+        expect(handoff).toBeGreaterThan(end);
+        expect(textsOf(back.slice(handoff))).toEqual([]);
+        // The greeter answers the next line with its own tools.
+        const answer = await playTurn(client, "what does the faq say about hours?", {
+          settleMs: 200,
+        });
+        expect(answer.filter((f) => f.type === "tool_call").map((f) => f.name)).toEqual([
+          "lookup_faq",
+        ]);
+        expect(turnEndsOf(answer)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+        client.close();
       },
     );
 

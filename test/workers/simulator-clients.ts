@@ -346,6 +346,8 @@ export class GuardedClient {
       model: {
         open: (open, rebuild) => this.link.open(open, rebuild),
         send: (command) => this.link.send(command),
+        // One agent: no handoff, nothing to update.
+        update: () => {},
         close: (reason) => this.link.close(reason),
       },
       tools: {

@@ -25,6 +25,8 @@ export const greeter = defineAgent({
   allow: ["instructions", "voice", "language"],
   // The model gets a transfer_to_billing tool; liveline answers it and hands the caller over.
   handoffs: ["billing"],
+  // Handed back to, it waits for the caller to speak (billing, by default, announces itself).
+  arrival: "silent",
   instructions:
     "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference.",
   tools: [

@@ -67,43 +67,76 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   private speaking = false;
   /** The latest assistant message item with audio: what a barge-in's truncation cuts. */
   private audioItem: string | null = null;
+  /** A handoff's `session.update`, held while a response is active. */
+  private heldUpdate: string | null = null;
 
   constructor(private readonly opts: OpenAIRealtimeAdapterOptions) {}
 
   /** No resumption exists: every connection starts with the session's setup (a seed may follow). */
   setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
-    const { agent, modality = "audio", transcriptionModel } = this.opts;
-    // The agent's voice and language (BCP-47: its language part, ISO-639-1, for transcription).
-    const { voice, language } = agent;
-    const transcription = {
-      model: transcriptionModel ?? "gpt-4o-mini-transcribe",
-      ...(language === undefined ? {} : { language: language.split("-")[0] ?? language }),
-    };
+    const { agent, modality = "audio" } = this.opts;
     const format = { type: "audio/pcm", rate: 24000 } as const;
+    const voice = agent.voice;
     return wire({
       type: "session.update",
       session: {
-        type: "realtime",
+        ...this.agentSession(agent),
         model: this.opts.model,
-        instructions: agent.systemInstruction,
         output_modalities: [modality],
-        tools: agent.tools.map((tool) => ({
-          type: "function",
-          name: tool.name,
-          description: tool.description,
-          parameters: jsonSchemaOf(tool.args),
-        })),
-        tool_choice: "auto",
         audio: {
           input: {
             format,
-            transcription,
+            transcription: this.transcription(agent),
             turn_detection: { type: "server_vad", create_response: true, interrupt_response: true },
           },
           output: voice === undefined ? { format } : { format, voice },
         },
       },
     });
+  }
+
+  /**
+   * A handoff on this connection: the new agent's instructions, tools and transcription
+   * language, never while a response is active (openai-agents-js updates the session between
+   * responses too). The voice stays: the service refuses a new voice once audio was spoken,
+   * so agents with different voices never share a connection (sharedLinkKey).
+   */
+  updateAgent(agent: AgentSpec): string[] {
+    const frame = wire({
+      type: "session.update",
+      session: {
+        ...this.agentSession(agent),
+        audio: { input: { transcription: this.transcription(agent) } },
+      },
+    });
+    if (this.activeResponse !== null || this.responseRequested) {
+      this.heldUpdate = frame;
+      return [];
+    }
+    return [frame];
+  }
+
+  private agentSession(agent: AgentSpec) {
+    return {
+      type: "realtime" as const,
+      instructions: agent.systemInstruction,
+      tools: agent.tools.map((tool) => ({
+        type: "function" as const,
+        name: tool.name,
+        description: tool.description,
+        parameters: jsonSchemaOf(tool.args),
+      })),
+      tool_choice: "auto" as const,
+    };
+  }
+
+  /** The agent's language (BCP-47: its language part, ISO-639-1, for transcription). */
+  private transcription(agent: AgentSpec) {
+    const language = agent.language;
+    return {
+      model: this.opts.transcriptionModel ?? "gpt-4o-mini-transcribe",
+      ...(language === undefined ? {} : { language: language.split("-")[0] ?? language }),
+    };
   }
 
   decode(frame: string | ArrayBuffer | Uint8Array): DecodeResult {
@@ -156,8 +189,13 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
             ? { type: "turn_complete" }
             : { type: "turn_complete", reason: event.response.status },
         );
-        // What waited for this response to end goes out now.
+        // What waited for this response to end goes out now: a handoff's new setup first, so
+        // that the next response is the new agent's.
         const send: string[] = [];
+        if (this.heldUpdate !== null) {
+          send.push(this.heldUpdate);
+          this.heldUpdate = null;
+        }
         if (this.owed > 0) {
           this.owed--;
           this.responseRequested = true;

@@ -41,6 +41,8 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
       capabilities: OPENAI_CAPABILITIES,
       connect: () => openWebSocket(url, headers),
       adapter: () => new OpenAIRealtimeAdapter({ model, agent }),
+      // Agents on one model and voice hand off in place (session.update), see updateAgent.
+      sharedLinkKey: `${url} ${agent.voice ?? ""}`,
     };
   },
 };

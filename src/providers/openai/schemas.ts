@@ -36,7 +36,8 @@ export const SessionUpdate = z
           .object({
             input: z
               .object({
-                format: AudioFormat,
+                // Absent in a handoff's update: the format set up with the session stays.
+                format: AudioFormat.optional(),
                 transcription: z
                   .object({ model: z.string(), language: z.string().optional() })
                   .strict()

@@ -131,6 +131,7 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
             modality: outputModality,
             naive,
           }),
+        sharedLinkKey: `openai ${model} ${agent.voice ?? ""}`,
       };
     }
     // The session's own model (its agent's or its creator's) picks the family it is served as.

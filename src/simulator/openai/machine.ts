@@ -110,6 +110,19 @@ function onFrame(ctx: Ctx, text: string): void {
   switch (event.type) {
     case "session.update": {
       const session = event.session;
+      const voice = session.audio?.output?.voice;
+      if (voice !== undefined && s.voice !== null && voice !== s.voice && s.spokeAudio) {
+        // Documented: "Voice cannot be changed during the session once the model has
+        // responded with audio at least once" (the code and message are assumed).
+        error(
+          ctx,
+          "cannot_update_voice",
+          "Cannot update a conversation's voice if assistant audio is present.",
+          "session.audio.output.voice",
+        );
+        return;
+      }
+      if (voice !== undefined) s.voice = voice;
       if (session.tools) s.tools = session.tools.map((t) => t.name);
       if (session.output_modalities) s.audio = session.output_modalities[0] === "audio";
       ctx.send({

@@ -2,7 +2,9 @@
 import {
   answerTag,
   asksToGoOn,
+  asksToIntroduce,
   chunkWords,
+  introduction,
   plannedCalls,
   replyFor,
   resultSpeech,
@@ -80,6 +82,9 @@ export function respond(ctx: Ctx): void {
     const speech = outputs.map((o) => resultSpeech(o.name, o.summary, answerTag(++s.answers)));
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;
+  } else if (userText !== undefined && asksToIntroduce(userText)) {
+    // A session handed to this agent: it introduces itself, no call (assumed, script.ts).
+    say = introduction(answerTag(++s.answers));
   } else if (userText !== undefined) {
     // The first answer on a connection counts the turns a seeded conversation already had.
     s.userTurns =
@@ -128,6 +133,7 @@ export function respond(ctx: Ctx): void {
       }
     }
     s.lastReply = chunks;
+    if (s.audio) s.spokeAudio = true;
     const done = message("completed", chunks.join(""));
     ctx.later(at, {
       type: "response.output_item.done",

@@ -16,6 +16,9 @@ export interface OaiSimState {
   closed: boolean;
   tools: string[];
   audio: boolean;
+  /** The session's voice, and whether it has spoken (after which it cannot change). */
+  voice: string | null;
+  spokeAudio: boolean;
   items: Item[];
   /** Items up to this index have been answered by a response. */
   answered: number;
@@ -53,6 +56,8 @@ export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
     closed: false,
     tools: [],
     audio: true,
+    voice: null,
+    spokeAudio: false,
     items: [],
     answered: 0,
     answeredBefore: 0,

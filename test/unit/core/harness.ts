@@ -58,6 +58,8 @@ export class Harness {
   readonly runningTools = new Map<string, string>();
   readonly abortedTools: string[] = [];
   readonly sentToModel: ModelCommand[] = [];
+  /** Agents the live connection was updated to in place (a handoff on a shared link). */
+  readonly agentUpdates: string[] = [];
   readonly traces: TraceKind[] = [];
   readonly usage: Array<{ turnId: string | null; usage: TokenUsage }> = [];
   readonly effects: Effect[] = [];
@@ -120,6 +122,9 @@ export class Harness {
         send: (command) => {
           this.sentToModel.push(command);
           this.onModelCommand(command);
+        },
+        update: (agent) => {
+          this.agentUpdates.push(agent);
         },
         close: () => {
           this.upstreamOpen = false;

@@ -45,6 +45,8 @@ const COVERED = [
   "MODEL_TIMEOUT",
   "TURN_CARRIED",
   "RESUME_TURN",
+  "HANDOFF",
+  "HANDOFF_ANNOUNCE",
 ] as const;
 
 /** What the liveness runs must also have exercised. */

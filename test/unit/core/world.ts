@@ -3,10 +3,10 @@
  * reference provider model, driven by random actions; and the invariants checked on it.
  */
 import fc from "fast-check";
-import type { CoreConfig, Guards } from "../../../src/core/state.js";
+import type { Arrival, CoreConfig, Guards } from "../../../src/core/state.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
 import { frameOf } from "../../../src/vocabulary/frames.js";
-import type { ModelCapabilities } from "../../../src/vocabulary/model.js";
+import type { ModelCapabilities, ToolPolicy } from "../../../src/vocabulary/model.js";
 import { Harness, TOOLS } from "./harness.js";
 import { type GenerationPlan, PLAIN, REAL_OPENINGS, ReferenceModel } from "./reference-model.js";
 
@@ -45,8 +45,23 @@ const CAPABILITIES: Record<string, ModelCapabilities> = {
   },
 };
 
+/**
+ * Two agents, each with the shared tools and a transfer tool to either (one to itself is
+ * answered and changes nothing): the model may call them, and the backend may hand off.
+ */
+const AGENTS = ["front", "desk"] as const;
+const TRANSFERS: Record<string, ToolPolicy> = Object.fromEntries(
+  AGENTS.map((a) => [
+    `transfer_to_${a}`,
+    { name: `transfer_to_${a}`, runOn: "server", followUp: "speak", timeoutMs: 5_000 },
+  ]),
+);
+/** Every tool a model in this world may call, by name. */
+const ALL_TOOLS: Record<string, ToolPolicy> = { ...TOOLS, ...TRANSFERS };
+
 type Action =
   | { t: "user_text" }
+  | { t: "backend_handoff"; to: number }
   | { t: "model_step"; n: number }
   | { t: "tool_finish"; pick: number }
   | { t: "client_answer"; pick: number; client: number }
@@ -90,10 +105,17 @@ const actionArb = (userWeight: number): fc.Arbitrary<Action> =>
       arbitrary: fc.constantFrom(1011, 1006).map((code): Action => ({ t: "drop_upstream", code })),
     },
     { weight: 1, arbitrary: fc.constant<Action>({ t: "go_away" }) },
+    { weight: 1, arbitrary: fc.nat(1).map((to): Action => ({ t: "backend_handoff", to })) },
   );
 
 const planArb: fc.Arbitrary<GenerationPlan> = fc.record({
-  calls: fc.array(fc.constantFrom(...Object.keys(TOOLS)), { maxLength: 3 }),
+  calls: fc.array(
+    fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom(...Object.keys(TOOLS)) },
+      { weight: 1, arbitrary: fc.constantFrom(...Object.keys(TRANSFERS)) },
+    ),
+    { maxLength: 3 },
+  ),
   // Honest replies that open alike (issue 8): most plans open with a common phrase.
   opening: fc.constantFrom(...REAL_OPENINGS),
   reply: fc.oneof(
@@ -124,6 +146,13 @@ export function scenarioArb(truthful: boolean) {
     /** The model ignores SILENT although its capability record says it honours it. */
     ignoresSilent: truthful ? fc.constant(false) : fc.constantFrom(true, true, false),
     actions: fc.array(actionArb(truthful ? 3 : 6), { minLength: 5, maxLength: 60 }),
+    /** What each agent does when handed a session during a turn. */
+    arrival: fc.tuple(
+      fc.constantFrom<Arrival>("announce", "silent"),
+      fc.constantFrom<Arrival>("announce", "silent"),
+    ),
+    /** Both agents on one provider link (a handoff updates it in place, as on OpenAI). */
+    sharedLink: fc.boolean(),
   });
 }
 export type Scenario = ReturnType<typeof scenarioArb> extends fc.Arbitrary<infer S> ? S : never;
@@ -131,10 +160,21 @@ export type Scenario = ReturnType<typeof scenarioArb> extends fc.Arbitrary<infer
 /** A live session: the core in its in-memory shell, wired to the reference model. */
 export function world(scenario: Scenario, guards: Guards, config: Partial<CoreConfig> = {}) {
   const caps = CAPABILITIES[scenario.capabilities]!;
-  const h = new Harness({ guards, capabilities: caps, sessionId: "s1", tools: TOOLS, ...config });
+  const h = new Harness({
+    guards,
+    capabilities: caps,
+    sessionId: "s1",
+    tools: ALL_TOOLS,
+    agent: AGENTS[0],
+    agentTools: Object.fromEntries(AGENTS.map((a) => [a, ALL_TOOLS])),
+    handoffTools: Object.fromEntries(AGENTS.map((a) => [`transfer_to_${a}`, a])),
+    agentArrival: { [AGENTS[0]]: scenario.arrival[0], [AGENTS[1]]: scenario.arrival[1] },
+    agentLinks: scenario.sharedLink ? Object.fromEntries(AGENTS.map((a) => [a, "one"])) : {},
+    ...config,
+  });
   let planIndex = 0;
   const nextPlan = () => scenario.plans[planIndex++ % scenario.plans.length] ?? PLAIN;
-  const model = new ReferenceModel(caps, (name) => TOOLS[name]?.followUp ?? "speak", nextPlan);
+  const model = new ReferenceModel(caps, (name) => ALL_TOOLS[name]?.followUp ?? "speak", nextPlan);
   model.emptyNudgeReplies = scenario.emptyNudgeReplies;
   model.ignoresSilent = scenario.ignoresSilent;
   h.onOpenUpstream = (open) =>
@@ -184,6 +224,10 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
         h.input({ type: "client_text", clientId: client, text: `question ${userTurns}` });
         return;
       }
+      case "backend_handoff":
+        if (h.state.ended) return;
+        h.input({ type: "handoff_requested", to: AGENTS[action.to]!, reason: "backend" });
+        return;
       case "model_step":
         for (let i = 0; i < action.n; i++) {
           const event = model.out.shift();
@@ -322,7 +366,7 @@ function unspokenInLog(h: Harness): string[] {
   const spoken = new Set(h.log.flatMap((e) => (e.kind === "model_text" ? [e.text] : [])));
   return h.log.flatMap((e) =>
     e.kind === "tool_result" &&
-    TOOLS[e.name]?.followUp === "speak" &&
+    ALL_TOOLS[e.name]?.followUp === "speak" &&
     !spoken.has(`spoken:${e.callId}`)
       ? [e.callId]
       : [],
@@ -349,6 +393,16 @@ export function checkStep(h: Harness, noDuplicates = true): void {
     const dup = texts.find((t, i) => texts.indexOf(t) !== i);
     if (dup !== undefined) throw new Error(`model reply forwarded twice: "${dup}"`);
   }
+  // The agent changes only by handoff, each from the agent that spoke until then.
+  let agent: string | undefined = h.state.config.agent;
+  for (const e of h.log) {
+    if (e.kind !== "handoff") continue;
+    if (e.from !== agent || e.to === e.from)
+      throw new Error(`handoff ${e.from} → ${e.to} while ${agent} spoke`);
+    agent = e.to;
+  }
+  if (agent !== h.state.agent)
+    throw new Error(`the log says ${agent} speaks, the core ${h.state.agent}`);
   // A turn stops at its end: nothing the model says is attributed to it afterwards.
   const ended = new Set<string>();
   for (const e of h.log) {
@@ -401,7 +455,7 @@ function excusedTurns(h: Harness, resumed = false): Set<string> {
  */
 export function progressBound(h: Harness): number {
   const c = h.state.config;
-  const longestTool = Math.max(...Object.values(TOOLS).map((t) => t.timeoutMs));
+  const longestTool = Math.max(...Object.values(ALL_TOOLS).map((t) => t.timeoutMs));
   return c.modelTimeoutMs + c.followUpGraceMs + longestTool + c.reconnectMaxMs;
 }
 
@@ -454,7 +508,7 @@ export function checkSettled(h: Harness, noDuplicates = true): void {
   const completed = new Set(h.log.flatMap((e) => (e.kind === "turn_complete" ? [e.turnId] : [])));
   const gaveUp = excusedTurns(h);
   h.log.forEach((e, i) => {
-    if (e.kind !== "tool_result" || TOOLS[e.name]?.followUp !== "speak") return;
+    if (e.kind !== "tool_result" || ALL_TOOLS[e.name]?.followUp !== "speak") return;
     if (!completed.has(e.turnId) || gaveUp.has(e.turnId)) return;
     const spoken = h.log
       .slice(i + 1)

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
 import { resample16kTo24k } from "../../../../src/providers/openai/audio.js";
+import { openaiProvider } from "../../../../src/providers/openai/provider.js";
 import {
   ClientEvent,
   KNOWN_SERVER_TYPES,
@@ -133,6 +134,30 @@ describe("the OpenAI Realtime adapter", () => {
     // Nothing owed any more: the next response.done sends nothing.
     const again = server(a, { type: "response.done", response: response("r2") });
     expect(again.ok && again.send).toEqual([]);
+  });
+
+  it("a handoff's session.update never goes out while a response is active, and precedes the next response.create", () => {
+    const a = adapter();
+    const billing = { systemInstruction: "You handle invoices.", tools: [], language: "de-DE" };
+    // Idle: at once, with the new instructions and tools, the voice and formats left alone.
+    const now = a.updateAgent(billing).map((f) => JSON.parse(f) as { session: unknown });
+    expect(now).toHaveLength(1);
+    expect(now[0]!.session).toEqual({
+      type: "realtime",
+      instructions: "You handle invoices.",
+      tools: [],
+      tool_choice: "auto",
+      audio: { input: { transcription: { model: "gpt-4o-mini-transcribe", language: "de" } } },
+    });
+    expect(ClientEvent.safeParse(now[0]).success).toBe(true);
+    // A response in progress: held; the new agent's line asked for meanwhile waits too.
+    server(a, { type: "response.created", response: response("r1", "in_progress") });
+    expect(a.updateAgent(billing)).toEqual([]);
+    expect(sent(a.encode({ type: "nudge", text: "Introduce yourself." }))).toEqual([
+      "conversation.item.create",
+    ]);
+    const done = server(a, { type: "response.done", response: response("r1") });
+    expect(done.ok && sent(done.send ?? [])).toEqual(["session.update", "response.create"]);
   });
 
   it("a silent result is added quietly (no response.create); a speak result prompts exactly one", () => {
@@ -351,6 +376,27 @@ describe("the OpenAI Realtime adapter", () => {
       "retry",
       "retry",
     ]);
+  });
+});
+
+describe("which agents share one OpenAI connection", () => {
+  it("one model and voice: the same link (a handoff updates it); another voice or model: a new connection", () => {
+    const keyOf = (spec: { voice?: string; model?: string }) =>
+      openaiProvider.session({
+        vars: { OPENAI_API_KEY: "sk-test" },
+        bindings: {},
+        sessionId: "s1",
+        agent: { ...agent, ...spec },
+        metadata: {},
+        naive: false,
+      }).sharedLinkKey;
+    expect(keyOf({ voice: "marin" })).toBe(keyOf({ voice: "marin" }));
+    // The service refuses a new voice once the session has spoken audio.
+    expect(keyOf({ voice: "marin" })).not.toBe(keyOf({ voice: "cedar" }));
+    // The model rides in the connection's URL.
+    expect(keyOf({ model: "gpt-realtime" })).not.toBe(keyOf({ model: "gpt-realtime-mini" }));
+    // The key names no secret.
+    expect(keyOf({})).not.toContain("sk-test");
   });
 });
 

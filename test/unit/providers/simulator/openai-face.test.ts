@@ -115,6 +115,38 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
   });
 });
 
+describe("a handoff on one connection (session.update between responses)", () => {
+  const audioSetup = (voice: string) => ({
+    type: "session.update",
+    session: { type: "realtime", output_modalities: ["audio"], audio: { output: { voice } } },
+  });
+  it("a new voice is refused once the session has spoken audio; instructions and tools change", () => {
+    const face = new Face();
+    expect(types(face.send(audioSetup("marin")))).toEqual(["session.updated"]);
+    // Not spoken yet: the voice may still change.
+    expect(types(face.send(audioSetup("cedar")))).toEqual(["session.updated"]);
+    face.send(user("hi"));
+    face.send({ type: "response.create" });
+    expect(errorCode(face.send(audioSetup("marin")))).toBe("cannot_update_voice");
+    const update = { ...setup, session: { ...setup.session, output_modalities: undefined } };
+    expect(types(face.send(update))).toEqual(["session.updated"]);
+    expect(face.state.tools).toEqual(["lookup_faq"]);
+  });
+
+  it("asked to introduce itself, it says one line and calls nothing", () => {
+    const face = new Face({ calls: { byTurn: {}, otherwise: ["lookup_faq"] } });
+    face.send(setup);
+    face.send(user("The conversation has just been handed to you. Introduce yourself."));
+    const reply = face.send({ type: "response.create" });
+    expect(types(reply)).not.toContain("response.function_call_arguments.done");
+    const text = reply
+      .filter((m) => m.type === "response.output_text.delta")
+      .map((m) => m.delta)
+      .join("");
+    expect(text).toMatch(/^Hello, I am taking over from here/);
+  });
+});
+
 describe("asked to go on with nothing owed (found by the attack: the nudge was echoed as a line)", () => {
   it("answers the seeded conversation's last unanswered line, not the instruction", () => {
     const face = new Face();
