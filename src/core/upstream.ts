@@ -1,7 +1,7 @@
 import { isHeldForAnnounce } from "./arrival.js";
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
-import type { PendingHandoff } from "./state.js";
+import type { CoreState, PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 
@@ -116,8 +116,20 @@ export function maybeApplyHandoff(ctx: StepContext): void {
     s.expected.length === 0 &&
     s.followUpWindow === null &&
     !s.speechDetected;
+  // Calls whose tools say `finish` are waited for (each bounded by its timeout); a held
+  // turn goes on waiting with them.
+  if (ready && finishing(s)) return;
   if (ready) applyHandoff(ctx, pending, held);
   else if (held) endTurn(ctx, "complete");
+}
+
+/** A call still runs whose tool finishes before a handoff (`onHandoff: "finish"`). */
+function finishing(s: CoreState): boolean {
+  return Object.values(s.calls).some((c) => {
+    if (c.status !== "running") return false;
+    const policy = s.config.agentTools?.[s.agent]?.[c.name] ?? s.config.tools[c.name];
+    return policy?.onHandoff === "finish";
+  });
 }
 
 function applyHandoff(ctx: StepContext, pending: PendingHandoff, announce = false): void {

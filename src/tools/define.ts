@@ -32,6 +32,12 @@ export interface ToolDefinition<Args extends z.ZodType = z.ZodType, Env = unknow
   /** silent: a side effect, the model must not speak because of it; speak: an answer. */
   followUp: "silent" | "speak";
   timeoutMs?: number;
+  /**
+   * A call still running when the session is handed to another agent: `cancel` (default,
+   * `tool_cancelled` with reason `handoff`) or `finish` (the handoff waits for its outcome,
+   * at most `timeoutMs`, unless the user's next line cuts the transfer turn short).
+   */
+  onHandoff?: "cancel" | "finish" | undefined;
   // Method syntax on purpose: a tool written for the app's Env fits an agent's tool list.
   run?(args: z.infer<Args>, ctx: ToolContext<Env>): Promise<ToolPayload>;
 }
@@ -134,6 +140,8 @@ export function agentProblems(agent: AgentDefinition): string[] {
       problems.push(`tool name "${String(tool?.name)}" must match ${TOOL_NAME}`);
     else if (names.has(tool.name)) problems.push(`the tool "${tool.name}" is declared twice`);
     names.add(tool?.name);
+    if (tool?.onHandoff !== undefined && tool.onHandoff !== "cancel" && tool.onHandoff !== "finish")
+      problems.push(`the tool "${tool.name}": onHandoff must be "cancel" or "finish"`);
     if (tool?.runOn === "server" && typeof tool.run !== "function")
       problems.push(`the server tool "${tool.name}" has no run function`);
   }
@@ -166,6 +174,7 @@ export function toolPolicies(
       runOn: tool.runOn,
       followUp: tool.followUp,
       timeoutMs: tool.timeoutMs ?? defaultTimeoutMs,
+      ...(tool.onHandoff === undefined ? {} : { onHandoff: tool.onHandoff }),
     };
   }
   return policies;

@@ -112,6 +112,12 @@ export interface ToolPolicy {
   followUp: "silent" | "speak";
   /** A call with no outcome after this long gets an error result, never silence. */
   timeoutMs: number;
+  /**
+   * Still running when the session is handed to another agent: `cancel` (default) it with
+   * the old agent, or `finish` it first (the handoff waits for its outcome, which goes to the
+   * old agent's model as usual).
+   */
+  onHandoff?: "cancel" | "finish" | undefined;
 }
 
 /** A provider-neutral conversation, rebuilt from the log for a fresh upstream connection. */

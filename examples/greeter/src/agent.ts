@@ -65,6 +65,8 @@ export const greeter = defineAgent({
       runOn: "server",
       followUp: "silent",
       timeoutMs: 5_000,
+      // A preference being saved is kept even if the caller is handed to billing meanwhile.
+      onHandoff: "finish",
       run: async ({ key, value }) => ({ saved: true, key, value }),
     }),
   ],

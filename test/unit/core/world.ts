@@ -56,8 +56,12 @@ const TRANSFERS: Record<string, ToolPolicy> = Object.fromEntries(
     { name: `transfer_to_${a}`, runOn: "server", followUp: "speak", timeoutMs: 5_000 },
   ]),
 );
-/** Every tool a model in this world may call, by name. */
-const ALL_TOOLS: Record<string, ToolPolicy> = { ...TOOLS, ...TRANSFERS };
+/** Every tool a model in this world may call, by name (a handoff waits for set_preference). */
+const ALL_TOOLS: Record<string, ToolPolicy> = {
+  ...TOOLS,
+  set_preference: { ...TOOLS.set_preference!, onHandoff: "finish" },
+  ...TRANSFERS,
+};
 
 type Action =
   | { t: "user_text" }

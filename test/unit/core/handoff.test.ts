@@ -1,0 +1,146 @@
+/**
+ * Handoffs in the core, scenario by scenario: what the new agent does first (its arrival),
+ * a connection kept and updated in place, and calls of the old agent that finish first.
+ */
+import { describe, expect, it } from "vitest";
+import type { CoreConfig } from "../../../src/core/state.js";
+import type { ToolPolicy } from "../../../src/vocabulary/model.js";
+import { TOOLS } from "./harness.js";
+import { live, turnEnds } from "./sessions.js";
+
+const TRANSFER: ToolPolicy = {
+  name: "transfer_to_desk",
+  runOn: "server",
+  followUp: "speak",
+  timeoutMs: 5_000,
+};
+const SLOW_SAVE: ToolPolicy = {
+  name: "save_note",
+  runOn: "server",
+  followUp: "silent",
+  timeoutMs: 5_000,
+  onHandoff: "finish",
+};
+const FRONT = { ...TOOLS, transfer_to_desk: TRANSFER, save_note: SLOW_SAVE };
+
+function session(config: Partial<CoreConfig> = {}) {
+  return live({
+    tools: FRONT,
+    agent: "front",
+    agentTools: { front: FRONT, desk: TOOLS },
+    handoffTools: { transfer_to_desk: "desk" },
+    ...config,
+  });
+}
+
+const kinds = (h: ReturnType<typeof session>) =>
+  h.durableFrames("phone").map((f) => (f.type === "text" ? `text:${f.text}` : f.type));
+
+/** "billing please" → the old agent calls the transfer tool, which liveline answers. */
+function transferTurn(h: ReturnType<typeof session>, extraCalls: string[] = []) {
+  h.input({ type: "client_text", clientId: "phone", text: "billing please" });
+  h.model({ type: "text_delta", text: "One moment." });
+  h.model({
+    type: "tool_call",
+    calls: [
+      { id: "c1", name: "transfer_to_desk", args: { reason: "billing" } },
+      ...extraCalls.map((name, i) => ({ id: `x${i}`, name, args: {} })),
+    ],
+  });
+  h.model({ type: "turn_complete" });
+  h.input({ type: "tool_outcome", callId: "c1", result: { transferred_to: "desk" } });
+  h.model({ type: "text_delta", text: "Transferring you." });
+  h.model({ type: "turn_complete" });
+}
+
+describe("the new agent's arrival", () => {
+  it("announce: the turn stays open for the new agent's one line, then ends once", () => {
+    const h = session({ agentArrival: { desk: "announce" } });
+    transferTurn(h);
+    expect(turnEnds(h)).toEqual([]);
+    expect(h.state.agent).toBe("desk");
+    // The connection is replaced (Gemini): the new one, once live, is asked to introduce itself.
+    expect(h.opens).toBe(2);
+    h.model({ type: "setup_complete" });
+    const asked = h.sentToModel.at(-1);
+    expect(asked).toMatchObject({ type: "nudge" });
+    expect(asked?.type === "nudge" && asked.text).toMatch(/desk agent.*Introduce yourself/);
+    h.model({ type: "text_delta", text: "Hi, billing here." });
+    h.model({ type: "turn_complete" });
+    expect(kinds(h).filter((k) => k !== "status")).toEqual([
+      "user",
+      "text:One moment.",
+      "tool_call",
+      "tool_result",
+      "text:Transferring you.",
+      "handoff",
+      "text:Hi, billing here.",
+      "turn_complete",
+    ]);
+    expect(h.traces).toContain("HANDOFF_ANNOUNCE");
+  });
+
+  it("silent: the turn ends first; the new agent is asked nothing", () => {
+    const h = session({ agentArrival: { desk: "silent" } });
+    transferTurn(h);
+    const k = kinds(h).filter((x) => x !== "status");
+    expect(k.slice(-2)).toEqual(["turn_complete", "handoff"]);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toEqual([]);
+  });
+
+  it("a shared link: the live connection is updated in place, and asked at once", () => {
+    const h = session({
+      agentArrival: { desk: "announce" },
+      agentLinks: { front: "openai gpt-realtime marin", desk: "openai gpt-realtime marin" },
+    });
+    transferTurn(h);
+    expect(h.opens).toBe(1);
+    expect(h.agentUpdates).toEqual(["desk"]);
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "nudge" });
+    h.model({ type: "text_delta", text: "Hi, billing here." });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+  });
+});
+
+describe("calls of the old agent still running at a handoff", () => {
+  it("a tool that finishes first: the handoff (and the held turn) wait for its outcome", () => {
+    const h = session({ agentArrival: { desk: "announce" } });
+    transferTurn(h, ["save_note"]);
+    // The transfer is answered, but save_note still runs: no handoff yet, the turn held.
+    expect(kinds(h)).not.toContain("handoff");
+    expect(turnEnds(h)).toEqual([]);
+    h.input({ type: "tool_outcome", callId: "x0", result: { saved: true } });
+    expect(kinds(h)).toContain("handoff");
+    const results = h.durableFrames("phone").filter((f) => f.type === "tool_result");
+    expect(results.map((f) => f.type === "tool_result" && f.callId)).toEqual(["c1", "x0"]);
+    h.model({ type: "setup_complete" });
+    h.model({ type: "text_delta", text: "Hi, billing here." });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toHaveLength(1);
+  });
+
+  it("control: a tool that cancels (the default) is cancelled with reason handoff", () => {
+    const h = session({
+      agentArrival: { desk: "announce" },
+      agentTools: { front: { ...FRONT, save_note: { ...SLOW_SAVE, onHandoff: "cancel" } } },
+    });
+    transferTurn(h, ["save_note"]);
+    expect(kinds(h)).toContain("handoff");
+    expect(h.durableFrames("phone")).toContainEqual(
+      expect.objectContaining({ type: "tool_cancelled", callId: "x0", reason: "handoff" }),
+    );
+  });
+
+  it("a finishing tool that never answers: its timeout ends the wait, the turn still ends once", () => {
+    const h = session({ agentArrival: { desk: "announce" } });
+    transferTurn(h, ["save_note"]);
+    expect(h.fireNextTimer()).toBe(true); // save_note's timeout: an error result
+    expect(kinds(h)).toContain("handoff");
+    h.model({ type: "setup_complete" });
+    h.model({ type: "text_delta", text: "Hi, billing here." });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toHaveLength(1);
+  });
+});
