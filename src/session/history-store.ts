@@ -150,12 +150,31 @@ export class HistoryStore {
    * The body of GET /history, joined from the stored bodies: nothing is parsed or encoded
    * again, so no stored value can make reading the log fail (and it costs no JSON work).
    */
-  historyJson(): string {
-    const bodies = this.sql
-      .exec<EventRow>(`SELECT body FROM ${this.table} ORDER BY seq`)
-      .toArray()
-      .map((row) => row.body);
-    return `{"events":[${bodies.join(",")}]}`;
+  /**
+   * `{events, turns}`: the log as stored (the bodies are not parsed again), and which agents
+   * spoke in each user turn — the one in force at its input, then any a handoff put in force
+   * before it said something in that turn (an announcing agent's line).
+   */
+  historyJson(firstAgent: string): string {
+    const rows = this.sql
+      .exec<{ body: string; kind: string; turn_id: string | null }>(
+        `SELECT body, kind, turn_id FROM ${this.table} ORDER BY seq`,
+      )
+      .toArray();
+    const turns = new Map<string, string[]>();
+    let agent = firstAgent;
+    for (const { body, kind, turn_id: turnId } of rows) {
+      if (kind === "handoff") agent = (JSON.parse(body) as { to: string }).to;
+      else if (turnId === null) continue;
+      else if (kind === "user") turns.set(turnId, [agent]);
+      else if (kind === "model_text" || kind === "transcript" || kind === "tool_call") {
+        const agents = turns.get(turnId);
+        if (agents !== undefined && agents.at(-1) !== agent) agents.push(agent);
+      }
+    }
+    const bodies = rows.map((row) => row.body);
+    const summary = [...turns].map(([turnId, agents]) => ({ turnId, agents }));
+    return `{"events":[${bodies.join(",")}],"turns":${JSON.stringify(summary)}}`;
   }
 
   lastSeq(): number {

@@ -287,7 +287,7 @@ export class LiveSession {
 
   /** GET /history's JSON body, straight from the log. */
   historyJson(): string {
-    return this.store.historyJson();
+    return this.store.historyJson(this.meta.agent);
   }
 
   timeline(): { ms: number; kind: string; detail?: unknown }[] {

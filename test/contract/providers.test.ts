@@ -36,11 +36,20 @@ const PROVIDERS: ProviderUnderContract[] = [
   },
 ];
 
-async function historyOf(sessionId: string): Promise<Record<string, unknown>[]> {
+interface History {
+  events: Record<string, unknown>[];
+  turns: { turnId: string; agents: string[] }[];
+}
+
+async function fullHistoryOf(sessionId: string): Promise<History> {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
     headers: withKey(),
   });
-  return ((await res.json()) as { events: Record<string, unknown>[] }).events;
+  return (await res.json()) as History;
+}
+
+async function historyOf(sessionId: string): Promise<Record<string, unknown>[]> {
+  return (await fullHistoryOf(sessionId)).events;
 }
 
 for (const provider of PROVIDERS) {
@@ -329,7 +338,14 @@ for (const provider of PROVIDERS) {
         expect(turnEndsOf(answer)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
         client.close();
 
-        const events = await historyOf(created.sessionId);
+        const history = await fullHistoryOf(created.sessionId);
+        const events = history.events;
+        // Who spoke each turn: the greeter, both in the transfer turn (billing's line), billing.
+        expect(history.turns.map((t) => t.agents)).toEqual([
+          ["greeter"],
+          ["greeter", "billing"],
+          ["billing"],
+        ]);
         const calls = events.filter(
           (e) => e.kind === "tool_call" && e.name === "transfer_to_billing",
         );
