@@ -239,7 +239,7 @@ describe("GET /v1/sessions/:id/history and /timeline", () => {
   it("answer with the documented shapes", async () => {
     const { sessionId } = await createSession();
     const history = await get(`/v1/sessions/${sessionId}/history`, withKey());
-    expect(await history.json()).toEqual({ events: [] });
+    expect(await history.json()).toEqual({ events: [], turns: [] });
     const timeline = await get(`/v1/sessions/${sessionId}/timeline`, withKey());
     const body = (await timeline.json()) as Record<string, unknown>;
     expect(body).toEqual({
