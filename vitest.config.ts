@@ -21,6 +21,15 @@ export default defineConfig({
         },
       },
       {
+        // liveline/client in Node against a real gateway (its own wrangler dev).
+        test: {
+          name: "client",
+          include: ["test/client/**/*.test.mjs"],
+          environment: "node",
+          testTimeout: 180_000,
+        },
+      },
+      {
         // The quick modes of npm run repro / bench / soak (each starts its own wrangler dev).
         test: {
           name: "scripts",

@@ -18,6 +18,8 @@ const SRC = join(ROOT, "src");
 
 const LAYERS = [
   ["vocabulary/"],
+  // The client library (liveline/client): it takes the frames' types, and nothing that runs.
+  ["client/"],
   ["json-limits.ts", "version.ts"],
   ["core/"],
   ["history/"],
@@ -85,6 +87,15 @@ for (const [file, deps] of graph) {
       problems.push(`upward import: ${relative(ROOT, file)} -> ${relative(ROOT, dep)}`);
     }
   }
+}
+
+// The client library runs in browsers and apps: from outside src/client it takes types only
+// (a value import would pull server code, zod included, into every app's bundle).
+const VALUE_IMPORT = /(?:^|\n)\s*(?:import|export)\s+(?!type\b)[^;]*?\bfrom\s+"(\.\.\/[^"]+)"/g;
+for (const file of graph.keys()) {
+  if (!relative(SRC, file).startsWith("client/")) continue;
+  for (const m of readFileSync(file, "utf8").matchAll(VALUE_IMPORT))
+    problems.push(`${relative(ROOT, file)} imports a value from outside the client: ${m[1]}`);
 }
 
 // Cycles: strongly connected components of more than one module (Tarjan).

@@ -1,0 +1,410 @@
+/**
+ * The client side of exactly-once, for browsers, React Native, Node ≥ 22 and Workers (the
+ * global WebSocket; no DOM types, no dependencies). It resumes from the last seq it saw, drops
+ * what it already has, answers each client tool call once (a result that is ready while the
+ * socket is down is sent after the resume, unless the log shows the call settled meanwhile),
+ * reconnects with backoff and jitter, and asks for a fresh token when the old one is near its
+ * expiry or the server refused it.
+ */
+import type {
+  ClientStatus,
+  ClientTool,
+  ConnectionError,
+  EphemeralFrame,
+  ReadyFrame,
+  SessionEvent,
+} from "./events.js";
+
+export interface ConnectOptions {
+  /** The gateway's base URL (`https://…`), with `sessionId`; or `url`, a `wsUrl` as given. */
+  baseUrl?: string | undefined;
+  sessionId?: string | undefined;
+  url?: string | undefined;
+  /** A session token (your backend gets it from `POST /v1/sessions/:id/token`). */
+  getToken: () => Promise<string | { token: string; expiresAt?: string | undefined }>;
+  /** Client tools by name: each call id is answered once. */
+  tools?: Record<string, ClientTool> | undefined;
+  /** Every durable frame, once, in seq order (also those replayed on a resume). */
+  onEvent?: ((event: SessionEvent) => void) | undefined;
+  /** The model's speech: PCM16, 24 kHz, mono (never replayed). */
+  onAudio?: ((pcm: ArrayBuffer) => void) | undefined;
+  onStatus?: ((status: ClientStatus) => void) | undefined;
+  /** Errors about what this client sent (ephemeral `error` frames). */
+  onError?: ((error: ConnectionError) => void) | undefined;
+  /** Replay from after this seq on the first connection (default 0: the whole session). */
+  resumeFrom?: number | undefined;
+  backoff?: { baseMs?: number; maxMs?: number } | undefined;
+  /** Audio queued while reconnecting, at most this many ms of it (oldest dropped first). */
+  maxQueuedAudioMs?: number | undefined;
+  /** How often a keepalive goes out (below the server's STALE_SOCKET_MS). */
+  keepaliveMs?: number | undefined;
+  /** A WebSocket constructor (default: the global one). */
+  WebSocket?: typeof WebSocket | undefined;
+}
+
+const CLOSE_SESSION_ENDED = 1000;
+const KEEPALIVE = '{"type":"keepalive"}';
+/** 16 kHz PCM16: 32 bytes a millisecond. */
+const INPUT_BYTES_PER_MS = 32;
+
+type Outgoing = { kind: "json"; data: string } | { kind: "audio"; data: ArrayBuffer };
+
+type ToolCallFrame = Extract<SessionEvent, { type: "tool_call" }>;
+
+interface CallRecord {
+  /** Seen in a replay: run once the replay is in, if nothing settled it by then. */
+  deferred?: ToolCallFrame | undefined;
+  settled: boolean;
+  /** The result frame, once the tool has answered (sent, or waiting for a live socket). */
+  frame: string | null;
+  sent: boolean;
+  abort: AbortController;
+}
+
+export class LivelineClient {
+  /** The highest durable seq received. */
+  lastSeq: number;
+  /** Audio chunks dropped from the queue while reconnecting (the bound). */
+  droppedAudioChunks = 0;
+  private ws: WebSocket | null = null;
+  private status: ClientStatus = { state: "connecting", attempt: 0 };
+  private attempt = 0;
+  private token: { token: string; exp: number } | null = null;
+  private tokenRefused = false;
+  private readonly queue: Outgoing[] = [];
+  private queuedAudioBytes = 0;
+  private readonly calls = new Map<string, CallRecord>();
+  private replayUntil = 0;
+  private closed = false;
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private keepaliveTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly opts: ConnectOptions) {
+    this.lastSeq = opts.resumeFrom ?? 0;
+  }
+
+  /** Opens the first connection. */
+  start(): this {
+    void this.open();
+    return this;
+  }
+
+  get state(): ClientStatus {
+    return this.status;
+  }
+
+  sendText(text: string): void {
+    this.send({ kind: "json", data: JSON.stringify({ type: "text", text }) });
+  }
+
+  /** A chunk of microphone audio: PCM16, 16 kHz, mono. */
+  sendAudio(pcm: ArrayBuffer | Uint8Array | Int16Array): void {
+    const data =
+      pcm instanceof ArrayBuffer
+        ? pcm
+        : (pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength) as ArrayBuffer);
+    this.send({ kind: "audio", data });
+  }
+
+  endAudio(): void {
+    this.send({ kind: "json", data: JSON.stringify({ type: "audio_end" }) });
+  }
+
+  /** How much of the interrupted reply's audio was played (PROTOCOL.md `played`). */
+  played(ms: number): void {
+    this.send({ kind: "json", data: JSON.stringify({ type: "played", ms: Math.round(ms) }) });
+  }
+
+  /** Closes for good. */
+  close(reason = "closed by the client"): void {
+    this.closed = true;
+    this.clearTimers();
+    for (const call of this.calls.values()) call.abort.abort();
+    const ws = this.ws;
+    this.ws = null;
+    ws?.close(1000, reason);
+    this.setStatus({ state: "closed", reason });
+  }
+
+  /** Cuts the socket as a network drop would (a demo's button; tests): the client resumes. */
+  dropConnection(): void {
+    const ws = this.ws;
+    if (ws === null) return;
+    this.detach(ws);
+    ws.close(4000, "dropped by the client");
+    this.scheduleReconnect("dropped");
+  }
+
+  private send(out: Outgoing): void {
+    const ws = this.ws;
+    if (ws !== null && this.status.state === "live") {
+      ws.send(out.data);
+      return;
+    }
+    this.queue.push(out);
+    if (out.kind === "audio") {
+      this.queuedAudioBytes += out.data.byteLength;
+      this.boundAudio();
+    }
+  }
+
+  private boundAudio(): void {
+    const max = (this.opts.maxQueuedAudioMs ?? 2_000) * INPUT_BYTES_PER_MS;
+    while (this.queuedAudioBytes > max) {
+      const i = this.queue.findIndex((o) => o.kind === "audio");
+      if (i < 0) return;
+      const [dropped] = this.queue.splice(i, 1);
+      this.queuedAudioBytes -= dropped!.data instanceof ArrayBuffer ? dropped!.data.byteLength : 0;
+      this.droppedAudioChunks++;
+    }
+  }
+
+  private async freshToken(): Promise<string> {
+    const now = Date.now();
+    if (this.token !== null && !this.tokenRefused && this.token.exp - now > 60_000)
+      return this.token.token;
+    const got = await this.opts.getToken();
+    const token = typeof got === "string" ? got : got.token;
+    const expiresAt = typeof got === "string" ? undefined : got.expiresAt;
+    const exp = expiresAt !== undefined ? Date.parse(expiresAt) : jwtExpiry(token);
+    this.token = { token, exp: Number.isFinite(exp) ? exp : now + 10 * 60_000 };
+    this.tokenRefused = false;
+    return token;
+  }
+
+  private urlFor(token: string): string {
+    const { url, baseUrl, sessionId } = this.opts;
+    let u: URL;
+    if (url !== undefined) u = new URL(url);
+    else if (baseUrl !== undefined && sessionId !== undefined)
+      u = new URL(`/v1/sessions/${encodeURIComponent(sessionId)}/ws`, baseUrl);
+    else throw new Error("connect needs url, or baseUrl and sessionId");
+    u.protocol = u.protocol === "https:" || u.protocol === "wss:" ? "wss:" : "ws:";
+    u.searchParams.set("token", token);
+    u.searchParams.set("resumeFrom", String(this.lastSeq));
+    u.searchParams.set("replay", "batch");
+    return u.toString();
+  }
+
+  private async open(): Promise<void> {
+    if (this.closed) return;
+    this.setStatus({ state: "connecting", attempt: this.attempt });
+    let token: string;
+    try {
+      token = await this.freshToken();
+    } catch (err) {
+      this.scheduleReconnect(`getToken failed: ${err instanceof Error ? err.message : err}`);
+      return;
+    }
+    if (this.closed) return;
+    const Ctor = this.opts.WebSocket ?? globalThis.WebSocket;
+    const ws = new Ctor(this.urlFor(token));
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    let opened = false;
+    ws.addEventListener("open", () => {
+      opened = true;
+    });
+    ws.addEventListener("message", (event) => {
+      if (this.ws !== ws) return;
+      this.onMessage(ws, event.data as string | ArrayBuffer);
+    });
+    ws.addEventListener("close", (event) => {
+      if (this.ws !== ws) return;
+      this.detach(ws);
+      // Refused before it opened (an expired token is a 401 the browser does not show):
+      // the next attempt asks for a fresh token.
+      if (!opened) this.tokenRefused = true;
+      if (event.code === CLOSE_SESSION_ENDED && event.reason === "session ended") {
+        this.closed = true;
+        this.setStatus({ state: "closed", reason: "session ended" });
+        return;
+      }
+      this.scheduleReconnect(`closed ${event.code}${event.reason ? `: ${event.reason}` : ""}`);
+    });
+  }
+
+  private detach(ws: WebSocket): void {
+    if (this.ws === ws) this.ws = null;
+    if (this.keepaliveTimer !== null) clearInterval(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+  }
+
+  private scheduleReconnect(why: string): void {
+    if (this.closed || this.retryTimer !== null) return;
+    const base = this.opts.backoff?.baseMs ?? 250;
+    const max = this.opts.backoff?.maxMs ?? 10_000;
+    // Exponential, capped, with full jitter over its upper half: clients that dropped
+    // together do not come back together.
+    const ceiling = Math.min(max, base * 2 ** this.attempt);
+    const inMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    this.attempt++;
+    this.setStatus({ state: "reconnecting", attempt: this.attempt, inMs, why });
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.open();
+    }, inMs);
+  }
+
+  private onMessage(ws: WebSocket, data: string | ArrayBuffer): void {
+    if (typeof data !== "string") {
+      this.opts.onAudio?.(data);
+      return;
+    }
+    if (data === KEEPALIVE) return;
+    let frame: { type: string; seq?: number };
+    try {
+      frame = JSON.parse(data) as { type: string; seq?: number };
+    } catch {
+      return;
+    }
+    if (frame.type === "replay") {
+      for (const f of (frame as unknown as { frames: SessionEvent[] }).frames) this.onDurable(f);
+      this.afterReplay(ws);
+      return;
+    }
+    if (typeof frame.seq === "number") {
+      this.onDurable(frame as SessionEvent);
+      this.afterReplay(ws);
+      return;
+    }
+    const ephemeral = frame as EphemeralFrame;
+    if (ephemeral.type === "ready") this.onReady(ws, ephemeral);
+    else if (ephemeral.type === "error") this.opts.onError?.(ephemeral);
+  }
+
+  private onReady(ws: WebSocket, ready: ReadyFrame): void {
+    this.attempt = 0;
+    this.replayUntil = ready.lastSeq;
+    this.setStatus({ state: "live", lastSeq: ready.lastSeq });
+    const every = this.opts.keepaliveMs ?? 15_000;
+    this.keepaliveTimer = setInterval(() => {
+      if (this.ws === ws) ws.send(KEEPALIVE);
+    }, every);
+    // Queued lines and audio go now; held tool results once the replay says what is settled.
+    for (const out of this.queue.splice(0)) ws.send(out.data);
+    this.queuedAudioBytes = 0;
+    this.afterReplay(ws);
+  }
+
+  /** Once every frame up to `ready.lastSeq` is in: results still owed go out, each once. */
+  private afterReplay(ws: WebSocket): void {
+    if (this.lastSeq < this.replayUntil || this.ws !== ws || this.status.state !== "live") return;
+    for (const call of this.calls.values()) {
+      if (call.settled) continue;
+      if (call.deferred !== undefined) {
+        const frame = call.deferred;
+        call.deferred = undefined;
+        this.runTool(frame, call);
+      } else if (!call.sent && call.frame !== null) {
+        call.sent = true;
+        ws.send(call.frame);
+      }
+    }
+  }
+
+  private onDurable(frame: SessionEvent): void {
+    if (frame.seq <= this.lastSeq) return; // already had it
+    if (frame.seq !== this.lastSeq + 1) {
+      // A gap cannot be filled from here: reconnect and resume from what was seen.
+      const ws = this.ws;
+      if (ws !== null) {
+        this.detach(ws);
+        ws.close(4001, "gap");
+        this.scheduleReconnect(`gap: seq ${frame.seq} after ${this.lastSeq}`);
+      }
+      return;
+    }
+    this.lastSeq = frame.seq;
+    this.opts.onEvent?.(frame);
+    switch (frame.type) {
+      case "tool_call":
+        if (frame.runOn !== "client" || this.calls.has(frame.callId)) return;
+        // A call in the replay may be settled further on: it runs once the replay is in.
+        if (frame.seq < this.replayUntil)
+          this.calls.set(frame.callId, { ...newCall(), deferred: frame });
+        else this.runTool(frame, newCall());
+        return;
+      case "tool_result":
+      case "tool_cancelled": {
+        const call = this.calls.get(frame.callId);
+        if (call !== undefined) {
+          call.settled = true;
+          call.frame = null;
+          if (frame.type === "tool_cancelled") call.abort.abort();
+        } else this.calls.set(frame.callId, settledCall());
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  private runTool(frame: ToolCallFrame, call: CallRecord): void {
+    this.calls.set(frame.callId, call);
+    const tool = this.opts.tools?.[frame.name];
+    const answer = (body: { result: Record<string, unknown> } | { error: string }) => {
+      if (call.settled) return; // cancelled or timed out meanwhile: not answered
+      call.frame = JSON.stringify({ type: "tool_result", callId: frame.callId, ...body });
+      const ws = this.ws;
+      if (ws !== null && this.status.state === "live" && this.lastSeq >= this.replayUntil) {
+        call.sent = true;
+        ws.send(call.frame);
+      }
+    };
+    if (tool === undefined) {
+      answer({ error: `this client has no tool "${frame.name}"` });
+      return;
+    }
+    Promise.resolve()
+      .then(() =>
+        tool(frame.args, {
+          callId: frame.callId,
+          name: frame.name,
+          turnId: frame.turnId,
+          signal: call.abort.signal,
+        }),
+      )
+      .then(
+        (result) => answer({ result }),
+        (err: unknown) => answer({ error: err instanceof Error ? err.message : String(err) }),
+      );
+  }
+
+  private setStatus(status: ClientStatus): void {
+    this.status = status;
+    this.opts.onStatus?.(status);
+  }
+
+  private clearTimers(): void {
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    if (this.keepaliveTimer !== null) clearInterval(this.keepaliveTimer);
+    this.keepaliveTimer = null;
+  }
+}
+
+function newCall(): CallRecord {
+  return { settled: false, frame: null, sent: false, abort: new AbortController() };
+}
+
+function settledCall(): CallRecord {
+  return { ...newCall(), settled: true, sent: true };
+}
+
+/** The `exp` of a JWT, in ms (NaN if it has none). */
+function jwtExpiry(token: string): number {
+  try {
+    const part = token.split(".")[1] ?? "";
+    const json = atob(part.replace(/-/g, "+").replace(/_/g, "/"));
+    const exp = (JSON.parse(json) as { exp?: unknown }).exp;
+    return typeof exp === "number" ? exp * 1000 : Number.NaN;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Connects and keeps connected until `close()`. */
+export function connect(opts: ConnectOptions): LivelineClient {
+  return new LivelineClient(opts).start();
+}

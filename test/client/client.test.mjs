@@ -1,0 +1,191 @@
+/**
+ * liveline/client against a real gateway (`wrangler dev`, the greeter app, the simulator):
+ * seeded socket drops in the middle of turns lose and repeat no durable frame, and every
+ * client tool call is answered exactly once — also when its result is ready while the
+ * socket is down.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_KEY, createSession, history, startServer } from "../../scripts/lib/harness.mjs";
+import { connect } from "../../src/client/index.ts";
+
+/** Drops per run: CLIENT_DROPS=1000 for the long run the issue names. */
+const DROPS = Number(process.env.CLIENT_DROPS ?? 60);
+
+let server;
+beforeAll(async () => {
+  server = await startServer();
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** A small seeded PRNG (mulberry32), so a failing run can be replayed. */
+function prng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
+
+async function tokenFor(sessionId) {
+  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${API_KEY}` },
+  });
+  return (await res.json()).token;
+}
+
+describe("liveline/client over a real gateway", () => {
+  it(`${DROPS} seeded drops mid-turn: every durable frame once, in order; each client call answered once`, async () => {
+    const random = prng(Number(process.env.CLIENT_SEED ?? 20261123));
+    const created = await createSession(server, {
+      metadata: { simulator: { timeScale: 0.2 } },
+    });
+    const events = [];
+    const errors = [];
+    let toolRuns = 0;
+    const client = connect({
+      baseUrl: server.base,
+      sessionId: created.sessionId,
+      getToken: () => tokenFor(created.sessionId),
+      backoff: { baseMs: 5, maxMs: 40 },
+      onEvent: (e) => events.push(e),
+      onError: (e) => errors.push(e),
+      tools: {
+        // Chips: answered after a random delay, so some results are ready while the socket is down.
+        suggest_topics: async () => {
+          toolRuns++;
+          await sleep(random() * 60);
+          return { shown: true };
+        },
+        get_user_profile: async () => {
+          toolRuns++;
+          await sleep(random() * 60);
+          return { name: "Ada", plan: "team" };
+        },
+      },
+    });
+    const lines = ["hi", "what is my profile?", "tell me about pricing", "what do you remember?"];
+    let drops = 0;
+    let turn = 0;
+    while (drops < DROPS) {
+      client.sendText(lines[turn++ % lines.length]);
+      // A few drops at random moments of this turn.
+      const cuts = 1 + Math.floor(random() * 3);
+      for (let i = 0; i < cuts && drops < DROPS; i++) {
+        await sleep(random() * 120);
+        client.dropConnection();
+        drops++;
+      }
+      // Let the turn finish before the next line (else lines barge in on each other).
+      const deadline = Date.now() + 10_000;
+      const ended = () =>
+        events.some(
+          (e) =>
+            (e.type === "turn_complete" || e.type === "interrupted") && e.turnId === `t${turn}`,
+        );
+      while (!ended() && Date.now() < deadline) await sleep(20);
+      expect(ended(), `turn t${turn} ended`).toBe(true);
+    }
+    // Settle: every outstanding result sent, the log quiet.
+    await sleep(500);
+    client.close();
+
+    const log = await history(server, created.sessionId);
+    // Every durable frame exactly once, in order, none missing.
+    expect(events.map((e) => e.seq)).toEqual(log.map((e) => e.seq));
+    const typeOf = { model_text: "text" };
+    expect(events.map((e) => e.type)).toEqual(log.map((e) => typeOf[e.kind] ?? e.kind));
+    // Each client call: one result or one cancellation, never a duplicate refused.
+    const clientCalls = log.filter((e) => e.kind === "tool_call" && e.runOn === "client");
+    expect(clientCalls.length).toBeGreaterThan(0);
+    for (const call of clientCalls) {
+      const outcomes = log.filter(
+        (e) =>
+          (e.kind === "tool_result" || e.kind === "tool_cancelled") && e.callId === call.callId,
+      );
+      expect(outcomes, call.callId).toHaveLength(1);
+    }
+    expect(errors.filter((e) => e.code === "duplicate_result")).toEqual([]);
+    // Each call ran once on this client (no re-run after a resume).
+    expect(toolRuns).toBe(clientCalls.length);
+    console.log(
+      `client: ${DROPS} drops over ${turn} turns, ${events.length} frames, ${clientCalls.length} client calls, ${errors.length} connection errors (${[...new Set(errors.map((e) => e.code))].join(", ") || "none"})`,
+    );
+  }, 600_000);
+
+  it("a result ready while the socket is down goes out after the resume, once", async () => {
+    const created = await createSession(server, { metadata: { simulator: { timeScale: 0.2 } } });
+    let release;
+    const gate = new Promise((ok) => {
+      release = ok;
+    });
+    const events = [];
+    const client = connect({
+      baseUrl: server.base,
+      sessionId: created.sessionId,
+      getToken: () => tokenFor(created.sessionId),
+      backoff: { baseMs: 200, maxMs: 200 },
+      onEvent: (e) => events.push(e),
+      tools: {
+        suggest_topics: async () => {
+          await gate;
+          return { shown: true };
+        },
+      },
+    });
+    client.sendText("hi");
+    while (!events.some((e) => e.type === "tool_call")) await sleep(10);
+    client.dropConnection();
+    release(); // the result is ready while the socket is down
+    while (!events.some((e) => e.type === "tool_result" && e.name === "suggest_topics"))
+      await sleep(10);
+    await sleep(300);
+    client.close();
+    const log = await history(server, created.sessionId);
+    expect(log.filter((e) => e.kind === "tool_result" && e.name === "suggest_topics")).toHaveLength(
+      1,
+    );
+  }, 60_000);
+
+  it("a fresh client replaying from 0 runs no call the log already settled", async () => {
+    const created = await createSession(server, { metadata: { simulator: { timeScale: 0.2 } } });
+    const first = [];
+    const a = connect({
+      baseUrl: server.base,
+      sessionId: created.sessionId,
+      getToken: () => tokenFor(created.sessionId),
+      onEvent: (e) => first.push(e),
+      tools: { suggest_topics: () => ({ shown: true }) },
+    });
+    a.sendText("hi");
+    while (!first.some((e) => e.type === "turn_complete")) await sleep(10);
+    await sleep(200);
+    a.close();
+    let runs = 0;
+    const replayed = [];
+    const b = connect({
+      baseUrl: server.base,
+      sessionId: created.sessionId,
+      getToken: () => tokenFor(created.sessionId),
+      onEvent: (e) => replayed.push(e),
+      tools: {
+        suggest_topics: () => {
+          runs++;
+          return { shown: true };
+        },
+      },
+    });
+    while (replayed.length < first.length) await sleep(10);
+    await sleep(200);
+    b.close();
+    expect(replayed.map((e) => e.seq)).toEqual(first.map((e) => e.seq));
+    expect(runs).toBe(0);
+  }, 60_000);
+});
