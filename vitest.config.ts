@@ -21,6 +21,15 @@ export default defineConfig({
         },
       },
       {
+        // The demo page and timeline viewer in Debian's Chromium (its own wrangler dev).
+        test: {
+          name: "browser",
+          include: ["test/browser/**/*.test.mjs"],
+          environment: "node",
+          testTimeout: 180_000,
+        },
+      },
+      {
         // liveline/client in Node against a real gateway (its own wrangler dev).
         test: {
           name: "client",

@@ -81,6 +81,8 @@ const ConfigSchema = z.object({
   SESSION_LOCATION_HINT: optionalOneOf(LOCATION_HINTS),
   FAULT_INJECTION: onOff,
   SIMULATOR_ROUTE: onOff,
+  /** "on": the demo page and its session endpoint on any host (always on a local host). */
+  DEMO_PAGE: onOff,
 });
 const ProviderVarsSchema = z.object(PROVIDER_VARS);
 

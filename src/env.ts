@@ -33,4 +33,11 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
    * /ws/…BidiGenerateContent path) on any host (it is always served on a local host).
    */
   SIMULATOR_ROUTE?: string;
+  /**
+   * "on": serve the demo page (`/`, `/timeline.html`) and let it create sessions on any host
+   * (it is always served on a local host, when the Worker has its ASSETS binding).
+   */
+  DEMO_PAGE?: string;
+  /** Workers static assets (wrangler.toml `[assets]`): the demo page and the timeline viewer. */
+  ASSETS?: Fetcher;
 }

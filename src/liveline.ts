@@ -8,6 +8,7 @@ import { type LivelineApp, type LivelineOptions, livelineApp } from "./app.js";
 import type { Env } from "./env.js";
 import { createApp } from "./http/app.js";
 import { isLocalHostname } from "./http/auth.js";
+import { serveDemo } from "./http/demo.js";
 import { SessionObject } from "./session/session-object.js";
 import { GeminiSimulatorObject, handleSimulatorRequest } from "./simulator/object.js";
 import { simulatorUrl } from "./simulator/route.js";
@@ -41,6 +42,15 @@ export function createLiveline<AppEnv = unknown>(options: LivelineOptions<AppEnv
       if (simUrl !== null && simulatorRouteOpen(app, env, url)) {
         return handleSimulatorRequest(new Request(simUrl, request), env);
       }
+      const demo = await serveDemo(
+        request,
+        env,
+        url,
+        demoPageOn(app, env),
+        (inner) => Promise.resolve(http.fetch(inner, env, ctx)),
+        apiKeyOf(app, env),
+      );
+      if (demo !== null) return demo;
       return http.fetch(request, env, ctx);
     },
     SessionObject: AppSessionObject as unknown as typeof SessionObject,
@@ -61,5 +71,21 @@ export function simulatorRouteOpen(app: LivelineApp, env: Env, url: URL): boolea
     return app.settings(env).SIMULATOR_ROUTE === "on";
   } catch {
     return false; // a broken configuration is reported by the app's routes
+  }
+}
+
+function demoPageOn(app: LivelineApp, env: Env): boolean {
+  try {
+    return app.settings(env).DEMO_PAGE === "on";
+  } catch {
+    return false;
+  }
+}
+
+function apiKeyOf(app: LivelineApp, env: Env): string | undefined {
+  try {
+    return app.settings(env).API_KEY;
+  } catch {
+    return undefined; // the API answers 503 not_configured with the reason
   }
 }

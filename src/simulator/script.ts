@@ -150,7 +150,8 @@ export function argsFor(
         out[name] = true;
         break;
       case "array":
-        out[name] = ["simulated"];
+        // Three items: enough for a list to look like one (UI chips render three).
+        out[name] = ["suggestion 1", "suggestion 2", "suggestion 3"];
         break;
       case "object":
         out[name] = {};

@@ -1,0 +1,162 @@
+// The demo page: text chat, a microphone, spoken replies, chips from suggest_topics, a
+// connection light and a button that drops the socket to show the resume. It uses
+// liveline/client (bundled as /liveline-client.js) and nothing else.
+import { connect, createPlayer, startMicrophone } from "/liveline-client.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+
+async function post(path, body) {
+  const res = await fetch(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(json.error?.message ?? `${path}: ${res.status}`);
+  return json;
+}
+
+// One session per tab: reloading the page resumes it (the transcript is replayed once).
+let sessionId = sessionStorage.getItem("liveline.session") ?? params.get("session");
+let first = null;
+if (sessionId === null) {
+  const simulator = params.has("simulator")
+    ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
+    : undefined;
+  first = await post("/demo/sessions", simulator === undefined ? {} : { simulator });
+  sessionId = first.sessionId;
+  sessionStorage.setItem("liveline.session", sessionId);
+}
+let token = first?.token ?? null;
+$("timeline").href = `/timeline?session=${sessionId}`;
+
+const transcript = $("transcript");
+/** The bubble of each turn's reply, by turn id: text pieces are appended to it. */
+const replies = new Map();
+function add(kind, text) {
+  const li = document.createElement("li");
+  li.className = kind;
+  li.textContent = text;
+  transcript.append(li);
+  li.scrollIntoView({ block: "end" });
+  return li;
+}
+function showChips(topics) {
+  const chips = $("chips");
+  chips.replaceChildren(
+    ...topics.map((topic) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "chip";
+      b.textContent = topic;
+      b.onclick = () => say(topic);
+      return b;
+    }),
+  );
+}
+
+let player = null;
+/** Every durable frame, in order (read by the browser tests). */
+const events = [];
+window.livelineEvents = events;
+const client = connect({
+  baseUrl: location.origin,
+  sessionId,
+  getToken: async () => {
+    if (token !== null) {
+      const t = token;
+      token = null;
+      return t;
+    }
+    const fresh = await post(`/demo/sessions/${sessionId}/token`);
+    sessionStorage.setItem("liveline.token", fresh.token);
+    return { token: fresh.token, expiresAt: fresh.expiresAt };
+  },
+  tools: {
+    suggest_topics: ({ topics }) => {
+      showChips(Array.isArray(topics) ? topics.map(String) : []);
+      return { shown: true };
+    },
+    get_user_profile: () => ({ name: "Demo user", plan: "team" }),
+  },
+  onEvent(e) {
+    events.push(e);
+    switch (e.type) {
+      case "user":
+        add("user", e.text);
+        break;
+      case "text":
+      case "transcript": {
+        let li = replies.get(e.turnId);
+        if (li === undefined || li !== transcript.lastElementChild) {
+          li = add("model", "");
+          replies.set(e.turnId, li);
+        }
+        li.textContent += e.text;
+        li.scrollIntoView({ block: "end" });
+        break;
+      }
+      case "tool_call":
+        add("tool", `→ ${e.name}`);
+        break;
+      case "handoff":
+        add("note", `handed from ${e.from} to ${e.to}`);
+        break;
+      case "interrupted":
+        if (player !== null) client.played(player.flush());
+        add("note", `interrupted (${e.reason})`);
+        break;
+      case "turn_complete":
+        player?.endReply();
+        break;
+      case "error":
+        add("note", `${e.code}: ${e.message}`);
+        break;
+    }
+  },
+  onAudio(pcm) {
+    player ??= createPlayer();
+    player.enqueue(pcm);
+  },
+  onStatus(s) {
+    $("light").className = `light ${s.state}`;
+    $("status").textContent =
+      s.state === "reconnecting"
+        ? `reconnecting (${s.why})`
+        : s.state === "live"
+          ? "live"
+          : s.state;
+    document.body.dataset.status = s.state;
+  },
+  onError(e) {
+    add("note", `${e.code}: ${e.message}`);
+  },
+});
+window.liveline = client; // for the browser tests and the curious
+
+function say(text) {
+  if (text.trim() === "") return;
+  $("chips").replaceChildren();
+  client.sendText(text);
+}
+$("composer").onsubmit = (event) => {
+  event.preventDefault();
+  say($("line").value);
+  $("line").value = "";
+};
+$("drop").onclick = () => client.dropConnection();
+
+let mic = null;
+$("mic").onclick = async () => {
+  if (mic !== null) {
+    mic.stop();
+    mic = null;
+    client.endAudio();
+    $("mic").setAttribute("aria-pressed", "false");
+    return;
+  }
+  player ??= createPlayer();
+  mic = await startMicrophone(client);
+  $("mic").setAttribute("aria-pressed", "true");
+};
