@@ -79,7 +79,11 @@ export class LivelineClient {
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private keepaliveTimer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(private readonly opts: ConnectOptions) {
+  private readonly opts: ConnectOptions;
+
+  // A plain field, not a parameter property: the client stays loadable by Node's type stripping.
+  constructor(opts: ConnectOptions) {
+    this.opts = opts;
     this.lastSeq = opts.resumeFrom ?? 0;
   }
 
@@ -209,18 +213,23 @@ export class LivelineClient {
       if (this.ws !== ws) return;
       this.onMessage(ws, event.data as string | ArrayBuffer);
     });
-    ws.addEventListener("close", (event) => {
-      if (this.ws !== ws) return;
+    const gone = (code: number, reason: string) => {
+      if (this.ws !== ws) return; // reported already (some runtimes send error and close)
       this.detach(ws);
       // Refused before it opened (an expired token is a 401 the browser does not show):
       // the next attempt asks for a fresh token.
       if (!opened) this.tokenRefused = true;
-      if (event.code === CLOSE_SESSION_ENDED && event.reason === "session ended") {
+      if (code === CLOSE_SESSION_ENDED && reason === "session ended") {
         this.closed = true;
         this.setStatus({ state: "closed", reason: "session ended" });
         return;
       }
-      this.scheduleReconnect(`closed ${event.code}${event.reason ? `: ${event.reason}` : ""}`);
+      this.scheduleReconnect(`closed ${code}${reason ? `: ${reason}` : ""}`);
+    };
+    ws.addEventListener("close", (event) => gone(event.code, event.reason));
+    // A failed upgrade may come as an error alone (Node's WebSocket does so).
+    ws.addEventListener("error", () => {
+      if (!opened) gone(1006, "the connection could not be opened");
     });
   }
 

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_KEY, createSession, history, startServer } from "../../scripts/lib/harness.mjs";
 import { connect } from "../../src/client/index.ts";
 
-/** Drops per run: CLIENT_DROPS=1000 for the long run the issue names. */
-const DROPS = Number(process.env.CLIENT_DROPS ?? 60);
+/** Seeded socket drops in the long run (CLIENT_DROPS to change it). */
+const DROPS = Number(process.env.CLIENT_DROPS ?? 1000);
 
 let server;
 beforeAll(async () => {
@@ -45,16 +45,20 @@ describe("liveline/client over a real gateway", () => {
   it(`${DROPS} seeded drops mid-turn: every durable frame once, in order; each client call answered once`, async () => {
     const random = prng(Number(process.env.CLIENT_SEED ?? 20261123));
     const created = await createSession(server, {
-      metadata: { simulator: { timeScale: 0.2 } },
+      metadata: { simulator: { timeScale: 0.05 } },
     });
     const events = [];
     const errors = [];
     let toolRuns = 0;
+    let tokens = 0;
     const client = connect({
       baseUrl: server.base,
       sessionId: created.sessionId,
-      getToken: () => tokenFor(created.sessionId),
-      backoff: { baseMs: 5, maxMs: 40 },
+      getToken: () => {
+        tokens++;
+        return tokenFor(created.sessionId);
+      },
+      backoff: { baseMs: 2, maxMs: 20 },
       onEvent: (e) => events.push(e),
       onError: (e) => errors.push(e),
       tools: {
@@ -77,9 +81,9 @@ describe("liveline/client over a real gateway", () => {
     while (drops < DROPS) {
       client.sendText(lines[turn++ % lines.length]);
       // A few drops at random moments of this turn.
-      const cuts = 1 + Math.floor(random() * 3);
+      const cuts = 1 + Math.floor(random() * 5);
       for (let i = 0; i < cuts && drops < DROPS; i++) {
-        await sleep(random() * 120);
+        await sleep(random() * 40);
         client.dropConnection();
         drops++;
       }
@@ -116,7 +120,7 @@ describe("liveline/client over a real gateway", () => {
     // Each call ran once on this client (no re-run after a resume).
     expect(toolRuns).toBe(clientCalls.length);
     console.log(
-      `client: ${DROPS} drops over ${turn} turns, ${events.length} frames, ${clientCalls.length} client calls, ${errors.length} connection errors (${[...new Set(errors.map((e) => e.code))].join(", ") || "none"})`,
+      `client: ${DROPS} drops over ${turn} turns, ${events.length} frames, ${clientCalls.length} client calls, ${tokens} tokens asked for, ${errors.length} connection errors (${[...new Set(errors.map((e) => e.code))].join(", ") || "none"})`,
     );
   }, 600_000);
 
@@ -151,6 +155,79 @@ describe("liveline/client over a real gateway", () => {
     const log = await history(server, created.sessionId);
     expect(log.filter((e) => e.kind === "tool_result" && e.name === "suggest_topics")).toHaveLength(
       1,
+    );
+  }, 60_000);
+
+  it("a token near its expiry, or refused, is replaced by a fresh one from getToken", async () => {
+    const created = await createSession(server, { metadata: { simulator: { timeScale: 0.2 } } });
+    const asked = [];
+    let statuses = [];
+    const client = connect({
+      baseUrl: server.base,
+      sessionId: created.sessionId,
+      backoff: { baseMs: 20, maxMs: 50 },
+      onStatus: (s) => statuses.push(s.state),
+      getToken: async () => {
+        asked.push(Date.now());
+        // First a token the server refuses; then a good one that expires within a minute.
+        if (asked.length === 1) return "not.a.jwt";
+        return {
+          token: await tokenFor(created.sessionId),
+          expiresAt: new Date(Date.now() + 30_000).toISOString(),
+        };
+      },
+    });
+    while (client.state.state !== "live") await sleep(10);
+    expect(asked).toHaveLength(2); // the refused upgrade asked for a fresh one
+    statuses = [];
+    client.dropConnection();
+    while (client.state.state !== "live") await sleep(10);
+    expect(asked).toHaveLength(3); // near expiry: not reused for the reconnect
+    expect(statuses).toContain("reconnecting");
+    client.close();
+  }, 60_000);
+
+  it("a call cancelled while its tool ran is not answered", async () => {
+    const created = await createSession(server, { metadata: { simulator: { timeScale: 0.2 } } });
+    let release;
+    const gate = new Promise((ok) => {
+      release = ok;
+    });
+    const events = [];
+    const errors = [];
+    const client = connect({
+      baseUrl: server.base,
+      sessionId: created.sessionId,
+      getToken: () => tokenFor(created.sessionId),
+      onEvent: (e) => events.push(e),
+      onError: (e) => errors.push(e),
+      tools: {
+        suggest_topics: () => ({ shown: true }),
+        // The profile is a spoken answer: its turn waits for it, and a new line cuts both.
+        get_user_profile: async () => {
+          await gate;
+          return { name: "Ada" };
+        },
+      },
+    });
+    client.sendText("hi");
+    while (!events.some((e) => e.type === "turn_complete")) await sleep(10);
+    client.sendText("what is my profile?");
+    while (!events.some((e) => e.type === "tool_call" && e.name === "get_user_profile"))
+      await sleep(10);
+    client.sendText("never mind");
+    const cancelled = () =>
+      events.find((e) => e.type === "tool_cancelled" && e.name === "get_user_profile");
+    const deadline = Date.now() + 20_000;
+    while (!cancelled() && Date.now() < deadline) await sleep(10);
+    expect(cancelled()).toMatchObject({ reason: "barge_in" });
+    release(); // the tool finishes now: its result must not be sent
+    await sleep(500);
+    client.close();
+    expect(errors.filter((e) => e.code === "call_cancelled")).toEqual([]);
+    const log = await history(server, created.sessionId);
+    expect(log.filter((e) => e.kind === "tool_result" && e.name === "get_user_profile")).toEqual(
+      [],
     );
   }, 60_000);
 
