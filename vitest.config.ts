@@ -33,7 +33,7 @@ export default defineConfig({
         // liveline/client in Node against a real gateway (its own wrangler dev).
         test: {
           name: "client",
-          include: ["test/client/**/*.test.mjs"],
+          include: ["test/client/**/*.test.{mjs,ts}"],
           environment: "node",
           testTimeout: 180_000,
         },

@@ -20,6 +20,8 @@ const LAYERS = [
   ["vocabulary/"],
   // The client library (liveline/client): it takes the frames' types, and nothing that runs.
   ["client/"],
+  // liveline/testing: the app's Worker started for its tests, driven through the client.
+  ["testing/"],
   ["json-limits.ts", "version.ts"],
   ["core/"],
   ["history/"],
