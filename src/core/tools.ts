@@ -144,7 +144,7 @@ export function onToolTimeout(ctx: StepContext, callId: string): void {
 /** The call's one result: recorded, announced, and delivered to the model per policy. */
 function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void {
   call.status = "answered";
-  noteHandoff(ctx, call, outcome);
+  const transfer = noteHandoff(ctx, call, outcome);
   ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });
   const response = toolResponse(call.id, call.name, outcome);
   ctx.record({ kind: "tool_result", turnId: call.turnId, ...response, callId: call.id });
@@ -153,6 +153,7 @@ function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void
     name: call.name,
     error: outcome.error !== undefined,
   });
+  if (transfer) cancelForTransfer(ctx, call);
   deliverResult(ctx, call, response);
   settleTurn(ctx);
 }
@@ -167,9 +168,25 @@ export function policyOf(s: CoreState, name: string): ToolPolicy | undefined {
  * in flight (upstream.ts, maybeApplyHandoff). One at a time: a second transfer while one is
  * pending gets its result but changes nothing.
  */
-function noteHandoff(ctx: StepContext, call: CallState, outcome: Outcome): void {
+function noteHandoff(ctx: StepContext, call: CallState, outcome: Outcome): boolean {
   const s = ctx.state;
-  if (s.pendingHandoff === null) s.pendingHandoff = transferHandoff(s, call, outcome);
+  if (s.pendingHandoff !== null) return false;
+  s.pendingHandoff = transferHandoff(s, call, outcome);
+  return s.pendingHandoff !== null;
+}
+
+/**
+ * The model asked to hand the session over: the other calls of that turn still running are
+ * cancelled now (reason handoff), so that a call the turn would wait for (an unanswered
+ * client call whose result is spoken) does not hold the handoff up to its timeout. Tools
+ * that finish first (`onHandoff: "finish"`) go on; the handoff waits for them.
+ */
+function cancelForTransfer(ctx: StepContext, transfer: CallState): void {
+  for (const call of Object.values(ctx.state.calls)) {
+    if (call.status !== "running" || call.turnId !== transfer.turnId) continue;
+    if (policyOf(ctx.state, call.name)?.onHandoff === "finish") continue;
+    cancelCall(ctx, call, "handoff");
+  }
 }
 
 /**

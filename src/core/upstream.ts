@@ -75,6 +75,12 @@ export function requestHandoff(ctx: StepContext, to: string, reason: string): vo
     ctx.trace("HANDOFF", { to, ignored: true });
     return;
   }
+  // A transfer the model made (its result says so) is neither called off nor redirected by
+  // the app's backend (the shell refuses such a request with the reason).
+  if (s.pendingHandoff?.callId !== undefined) {
+    ctx.trace("HANDOFF", { to, ignored: true });
+    return;
+  }
   // Back to the agent that speaks now: a pending handoff is called off.
   s.pendingHandoff = to === s.agent ? null : { to, reason };
   if (to === s.agent) ctx.trace("HANDOFF", { to, revoked: true });
@@ -88,8 +94,10 @@ export function requestHandoff(ctx: StepContext, to: string, reason: string): vo
 export function handoffBeforeInput(ctx: StepContext): void {
   const s = ctx.state;
   const pending = s.pendingHandoff;
-  if (pending === null || (s.turn !== null && s.turn.id === pending.turnId)) return;
-  if (s.turn !== null && pending.turnId === undefined) return; // a backend's: after this turn
+  // Only between turns (an open one, the transfer turn or any other, ends first), and not
+  // while the old connection hears speech it has not answered: that audio went to it, so its
+  // answer comes from it, and the handoff follows that turn (never a false speech_lost).
+  if (pending === null || s.turn !== null || s.speechDetected) return;
   applyHandoff(ctx, pending);
 }
 

@@ -234,6 +234,14 @@ export class LiveSession {
       return {
         problem: `this session cannot hand off to "${to}"; its agents: ${[...this.agents.keys()].join(", ")}`,
       };
+    const transfer = this.state.pendingHandoff;
+    if (transfer?.callId !== undefined) {
+      // The model's transfer is answered (the model and the clients were told): it stands.
+      if (transfer.to === to) return { pending: true };
+      return {
+        problem: `the model's transfer to "${transfer.to}" (call ${transfer.callId}) is pending; hand off again once it has taken effect`,
+      };
+    }
     if (to === this.state.agent && this.state.pendingHandoff === null)
       return { problem: `"${to}" is already the session's agent` };
     // To the agent that speaks now, with a handoff pending: that handoff is called off.

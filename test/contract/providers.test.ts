@@ -398,6 +398,33 @@ for (const provider of PROVIDERS) {
     );
 
     scenario(
+      "a backend request does not undo a transfer the model made (found by the attack)",
+      async () => {
+        const created = await session({ timeScale: 1 });
+        const { client } = created;
+        await playTurn(client, "hi");
+        client.send({ type: "text", text: "I have a question about billing" });
+        let f = await client.next(10_000);
+        while (!(f.type === "tool_result" && f.name === "transfer_to_billing"))
+          f = await client.next(10_000);
+        // The old agent still speaks its follow-up: the transfer is pending.
+        const res = await exports.default.fetch(
+          `${BASE}/v1/sessions/${created.sessionId}/handoff`,
+          {
+            method: "POST",
+            headers: { ...withKey(), "Content-Type": "application/json" },
+            body: JSON.stringify({ agent: "greeter" }),
+          },
+        );
+        expect(res.status).toBe(400);
+        expect(await res.json()).toMatchObject({ error: { code: "handoff_refused" } });
+        while (f.type !== "handoff") f = await client.next(15_000);
+        expect(f).toMatchObject({ from: "greeter", to: "billing" });
+        client.close();
+      },
+    );
+
+    scenario(
       "control: the naive relay appends a second result for the handoff call (agent-framework issue 2711)",
       async () => {
         const created = await session({}, { naive: true });

@@ -144,3 +144,66 @@ describe("calls of the old agent still running at a handoff", () => {
     expect(turnEnds(h)).toHaveLength(1);
   });
 });
+
+describe("found by the black-box attack on the handoff", () => {
+  it("an unanswered call the transfer turn would wait for is cancelled when the transfer is answered", () => {
+    const h = session({ agentArrival: { desk: "silent" } });
+    h.input({ type: "client_text", clientId: "phone", text: "billing please" });
+    h.model({
+      type: "tool_call",
+      calls: [
+        { id: "p1", name: "ask_user", args: {} }, // a client call whose result is spoken
+        { id: "c1", name: "transfer_to_desk", args: {} },
+      ],
+    });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "tool_outcome", callId: "c1", result: { transferred_to: "desk" } });
+    // At once, not at ask_user's timeout: cancelled, and the transfer's result goes out.
+    expect(h.durableFrames("phone")).toContainEqual(
+      expect.objectContaining({ type: "tool_cancelled", callId: "p1", reason: "handoff" }),
+    );
+    h.model({ type: "text_delta", text: "Transferring you." });
+    h.model({ type: "turn_complete" });
+    expect(kinds(h)).toContain("handoff");
+    expect(h.timers.has("tool:p1")).toBe(false);
+  });
+
+  it("speech the old connection heard before the handoff is answered there: no false speech_lost", () => {
+    // The user speaks over the old agent's follow-up to the transfer result.
+    const h2 = session({ agentArrival: { desk: "silent" } });
+    h2.input({ type: "client_text", clientId: "phone", text: "billing please" });
+    h2.model({ type: "tool_call", calls: [{ id: "c1", name: "transfer_to_desk", args: {} }] });
+    h2.model({ type: "turn_complete" });
+    h2.input({ type: "tool_outcome", callId: "c1", result: { transferred_to: "desk" } });
+    h2.model({ type: "text_delta", text: "Transferring" });
+    // The user speaks over it: the model hears it and stops; the user speaks on.
+    const chunk = () =>
+      h2.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    chunk();
+    h2.model({ type: "input_transcript", text: "and my invoice", finished: false });
+    h2.model({ type: "interrupted" });
+    h2.model({ type: "turn_complete" }); // the cut generation's end
+    chunk();
+    chunk();
+    expect(kinds(h2)).not.toContain("handoff");
+    // The old connection answers the speech, in its own turn; then the handoff.
+    h2.model({ type: "text_delta", text: "Sure, one moment." });
+    h2.model({ type: "turn_complete" });
+    const k = kinds(h2);
+    expect(h2.durableFrames("phone").filter((f) => f.type === "error")).toEqual([]);
+    expect(k.indexOf("handoff")).toBeGreaterThan(k.lastIndexOf("turn_complete"));
+  });
+
+  it("a backend request neither calls off nor redirects a transfer the model made", () => {
+    const h = session({ agentArrival: { desk: "silent" } });
+    h.input({ type: "client_text", clientId: "phone", text: "billing please" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "transfer_to_desk", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "tool_outcome", callId: "c1", result: { transferred_to: "desk" } });
+    h.input({ type: "handoff_requested", to: "front", reason: "backend" });
+    expect(h.state.pendingHandoff).toMatchObject({ to: "desk", callId: "c1" });
+    h.model({ type: "text_delta", text: "Transferring you." });
+    h.model({ type: "turn_complete" });
+    expect(h.state.agent).toBe("desk");
+  });
+});
