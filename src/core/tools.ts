@@ -152,6 +152,7 @@ function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void
     callId: call.id,
     name: call.name,
     error: outcome.error !== undefined,
+    followUp: call.followUp,
   });
   if (transfer) cancelForTransfer(ctx, call);
   deliverResult(ctx, call, response);

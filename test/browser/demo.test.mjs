@@ -125,6 +125,34 @@ describe("the demo page in Chromium", () => {
     expect(await timeline.locator("section.turn").count()).toBeGreaterThanOrEqual(4);
     expect(await timeline.locator('tr[data-kind="TOOL_CALL"]').count()).toBeGreaterThan(0);
     await timeline.screenshot({ path: join(OUT, "timeline.png"), fullPage: true });
+    expect(
+      await timeline.locator("td.kind", { hasText: "tool result (silent)" }).count(),
+    ).toBeGreaterThan(0);
     console.log(`browser: ${seen.length} frames, screenshots in ${OUT}`);
   }, 180_000);
+
+  it("plays the model's speech (24 kHz PCM16 through the jitter buffer)", async () => {
+    const page = await browser.newPage();
+    await page.goto(
+      `${server.base}/?simulator=${encodeURIComponent("modality=AUDIO&timeScale=0.2")}`,
+    );
+    await page.waitForFunction(() => document.body.dataset.status === "live", null, {
+      timeout: 20_000,
+    });
+    await page.fill("#line", "hello");
+    await page.press("#line", "Enter");
+    await page.waitForFunction(
+      () => window.livelineEvents.some((e) => e.type === "turn_complete"),
+      null,
+      { timeout: 20_000 },
+    );
+    // Audio came as binary frames and is playing (or has played) through the page's player.
+    await page.waitForFunction(() => (window.livelinePlayer?.receivedMs ?? 0) > 500, null, {
+      timeout: 10_000,
+    });
+    // …and the audio output runs (autoplay allowed): what was scheduled is played.
+    expect(await page.evaluate(() => window.livelinePlayer.running)).toBe(true);
+    // The spoken reply is in the transcript too (transcript frames).
+    expect(await page.locator("#transcript li.model").count()).toBe(1);
+  }, 60_000);
 });

@@ -117,6 +117,7 @@ const client = connect({
   },
   onAudio(pcm) {
     player ??= createPlayer();
+    window.livelinePlayer = player;
     player.enqueue(pcm);
   },
   onStatus(s) {

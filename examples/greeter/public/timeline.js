@@ -81,7 +81,12 @@ function draw(body) {
         "table",
         {},
         ...shown.map((r) => {
-          const [cls, label] = KINDS[r.kind];
+          const [cls, named] = KINDS[r.kind];
+          // A tool result says whether the model was to speak about it.
+          const label =
+            r.kind === "TOOL_RESPONSE" && r.detail?.followUp
+              ? `${named} (${r.detail.followUp})`
+              : named;
           const detail = r.detail === undefined ? "" : JSON.stringify(r.detail);
           return el(
             "tr",

@@ -15,6 +15,10 @@ export interface Player {
   readonly playedMs: number;
   /** Ms queued ahead of what is playing. */
   readonly bufferedMs: number;
+  /** Ms of speech received since the player was made (all replies). */
+  readonly receivedMs: number;
+  /** The audio output runs (false while the browser holds it until a user gesture). */
+  readonly running: boolean;
   close(): void;
 }
 
@@ -27,6 +31,7 @@ export function createPlayer(opts: { sampleRate?: number; leadMs?: number } = {}
   // When the current reply's first chunk began, and how much of it was scheduled.
   let replyStart: number | null = null;
   let replyEnd = 0;
+  let received = 0;
 
   const played = () =>
     replyStart === null
@@ -38,6 +43,7 @@ export function createPlayer(opts: { sampleRate?: number; leadMs?: number } = {}
       if (context.state === "suspended") void context.resume();
       const samples = new Int16Array(pcm, 0, Math.floor(pcm.byteLength / 2));
       if (samples.length === 0) return;
+      received += (samples.length / rate) * 1000;
       const buffer = context.createBuffer(1, samples.length, rate);
       const channel = buffer.getChannelData(0);
       for (let i = 0; i < samples.length; i++) channel[i] = (samples[i] ?? 0) / 0x8000;
@@ -76,6 +82,12 @@ export function createPlayer(opts: { sampleRate?: number; leadMs?: number } = {}
     },
     get playedMs() {
       return Math.round(played());
+    },
+    get running() {
+      return context.state === "running";
+    },
+    get receivedMs() {
+      return Math.round(received);
     },
     get bufferedMs() {
       return Math.max(0, (nextAt - context.currentTime) * 1000);

@@ -1,0 +1,55 @@
+/**
+ * liveline/client's send queue while it is not connected, with a stand-in socket class (the
+ * real-gateway behaviour is test/client's): text is kept, audio is bounded (oldest dropped
+ * first, counted), and what is kept goes out in order once the connection is ready.
+ */
+import { describe, expect, it } from "vitest";
+import { LivelineClient } from "../../../src/client/client.js";
+
+class FakeSocket extends EventTarget {
+  static last: FakeSocket | null = null;
+  binaryType = "blob";
+  readonly sent: (string | ArrayBuffer)[] = [];
+  constructor(readonly url: string) {
+    super();
+    FakeSocket.last = this;
+  }
+  send(data: string | ArrayBuffer) {
+    this.sent.push(data);
+  }
+  close() {}
+  /** The server's side: the socket opens and `ready` arrives. */
+  ready(lastSeq = 0) {
+    this.dispatchEvent(new Event("open"));
+    const message = new MessageEvent("message", {
+      data: JSON.stringify({ type: "ready", sessionId: "s", lastSeq, resumed: true }),
+    });
+    this.dispatchEvent(message);
+  }
+}
+
+const chunk = (ms: number) => new Uint8Array(ms * 32).buffer; // 16 kHz PCM16
+
+describe("liveline/client while not connected", () => {
+  it("keeps every line, bounds audio to maxQueuedAudioMs (oldest dropped, counted), sends in order", async () => {
+    const client = new LivelineClient({
+      baseUrl: "http://gateway.test",
+      sessionId: "s",
+      getToken: async () => "t",
+      maxQueuedAudioMs: 100,
+      WebSocket: FakeSocket as unknown as typeof WebSocket,
+    }).start();
+    client.sendText("first");
+    for (let i = 0; i < 10; i++) client.sendAudio(chunk(20)); // 200 ms: 5 chunks too many
+    client.sendText("second");
+    expect(client.droppedAudioChunks).toBe(5);
+    await new Promise((r) => setTimeout(r, 0)); // the token, then the socket
+    const ws = FakeSocket.last!;
+    expect(ws.url).toContain("resumeFrom=0");
+    expect(ws.binaryType).toBe("arraybuffer");
+    ws.ready();
+    const kinds = ws.sent.map((d) => (typeof d === "string" ? JSON.parse(d).type : "audio"));
+    expect(kinds).toEqual(["text", "audio", "audio", "audio", "audio", "audio", "text"]);
+    client.close();
+  });
+});
