@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { LivelineClient } from "../../../src/client/client.js";
+import { JsonClientFrame } from "../../../src/session/client-frames.js";
 
 class FakeSocket extends EventTarget {
   static last: FakeSocket | null = null;
@@ -50,6 +51,60 @@ describe("liveline/client while not connected", () => {
     ws.ready();
     const kinds = ws.sent.map((d) => (typeof d === "string" ? JSON.parse(d).type : "audio"));
     expect(kinds).toEqual(["text", "audio", "audio", "audio", "audio", "audio", "text"]);
+    client.close();
+  });
+});
+
+describe("what liveline/client sends is what the server parses (its own zod schemas)", () => {
+  it("text, audio_end, played, and a client tool's result or error", async () => {
+    const client = new LivelineClient({
+      baseUrl: "http://gateway.test",
+      sessionId: "s",
+      getToken: async () => "t",
+      WebSocket: FakeSocket as unknown as typeof WebSocket,
+      tools: {
+        ok: () => ({ shown: true }),
+        fails: () => {
+          throw new Error("no screen");
+        },
+      },
+    }).start();
+    await new Promise((r) => setTimeout(r, 0));
+    const ws = FakeSocket.last!;
+    ws.ready();
+    client.sendText("hello");
+    client.endAudio();
+    client.played(1234.4);
+    const call = (seq: number, name: string) =>
+      ws.dispatchEvent(
+        new MessageEvent("message", {
+          data: JSON.stringify({
+            type: "tool_call",
+            seq,
+            turnId: "t1",
+            callId: `c${seq}`,
+            name,
+            args: {},
+            runOn: "client",
+          }),
+        }),
+      );
+    call(1, "ok");
+    call(2, "fails");
+    call(3, "not_a_tool");
+    await new Promise((r) => setTimeout(r, 10));
+    const json = ws.sent.filter((d): d is string => typeof d === "string");
+    const types = json.map((d) => JSON.parse(d).type);
+    expect(types).toEqual([
+      "text",
+      "audio_end",
+      "played",
+      "tool_result",
+      "tool_result",
+      "tool_result",
+    ]);
+    for (const frame of json)
+      expect(JsonClientFrame.safeParse(JSON.parse(frame)).success, frame).toBe(true);
     client.close();
   });
 });
