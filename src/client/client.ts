@@ -36,6 +36,8 @@ export interface ConnectOptions {
   backoff?: { baseMs?: number; maxMs?: number } | undefined;
   /** Audio queued while reconnecting, at most this many ms of it (oldest dropped first). */
   maxQueuedAudioMs?: number | undefined;
+  /** How long getToken may take before the attempt counts as failed (default 10 s). */
+  tokenTimeoutMs?: number | undefined;
   /** How often a keepalive goes out (below the server's STALE_SOCKET_MS). */
   keepaliveMs?: number | undefined;
   /** A WebSocket constructor (default: the global one). */
@@ -71,11 +73,14 @@ export class LivelineClient {
   private attempt = 0;
   private token: { token: string; exp: number } | null = null;
   private tokenRefused = false;
+  /** Refusals of a fresh token in a row (two: the gateway will not take this client's tokens). */
+  private refusedFresh = 0;
   private readonly queue: Outgoing[] = [];
   private queuedAudioBytes = 0;
   private readonly calls = new Map<string, CallRecord>();
   private replayUntil = 0;
   private closed = false;
+  private started = false;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private keepaliveTimer: ReturnType<typeof setInterval> | null = null;
 
@@ -87,8 +92,10 @@ export class LivelineClient {
     this.lastSeq = opts.resumeFrom ?? 0;
   }
 
-  /** Opens the first connection. */
+  /** Opens the first connection (once; later calls change nothing). */
   start(): this {
+    if (this.started) return this;
+    this.started = true;
     void this.open();
     return this;
   }
@@ -119,8 +126,9 @@ export class LivelineClient {
     this.send({ kind: "json", data: JSON.stringify({ type: "played", ms: Math.round(ms) }) });
   }
 
-  /** Closes for good. */
+  /** Closes for good (a second call changes nothing). */
   close(reason = "closed by the client"): void {
+    if (this.closed) return;
     this.closed = true;
     this.clearTimers();
     for (const call of this.calls.values()) call.abort.abort();
@@ -140,6 +148,7 @@ export class LivelineClient {
   }
 
   private send(out: Outgoing): void {
+    if (this.closed) throw new Error(`the client is closed (${this.closedReason()})`);
     const ws = this.ws;
     if (ws !== null && this.status.state === "live") {
       ws.send(out.data);
@@ -167,7 +176,16 @@ export class LivelineClient {
     const now = Date.now();
     if (this.token !== null && !this.tokenRefused && this.token.exp - now > 60_000)
       return this.token.token;
-    const got = await this.opts.getToken();
+    const timeoutMs = this.opts.tokenTimeoutMs ?? 10_000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const got = await Promise.race([
+      this.opts.getToken(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no token within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (typeof got !== "string" && (typeof got !== "object" || typeof got?.token !== "string"))
+      throw new Error("getToken must give a token string, or {token, expiresAt?}");
     const token = typeof got === "string" ? got : got.token;
     const expiresAt = typeof got === "string" ? undefined : got.expiresAt;
     const exp = expiresAt !== undefined ? Date.parse(expiresAt) : jwtExpiry(token);
@@ -216,21 +234,63 @@ export class LivelineClient {
     const gone = (code: number, reason: string) => {
       if (this.ws !== ws) return; // reported already (some runtimes send error and close)
       this.detach(ws);
-      // Refused before it opened (an expired token is a 401 the browser does not show):
-      // the next attempt asks for a fresh token.
-      if (!opened) this.tokenRefused = true;
       if (code === CLOSE_SESSION_ENDED && reason === "session ended") {
-        this.closed = true;
-        this.setStatus({ state: "closed", reason: "session ended" });
+        this.fail("session ended");
         return;
       }
-      this.scheduleReconnect(`closed ${code}${reason ? `: ${reason}` : ""}`);
+      const why = `closed ${code}${reason ? `: ${reason}` : ""}`;
+      if (opened) {
+        this.scheduleReconnect(why);
+        return;
+      }
+      // Refused before it opened: the browser does not show why (an expired token, an ended
+      // session, a seq beyond the session are all a failed upgrade). The session's state route
+      // tells a refusal for good from an outage; the next attempt asks for a fresh token.
+      this.tokenRefused = true;
+      void this.whyRefused(token).then((final) => {
+        if (final !== null) this.fail(final);
+        else this.scheduleReconnect(why);
+      });
     };
     ws.addEventListener("close", (event) => gone(event.code, event.reason));
     // A failed upgrade may come as an error alone (Node's WebSocket does so).
     ws.addEventListener("error", () => {
       if (!opened) gone(1006, "the connection could not be opened");
     });
+  }
+
+  /** Why the gateway refuses this client for good, or null (an outage: try again). */
+  private async whyRefused(token: string): Promise<string | null> {
+    const ws = new URL(this.urlFor(token));
+    const url = new URL(ws.pathname.replace(/\/ws$/, ""), ws);
+    url.protocol = ws.protocol === "wss:" ? "https:" : "http:";
+    url.searchParams.set("token", token);
+    let res: Response;
+    try {
+      res = await fetch(url);
+    } catch {
+      return null;
+    }
+    if (this.closed) return null;
+    const body = (await res.json().catch(() => ({}))) as {
+      error?: { message?: string };
+      connection?: string;
+      lastSeq?: number;
+    };
+    const message = body.error?.message ?? `HTTP ${res.status}`;
+    if (res.status === 404 || res.status === 410 || res.status === 400) return message;
+    if (res.status === 401) {
+      // A token fresh from getToken refused as well: asking again cannot help.
+      this.refusedFresh++;
+      return this.refusedFresh >= 2 ? `the gateway refuses the token: ${message}` : null;
+    }
+    if (res.status === 200) {
+      this.refusedFresh = 0;
+      if (body.connection === "ended") return "session ended";
+      if (typeof body.lastSeq === "number" && body.lastSeq < this.lastSeq)
+        return `resumeFrom ${this.lastSeq} is beyond the session's last seq ${body.lastSeq}`;
+    }
+    return null;
   }
 
   private detach(ws: WebSocket): void {
@@ -257,7 +317,7 @@ export class LivelineClient {
 
   private onMessage(ws: WebSocket, data: string | ArrayBuffer): void {
     if (typeof data !== "string") {
-      this.opts.onAudio?.(data);
+      this.notify(() => this.opts.onAudio?.(data));
       return;
     }
     if (data === KEEPALIVE) return;
@@ -279,11 +339,16 @@ export class LivelineClient {
     }
     const ephemeral = frame as EphemeralFrame;
     if (ephemeral.type === "ready") this.onReady(ws, ephemeral);
-    else if (ephemeral.type === "error") this.opts.onError?.(ephemeral);
+    else if (ephemeral.type === "error") {
+      this.notify(() => this.opts.onError?.(ephemeral));
+      // Refused for good (a full session): retrying the same way cannot help.
+      if (ephemeral.fatal && ephemeral.code === "too_many_clients") this.fail(ephemeral.message);
+    }
   }
 
   private onReady(ws: WebSocket, ready: ReadyFrame): void {
     this.attempt = 0;
+    this.refusedFresh = 0;
     this.replayUntil = ready.lastSeq;
     this.setStatus({ state: "live", lastSeq: ready.lastSeq });
     const every = this.opts.keepaliveMs ?? 15_000;
@@ -325,7 +390,12 @@ export class LivelineClient {
       return;
     }
     this.lastSeq = frame.seq;
-    this.opts.onEvent?.(frame);
+    this.notify(() => this.opts.onEvent?.(frame));
+    // The session ended (DELETE, or the model gave up for good): nothing more will come.
+    if (frame.type === "status" && frame.state === "ended") {
+      this.fail("session ended");
+      return;
+    }
     switch (frame.type) {
       case "tool_call":
         if (frame.runOn !== "client" || this.calls.has(frame.callId)) return;
@@ -375,14 +445,57 @@ export class LivelineClient {
         }),
       )
       .then(
-        (result) => answer({ result }),
+        (result) => {
+          // The protocol takes an object: anything else is said as an error, not left to time out.
+          if (result === null || typeof result !== "object" || Array.isArray(result))
+            return answer({ error: `the tool "${frame.name}" gave no object` });
+          try {
+            JSON.stringify(result);
+          } catch (err) {
+            return answer({
+              error: `the tool "${frame.name}" gave a result that is not JSON: ${err}`,
+            });
+          }
+          answer({ result });
+        },
         (err: unknown) => answer({ error: err instanceof Error ? err.message : String(err) }),
       );
   }
 
   private setStatus(status: ClientStatus): void {
     this.status = status;
-    this.opts.onStatus?.(status);
+    this.notify(() => this.opts.onStatus?.(status));
+  }
+
+  private closedReason(): string {
+    return this.status.state === "closed" ? this.status.reason : "closed";
+  }
+
+  /** Ends for good, for a reason the app should see (the session is gone, the token refused). */
+  private fail(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.clearTimers();
+    for (const call of this.calls.values()) call.abort.abort();
+    const ws = this.ws;
+    this.ws = null;
+    if (ws !== null) this.detach(ws);
+    ws?.close(1000, "closing");
+    this.setStatus({ state: "closed", reason });
+  }
+
+  /**
+   * Calls the app's handler; one that throws must not cost a frame, a line or a tool answer:
+   * the error is rethrown on its own (the runtime reports it) and the client goes on.
+   */
+  private notify(call: () => void): void {
+    try {
+      call();
+    } catch (err) {
+      setTimeout(() => {
+        throw err;
+      }, 0);
+    }
   }
 
   private clearTimers(): void {

@@ -35,39 +35,75 @@ export async function serveDemo(
   const path = url.pathname;
   if (request.method === "GET" && (PAGES.has(path) || FILES.test(path)))
     return assets.fetch(request);
-  if (request.method !== "POST") return null;
+  const token = /^\/demo\/sessions\/([0-9a-f-]{36})\/token$/.exec(path);
+  if (path !== "/demo/sessions" && token === null) return null;
+  if (request.method !== "POST")
+    return demoError(405, "method_not_allowed", "the demo's session routes take POST");
+  // Only the demo page itself (same origin), never another site the browser has open.
+  const origin = request.headers.get("Origin");
+  if (origin !== null && origin !== url.origin)
+    return demoError(403, "forbidden_origin", "the demo's routes answer their own page only");
+  const secret = apiKey ?? "liveline-local-demo";
   const auth: Record<string, string> =
     apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` };
   if (path === "/demo/sessions") {
     let body: z.infer<typeof DemoSessionBody>;
     try {
-      body = DemoSessionBody.parse(await request.json());
+      const text = await request.text();
+      body = DemoSessionBody.parse(text.trim() === "" ? {} : JSON.parse(text));
     } catch {
-      return Response.json(
-        { error: { code: "bad_request", message: 'the body is {"agent"?, "simulator"?}' } },
-        { status: 400 },
-      );
+      return demoError(400, "bad_request", 'the body is {"agent"?, "simulator"?}');
     }
     const create = {
       ...(body.agent === undefined ? {} : { agent: body.agent }),
       metadata: body.simulator === undefined ? {} : { simulator: body.simulator },
     };
-    return api(
+    const created = await api(
       new Request(new URL("/v1/sessions", url), {
         method: "POST",
         headers: { ...auth, "Content-Type": "application/json" },
         body: JSON.stringify(create),
       }),
     );
-  }
-  const token = /^\/demo\/sessions\/([0-9a-f-]{36})\/token$/.exec(path);
-  if (token !== null) {
-    return api(
-      new Request(new URL(`/v1/sessions/${token[1]}/token`, url), {
-        method: "POST",
-        headers: auth,
-      }),
+    if (created.status !== 201) return created;
+    const answer = (await created.json()) as { sessionId: string };
+    // The grant lets this page (and only a holder of it) ask for fresh tokens of this session.
+    return Response.json(
+      { ...answer, demoGrant: await grantFor(answer.sessionId, secret) },
+      { status: 201 },
     );
   }
-  return null;
+  const sessionId = token?.[1] ?? "";
+  const grant = request.headers.get("X-Demo-Grant") ?? "";
+  if (grant !== (await grantFor(sessionId, secret)))
+    return demoError(
+      403,
+      "forbidden",
+      "a fresh token needs the grant the session was created with",
+    );
+  return api(
+    new Request(new URL(`/v1/sessions/${sessionId}/token`, url), { method: "POST", headers: auth }),
+  );
+}
+
+/** HMAC-SHA256 of the session id under the Worker's key, base64url: the demo's grant. */
+async function grantFor(sessionId: string, secret: string): Promise<string> {
+  const key = await crypto.subtle.importKey(
+    "raw",
+    new TextEncoder().encode(secret),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const mac = new Uint8Array(
+    await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`demo:${sessionId}`)),
+  );
+  return btoa(String.fromCharCode(...mac))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
+}
+
+function demoError(status: number, code: string, message: string): Response {
+  return Response.json({ error: { code, message } }, { status });
 }

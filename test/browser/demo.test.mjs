@@ -52,7 +52,8 @@ const turnEnds = (events) =>
 
 describe("the demo page in Chromium", () => {
   it("greets once with three chips, takes a chip, resumes a dropped connection, takes a voice turn", async () => {
-    const page = await browser.newPage();
+    const context = await browser.newContext();
+    const page = await context.newPage();
     const problems = [];
     page.on("pageerror", (err) => problems.push(String(err)));
     await page.goto(`${server.base}/?simulator=${encodeURIComponent("timeScale=0.2")}`);
@@ -119,7 +120,8 @@ describe("the demo page in Chromium", () => {
     expect(problems).toEqual([]);
     await page.screenshot({ path: join(OUT, "demo.png"), fullPage: true });
 
-    const timeline = await browser.newPage();
+    // Same browser context: the timeline tab finds the session's grant in localStorage.
+    const timeline = await context.newPage();
     await timeline.goto(`${server.base}/timeline.html?session=${sessionId}`);
     await timeline.waitForFunction(() => document.body.dataset.loaded === "true");
     expect(await timeline.locator("section.turn").count()).toBeGreaterThanOrEqual(4);

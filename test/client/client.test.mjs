@@ -231,6 +231,57 @@ describe("liveline/client over a real gateway", () => {
     );
   }, 60_000);
 
+  it("a refusal for good closes the client with the reason (found by the attack: it retried for ever)", async () => {
+    const closedWith = async (opts) => {
+      const statuses = [];
+      const client = connect({
+        baseUrl: server.base,
+        backoff: { baseMs: 10, maxMs: 20 },
+        onStatus: (s) => statuses.push(s),
+        ...opts,
+      });
+      const deadline = Date.now() + 15_000;
+      while (client.state.state !== "closed" && Date.now() < deadline) await sleep(20);
+      client.close();
+      return statuses.find((s) => s.state === "closed")?.reason;
+    };
+    // An ended session.
+    const ended = await createSession(server, {});
+    await fetch(`${server.base}/v1/sessions/${ended.sessionId}`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    expect(
+      await closedWith({ sessionId: ended.sessionId, getToken: () => tokenFor(ended.sessionId) }),
+    ).toMatch(/ended/);
+    // A seq the session never had.
+    const live = await createSession(server, {});
+    expect(
+      await closedWith({
+        sessionId: live.sessionId,
+        getToken: () => tokenFor(live.sessionId),
+        resumeFrom: 9999,
+      }),
+    ).toMatch(/beyond/);
+    // A token the gateway will not take, however often it is asked for.
+    expect(
+      await closedWith({ sessionId: live.sessionId, getToken: async () => "not.a.jwt" }),
+    ).toMatch(/refuses the token/);
+    // A getToken that never answers: the attempt fails, and is retried (not stuck connecting).
+    const statuses = [];
+    const slow = connect({
+      baseUrl: server.base,
+      sessionId: live.sessionId,
+      tokenTimeoutMs: 50,
+      backoff: { baseMs: 10, maxMs: 20 },
+      getToken: () => new Promise(() => {}),
+      onStatus: (s) => statuses.push(s),
+    });
+    await sleep(300);
+    slow.close();
+    expect(statuses.some((s) => s.state === "reconnecting" && /no token/.test(s.why))).toBe(true);
+  }, 60_000);
+
   it("a fresh client replaying from 0 runs no call the log already settled", async () => {
     const created = await createSession(server, { metadata: { simulator: { timeScale: 0.2 } } });
     const first = [];

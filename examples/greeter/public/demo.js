@@ -6,10 +6,10 @@ import { connect, createPlayer, startMicrophone } from "/liveline-client.js";
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 
-async function post(path, body) {
+async function post(path, body, grant) {
   const res = await fetch(path, {
     method: "POST",
-    headers: { "Content-Type": "application/json" },
+    headers: { "Content-Type": "application/json", ...(grant ? { "X-Demo-Grant": grant } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const json = await res.json();
@@ -17,19 +17,38 @@ async function post(path, body) {
   return json;
 }
 
-// One session per tab: reloading the page resumes it (the transcript is replayed once).
+/** A fatal problem, said on the page (never a silent "starting…"). */
+function fatal(message) {
+  $("status").textContent = message;
+  $("light").className = "light closed";
+  document.body.dataset.status = "closed";
+}
+
+// One session per tab: reloading the page resumes it (the transcript is replayed once). The
+// grant (kept per session in localStorage, for the timeline tab too) asks for fresh tokens.
 let sessionId = sessionStorage.getItem("liveline.session") ?? params.get("session");
 let first = null;
-if (sessionId === null) {
-  const simulator = params.has("simulator")
-    ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
-    : undefined;
-  first = await post("/demo/sessions", simulator === undefined ? {} : { simulator });
-  sessionId = first.sessionId;
-  sessionStorage.setItem("liveline.session", sessionId);
+const grantOf = (id) => localStorage.getItem(`liveline.grant.${id}`);
+try {
+  if (sessionId !== null && !/^[0-9a-f-]{36}$/.test(sessionId))
+    throw new Error(`"${sessionId}" is not a session id`);
+  if (sessionId !== null && grantOf(sessionId) === null)
+    throw new Error("this browser did not create that session (no grant): open / for a new one");
+  if (sessionId === null) {
+    const simulator = params.has("simulator")
+      ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
+      : undefined;
+    first = await post("/demo/sessions", simulator === undefined ? {} : { simulator });
+    sessionId = first.sessionId;
+    sessionStorage.setItem("liveline.session", sessionId);
+    localStorage.setItem(`liveline.grant.${sessionId}`, first.demoGrant);
+  }
+} catch (err) {
+  fatal(String(err.message ?? err));
+  throw err;
 }
 let token = first?.token ?? null;
-$("timeline").href = `/timeline?session=${sessionId}`;
+$("timeline").href = `/timeline?session=${encodeURIComponent(sessionId)}`;
 
 const transcript = $("transcript");
 /** The bubble of each turn's reply, by turn id: text pieces are appended to it. */
@@ -69,7 +88,11 @@ const client = connect({
       token = null;
       return t;
     }
-    const fresh = await post(`/demo/sessions/${sessionId}/token`);
+    const fresh = await post(
+      `/demo/sessions/${encodeURIComponent(sessionId)}/token`,
+      undefined,
+      grantOf(sessionId),
+    );
     sessionStorage.setItem("liveline.token", fresh.token);
     return { token: fresh.token, expiresAt: fresh.expiresAt };
   },
@@ -121,6 +144,7 @@ const client = connect({
     player.enqueue(pcm);
   },
   onStatus(s) {
+    if (s.state === "closed") sessionStorage.removeItem("liveline.session");
     $("light").className = `light ${s.state}`;
     $("status").textContent =
       s.state === "reconnecting"
@@ -139,7 +163,11 @@ window.liveline = client; // for the browser tests and the curious
 function say(text) {
   if (text.trim() === "") return;
   $("chips").replaceChildren();
-  client.sendText(text);
+  try {
+    client.sendText(text);
+  } catch (err) {
+    add("note", err.message);
+  }
 }
 $("composer").onsubmit = (event) => {
   event.preventDefault();
@@ -149,7 +177,9 @@ $("composer").onsubmit = (event) => {
 $("drop").onclick = () => client.dropConnection();
 
 let mic = null;
+let micStarting = false;
 $("mic").onclick = async () => {
+  if (micStarting) return; // a second click while the first still asks for the device
   if (mic !== null) {
     mic.stop();
     mic = null;
@@ -157,7 +187,14 @@ $("mic").onclick = async () => {
     $("mic").setAttribute("aria-pressed", "false");
     return;
   }
-  player ??= createPlayer();
-  mic = await startMicrophone(client);
-  $("mic").setAttribute("aria-pressed", "true");
+  micStarting = true;
+  try {
+    player ??= createPlayer();
+    mic = await startMicrophone(client);
+    $("mic").setAttribute("aria-pressed", "true");
+  } catch (err) {
+    add("note", `microphone: ${err.message ?? err}`);
+  } finally {
+    micStarting = false;
+  }
 };

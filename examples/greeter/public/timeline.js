@@ -32,23 +32,42 @@ const KINDS = {
 };
 
 async function token() {
-  const res = await fetch(`/demo/sessions/${sessionId}/token`, { method: "POST" });
-  if (!res.ok) throw new Error(`token: ${res.status}`);
-  return (await res.json()).token;
+  const grant = localStorage.getItem(`liveline.grant.${sessionId}`) ?? "";
+  const res = await fetch(`/demo/sessions/${encodeURIComponent(sessionId)}/token`, {
+    method: "POST",
+    headers: { "X-Demo-Grant": grant },
+  });
+  const body = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(body.error?.message ?? `token: ${res.status}`);
+  return body.token;
 }
 
-/** Rows grouped by turn: a row names its turn, or belongs to the turn open at that moment. */
+/**
+ * Rows grouped by turn: a row names its turn, or its call's turn (a late tool result), or
+ * belongs to the turn open at that moment; the rest (connections, clients) are shown between
+ * turns, so that every row is drawn.
+ */
 function byTurn(rows) {
   const turns = [];
+  const callTurn = new Map();
   let open = null;
+  let between = null;
   for (const row of rows) {
-    const id = row.detail?.turnId;
+    const id = row.detail?.turnId ?? callTurn.get(row.detail?.callId);
     if (row.kind === "USER") {
       open = { id, start: row.ms, rows: [] };
       turns.push(open);
+      between = null;
     }
     const turn = (id !== undefined && turns.findLast((t) => t.id === id)) || open;
-    if (turn !== null && turn !== undefined) turn.rows.push(row);
+    if (turn) {
+      turn.rows.push(row);
+      if (row.kind === "TOOL_CALL" && row.detail?.callId) callTurn.set(row.detail.callId, turn.id);
+    } else {
+      between ??= { id: undefined, start: row.ms, rows: [] };
+      if (!turns.includes(between)) turns.push(between);
+      between.rows.push(row);
+    }
     if ((row.kind === "TURN_COMPLETE" || row.kind === "INTERRUPTED") && turn === open) open = null;
   }
   return turns;
@@ -67,11 +86,11 @@ function draw(body) {
   $("legend").textContent = `${body.rows.length} rows, ${turns.length} turns`;
   $("turns").replaceChildren(
     ...turns.map((turn) => {
-      const shown = turn.rows.filter((r) => KINDS[r.kind] !== undefined);
+      const shown = turn.rows;
       const span = Math.max(1, ...shown.map((r) => r.ms - turn.start));
       const lane = el("div", { class: "lane" });
       for (const r of shown) {
-        const [cls, label] = KINDS[r.kind];
+        const [cls, label] = KINDS[r.kind] ?? ["link", r.kind];
         const left = ((r.ms - turn.start) / span) * 97;
         lane.append(
           el("div", { class: `mark ${cls}`, style: `left:${left}%` }, el("span", {}, label)),
@@ -81,7 +100,7 @@ function draw(body) {
         "table",
         {},
         ...shown.map((r) => {
-          const [cls, named] = KINDS[r.kind];
+          const [cls, named] = KINDS[r.kind] ?? ["link", r.kind.toLowerCase().replaceAll("_", " ")];
           // A tool result says whether the model was to speak about it.
           const label =
             r.kind === "TOOL_RESPONSE" && r.detail?.followUp
@@ -100,7 +119,7 @@ function draw(body) {
       return el(
         "section",
         { class: "turn", "data-turn": turn.id ?? "" },
-        el("h2", {}, `turn ${turn.id}`),
+        el("h2", {}, turn.id === undefined ? "between turns" : `turn ${turn.id}`),
         lane,
         table,
       );
