@@ -128,14 +128,7 @@ export class LivelineClient {
 
   /** Closes for good (a second call changes nothing). */
   close(reason = "closed by the client"): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.clearTimers();
-    for (const call of this.calls.values()) call.abort.abort();
-    const ws = this.ws;
-    this.ws = null;
-    ws?.close(1000, reason);
-    this.setStatus({ state: "closed", reason });
+    this.end(reason, reason);
   }
 
   /** Cuts the socket as a network drop would (a demo's button; tests): the client resumes. */
@@ -473,14 +466,18 @@ export class LivelineClient {
 
   /** Ends for good, for a reason the app should see (the session is gone, the token refused). */
   private fail(reason: string): void {
+    this.end(reason, "closing");
+  }
+
+  /** The one way to the end: timers stopped, tools aborted, the socket closed, `closed` said once. */
+  private end(reason: string, socketReason: string): void {
     if (this.closed) return;
     this.closed = true;
     this.clearTimers();
     for (const call of this.calls.values()) call.abort.abort();
     const ws = this.ws;
     this.ws = null;
-    if (ws !== null) this.detach(ws);
-    ws?.close(1000, "closing");
+    ws?.close(1000, socketReason);
     this.setStatus({ state: "closed", reason });
   }
 

@@ -3,7 +3,7 @@
  * the old agent has finished; it is held for the new agent's one line (upstream.ts applies
  * the handoff in the same step and asks the new agent), and ends once, after that line.
  */
-import type { TurnState } from "./state.js";
+import { modelSettled, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 
 /**
@@ -20,8 +20,7 @@ export function holdForAnnounce(ctx: StepContext, turn: TurnState): boolean {
   if ((s.config.agentArrival?.[pending.to] ?? "announce") !== "announce") return false;
   if (!s.config.guards.oneTurnComplete || !s.config.guards.carryTurns) return false;
   // Nothing else in flight (what maybeApplyHandoff waits for): else it ends as usual.
-  if (s.generation !== null || s.expected.length > 0 || s.followUpWindow !== null) return false;
-  if (s.speechDetected) return false;
+  if (!modelSettled(s)) return false;
   turn.announce = { from: s.agent, to: pending.to, reason: pending.reason };
   turn.modelEnded = true;
   // A turn carried over a lost connection earlier has had its answer: what it waits for now

@@ -318,6 +318,19 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
   };
 }
 
+/**
+ * The model owes nothing and is being told nothing: no generation, no answer expected, no
+ * follow-up window, no speech it has heard and not answered (what a move or a handoff waits for).
+ */
+export function modelSettled(s: CoreState): boolean {
+  return (
+    s.generation === null &&
+    s.expected.length === 0 &&
+    s.followUpWindow === null &&
+    !s.speechDetected
+  );
+}
+
 /** What the model of the agent that speaks now can do (agents may run different models). */
 export function capabilitiesOf(s: CoreState): ModelCapabilities {
   return s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities;

@@ -1,8 +1,9 @@
 import { isHeldForAnnounce } from "./arrival.js";
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
-import type { CoreState, PendingHandoff } from "./state.js";
+import { type CoreState, modelSettled, type PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
+import { policyOf } from "./tools.js";
 import { endTurn } from "./turn-state.js";
 
 /**
@@ -120,10 +121,7 @@ export function maybeApplyHandoff(ctx: StepContext): void {
     // Nothing the old agent still says (calls still running are cancelled: the new
     // connection's seeded context closes them so, and a late result is refused, never split
     // from its call).
-    s.generation === null &&
-    s.expected.length === 0 &&
-    s.followUpWindow === null &&
-    !s.speechDetected;
+    modelSettled(s);
   // Calls whose tools say `finish` are waited for (each bounded by its timeout); a held
   // turn goes on waiting with them.
   if (ready && finishing(s)) return;
@@ -133,11 +131,9 @@ export function maybeApplyHandoff(ctx: StepContext): void {
 
 /** A call still runs whose tool finishes before a handoff (`onHandoff: "finish"`). */
 function finishing(s: CoreState): boolean {
-  return Object.values(s.calls).some((c) => {
-    if (c.status !== "running") return false;
-    const policy = s.config.agentTools?.[s.agent]?.[c.name] ?? s.config.tools[c.name];
-    return policy?.onHandoff === "finish";
-  });
+  return Object.values(s.calls).some(
+    (c) => c.status === "running" && policyOf(s, c.name)?.onHandoff === "finish",
+  );
 }
 
 function applyHandoff(ctx: StepContext, pending: PendingHandoff, announce = false): void {
@@ -214,13 +210,7 @@ export function upstreamQuiet(ctx: StepContext): boolean {
   const s = ctx.state;
   const running = Object.values(s.calls).some((c) => c.status === "running");
   // Speech the model has not answered yet is in flight too: a move would lose it.
-  return (
-    s.generation === null &&
-    !running &&
-    s.expected.length === 0 &&
-    s.followUpWindow === null &&
-    !s.speechDetected
-  );
+  return !running && modelSettled(s);
 }
 
 export function onGoAway(ctx: StepContext, timeLeftMs: number): void {

@@ -90,9 +90,9 @@ export class LiveSession {
       for (const target of a.handoffs ?? []) transfers[handoffToolName(target)] = target;
       arrival[name] = a.arrival ?? "announce";
       if (this.agents.size === 1) continue;
-      const key = this.providerFor(name).sharedLinkKey;
-      if (key !== undefined) links[name] = key;
-      capabilities[name] = this.providerFor(name).capabilities;
+      const session = this.providerFor(name);
+      if (session.sharedLinkKey !== undefined) links[name] = session.sharedLinkKey;
+      capabilities[name] = session.capabilities;
     }
     const coreConfig = defaultConfig({
       sessionId: meta.sessionId,

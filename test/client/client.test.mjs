@@ -5,7 +5,14 @@
  * socket is down.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, createSession, history, startServer } from "../../scripts/lib/harness.mjs";
+import {
+  API_KEY,
+  createSession,
+  history,
+  prng,
+  sleep,
+  startServer,
+} from "../../scripts/lib/harness.mjs";
 import { connect } from "../../src/client/index.ts";
 
 /** Seeded socket drops in the long run (CLIENT_DROPS to change it). */
@@ -18,20 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-/** A small seeded PRNG (mulberry32), so a failing run can be replayed. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 
 async function tokenFor(sessionId) {
   const res = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
