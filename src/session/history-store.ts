@@ -1,6 +1,6 @@
-import type { TraceKind } from "../core/effects.js";
 import type { HistoryEvent } from "../vocabulary/events.js";
 import { frameOf } from "../vocabulary/frames.js";
+import type { TraceRow } from "./interpreter.js";
 import { type Migration, migrate } from "./migrations.js";
 
 const HISTORY_MIGRATIONS: readonly Migration[] = [
@@ -83,37 +83,35 @@ export class HistoryStore {
   private readonly sql: SqlStorage;
   private readonly table: "events" | "events_unchecked";
 
-  constructor(
-    private readonly storage: DurableObjectStorage,
-    checked = true,
-  ) {
+  constructor(storage: DurableObjectStorage, checked = true) {
     migrate(storage, "history", HISTORY_MIGRATIONS);
     this.sql = storage.sql;
     this.table = checked ? "events" : "events_unchecked";
   }
 
   /**
-   * Appends events in one transaction, each with its encoded client frame (`frames[i]`, as
-   * sent); the store refuses any that would break the log.
+   * Appends events, each with its encoded client frame (`frames[i]`, as sent), in one
+   * statement: it is atomic (the store's rules refuse all of them or none), and one statement
+   * is what a write costs in the runtime (each `exec` costs ≈ 60–90 µs in workerd, a row in a
+   * statement ≈ 2 µs; measured with a scratch worker under wrangler dev).
    */
   append(events: readonly HistoryEvent[], frames: readonly string[] = []): void {
     if (events.length === 0) return;
-    this.storage.transactionSync(() => {
-      events.forEach((e, i) => {
-        const callId = "callId" in e ? e.callId : null;
-        const turnId = "turnId" in e ? (e.turnId ?? null) : null;
-        this.sql.exec(
-          `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-          e.seq,
-          e.kind,
-          turnId,
-          callId,
-          e.at,
-          JSON.stringify(e),
-          frames[i] || null,
-        );
-      });
-    });
+    const rows = events.map((e, i) => [
+      e.seq,
+      e.kind,
+      "turnId" in e ? (e.turnId ?? null) : null,
+      "callId" in e ? e.callId : null,
+      e.at,
+      JSON.stringify(e),
+      frames[i] || null,
+    ]);
+    this.sql.exec(
+      `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
+       SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
+       FROM json_each(?) ORDER BY key`,
+      JSON.stringify(rows),
+    );
   }
 
   /** Every event of these kinds, in order. */
@@ -184,12 +182,15 @@ export class HistoryStore {
     return row.last ?? 0;
   }
 
-  trace(at: number, kind: TraceKind, detail: Record<string, unknown> | undefined): void {
+  /** Timeline rows, in order, in one statement (see `append` for why one). */
+  trace(rows: readonly TraceRow[]): void {
+    if (rows.length === 0) return;
     this.sql.exec(
-      "INSERT INTO timeline (at, kind, detail) VALUES (?, ?, ?)",
-      at,
-      kind,
-      detail === undefined ? null : JSON.stringify(detail),
+      `INSERT INTO timeline (at, kind, detail)
+       SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key`,
+      JSON.stringify(
+        rows.map((r) => [r.at, r.kind, r.detail === undefined ? null : JSON.stringify(r.detail)]),
+      ),
     );
   }
 

@@ -16,6 +16,13 @@ import type { HistoryEvent, ToolPayload } from "../vocabulary/events.js";
 import type { DurableFrame, ServerFrame } from "../vocabulary/frames.js";
 import type { ModelCommand, RebuiltContext, TokenUsage } from "../vocabulary/model.js";
 
+/** A timeline row to write: when, what, and its detail (stored as JSON). */
+export interface TraceRow {
+  at: number;
+  kind: TraceKind;
+  detail: Record<string, unknown> | undefined;
+}
+
 /** The session's log: appends are one transaction each; reads see every committed append. */
 export interface LogPort {
   /** `frames[i]`: the encoded client frame of `events[i]`, kept with its row for replays. */
@@ -24,7 +31,8 @@ export interface LogPort {
   /** The encoded client frames of every event with seq > `seq`, in order (a replay). */
   framesAfter(seq: number): string[];
   lastSeq(): number;
-  trace(at: number, kind: TraceKind, detail: Record<string, unknown> | undefined): void;
+  /** A step's timeline rows, in order, written once after its effects. */
+  trace(rows: readonly TraceRow[]): void;
   addUsage(turnId: string | null, usage: TokenUsage): void;
 }
 
@@ -85,6 +93,14 @@ export interface InterpreterPorts {
    */
   audioGate?: "off" | ((state: CoreState) => AudioGate) | undefined;
 }
+
+/** Effects carried out by the model port, in their order, before a step's log write. */
+const TO_MODEL: ReadonlySet<Effect["type"]> = new Set([
+  "send_model",
+  "open_upstream",
+  "update_upstream",
+  "close_upstream",
+]);
 
 export class SessionInterpreter {
   /** Log transactions committed since this interpreter started. */
@@ -162,9 +178,16 @@ export class SessionInterpreter {
     const unrecorded = new Set<number>();
     // Each durable frame is encoded once: the same string goes to the log row and to every client.
     const encoded = new Map<number, string>();
+    // What goes to the model goes first, before the step's log write: a message sent after a
+    // write waits in the output gate until the write is durable, and the model needs no such
+    // wait. Were the object to die before the write lands, the model connection dies with it
+    // and the next one is seeded from the log, which never had the input: nothing diverges.
+    for (const e of effects)
+      if (TO_MODEL.has(e.type)) this.carry(() => this.carryOut(e, encoded), e.type);
     // The step's log writes go in one transaction before the effects that follow them are
     // carried out (frames sent after a write are held by the output gate until it is
-    // durable). A replay reads the log, so writes are split at a replay.
+    // durable: no client sees what the log may lose). A replay reads the log, so writes are
+    // split at a replay.
     let segmentStart = 0;
     for (let i = 0; i <= effects.length; i++) {
       const effect = effects[i];
@@ -173,11 +196,18 @@ export class SessionInterpreter {
       segmentStart = i + 1;
       this.writeSegment(segment, unrecorded, encoded);
       for (const e of segment) {
-        if (e.type === "append_history") continue;
+        if (e.type === "append_history" || TO_MODEL.has(e.type)) continue;
         if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
-        this.carry(() => this.carryOut(e, now, encoded), e.type);
+        this.carry(() => this.carryOut(e, encoded), e.type);
       }
     }
+    // The step's timeline rows go in one write, after its effects (a row is a debug trace:
+    // nothing waits for it, and one statement costs what one row would).
+    const traces: TraceRow[] = [];
+    for (const e of effects) {
+      if (e.type === "trace") traces.push({ at: now, kind: e.kind, detail: e.detail });
+    }
+    if (traces.length > 0) this.carry(() => this.ports.log.trace(traces), "trace");
     this.gate = this.gateOf(this.current);
     this.ports.observe?.(input, effects);
   }
@@ -213,7 +243,7 @@ export class SessionInterpreter {
     this.ports.reportError?.(message);
   }
 
-  private carryOut(effect: Effect, now: number, encoded: ReadonlyMap<number, string>): void {
+  private carryOut(effect: Effect, encoded: ReadonlyMap<number, string>): void {
     const { log, clients, model, tools, timers } = this.ports;
     switch (effect.type) {
       case "send_model":
@@ -283,7 +313,7 @@ export class SessionInterpreter {
         clients.closeAll(effect.code, effect.reason);
         return;
       case "trace":
-        log.trace(now, effect.kind, effect.detail);
+        // Written once for the whole step (stepOnce).
         return;
       case "record_usage":
         log.addUsage(effect.turnId, effect.usage);

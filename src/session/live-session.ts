@@ -1,6 +1,5 @@
 import type { Config } from "../config.js";
 
-import type { TimerId } from "../core/effects.js";
 import type { CoreInput } from "../core/inputs.js";
 import {
   ALL_GUARDS,
@@ -19,6 +18,7 @@ import { withHandoffTools } from "../tools/handoff.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
 import type { AgentSpec, ProviderSession } from "../vocabulary/provider.js";
+import { DeadlineTimers } from "./deadline-timers.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
@@ -54,7 +54,7 @@ export class LiveSession {
   /** The agent whose setup the model connection was last opened with. */
   private linkAgent: string;
   private readonly link: UpstreamLink;
-  private readonly timers = new Map<TimerId, ReturnType<typeof setTimeout>>();
+  private readonly timers = new DeadlineTimers();
   private readonly tools = new Map<string, AbortController>();
   private readonly startedAt: number;
   private modelEvents = 0;
@@ -119,7 +119,9 @@ export class LiveSession {
         }
       },
       protocolError: (message) =>
-        this.store.trace(Date.now(), "UPSTREAM_CLOSED", { protocolError: message }),
+        this.store.trace([
+          { at: Date.now(), kind: "UPSTREAM_CLOSED", detail: { protocolError: message } },
+        ]),
       closed: (code, reason, fatal) =>
         this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
       failed: (message, refused) => this.input({ type: "upstream_failed", message, refused }),
@@ -136,7 +138,7 @@ export class LiveSession {
         readAfter: (seq) => this.store.readAfter(seq),
         framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
-        trace: (at, kind, detail) => this.store.trace(at, kind, detail),
+        trace: (rows) => this.store.trace(rows),
         addUsage: (turnId, usage) => this.usage.add(turnId, usage),
       },
       clients: {
@@ -184,27 +186,16 @@ export class LiveSession {
           this.tools.delete(callId);
         },
       },
-      timers: {
-        set: (timer, at, jitterMs, fire) => {
-          this.clearTimer(timer);
-          const handle = setTimeout(
-            () => {
-              this.timers.delete(timer);
-              fire();
-            },
-            Math.max(0, at - Date.now()) + Math.random() * jitterMs,
-          );
-          this.timers.set(timer, handle);
-        },
-        clear: (timer) => this.clearTimer(timer),
-      },
+      timers: this.timers,
       clock: () => Date.now(),
       rebuild: (events) => {
         // The naive relay's seed is left as frameworks send it (that is what it measures).
         if (naive) return rebuildContextNaive(events);
         const checked = checkedContext(rebuildContext(events));
         if (checked.problems.length > 0) {
-          this.store.trace(Date.now(), "CONTEXT_INVALID", { problems: checked.problems });
+          this.store.trace([
+            { at: Date.now(), kind: "CONTEXT_INVALID", detail: { problems: checked.problems } },
+          ]);
         }
         return checked.context;
       },
@@ -322,9 +313,10 @@ export class LiveSession {
     };
   }
 
-  stats(databaseBytes: number): SessionStats {
+  stats(databaseBytes: number, objectStartedAt: number): SessionStats {
     return {
       events: this.store.lastSeq(),
+      objectStartedAt,
       transactions: this.interpreter.transactions,
       modelEvents: this.modelEvents,
       databaseBytes,
@@ -333,12 +325,6 @@ export class LiveSession {
       audioPassed: { ...this.interpreter.passed },
       counters: { ...this.state.counters },
     };
-  }
-
-  private clearTimer(timer: TimerId): void {
-    const handle = this.timers.get(timer);
-    if (handle !== undefined) clearTimeout(handle);
-    this.timers.delete(timer);
   }
 
   private async runTool(
@@ -371,8 +357,7 @@ export class LiveSession {
 
   /** Stops timers and tools, closes the model connection (the object is going away). */
   dispose(): void {
-    for (const t of this.timers.values()) clearTimeout(t);
-    this.timers.clear();
+    this.timers.clearAll();
     for (const c of this.tools.values()) c.abort("session closed");
     this.tools.clear();
     this.link.close("session closed");

@@ -87,8 +87,8 @@ export class Harness {
         framesAfter: (seq) =>
           this.log.filter((e) => e.seq > seq).map((e) => JSON.stringify(frameOf(e))),
         lastSeq: () => this.log.at(-1)?.seq ?? 0,
-        trace: (_at, kind) => {
-          this.traces.push(kind);
+        trace: (rows) => {
+          for (const { kind } of rows) this.traces.push(kind);
         },
         addUsage: (turnId, usage) => {
           this.usage.push({ turnId, usage });

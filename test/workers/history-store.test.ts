@@ -1,0 +1,119 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { HistoryStore } from "../../src/session/history-store.js";
+import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/events.js";
+
+/**
+ * The log's own rules, in the object's real SQLite storage: an append is one statement, so it
+ * is written whole or not at all, and the store refuses what would break the log.
+ */
+const at = (seq: number, body: HistoryEventBody): HistoryEvent =>
+  ({ ...body, seq, at: 1000 + seq }) as HistoryEvent;
+const user = (turnId: string): HistoryEventBody => ({
+  kind: "user",
+  turnId,
+  text: `line "${turnId}" with 'quotes', \\ and ünïcode`,
+  source: "text",
+});
+const call = (callId: string): HistoryEventBody => ({
+  kind: "tool_call",
+  turnId: "t1",
+  callId,
+  name: "lookup_faq",
+  args: { q: "hours" },
+  runOn: "server",
+});
+const result = (callId: string): HistoryEventBody => ({
+  kind: "tool_result",
+  turnId: "t1",
+  callId,
+  name: "lookup_faq",
+  result: { answer: "9-5" },
+});
+
+/** Runs `fn` with a fresh store in a fresh object's storage. */
+async function withStore<T>(fn: (store: HistoryStore, sql: SqlStorage) => T): Promise<T> {
+  const stub = env.SESSION.get(env.SESSION.newUniqueId());
+  return await runInDurableObject(stub, (_o, state) =>
+    fn(new HistoryStore(state.storage), state.storage.sql),
+  );
+}
+
+describe("HistoryStore in the object's SQLite storage", () => {
+  it("keeps a many-event append whole and in order, with each event's frame and columns", async () => {
+    const rows = await withStore((store, sql) => {
+      const events = [at(1, user("t1")), at(2, call("c1")), at(3, result("c1"))];
+      store.append(events, ["f1", "f2", ""]);
+      expect(store.readAfter(0)).toEqual(events);
+      expect(store.lastSeq()).toBe(3);
+      return sql
+        .exec<{
+          seq: number;
+          kind: string;
+          turn_id: string;
+          call_id: string | null;
+          at: number;
+          frame: string | null;
+        }>("SELECT seq, kind, turn_id, call_id, at, frame FROM events ORDER BY seq")
+        .toArray();
+    });
+    expect(rows).toEqual([
+      { seq: 1, kind: "user", turn_id: "t1", call_id: null, at: 1001, frame: "f1" },
+      { seq: 2, kind: "tool_call", turn_id: "t1", call_id: "c1", at: 1002, frame: "f2" },
+      { seq: 3, kind: "tool_result", turn_id: "t1", call_id: "c1", at: 1003, frame: null },
+    ]);
+  });
+
+  it("refuses a second call with the same id, an outcome without its call, a second outcome, and a gap in seq — writing none of that append", async () => {
+    const problems = await withStore((store) => {
+      store.append([at(1, user("t1")), at(2, call("c1"))]);
+      const tries: [string, HistoryEvent[]][] = [
+        ["same call twice", [at(3, user("t2")), at(4, call("c1"))]],
+        ["outcome without call", [at(3, user("t2")), at(4, result("c9"))]],
+        ["gap in seq", [at(3, user("t2")), at(5, user("t3"))]],
+      ];
+      const refused = tries.map(([what, events]) => {
+        try {
+          store.append(events);
+          return `${what}: written`;
+        } catch {
+          return `${what}: refused`;
+        }
+      });
+      // None of the refused appends left its first (valid) event behind.
+      expect(store.lastSeq()).toBe(2);
+      store.append([at(3, result("c1"))]);
+      try {
+        store.append([at(4, result("c1"))]);
+        refused.push("second outcome: written");
+      } catch {
+        refused.push("second outcome: refused");
+      }
+      expect(store.lastSeq()).toBe(3);
+      return refused;
+    });
+    expect(problems).toEqual([
+      "same call twice: refused",
+      "outcome without call: refused",
+      "gap in seq: refused",
+      "second outcome: refused",
+    ]);
+  });
+
+  it("writes a step's timeline rows in one go, in order, details as JSON", async () => {
+    const rows = await withStore((store) => {
+      store.trace([
+        { at: 5, kind: "USER", detail: { turnId: "t1", text: 'a "quoted" line' } },
+        { at: 5, kind: "TURN_COMPLETE", detail: undefined },
+      ]);
+      store.trace([{ at: 7, kind: "MODEL_TEXT", detail: { n: 1 } }]);
+      return store.timeline();
+    });
+    expect(rows).toEqual([
+      { at: 5, kind: "USER", detail: { turnId: "t1", text: 'a "quoted" line' } },
+      { at: 5, kind: "TURN_COMPLETE" },
+      { at: 7, kind: "MODEL_TEXT", detail: { n: 1 } },
+    ]);
+  });
+});
