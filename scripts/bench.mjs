@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --quick] [--frames N] [--levels 10,25,50,75,100,150] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile] [--long 5000]
+ * npm run bench [-- --quick] [--frames N] [--levels 10,25,50,75,100,150] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile] [--long 5000] [--no-idle]
  *
  * `--profile`: also a CPU profile of the worker (through workerd's inspector) over liveline
  * audio round trips and text turns, printed as the functions with the most self time.
@@ -9,6 +9,7 @@
  * relay Durable Object). Prints tables, writes bench-results/bench.json. Never asserts on time.
  */
 
+import { idleCost } from "./bench/idle.mjs";
 import {
   API_KEY,
   Client,
@@ -599,6 +600,18 @@ async function main() {
   } finally {
     await server.stop();
   }
+  if (!f.has("no-idle")) {
+    // Idle costs on a server of their own: its idle timeout is short, to be measured in seconds.
+    const idle = quick
+      ? { idleMs: 13_000, stepMs: 3500, steps: 5, nextTurns: 2 }
+      : { idleMs: 20_000, stepMs: 2000, steps: 12, nextTurns: 3 };
+    const idleServer = await startBenchServer({ IDLE_TIMEOUT_MS: String(idle.idleMs) });
+    try {
+      results.idle = await idleCost(idleServer, idle);
+    } finally {
+      await idleServer.stop();
+    }
+  }
 
   const L = results.latency;
   console.log(
@@ -836,14 +849,141 @@ async function main() {
   console.log(
     `restart at turn ${G.turns} (the object dies; the next request rebuilds it from its log): first answer p50 ${ms(G.restoreMs.p50)} ms (max ${ms(G.restoreMs.p99)}), a warm answer p50 ${ms(G.warmMs.p50)} ms — restore ≈ ${ms(G.restoreMs.p50 - G.warmMs.p50)} ms`,
   );
+  if (results.idle) printIdle(results.idle);
+  results.targets = targets(results);
+  console.log("\nIssue 12's targets, from this run\n");
+  console.log(
+    table(
+      ["target", "measured", "verdict"],
+      results.targets.map((t) => [t.target, t.measured, t.met ? "met" : "**gap**"]),
+    ),
+  );
+  if (results.targets.some((t) => !t.met) && !results.profile)
+    console.log("(a gap's cause: run with --profile for where the worker's time goes)");
   console.log(`\nJSON: ${writeJson("bench.json", results, { quick })}`);
+}
+
+function printIdle(I) {
+  const secs = (x) => `${(x / 1000).toFixed(x % 1000 === 0 ? 0 : 1)} s`;
+  console.log(
+    `\nIdle: a session after its turn, nothing happening (IDLE_TIMEOUT_MS ${secs(I.idleMs)} on a server of its own; each session probed once, ${secs(I.stepMs)} apart)\n`,
+  );
+  const left = (a) =>
+    a.leftAfterMs === null
+      ? `in memory at every probe (up to ${secs(a.longestProbedMs)})`
+      : `left memory ${secs(a.leftAfterMs.from)}–${secs(a.leftAfterMs.to)} after${a.outOfOrder > 0 ? ` (${a.outOfOrder} later probe(s) found it in memory)` : ""}`;
+  console.log(
+    table(
+      ["session", "from", "the object"],
+      [
+        ["model connection held (before the idle close)", "its last event", left(I.arms.held)],
+        [
+          "idle closed, a client attached (keepalives every 3 s)",
+          "status idle",
+          left(I.arms.client),
+        ],
+        ["idle closed, no client", "status idle", left(I.arms.none)],
+      ],
+    ),
+  );
+  const h = Math.max(
+    I.arms.client.leftAfterMs?.to ?? 60_000,
+    I.arms.none.leftAfterMs?.to ?? 60_000,
+  );
+  // Billed wall time over an idle hour, per idle minute, with the default 60 s idle close.
+  const perMinute = (60_000 + h) / 60 / 1000;
+  I.billedSecondsPerIdleMinute = { idleClose: perMinute, connectionHeld: 60 };
+  console.log(
+    `\nobject wall time billed per idle session-minute, over an idle hour with the default IDLE_TIMEOUT_MS of 60 s: ${perMinute.toFixed(2)} s (60 s held + at most ${secs(h)} before it leaves memory, then none), against 60 s for a session whose model connection stays open`,
+  );
+  const T = I.nextTurn;
+  console.log(
+    `next turn ${secs(T.afterIdleMs)} after the idle close (the object out of memory): text → first reply p50 ${ms(T.attached.coldFirstMs)} ms with the client attached (the object wakes and reopens the model${T.attached.reopened ? "" : "; NOT reopened"}) against ${ms(T.attached.warmFirstMs)} ms warm; a client that had left: socket → ready ${ms(T.reconnected.readyMs)} ms, → first reply ${ms(T.reconnected.coldFirstMs)} ms`,
+  );
+}
+
+/** Issue 12's targets against this run's figures. */
+function targets(r) {
+  const out = [];
+  const ratio = (a, b) => a / b;
+  const L = r.latency;
+  if (L?.audio) {
+    const p50 = ratio(L.audio.liveline.p50, L.audio.transcode.p50);
+    const p99 = ratio(L.audio.liveline.p99, L.audio.transcode.p99);
+    out.push({
+      target: "audio round trip p50 ≤ 1.3×, p99 ≤ 1.5× the transcoding relay",
+      measured: `p50 ${p50.toFixed(2)}×, p99 ${p99.toFixed(2)}×`,
+      met: p50 <= 1.3 && p99 <= 1.5,
+    });
+  }
+  if (L?.text) {
+    const p50 = ratio(L.text.liveline.p50, L.text.relay.p50);
+    out.push({
+      target: "text turn p50 ≤ 2× the bare relay",
+      measured: `${p50.toFixed(2)}× (${ms(L.text.liveline.p50)} vs ${ms(L.text.relay.p50)} ms)`,
+      met: p50 <= 2,
+    });
+  }
+  if (r.knee) {
+    out.push({
+      target: "knee ≥ 90 % of the transcoding relay's",
+      measured: `liveline ${r.knee.liveline}, relay ${r.knee.transcode} sessions`,
+      met: r.knee.transcode > 0 && r.knee.liveline >= 0.9 * r.knee.transcode,
+    });
+  }
+  const byMissed = (n) => r.reconnect?.find((x) => x.missed === n);
+  for (const [n, limit] of [
+    [10000, 100],
+    [1000, 15],
+  ]) {
+    const x = byMissed(n);
+    if (!x) continue;
+    const b = percentile(
+      [...x.batchedMs].sort((a, c) => a - c),
+      50,
+    );
+    out.push({
+      target: `replay of ${n} missed frames < ${limit} ms`,
+      measured: `${ms(b)} ms (&replay=batch)`,
+      met: b < limit,
+    });
+  }
+  const G = r.long;
+  if (G) {
+    const late = G.late.p50 / G.early.p50;
+    out.push({
+      target: `per-turn cost at turn ${G.turns} within 10 % of turn 10`,
+      measured: `${late.toFixed(2)}× (p50 ${ms(G.early.p50)} → ${ms(G.late.p50)} ms)`,
+      met: late <= 1.1,
+    });
+    const restore = G.restoreMs.p50 - G.warmMs.p50;
+    out.push({
+      target: `restore after eviction at turn ${G.turns} < 50 ms`,
+      measured: `${ms(restore)} ms`,
+      met: restore < 50,
+    });
+  }
+  if (r.idle) {
+    const { client, none, held } = r.idle.arms;
+    out.push({
+      target: "an idle session costs nothing once its model connection is closed",
+      measured: `out of memory ≤ ${(Math.max(client.leftAfterMs?.to ?? Infinity, none.leftAfterMs?.to ?? Infinity) / 1000).toFixed(0)} s after the idle close, clients attached or not (held connection: ${held.leftAfterMs === null ? "in memory throughout" : "left"})`,
+      // The held arm must have been seen in memory past the runtime's 10 s of inactivity.
+      met:
+        client.leftAfterMs !== null &&
+        none.leftAfterMs !== null &&
+        held.leftAfterMs === null &&
+        held.longestProbedMs > 10_000,
+    });
+  }
+  return out;
 }
 
 function levelResults(r) {
   return r.concurrency;
 }
 
-async function startBenchServer() {
+async function startBenchServer(overrides = {}) {
   const { createServer } = await import("node:net");
   const port = await new Promise((ok) => {
     const s = createServer().listen(0, "127.0.0.1", () => {
@@ -865,6 +1005,7 @@ async function startBenchServer() {
       IDLE_TIMEOUT_MS: "600000",
       // The long-session figure restarts its object (POST /v1/sessions/:id/restart).
       FAULT_INJECTION: "on",
+      ...overrides,
     },
   });
 }

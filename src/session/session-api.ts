@@ -29,6 +29,11 @@ export interface TimelineRow {
 export interface SessionStats {
   /** Durable events in the log. */
   events: number;
+  /**
+   * When this instance of the session's object was constructed (epoch ms): a later value
+   * than before means the object left memory (hibernated or evicted) and was rebuilt.
+   */
+  objectStartedAt: number;
   /** Log transactions (one per input that recorded anything), since the object last started. */
   transactions: number;
   /** Model events taken in since the object last started (a decoded frame can carry several). */

@@ -63,6 +63,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private readonly rates = new WeakMap<WebSocket, Record<RateKind, RateWindow>>();
 
   private live: LiveSession | null = null;
+  /** When this instance was constructed (stats: a rebuilt object shows a later time). */
+  private readonly startedAt = Date.now();
   /** Why the session's agent cannot run (gone, or its function threw), or null. */
   private agentProblem: string | null = null;
   /** The runtime's socket list, read once per change (every model audio chunk goes to all). */
@@ -146,7 +148,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       sessionId: live.meta.sessionId,
       startedAt: live.meta.createdAt,
       rows: live.timeline(),
-      stats: live.stats(this.ctx.storage.sql.databaseSize),
+      stats: live.stats(this.ctx.storage.sql.databaseSize, this.startedAt),
     };
   }
 

@@ -32,7 +32,7 @@ describe("npm run repro / bench / soak, quick", () => {
     expect(code, out).toBe(0);
   });
 
-  it("bench prints latency, concurrency, storage, reconnect and long-session tables", () => {
+  it("bench prints latency, concurrency, storage, reconnect, long-session, idle and target tables", () => {
     const { code, out } = run("bench", [
       "--frames",
       "50",
@@ -54,6 +54,10 @@ describe("npm run repro / bench / soak, quick", () => {
       "transactions / model event",
       "SQLite database bytes",
       "Reconnect",
+      "Idle: a session after its turn",
+      "billed per idle session-minute",
+      "next turn",
+      "Issue 12's targets",
     ]) {
       expect(out).toContain(heading);
     }
