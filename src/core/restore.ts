@@ -4,23 +4,36 @@ import { type CoreConfig, type CoreState, initialState } from "./state.js";
 import { transferHandoff } from "./tools.js";
 
 /**
+ * Of a log's events, the ones a restore reads: every call, outcome and handoff,
+ * the last status, and the last user turn with the turn ends after it. Restoring from these
+ * gives the same state and the same closing events as from all of them (turn ids grow, so
+ * the last user turn is the highest; only the last status counts; only the last user turn
+ * can be open) — a property test holds the two to that. The store reads the same selection
+ * through indexes (HistoryStore.readForRestore), so a restore costs the session's calls, not
+ * its turns.
+ */
+export function restoreSelection(events: readonly HistoryEvent[]): HistoryEvent[] {
+  const lastUser = events.findLastIndex((e) => e.kind === "user");
+  const lastStatus = events.findLastIndex((e) => e.kind === "status");
+  return events.filter(
+    (e, i) =>
+      e.kind === "tool_call" ||
+      e.kind === "tool_result" ||
+      e.kind === "tool_cancelled" ||
+      e.kind === "handoff" ||
+      i === lastStatus ||
+      i === lastUser ||
+      (lastUser >= 0 && i > lastUser && (e.kind === "turn_complete" || e.kind === "interrupted")),
+  );
+}
+
+/**
  * The core's state for a session whose log already holds `events` (a restarted object),
  * after the closing events of `closingEventsAfterRestart` were appended: seq and turn
  * numbering go on, and every call the log knows is settled, so a late or repeated result
- * for one is refused as a duplicate rather than taken for an unknown call. Only the
- * structural events are read (RESTORE_KINDS): the log's text is not needed to go on.
+ * for one is refused as a duplicate rather than taken for an unknown call. `events` may be
+ * the whole log or its `restoreSelection`: the state is the same.
  */
-export const RESTORE_KINDS = [
-  "user",
-  "turn_complete",
-  "interrupted",
-  "tool_call",
-  "tool_result",
-  "tool_cancelled",
-  "status",
-  "handoff",
-] as const satisfies readonly HistoryEvent["kind"][];
-
 export function restoreState(
   config: CoreConfig,
   events: readonly HistoryEvent[],

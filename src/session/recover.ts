@@ -1,4 +1,4 @@
-import { RESTORE_KINDS, restoreState } from "../core/restore.js";
+import { restoreState } from "../core/restore.js";
 import type { CoreConfig, CoreState } from "../core/state.js";
 import { closingEventsAfterRestart } from "../history/recover.js";
 import type { HistoryEvent } from "../vocabulary/events.js";
@@ -17,9 +17,9 @@ export function recoverSession(
   clients: string[],
   now: number,
 ): { state: CoreState; closing: HistoryEvent[] } {
-  // The structural events only (turns, calls, status): the bulk of a log, its text, is not
-  // needed to go on, so a restore costs the session's turns and calls, not its words.
-  const events = store.readKinds(RESTORE_KINDS);
+  // Only what a restore needs (calls, outcomes, handoffs, the last status, the last turn):
+  // neither the log's text nor its older turns, so a restore costs the session's calls.
+  const events = store.readForRestore();
   let seq = store.lastSeq();
   const closing = closingEventsAfterRestart(events).map(
     (body) => ({ ...body, seq: ++seq, at: now }) as HistoryEvent,

@@ -1,7 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { HistoryStore } from "../../src/session/history-store.js";
+import { restoreSelection } from "../../src/core/restore.js";
+import { HistoryStore, restoreQuery } from "../../src/session/history-store.js";
 import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/events.js";
 
 /**
@@ -16,17 +17,17 @@ const user = (turnId: string): HistoryEventBody => ({
   text: `line "${turnId}" with 'quotes', \\ and ünïcode`,
   source: "text",
 });
-const call = (callId: string): HistoryEventBody => ({
+const call = (callId: string, turnId = "t1"): HistoryEventBody => ({
   kind: "tool_call",
-  turnId: "t1",
+  turnId,
   callId,
   name: "lookup_faq",
   args: { q: "hours" },
   runOn: "server",
 });
-const result = (callId: string): HistoryEventBody => ({
+const result = (callId: string, turnId = "t1"): HistoryEventBody => ({
   kind: "tool_result",
-  turnId: "t1",
+  turnId,
   callId,
   name: "lookup_faq",
   result: { answer: "9-5" },
@@ -115,5 +116,42 @@ describe("HistoryStore in the object's SQLite storage", () => {
       { at: 5, kind: "TURN_COMPLETE" },
       { at: 7, kind: "MODEL_TEXT", detail: { n: 1 } },
     ]);
+  });
+});
+
+describe("a restore's read", () => {
+  it("reads what restoreSelection selects, through indexes, not by scanning the log", async () => {
+    const { selected, expected, plan } = await withStore((store, sql) => {
+      const bodies: HistoryEventBody[] = [];
+      for (let t = 1; t <= 60; t++) {
+        bodies.push(user(`t${t}`), { kind: "model_text", turnId: `t${t}`, text: "words" });
+        if (t % 3 === 0) bodies.push(call(`c${t}`, `t${t}`));
+        if (t % 3 === 0 && t < 60) bodies.push(result(`c${t}`, `t${t}`));
+        if (t % 20 === 0) bodies.push({ kind: "status", state: "live" });
+        if (t === 30) bodies.push({ kind: "handoff", from: "front", to: "desk", reason: "x" });
+        if (t < 60) bodies.push({ kind: "turn_complete", turnId: `t${t}` });
+      }
+      store.append(bodies.map((b, i) => at(i + 1, b)));
+      const rows = sql
+        .exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${restoreQuery("events")}`)
+        .toArray()
+        .map((r) => r.detail);
+      return {
+        selected: store.readForRestore(),
+        expected: restoreSelection(store.readAfter(0)),
+        plan: rows,
+      };
+    });
+    expect(selected).toEqual(expected);
+    expect(selected.length).toBeLessThan(60);
+    // No full scan: each kind through its index, the last turn from the log's end (the one
+    // SCAN without an index stops at the first user row from the end: ORDER BY seq DESC LIMIT 1).
+    const scans = plan.filter((p) => /^SCAN events$/.test(p));
+    expect(scans.length, plan.join("\n")).toBe(1);
+    for (const kind of ["call_rows", "outcome_rows", "status_rows", "handoff_rows"])
+      expect(
+        plan.some((p) => p.includes(`USING INDEX events_${kind}`)),
+        plan.join("\n"),
+      ).toBe(true);
   });
 });
