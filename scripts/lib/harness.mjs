@@ -87,7 +87,8 @@ function hookExit() {
 export async function startServer(opts = {}) {
   hookExit();
   const port = opts.port ?? (await freePort());
-  const state = mkdtempSync(joinPath(tmpdir(), "liveline-bench-"));
+  // `stateRoot`: where wrangler keeps the objects' SQLite files (the bench uses tmpfs).
+  const state = mkdtempSync(joinPath(opts.stateRoot ?? tmpdir(), "liveline-bench-"));
   const log = joinPath(state, "wrangler.log");
   const out = openSync(log, "w");
   const vars = { API_KEY, TOKEN_SECRET, ...opts.vars };
