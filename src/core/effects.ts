@@ -46,6 +46,8 @@ export type TraceKind =
   | "HANDOFF"
   | "HANDOFF_ANNOUNCE"
   | "UPSTREAM_IDLE_CLOSE"
+  /** An idle close with answers still owed to ended turns: dropped, as a lost connection drops them. */
+  | "IDLE_OWED_DROPPED"
   | "UPSTREAM_GAVE_UP"
   | "HELD_AUDIO_DROPPED"
   | "CONTEXT_INVALID"

@@ -53,6 +53,12 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   } else if (s.expected.length > 0) {
     owner = s.expected.shift() ?? null;
     claim = owner === null ? "absorbed" : "expected";
+    if (owner === null) {
+      // Owed to a turn that has ended (one that timed out, say): it reaches no client, and
+      // the timeline says so.
+      s.counters.suppressedGenerations++;
+      ctx.trace("SUPPRESSED", { reason: "owed to a turn that already ended" });
+    }
   } else if (s.speechDetected) {
     // The user spoke and the model answers: a voice turn opens (ending any open one).
     if (turn) endTurn(ctx, { interrupted: "barge_in" });

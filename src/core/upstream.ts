@@ -455,8 +455,22 @@ export function onIdleTimer(ctx: StepContext): void {
     return;
   }
   if (!upstreamQuiet(ctx) || s.turn !== null) {
-    armIdle(ctx);
-    return;
+    // What the model still owes belongs to turns that already ended (a timed-out turn's
+    // slots, a reply cut off mid-stream) and it has said nothing for the whole idle time:
+    // the connection is idle all the same. It goes as a lost one would, so that nothing it
+    // owed is waited for by the next connection (else the next turn's answer would be taken
+    // for a late one). Without this an unanswered turn kept the object in memory for ever.
+    const running = Object.values(s.calls).some((c) => c.status === "running");
+    const silentSince = Math.max(s.lastModelSignAt, s.lastActivityAt);
+    if (s.turn !== null || running || ctx.now - silentSince < s.config.idleTimeoutMs) {
+      armIdle(ctx);
+      return;
+    }
+    ctx.trace("IDLE_OWED_DROPPED", {
+      expected: s.expected.length,
+      generation: s.generation !== null,
+    });
+    closeTurnOnUpstreamLoss(ctx);
   }
   up.phase = "closed";
   ctx.emit({ type: "close_upstream", reason: "idle" });

@@ -582,6 +582,57 @@ describe("idle sessions cost nothing", () => {
   });
 });
 
+describe("idle after a turn the model never answered", () => {
+  // Found by the black-box attack: the slots a timed-out turn left for the model's late
+  // answers kept the session "not quiet" for ever, so its model connection was never closed
+  // and its object never left memory.
+  const timedOut = () => {
+    const h = new Harness({ idleTimeoutMs: 60_000 });
+    h.connect("phone");
+    h.model({ type: "setup_complete" });
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    // Silent model: two nudges, then model_timeout ends the turn.
+    for (let i = 0; i < 3; i++) h.advance(15_000);
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    return h;
+  };
+
+  it("a model silent after model_timeout is closed as idle; no timer is left", () => {
+    const h = timedOut();
+    h.advance(120_000);
+    expect(h.effects.findLast((e) => e.type === "close_upstream")).toMatchObject({
+      reason: "idle",
+    });
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "idle" });
+    expect([...h.timers.keys()]).toEqual([]);
+    // The next line opens a new connection and gets its own answer.
+    h.input({ type: "client_text", clientId: "phone", text: "are you there?" });
+    h.model({ type: "setup_complete" });
+    h.model({ type: "text_delta", text: "Yes, here." });
+    h.model({ type: "turn_complete" });
+    expect(h.durableFrames("phone").filter((f) => f.type === "text" && f.turnId === "t2")).toEqual([
+      expect.objectContaining({ text: "Yes, here." }),
+    ]);
+  });
+
+  it("a late answer that comes, then silence: closed as idle after the model's last word", () => {
+    const h = timedOut();
+    h.advance(5_000);
+    h.model({ type: "text_delta", text: "Sorry, I was slow." });
+    h.model({ type: "turn_complete" });
+    // It reaches no client (its turn ended), and the timeline says so.
+    expect(h.durableFrames("phone").some((f) => f.type === "text")).toBe(false);
+    expect(h.traces).toContain("SUPPRESSED");
+    expect(h.state.counters.suppressedGenerations).toBe(1);
+    h.advance(30_000);
+    expect(h.effects.some((e) => e.type === "close_upstream")).toBe(false);
+    h.advance(90_000);
+    expect(h.effects.findLast((e) => e.type === "close_upstream")).toMatchObject({
+      reason: "idle",
+    });
+  });
+});
+
 describe("the idle timer under live audio", () => {
   it("is set once, not once per audio frame, and fires only after real silence", () => {
     const h = new Harness({ idleTimeoutMs: 10_000 });
