@@ -11,16 +11,12 @@
  * left memory (to within one grid step).
  */
 
-import { API_KEY, createSession, join, percentile, progress, sleep } from "../lib/harness.mjs";
+import { createSession, join, percentile, progress, sleep, timelineBody } from "../lib/harness.mjs";
 
 const KEEPALIVE = '{"type":"keepalive"}';
 
 async function objectStartedAt(server, sessionId) {
-  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/timeline`, {
-    headers: { Authorization: `Bearer ${API_KEY}` },
-  });
-  if (!res.ok) throw new Error(`timeline: ${res.status}`);
-  return (await res.json()).stats.objectStartedAt;
+  return (await timelineBody(server, sessionId)).stats.objectStartedAt;
 }
 
 /** Plays one text turn; resolves with ms to the first reply text and to turn_complete. */

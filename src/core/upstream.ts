@@ -205,12 +205,16 @@ export function onResumptionUpdate(
   }
 }
 
+/** A call of the session is still running (a tool, or a client answering one). */
+function callsRunning(s: CoreState): boolean {
+  return Object.values(s.calls).some((c) => c.status === "running");
+}
+
 /** Nothing in flight: no generation, no running call, no turn waiting for the model. */
 export function upstreamQuiet(ctx: StepContext): boolean {
   const s = ctx.state;
-  const running = Object.values(s.calls).some((c) => c.status === "running");
   // Speech the model has not answered yet is in flight too: a move would lose it.
-  return !running && modelSettled(s);
+  return !callsRunning(s) && modelSettled(s);
 }
 
 export function onGoAway(ctx: StepContext, timeLeftMs: number): void {
@@ -460,9 +464,8 @@ export function onIdleTimer(ctx: StepContext): void {
     // the connection is idle all the same. It goes as a lost one would, so that nothing it
     // owed is waited for by the next connection (else the next turn's answer would be taken
     // for a late one). Without this an unanswered turn kept the object in memory for ever.
-    const running = Object.values(s.calls).some((c) => c.status === "running");
     const silentSince = Math.max(s.lastModelSignAt, s.lastActivityAt);
-    if (s.turn !== null || running || ctx.now - silentSince < s.config.idleTimeoutMs) {
+    if (s.turn !== null || callsRunning(s) || ctx.now - silentSince < s.config.idleTimeoutMs) {
       armIdle(ctx);
       return;
     }

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { restoreSelection } from "../../src/core/restore.js";
 import { HistoryStore, restoreQuery } from "../../src/session/history-store.js";
 import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/events.js";
+import { call, result } from "../log-events.js";
 
 /**
  * The log's own rules, in the object's real SQLite storage: an append is one statement, so it
@@ -16,21 +17,6 @@ const user = (turnId: string): HistoryEventBody => ({
   turnId,
   text: `line "${turnId}" with 'quotes', \\ and ünïcode`,
   source: "text",
-});
-const call = (callId: string, turnId = "t1"): HistoryEventBody => ({
-  kind: "tool_call",
-  turnId,
-  callId,
-  name: "lookup_faq",
-  args: { q: "hours" },
-  runOn: "server",
-});
-const result = (callId: string, turnId = "t1"): HistoryEventBody => ({
-  kind: "tool_result",
-  turnId,
-  callId,
-  name: "lookup_faq",
-  result: { answer: "9-5" },
 });
 
 /** Runs `fn` with a fresh store in a fresh object's storage. */

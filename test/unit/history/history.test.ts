@@ -11,25 +11,11 @@ import { unansweredCalls, validateHistory } from "../../../src/history/validate.
 import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/events.js";
 import { frameOf } from "../../../src/vocabulary/frames.js";
 import type { RebuiltContext } from "../../../src/vocabulary/model.js";
+import { call, result } from "../../log-events.js";
 
 const log = (...bodies: HistoryEventBody[]): HistoryEvent[] =>
   bodies.map((b, i) => ({ ...b, seq: i + 1, at: 1000 + i }) as HistoryEvent);
 
-const call = (callId: string, turnId = "t1"): HistoryEventBody => ({
-  kind: "tool_call",
-  turnId,
-  callId,
-  name: "lookup_faq",
-  args: { q: "hours" },
-  runOn: "server",
-});
-const result = (callId: string, turnId = "t1"): HistoryEventBody => ({
-  kind: "tool_result",
-  turnId,
-  callId,
-  name: "lookup_faq",
-  result: { answer: "9-5" },
-});
 const user: HistoryEventBody = { kind: "user", turnId: "t1", text: "hours?", source: "text" };
 
 describe("validateHistory", () => {
