@@ -1,6 +1,5 @@
 import type { ModelEvent } from "../vocabulary/model.js";
 import { archiveSettledCalls } from "./call-archive.js";
-import { copyState } from "./copy-state.js";
 import type { Effect } from "./effects.js";
 import { sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, liveOwner, noteContent, noteText } from "./generations.js";
@@ -22,7 +21,6 @@ import {
   armIdle,
   ensureUpstream,
   handoffBeforeInput,
-  maybeApplyHandoff,
   maybeReconnectForGoAway,
   noteUpstreamHealth,
   onConnectTimer,
@@ -34,6 +32,7 @@ import {
   onUpstreamClosed,
   onUpstreamFailed,
   requestHandoff,
+  settleUpstream,
 } from "./upstream.js";
 import { armWatchdog, onWatchdogTimer } from "./watchdog.js";
 
@@ -69,15 +68,14 @@ export function step(
   now: number,
   passed: AudioPassed | null = null,
 ): StepResult {
-  const ctx = new StepContext(copyState(state), now, cancelRunningCalls);
+  const ctx = new StepContext(state, now, cancelRunningCalls);
   if (passed !== null) notePassedAudio(ctx.state, passed);
   if (input.type === "client_audio") handoffBeforeInput(ctx);
   dispatch(ctx, input);
   // A held line goes once the speech it waited for has its turn (or is no longer pending).
   if (ctx.state.heldLine !== null && (ctx.state.turn !== null || !ctx.state.speechDetected))
     releaseLine(ctx);
-  maybeReconnectForGoAway(ctx);
-  maybeApplyHandoff(ctx);
+  settleUpstream(ctx);
   armWatchdog(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };

@@ -2,12 +2,8 @@ import type { HistoryEvent, HistoryEventBody } from "../vocabulary/events.js";
 import { frameOf } from "../vocabulary/frames.js";
 import type { ModelCommand } from "../vocabulary/model.js";
 import type { Effect, TraceKind } from "./effects.js";
-import type { CoreState } from "./state.js";
+import type { CallState, CoreState } from "./state.js";
 
-/**
- * The working context of one transition: the (already copied) state, the injected clock and
- * the effects produced so far. Policy modules mutate `state` and push effects through it.
- */
 /**
  * Cancels the running calls of a turn (`null`: of every turn). Given by the step's caller:
  * ending a turn cancels its calls, but the tools module, which does that, depends on the
@@ -15,14 +11,22 @@ import type { CoreState } from "./state.js";
  */
 export type CancelRunningCalls = (ctx: StepContext, turnId: string | null, reason: string) => void;
 
+/**
+ * The working context of one transition: a copy of the state it was given, the injected
+ * clock and the effects produced so far. Policy modules change `state` and push effects
+ * through it; the given state is never written.
+ */
 export class StepContext {
   readonly effects: Effect[] = [];
+  readonly state: CoreState;
 
   constructor(
-    readonly state: CoreState,
+    given: CoreState,
     readonly now: number,
     private readonly cancelCalls: CancelRunningCalls,
-  ) {}
+  ) {
+    this.state = copyState(given);
+  }
 
   /** Cancel the running calls of `turnId` (null: all of them), each with a durable frame. */
   cancelRunningCalls(turnId: string | null, reason: string): void {
@@ -103,4 +107,36 @@ export class StepContext {
     s.outboxAudio = { bytes: 0, droppedChunks: 0, droppedBytes: 0 };
     return queued;
   }
+}
+
+/**
+ * The copy a step works on, so that `step` never changes the state it was given. Cheaper
+ * than a deep clone where it matters (live audio is 50 steps a second): the config is shared
+ * (never written), commands and held results are never written once made, and a settled
+ * call (answered or cancelled, nothing held) is never written again — except by the naive
+ * relay, which takes a second result for it, so then every call is copied. Tests freeze
+ * the input state to prove nothing shared is written.
+ */
+function copyState(s: CoreState): CoreState {
+  const copyAll = !s.config.guards.dedupeResults;
+  const calls: Record<string, CallState> = {};
+  for (const [id, call] of Object.entries(s.calls)) {
+    const settled = call.status !== "running" && call.held === undefined;
+    calls[id] = settled && !copyAll ? call : { ...call };
+  }
+  return {
+    ...s,
+    clients: [...s.clients],
+    upstream: { ...s.upstream, recentOpens: [...s.upstream.recentOpens] },
+    outbox: [...s.outbox],
+    outboxAudio: { ...s.outboxAudio },
+    expected: [...s.expected],
+    followUpWindow: s.followUpWindow === null ? null : { ...s.followUpWindow },
+    held: [...s.held],
+    turn: s.turn === null ? null : { ...s.turn },
+    generation: s.generation === null ? null : { ...s.generation },
+    calls,
+    recentReplies: [...s.recentReplies],
+    counters: { ...s.counters },
+  };
 }

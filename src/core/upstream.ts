@@ -109,7 +109,16 @@ export function handoffBeforeInput(ctx: StepContext): void {
  * the log (a resumption handle would keep the old agent's setup). Not connected: the next
  * connection opens as the new agent.
  */
-export function maybeApplyHandoff(ctx: StepContext): void {
+/**
+ * After every input: the model connection moves on a go-away once it is quiet, and a pending
+ * handoff takes effect once nothing is in flight.
+ */
+export function settleUpstream(ctx: StepContext): void {
+  maybeReconnectForGoAway(ctx);
+  maybeApplyHandoff(ctx);
+}
+
+function maybeApplyHandoff(ctx: StepContext): void {
   const s = ctx.state;
   const pending = s.pendingHandoff;
   // A turn held for the new agent's announcement (arrival.ts): applied now, or ended as usual.

@@ -62,6 +62,9 @@ export interface AudioFrame {
 
 export type ClientFrame = z.infer<typeof JsonClientFrame> | AudioFrame;
 
+/** The inputs a client's message can be. */
+export type ClientInput = Extract<CoreInput, { clientId: string }>;
+
 export type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; message: string };
 
 /** Parses one WebSocket message; a failure is answered with a `bad_frame` error. */
@@ -99,8 +102,40 @@ export function parseClientFrame(data: string | ArrayBuffer): ParseResult {
   return { ok: true, frame: parsed.data };
 }
 
-/** The core's input for a parsed client frame: the one place frames become inputs. */
-export function toCoreInput(clientId: string, frame: ClientFrame): CoreInput {
+/**
+ * A WebSocket message as the core's input: the one place messages become inputs. One over
+ * `maxBytes`, or one that does not parse, is a `client_bad_frame` (answered with an error).
+ */
+export function clientInput(
+  clientId: string,
+  data: string | ArrayBuffer,
+  maxBytes: number,
+): ClientInput {
+  const size = sizeOver(data, maxBytes);
+  if (size !== null)
+    return {
+      type: "client_bad_frame",
+      clientId,
+      code: "frame_too_large",
+      message: `frames are limited to ${maxBytes} bytes; this one had ${size}`,
+    };
+  const parsed = parseClientFrame(data);
+  if (!parsed.ok)
+    return { type: "client_bad_frame", clientId, code: "bad_frame", message: parsed.message };
+  return toCoreInput(clientId, parsed.frame);
+}
+
+/** The frame's size in bytes when it exceeds `max`, else null. */
+function sizeOver(data: string | ArrayBuffer, max: number): number | null {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most text frames need no encoding.
+  if (typeof data === "string" && data.length * 3 <= max) return null;
+  const size =
+    typeof data === "string" ? new TextEncoder().encode(data).byteLength : data.byteLength;
+  return size > max ? size : null;
+}
+
+/** The core's input for a parsed client frame. */
+function toCoreInput(clientId: string, frame: ClientFrame): ClientInput {
   switch (frame.type) {
     case "ping":
       return { type: "client_ping", clientId };

@@ -123,6 +123,28 @@ export class SessionInterpreter {
     return this.current;
   }
 
+  /** Model events taken in (stats). */
+  modelEvents = 0;
+
+  /**
+   * The shell's one entry for every input (client frames, the model link, tools, timers).
+   * Audio goes by the audio gate: a core step only when one would matter.
+   */
+  receive(input: CoreInput): void {
+    if (input.type === "client_audio") {
+      this.clientAudio(input.clientId, input.pcm);
+      return;
+    }
+    if (input.type === "model") {
+      this.modelEvents++;
+      if (input.event.type === "audio_delta") {
+        this.modelAudio(input.event.pcm);
+        return;
+      }
+    }
+    this.input(input);
+  }
+
   /** A client's audio chunk: through the open gate to the model, or a core step. */
   clientAudio(clientId: string, pcm: Uint8Array): void {
     if (!this.gate.input) {
@@ -145,7 +167,7 @@ export class SessionInterpreter {
     this.carry(() => this.ports.clients.audio(pcm), "send_audio");
   }
 
-  /** The one entry of every input: step the core, then carry out its effects in order. */
+  /** A core step for `input` (whatever the audio gate says), then its effects, in order. */
   input(input: CoreInput): void {
     let passed: AudioPassed | null = null;
     if (this.passedClientAt !== null || this.passedModelAt !== null) {

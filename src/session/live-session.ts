@@ -44,20 +44,18 @@ import { UsageStore } from "./usage-store.js";
  * object's single thread and synchronous SQLite make each step atomic.
  */
 export class LiveSession {
-  private readonly interpreter: SessionInterpreter;
+  /** Steps the core and carries out its effects: the shell hands it every input. */
+  readonly interpreter: SessionInterpreter;
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
   /** The session's agents by name (its first and every one it may reach by handoff). */
   private readonly agents: ReadonlyMap<string, AgentDefinition>;
   /** A provider session per agent, made when that agent first opens a connection. */
   private readonly providers = new Map<string, ProviderSession>();
-  /** The agent whose setup the model connection was last opened with. */
-  private linkAgent: string;
   private readonly link: UpstreamLink;
   private readonly timers = new DeadlineTimers();
   private readonly tools = new Map<string, AbortController>();
   private readonly startedAt: number;
-  private modelEvents = 0;
   private readonly naive: boolean;
   private readonly pendingHandoffs: PendingHandoffStore;
 
@@ -78,7 +76,6 @@ export class LiveSession {
     // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
     this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
     this.naive = naive;
-    this.linkAgent = meta.agent;
     const provider = this.providerFor(meta.agent);
     const agentTools: Record<string, Record<string, ToolPolicy>> = {};
     const transfers: Record<string, string> = {};
@@ -108,15 +105,12 @@ export class LiveSession {
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
     });
-    this.link = new UpstreamLink(provider, {
+    const targetOf = (name: string) =>
+      this.agents.has(name) ? { target: this.providerFor(name), spec: this.specOf(name) } : null;
+    this.link = new UpstreamLink(meta.agent, targetOf, {
       opened: () => this.input({ type: "upstream_opened" }),
       events: (events) => {
-        for (const event of events) {
-          if (event.type === "audio_delta") {
-            this.modelEvents++;
-            this.interpreter.modelAudio(event.pcm);
-          } else this.input({ type: "model", event });
-        }
+        for (const event of events) this.input({ type: "model", event });
       },
       protocolError: (message) =>
         this.store.trace([
@@ -163,22 +157,7 @@ export class LiveSession {
           this.dispose();
         },
       },
-      model: {
-        open: (open, rebuild, agent) => {
-          if (agent !== this.linkAgent && this.agents.has(agent)) {
-            this.link.retarget(this.providerFor(agent));
-            this.linkAgent = agent;
-          }
-          this.link.open(open, rebuild);
-        },
-        send: (command) => this.link.send(command),
-        update: (agent) => {
-          if (!this.agents.has(agent)) return;
-          this.link.update(this.providerFor(agent), this.specOf(agent));
-          this.linkAgent = agent;
-        },
-        close: (reason) => this.link.close(reason),
-      },
+      model: this.link,
       tools: {
         run: (callId, name, args) => this.runTool(callId, name, args),
         abort: (callId, reason) => {
@@ -187,7 +166,7 @@ export class LiveSession {
         },
       },
       timers: this.timers,
-      clock: () => Date.now(),
+      clock: Date.now,
       rebuild: (events) => {
         // The naive relay's seed is left as frameworks send it (that is what it measures).
         if (naive) return rebuildContextNaive(events);
@@ -208,12 +187,9 @@ export class LiveSession {
     else if (pending !== null) this.pendingHandoffs.clear();
   }
 
-  /** The one entry of every input: the interpreter steps the core and carries out its effects. */
+  /** Every input's one entry (the shell hands client frames to `interpreter.receive` itself). */
   input(input: CoreInput): void {
-    if (input.type === "model") this.modelEvents++;
-    // Audio goes by the interpreter's audio gate: a core step only when one would matter.
-    if (input.type === "client_audio") this.interpreter.clientAudio(input.clientId, input.pcm);
-    else this.interpreter.input(input);
+    this.interpreter.receive(input);
   }
 
   /**
@@ -318,7 +294,7 @@ export class LiveSession {
       events: this.store.lastSeq(),
       objectStartedAt,
       transactions: this.interpreter.transactions,
-      modelEvents: this.modelEvents,
+      modelEvents: this.interpreter.modelEvents,
       databaseBytes,
       stateBytes: JSON.stringify({ ...this.state, config: null, archive: null }).length,
       callsInState: Object.keys(this.state.calls).length,

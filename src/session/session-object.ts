@@ -3,7 +3,7 @@ import type { LivelineApp } from "../app.js";
 import type { Config } from "../config.js";
 import type { Env } from "../env.js";
 import { type AgentDefinition, NO_AGENT, resolveAgent } from "../tools/define.js";
-import { type ClientFrame, parseClientFrame, toCoreInput } from "./client-frames.js";
+import { type ClientInput, clientInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
 import { MetaStore, type SessionMeta } from "./meta.js";
 import {
@@ -290,47 +290,31 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   // --- client frames ---------------------------------------------------------------------
 
-  /** Every client message enters here: size, rate, parse, then one exhaustive dispatch. */
+  /** Every client message enters here: size and parse (one input), rate, then the interpreter. */
   handleClientFrame(ws: WebSocket, data: string | ArrayBuffer): void {
     const clientId = attachmentOf(ws)?.clientId;
     const live = this.session();
     if (!clientId || !live) return;
-    const size = sizeOver(data, this.config.MAX_FRAME_BYTES);
-    if (size !== null) {
-      live.input({
-        type: "client_bad_frame",
-        clientId,
-        code: "frame_too_large",
-        message: `frames are limited to ${this.config.MAX_FRAME_BYTES} bytes; this one had ${size}`,
-      });
-      return;
-    }
-    const parsed = parseClientFrame(data);
-    if (!parsed.ok) {
-      live.input({
-        type: "client_bad_frame",
-        clientId,
-        code: "bad_frame",
-        message: parsed.message,
-      });
-      return;
-    }
-    const frame = parsed.frame;
+    const input = clientInput(clientId, data, this.config.MAX_FRAME_BYTES);
     // A tool result is never dropped for rate: there is at most one per call the model made.
-    if (frame.type !== "tool_result" && !this.withinRate(ws, clientId, live, frame.type)) return;
-    live.input(toCoreInput(clientId, frame));
+    // A bad frame is answered as it is.
+    if (
+      input.type !== "client_tool_result" &&
+      input.type !== "client_bad_frame" &&
+      !this.withinRate(ws, live, input)
+    )
+      return;
+    live.interpreter.receive(input);
   }
 
   /**
    * Counts the frame in its kind's one-second window; past the limit it is dropped, and said
    * so: each dropped control frame gets an error naming it; dropped audio, one per window.
    */
-  private withinRate(
-    ws: WebSocket,
-    clientId: string,
-    live: LiveSession,
-    type: ClientFrame["type"],
-  ): boolean {
+  private withinRate(ws: WebSocket, live: LiveSession, input: ClientInput): boolean {
+    const { clientId } = input;
+    // The frame's own name (client_audio_end: audio_end).
+    const type = input.type.slice("client_".length);
     const kind: RateKind = type === "audio" ? "audio" : "control";
     const limit =
       kind === "audio"
@@ -352,7 +336,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (window.count <= limit) return true;
     if (kind === "control" || !window.warned) {
       window.warned = true;
-      live.input({
+      live.interpreter.receive({
         type: "client_bad_frame",
         clientId,
         code: "rate_limited",
@@ -437,15 +421,6 @@ function attachmentOf(ws: WebSocket): SocketAttachment | null {
 function attach(ws: WebSocket, attachment: SocketAttachment): void {
   ws.serializeAttachment(attachment);
   attachments.set(ws, attachment);
-}
-
-/** The frame's size in bytes when it exceeds `max`, else null. */
-function sizeOver(data: string | ArrayBuffer, max: number): number | null {
-  // A UTF-16 code unit is at most 3 UTF-8 bytes: most text frames need no encoding.
-  if (typeof data === "string" && data.length * 3 <= max) return null;
-  const size =
-    typeof data === "string" ? new TextEncoder().encode(data).byteLength : data.byteLength;
-  return size > max ? size : null;
 }
 
 function jsonError(status: number, code: string, message: string): Response {

@@ -2,6 +2,7 @@ import type { UpstreamOpen } from "../core/effects.js";
 import { UpstreamRefused } from "../providers/websocket.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
 import type { AgentSpec, ProviderAdapter, ProviderSession } from "../vocabulary/provider.js";
+import type { ModelPort } from "./interpreter.js";
 import { closeQuietly } from "./sockets.js";
 
 export interface UpstreamCallbacks {
@@ -19,40 +20,64 @@ export interface UpstreamCallbacks {
 /** How the link reaches its model: a provider's session. */
 export type UpstreamTarget = Pick<ProviderSession, "connect" | "adapter">;
 
+/** An agent's way to its model: its provider session, and the agent as that session sets it up. */
+export interface AgentTarget {
+  target: UpstreamTarget;
+  spec: AgentSpec;
+}
+
 /**
  * The session's one model connection. Every connection gets a number; events of a
  * connection that was replaced or closed by us are dropped, so the core only ever hears of
  * the current one. A connection seeded from the log reads the log when its socket opens
  * (its setup must say whether a seed follows), and sends the seed right after
  * `setupComplete`, before the core's queued input goes out.
+ *
+ * It is the interpreter's model port: the core's model effects come straight here.
  */
-export class UpstreamLink {
+export class UpstreamLink implements ModelPort {
   private ws: WebSocket | null = null;
   private adapter: ProviderAdapter | null = null;
   private attempt = 0;
+  private target: UpstreamTarget;
 
+  /**
+   * `agent`: whose setup the first connection opens with; `targetOf`: any agent's way to its
+   * model, or null for an agent the session does not have.
+   */
   constructor(
-    private target: UpstreamTarget,
+    private agent: string,
+    private readonly targetOf: (agent: string) => AgentTarget | null,
     private readonly callbacks: UpstreamCallbacks,
-  ) {}
-
-  /** The next connection opens with this target (a handoff's new agent); the current one stays. */
-  retarget(target: UpstreamTarget): void {
-    this.target = target;
+  ) {
+    const first = targetOf(agent);
+    if (first === null) throw new Error(`no model target for the agent "${agent}"`);
+    this.target = first.target;
   }
 
   /**
    * A handoff on the live connection (agents sharing a link): it takes `agent`'s setup in
-   * place, and later connections open with `target`.
+   * place, and later connections open with that agent's target.
    */
-  update(target: UpstreamTarget, agent: AgentSpec): void {
-    this.target = target;
+  update(agent: string): void {
+    const next = this.targetOf(agent);
+    if (next === null) return;
+    this.target = next.target;
+    this.agent = agent;
     const ws = this.ws;
-    const frames = this.adapter?.updateAgent?.(agent) ?? [];
+    const frames = this.adapter?.updateAgent?.(next.spec) ?? [];
     if (ws) for (const frame of frames) ws.send(frame);
   }
 
-  open(open: UpstreamOpen, rebuild: () => RebuiltContext): void {
+  /** Opens a connection with `agent`'s setup (a handoff's new agent takes it from here on). */
+  open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void {
+    if (agent !== this.agent) {
+      const next = this.targetOf(agent);
+      if (next !== null) {
+        this.target = next.target;
+        this.agent = agent;
+      }
+    }
     this.close("replaced");
     const attempt = ++this.attempt;
     const adapter = this.target.adapter(attempt);

@@ -39,6 +39,10 @@ const frameErrorCodes = () =>
       "src/session/session-object.ts",
     ],
     /(?:recordError\(\s*|sendError\(\s*[\w.]+,\s*|\bcode: )"([a-z_]+)"/g,
+  ).concat(
+    // A message that cannot be taken is a client_bad_frame input with its code (zod's own
+    // `code: "custom"` issues in the same file are not frames).
+    names(["src/session/client-frames.ts"], /type: "client_bad_frame",[^}]*?\bcode: "([a-z_]+)"/g),
   );
 const httpErrorCodes = () =>
   names(

@@ -272,8 +272,8 @@ export class GuardedClient {
     const state = initialState(defaultConfig({ sessionId: `g${seed}`, tools: AGENT_TOOLS }));
     this.delays = new Delays(seed);
     const capabilities = state.config.capabilities;
-    this.link = new UpstreamLink(
-      {
+    const target = {
+      target: {
         connect: async () => {
           this.inFlight++;
           try {
@@ -294,23 +294,25 @@ export class GuardedClient {
             setup: { tools: guardedSpecs(), responseModality: "TEXT" },
           }),
       },
-      {
-        opened: () => this.input({ type: "upstream_opened" }),
-        events: (events) => {
-          for (const event of events) {
-            if (event.type === "text_delta" || event.type === "transcript_delta")
-              this.wireText += event.text;
-            this.input({ type: "model", event });
-          }
-        },
-        protocolError: (message) => {
-          this.failure = new Error(message);
-        },
-        closed: (code, reason, fatal) =>
-          this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
-        failed: (message) => this.input({ type: "upstream_failed", message }),
+      spec: { systemInstruction: "", tools: [] },
+    };
+    // One agent: no handoff, nothing to retarget.
+    this.link = new UpstreamLink("guarded", () => target, {
+      opened: () => this.input({ type: "upstream_opened" }),
+      events: (events) => {
+        for (const event of events) {
+          if (event.type === "text_delta" || event.type === "transcript_delta")
+            this.wireText += event.text;
+          this.input({ type: "model", event });
+        }
       },
-    );
+      protocolError: (message) => {
+        this.failure = new Error(message);
+      },
+      closed: (code, reason, fatal) =>
+        this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
+      failed: (message) => this.input({ type: "upstream_failed", message }),
+    });
     this.interpreter = new SessionInterpreter(state, {
       log: {
         append: (events) => {
@@ -343,13 +345,7 @@ export class GuardedClient {
         audio: () => {},
         closeAll: () => {},
       },
-      model: {
-        open: (open, rebuild) => this.link.open(open, rebuild),
-        send: (command) => this.link.send(command),
-        // One agent: no handoff, nothing to update.
-        update: () => {},
-        close: (reason) => this.link.close(reason),
-      },
+      model: this.link,
       tools: {
         run: (_callId, name, args) =>
           new Promise((resolve) => this.later(() => resolve({ result: runAgentTool(name, args) }))),
