@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { tracePlugin } from "./test/path/trace-plugin.js";
 
 // In this repository `liveline` is its own source (as tsconfig's paths say); apps get dist/.
 const liveline = {
@@ -72,6 +73,18 @@ export default defineConfig({
           name: "workers",
           include: ["test/workers/**/*.test.ts", "test/contract/**/*.test.ts"],
         },
+      },
+      {
+        // A text frame's path through the Worker, traced call by call (test/path/trace-plugin.ts).
+        resolve: { alias: liveline },
+        plugins: [
+          tracePlugin(fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}src/`)),
+          cloudflareTest({
+            wrangler: { configPath: "./wrangler.toml" },
+            miniflare: { bindings: { API_KEY: "test-api-key", TOKEN_SECRET: "test-token-secret" } },
+          }),
+        ],
+        test: { name: "path", include: ["test/path/**/*.test.ts"] },
       },
       {
         // The greeter example app, from its own wrangler.toml (local dev: no secrets set).
