@@ -17,6 +17,7 @@ export type TimerId =
 /** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
 export type TraceKind =
   | "USER"
+  | "TEXT_DUPLICATE"
   | "MODEL_TEXT"
   | "TOOL_CALL"
   | "TOOL_RESPONSE"

@@ -12,7 +12,15 @@ export interface AudioPassed {
 export type CoreInput =
   | { type: "client_connected"; clientId: string; resumeFrom?: number | undefined }
   | { type: "client_disconnected"; clientId: string }
-  | { type: "client_text"; clientId: string; text: string }
+  | {
+      type: "client_text";
+      clientId: string;
+      text: string;
+      /** The client's id for the line, so that a line sent again is taken once. */
+      textId?: string | undefined;
+      /** Set by the interpreter from the log: a line with this `textId` is already in it. */
+      recorded?: boolean | undefined;
+    }
   | { type: "client_audio"; clientId: string; pcm: Uint8Array }
   | { type: "client_audio_end"; clientId: string }
   /** The client played this many ms of the current (or just interrupted) reply's audio. */

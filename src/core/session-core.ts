@@ -125,17 +125,26 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       ctx.trace("CLIENT_DISCONNECT", { clientId: input.clientId });
       return;
     case "client_text": {
+      // A line sent again (a client that lost its socket before it saw the line's `user`
+      // frame) is taken once: it is in the log, or it is the line held now.
+      if (
+        input.textId !== undefined &&
+        (input.recorded === true || s.heldLine?.textId === input.textId)
+      ) {
+        ctx.trace("TEXT_DUPLICATE", { clientId: input.clientId, textId: input.textId });
+        return;
+      }
       armIdle(ctx);
       releaseLine(ctx);
       if (speechAwaitsAnswer(ctx)) {
         // The model's next generation answers the speech: were the line sent now, that answer
         // would take the line's place. The line waits until it opens the voice turn.
-        s.heldLine = input.text;
+        s.heldLine = { text: input.text, textId: input.textId };
         ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.followUpGraceMs });
         ctx.trace("LINE_HELD");
         return;
       }
-      takeLine(ctx, input.text);
+      takeLine(ctx, input.text, input.textId);
       return;
     }
     case "client_audio":
@@ -324,7 +333,7 @@ function onTimer(
 }
 
 /** A text turn: it interrupts the open one (its text withdrawn if it never left). */
-function takeLine(ctx: StepContext, text: string): void {
+function takeLine(ctx: StepContext, text: string, textId: string | undefined): void {
   const s = ctx.state;
   if (s.turn) {
     withdrawQueuedText(ctx, s.turn);
@@ -332,7 +341,7 @@ function takeLine(ctx: StepContext, text: string): void {
   }
   // A transfer answered in the turn just cut short: the new agent takes this line.
   handoffBeforeInput(ctx);
-  const turn = openTurn(ctx, "text", text);
+  const turn = openTurn(ctx, "text", text, textId);
   ensureUpstream(ctx, true);
   sendInput(ctx, { type: "user_text", text }, turn.id);
 }
@@ -351,11 +360,11 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
 
 function releaseLine(ctx: StepContext): void {
   const s = ctx.state;
-  const text = s.heldLine;
-  if (text === null) return;
+  const line = s.heldLine;
+  if (line === null) return;
   s.heldLine = null;
   ctx.emit({ type: "clear_timer", timer: "speech" });
-  if (!s.ended) takeLine(ctx, text);
+  if (!s.ended) takeLine(ctx, line.text, line.textId);
 }
 
 function endSession(ctx: StepContext): void {

@@ -240,7 +240,7 @@ export interface CoreState {
    * A line typed while the user's speech waited for its answer: held until that answer opens
    * its voice turn (or a grace passes), so the speech's answer is not taken for the line's.
    */
-  heldLine: string | null;
+  heldLine: { text: string; textId: string | undefined } | null;
   /** The user spoke since the last turn opened (transcription, VAD, audio_end). */
   speechDetected: boolean;
   inputTranscript: string;

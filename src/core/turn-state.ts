@@ -3,7 +3,12 @@ import type { InterruptReason } from "../vocabulary/events.js";
 import type { TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 
-export function openTurn(ctx: StepContext, source: "text" | "audio", text: string): TurnState {
+export function openTurn(
+  ctx: StepContext,
+  source: "text" | "audio",
+  text: string,
+  textId?: string,
+): TurnState {
   const s = ctx.state;
   s.turnCount++;
   const turn: TurnState = {
@@ -23,7 +28,11 @@ export function openTurn(ctx: StepContext, source: "text" | "audio", text: strin
   s.lastTurnId = turn.id;
   s.speechDetected = false;
   s.inputTranscript = "";
-  ctx.record({ kind: "user", turnId: turn.id, text, source });
+  ctx.record(
+    textId === undefined
+      ? { kind: "user", turnId: turn.id, text, source }
+      : { kind: "user", turnId: turn.id, text, source, textId },
+  );
   ctx.trace("USER", { turnId: turn.id, source });
   return turn;
 }

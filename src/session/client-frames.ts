@@ -11,6 +11,11 @@ export const TextFrame = z.object({
   type: z.literal("text"),
   // A blank line is no user turn (the model would be asked to answer nothing).
   text: z.string().refine((t) => t.trim().length > 0, "text must not be blank"),
+  /**
+   * The client's id for the line (an extension): a line sent again with the same id, after a
+   * lost socket, is taken once.
+   */
+  textId: z.string().min(1).max(128).optional(),
 });
 export const AudioEndFrame = z.object({ type: z.literal("audio_end") });
 export const ToolResultFrame = z
@@ -140,7 +145,9 @@ function toCoreInput(clientId: string, frame: ClientFrame): ClientInput {
     case "ping":
       return { type: "client_ping", clientId };
     case "text":
-      return { type: "client_text", clientId, text: frame.text };
+      return frame.textId === undefined
+        ? { type: "client_text", clientId, text: frame.text }
+        : { type: "client_text", clientId, text: frame.text, textId: frame.textId };
     case "audio":
       return { type: "client_audio", clientId, pcm: new Uint8Array(frame.pcm) };
     case "audio_end":

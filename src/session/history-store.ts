@@ -85,6 +85,18 @@ const HISTORY_MIGRATIONS: readonly Migration[] = [
       }
     },
   },
+  {
+    version: 6,
+    description: "one user line per client text id (text.textId), looked up by that id",
+    up(sql) {
+      // Unique in the checked log: a line sent again is taken once, and the store refuses a
+      // second. The naive relay's log keeps whatever it is given, but is looked up the same way.
+      sql.exec(`CREATE UNIQUE INDEX one_line_per_text_id ON events (body ->> '$.textId')
+        WHERE kind = 'user' AND body ->> '$.textId' IS NOT NULL`);
+      sql.exec(`CREATE INDEX events_unchecked_text_ids ON events_unchecked (body ->> '$.textId')
+        WHERE kind = 'user' AND body ->> '$.textId' IS NOT NULL`);
+    },
+  },
 ];
 
 type EventRow = { body: string };
@@ -146,6 +158,20 @@ export class HistoryStore {
        SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
        FROM json_each(?) ORDER BY key`,
       JSON.stringify(rows),
+    );
+  }
+
+  /** A user line with this client text id is in the log (one index lookup). */
+  hasTextId(textId: string): boolean {
+    return (
+      this.sql
+        .exec(
+          `SELECT 1 FROM ${this.table}
+           WHERE kind = 'user' AND body ->> '$.textId' IS NOT NULL AND body ->> '$.textId' = ?
+           LIMIT 1`,
+          textId,
+        )
+        .toArray().length > 0
     );
   }
 

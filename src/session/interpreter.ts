@@ -31,6 +31,8 @@ export interface LogPort {
   /** The encoded client frames of every event with seq > `seq`, in order (a replay). */
   framesAfter(seq: number): string[];
   lastSeq(): number;
+  /** A user line with this client id (`text.textId`) is in the log. */
+  hasTextId(textId: string): boolean;
   /** A step's timeline rows, in order, written once after its effects. */
   trace(rows: readonly TraceRow[]): void;
   addUsage(turnId: string | null, usage: TokenUsage): void;
@@ -133,6 +135,11 @@ export class SessionInterpreter {
   receive(input: CoreInput): void {
     if (input.type === "client_audio") {
       this.clientAudio(input.clientId, input.pcm);
+      return;
+    }
+    if (input.type === "client_text" && input.textId !== undefined) {
+      // Whether the line was taken before is the log's to say (the core keeps no list of ids).
+      this.input({ ...input, recorded: this.ports.log.hasTextId(input.textId) });
       return;
     }
     if (input.type === "model") {

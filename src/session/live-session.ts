@@ -132,6 +132,7 @@ export class LiveSession {
         readAfter: (seq) => this.store.readAfter(seq),
         framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
+        hasTextId: (textId) => this.store.hasTextId(textId),
         trace: (rows) => this.store.trace(rows),
         addUsage: (turnId, usage) => this.usage.add(turnId, usage),
       },

@@ -10,7 +10,14 @@ export type RunOn = "server" | "client";
 export type ToolPayload = Record<string, unknown>;
 
 export type HistoryEventBody =
-  | { kind: "user"; turnId: string; text: string; source: "text" | "audio" }
+  | {
+      kind: "user";
+      turnId: string;
+      text: string;
+      source: "text" | "audio";
+      /** The client's id for a typed line (`text.textId`): the log holds one line per id. */
+      textId?: string;
+    }
   | { kind: "model_text"; turnId: string; text: string }
   | { kind: "transcript"; turnId: string; text: string }
   | {

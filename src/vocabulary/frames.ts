@@ -8,7 +8,7 @@ import type {
 
 /** Server-to-client frames that carry a `seq` and are replayed (PROTOCOL.md). */
 export type DurableFrame =
-  | { type: "user"; seq: number; turnId: string; text: string }
+  | { type: "user"; seq: number; turnId: string; text: string; textId?: string }
   | { type: "text"; seq: number; turnId: string; text: string }
   | { type: "transcript"; seq: number; turnId: string; text: string }
   | {
@@ -78,7 +78,9 @@ export function frameOf(event: HistoryEvent): DurableFrame {
   const seq = event.seq;
   switch (event.kind) {
     case "user":
-      return { type: "user", seq, turnId: event.turnId, text: event.text };
+      return event.textId === undefined
+        ? { type: "user", seq, turnId: event.turnId, text: event.text }
+        : { type: "user", seq, turnId: event.turnId, text: event.text, textId: event.textId };
     case "model_text":
       return { type: "text", seq, turnId: event.turnId, text: event.text };
     case "transcript":

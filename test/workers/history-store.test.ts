@@ -88,6 +88,34 @@ describe("HistoryStore in the object's SQLite storage", () => {
     ]);
   });
 
+  it("finds a line by its client text id, and refuses a second line with that id", async () => {
+    const found = await withStore((store) => {
+      const line = (turnId: string, textId: string): HistoryEventBody => ({
+        kind: "user",
+        turnId,
+        text: "book a table",
+        source: "text",
+        textId,
+      });
+      store.append([at(1, line("t1", "L1")), at(2, user("t2"))]);
+      let refused = false;
+      try {
+        store.append([at(3, line("t3", "L1"))]);
+      } catch {
+        refused = true;
+      }
+      return {
+        refused,
+        lastSeq: store.lastSeq(),
+        L1: store.hasTextId("L1"),
+        L2: store.hasTextId("L2"),
+        // A line's text that equals an id is no id.
+        text: store.hasTextId(user("t2").kind),
+      };
+    });
+    expect(found).toEqual({ refused: true, lastSeq: 2, L1: true, L2: false, text: false });
+  });
+
   it("writes a step's timeline rows in one go, in order, details as JSON", async () => {
     const rows = await withStore((store) => {
       store.trace([

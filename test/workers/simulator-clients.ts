@@ -335,6 +335,7 @@ export class GuardedClient {
         framesAfter: (seq) =>
           this.records.filter((e) => e.seq > seq).map((e) => JSON.stringify(frameOf(e))),
         lastSeq: () => this.records.at(-1)?.seq ?? 0,
+        hasTextId: (textId) => this.records.some((e) => e.kind === "user" && e.textId === textId),
         trace: () => {},
         addUsage: () => {},
       },

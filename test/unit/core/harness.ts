@@ -87,6 +87,7 @@ export class Harness {
         framesAfter: (seq) =>
           this.log.filter((e) => e.seq > seq).map((e) => JSON.stringify(frameOf(e))),
         lastSeq: () => this.log.at(-1)?.seq ?? 0,
+        hasTextId: (textId) => this.log.some((e) => e.kind === "user" && e.textId === textId),
         trace: (rows) => {
           for (const { kind } of rows) this.traces.push(kind);
         },
@@ -174,6 +175,13 @@ export class Harness {
   input(input: CoreInput): Effect[] {
     const before = this.effects.length;
     this.interpreter.input(input);
+    return this.effects.slice(before);
+  }
+
+  /** An input as the shell hands it over (`receive`: the audio gate, a line's lookup). */
+  receive(input: CoreInput): Effect[] {
+    const before = this.effects.length;
+    this.interpreter.receive(input);
     return this.effects.slice(before);
   }
 
