@@ -49,7 +49,24 @@ const KEEPALIVE = '{"type":"keepalive"}';
 /** 16 kHz PCM16: 32 bytes a millisecond. */
 const INPUT_BYTES_PER_MS = 32;
 
-type Outgoing = { kind: "json"; data: string } | { kind: "audio"; data: ArrayBuffer };
+type Outgoing =
+  | { kind: "json"; data: string; textId?: string | undefined }
+  | { kind: "audio"; data: ArrayBuffer };
+
+/** A line the gateway has not yet confirmed (its `user` frame not seen). */
+interface UnconfirmedLine {
+  frame: string;
+  /** Written to a socket: after a reconnect it goes again (the gateway takes it once). */
+  sent: boolean;
+}
+
+let lineCounter = 0;
+/** An id for a line, unique enough within a session (time, randomness, a counter). */
+function newTextId(): string {
+  lineCounter = (lineCounter + 1) % 1_000_000;
+  const random = Math.floor(Math.random() * 36 ** 8).toString(36);
+  return `${Date.now().toString(36)}-${random}-${lineCounter.toString(36)}`;
+}
 
 type ToolCallFrame = Extract<SessionEvent, { type: "tool_call" }>;
 
@@ -78,6 +95,8 @@ export class LivelineClient {
   private readonly queue: Outgoing[] = [];
   private queuedAudioBytes = 0;
   private readonly calls = new Map<string, CallRecord>();
+  /** Lines sent whose `user` frame has not come yet, by textId, in the order sent. */
+  private readonly unconfirmed = new Map<string, UnconfirmedLine>();
   private replayUntil = 0;
   private closed = false;
   private started = false;
@@ -104,8 +123,20 @@ export class LivelineClient {
     return this.status;
   }
 
+  /**
+   * A line from the user. It carries an id (`textId`): if the socket drops before its `user`
+   * frame comes, the line goes again once the client is back, and the gateway takes it once.
+   */
   sendText(text: string): void {
-    this.send({ kind: "json", data: JSON.stringify({ type: "text", text }) });
+    const textId = newTextId();
+    const frame = JSON.stringify({ type: "text", text, textId });
+    this.unconfirmed.set(textId, { frame, sent: false });
+    this.send({ kind: "json", data: frame, textId });
+  }
+
+  /** Lines sent whose `user` frame has not come yet. */
+  get unconfirmedLines(): number {
+    return this.unconfirmed.size;
   }
 
   /** A chunk of microphone audio: PCM16, 16 kHz, mono. */
@@ -145,6 +176,7 @@ export class LivelineClient {
     const ws = this.ws;
     if (ws !== null && this.status.state === "live") {
       ws.send(out.data);
+      this.markSent(out);
       return;
     }
     this.queue.push(out);
@@ -152,6 +184,12 @@ export class LivelineClient {
       this.queuedAudioBytes += out.data.byteLength;
       this.boundAudio();
     }
+  }
+
+  private markSent(out: Outgoing): void {
+    if (out.kind !== "json" || out.textId === undefined) return;
+    const line = this.unconfirmed.get(out.textId);
+    if (line !== undefined) line.sent = true;
   }
 
   private boundAudio(): void {
@@ -348,8 +386,14 @@ export class LivelineClient {
     this.keepaliveTimer = setInterval(() => {
       if (this.ws === ws) ws.send(KEEPALIVE);
     }, every);
-    // Queued lines and audio go now; held tool results once the replay says what is settled.
-    for (const out of this.queue.splice(0)) ws.send(out.data);
+    // Lines sent on an earlier socket whose `user` frame never came go again first, in order
+    // (the gateway takes a line once: one that did arrive is not taken again); then queued
+    // lines and audio; held tool results once the replay says what is settled.
+    for (const line of this.unconfirmed.values()) if (line.sent) ws.send(line.frame);
+    for (const out of this.queue.splice(0)) {
+      ws.send(out.data);
+      this.markSent(out);
+    }
     this.queuedAudioBytes = 0;
     this.afterReplay(ws);
   }
@@ -390,6 +434,9 @@ export class LivelineClient {
       return;
     }
     switch (frame.type) {
+      case "user":
+        if (frame.textId !== undefined) this.unconfirmed.delete(frame.textId);
+        return;
       case "tool_call":
         if (frame.runOn !== "client" || this.calls.has(frame.callId)) return;
         // A call in the replay may be settled further on: it runs once the replay is in.

@@ -117,6 +117,35 @@ describe("liveline/client over a real gateway", () => {
     );
   }, 600_000);
 
+  it("lines sent right before a drop are each taken once, in order (sent again with their textId)", async () => {
+    const created = await createSession(server, { metadata: { simulator: { timeScale: 0 } } });
+    const events = [];
+    const client = connect({
+      baseUrl: server.base,
+      sessionId: created.sessionId,
+      getToken: () => tokenFor(created.sessionId),
+      backoff: { baseMs: 20, maxMs: 50 },
+      onEvent: (e) => events.push(e),
+      tools: { suggest_topics: () => ({ shown: true }) },
+    });
+    const lines = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`);
+    for (const line of lines) {
+      while (client.state.state !== "live") await sleep(5);
+      // Dropped before the line's user frame can come back: the client cannot know whether
+      // the line arrived, and sends it again once it is back.
+      client.sendText(line);
+      client.dropConnection();
+    }
+    const deadline = Date.now() + 20_000;
+    while (client.unconfirmedLines > 0 && Date.now() < deadline) await sleep(20);
+    expect(client.unconfirmedLines).toBe(0);
+    client.close();
+    const log = await history(server, created.sessionId);
+    const users = log.filter((e) => e.kind === "user");
+    expect(users.map((e) => e.text)).toEqual(lines);
+    expect(new Set(users.map((e) => e.textId)).size).toBe(lines.length);
+  }, 60_000);
+
   it("a result ready while the socket is down goes out after the resume, once", async () => {
     const created = await createSession(server, { metadata: { simulator: { timeScale: 0.2 } } });
     let release;

@@ -55,6 +55,49 @@ describe("liveline/client while not connected", () => {
   });
 });
 
+describe("liveline/client's lines across a reconnect", () => {
+  it("sends again, with the same textId and first, a line whose user frame never came; not one that came", async () => {
+    const client = new LivelineClient({
+      baseUrl: "http://gateway.test",
+      sessionId: "s",
+      getToken: async () => "t",
+      backoff: { baseMs: 1, maxMs: 1 },
+      WebSocket: FakeSocket as unknown as typeof WebSocket,
+    }).start();
+    await new Promise((r) => setTimeout(r, 0));
+    const first = FakeSocket.last!;
+    first.ready();
+    client.sendText("confirmed");
+    client.sendText("lost");
+    const [confirmed, lost] = first.sent.map((d) => JSON.parse(d as string));
+    expect(confirmed.textId).not.toBe(lost.textId);
+    const user = (seq: number, frame: { text: string; textId: string }) =>
+      first.dispatchEvent(
+        new MessageEvent("message", {
+          data: JSON.stringify({
+            type: "user",
+            seq,
+            turnId: `t${seq}`,
+            text: frame.text,
+            textId: frame.textId,
+          }),
+        }),
+      );
+    user(1, confirmed);
+    expect(client.unconfirmedLines).toBe(1);
+    client.dropConnection();
+    client.sendText("while down");
+    await new Promise((r) => setTimeout(r, 20));
+    const second = FakeSocket.last!;
+    expect(second).not.toBe(first);
+    second.ready(1);
+    const again = second.sent.map((d) => JSON.parse(d as string));
+    expect(again.map((f) => f.text)).toEqual(["lost", "while down"]);
+    expect(again[0].textId).toBe(lost.textId);
+    client.close();
+  });
+});
+
 describe("what liveline/client sends is what the server parses (its own zod schemas)", () => {
   it("text, audio_end, played, and a client tool's result or error", async () => {
     const client = new LivelineClient({
