@@ -102,6 +102,8 @@ export class LivelineClient {
   private started = false;
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private keepaliveTimer: ReturnType<typeof setInterval> | null = null;
+  /** A resend of lines the gateway dropped for rate, in its next one-second window. */
+  private resendTimer: ReturnType<typeof setTimeout> | null = null;
 
   private readonly opts: ConnectOptions;
 
@@ -128,6 +130,8 @@ export class LivelineClient {
    * frame comes, the line goes again once the client is back, and the gateway takes it once.
    */
   sendText(text: string): void {
+    // The gateway refuses a blank line (bad_frame): it would wait here unconfirmed for ever.
+    if (text.trim().length === 0) throw new RangeError("a line must not be blank");
     const textId = newTextId();
     const frame = JSON.stringify({ type: "text", text, textId });
     this.unconfirmed.set(textId, { frame, sent: false });
@@ -324,6 +328,15 @@ export class LivelineClient {
     return null;
   }
 
+  private resendLinesLater(ws: WebSocket): void {
+    if (this.resendTimer !== null) return;
+    this.resendTimer = setTimeout(() => {
+      this.resendTimer = null;
+      if (this.ws !== ws || this.status.state !== "live") return; // a reconnect sends them
+      for (const line of this.unconfirmed.values()) if (line.sent) ws.send(line.frame);
+    }, 1_000);
+  }
+
   private detach(ws: WebSocket): void {
     if (this.ws === ws) this.ws = null;
     if (this.keepaliveTimer !== null) clearInterval(this.keepaliveTimer);
@@ -372,6 +385,10 @@ export class LivelineClient {
     if (ephemeral.type === "ready") this.onReady(ws, ephemeral);
     else if (ephemeral.type === "error") {
       this.notify(() => this.opts.onError?.(ephemeral));
+      // A line dropped for rate (which one, the error does not say): the lines still
+      // unconfirmed go again in the gateway's next window; it takes each once.
+      if (ephemeral.code === "rate_limited" && ephemeral.message.startsWith("text frame"))
+        this.resendLinesLater(ws);
       // Refused for good (a full session): retrying the same way cannot help.
       if (ephemeral.fatal && ephemeral.code === "too_many_clients") this.fail(ephemeral.message);
     }
@@ -545,6 +562,8 @@ export class LivelineClient {
   private clearTimers(): void {
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    if (this.resendTimer !== null) clearTimeout(this.resendTimer);
+    this.resendTimer = null;
     if (this.keepaliveTimer !== null) clearInterval(this.keepaliveTimer);
     this.keepaliveTimer = null;
   }

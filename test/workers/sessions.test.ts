@@ -83,7 +83,7 @@ describe("POST /v1/sessions", () => {
     expect(rows.versions).toEqual(
       expect.arrayContaining([
         { component: "session", version: 2 },
-        { component: "history", version: 5 },
+        { component: "history", version: 6 },
         { component: "usage", version: 1 },
       ]),
     );

@@ -98,6 +98,43 @@ describe("liveline/client's lines across a reconnect", () => {
   });
 });
 
+describe("liveline/client's lines the gateway refused", () => {
+  it("a line dropped for rate goes again in the next second (found by the attack: it waited for a reconnect)", async () => {
+    const client = new LivelineClient({
+      baseUrl: "http://gateway.test",
+      sessionId: "s",
+      getToken: async () => "t",
+      WebSocket: FakeSocket as unknown as typeof WebSocket,
+    }).start();
+    await new Promise((r) => setTimeout(r, 0));
+    const ws = FakeSocket.last!;
+    ws.ready();
+    client.sendText("one too many");
+    const error = {
+      type: "error",
+      code: "rate_limited",
+      message: "text frame dropped: more than 100 control frames in a second",
+      fatal: false,
+    };
+    ws.dispatchEvent(new MessageEvent("message", { data: JSON.stringify(error) }));
+    expect(ws.sent).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect(ws.sent).toEqual([ws.sent[0], ws.sent[0]]);
+    client.close();
+  });
+
+  it("a blank line is refused at once (the gateway would refuse it: it would wait for ever)", () => {
+    const client = new LivelineClient({
+      baseUrl: "http://gateway.test",
+      sessionId: "s",
+      getToken: async () => "t",
+      WebSocket: FakeSocket as unknown as typeof WebSocket,
+    });
+    expect(() => client.sendText("  ")).toThrow(RangeError);
+    expect(client.unconfirmedLines).toBe(0);
+  });
+});
+
 describe("what liveline/client sends is what the server parses (its own zod schemas)", () => {
   it("text, audio_end, played, and a client tool's result or error", async () => {
     const client = new LivelineClient({
