@@ -25,7 +25,9 @@ const MAX_FILES = 16;
 const MAX_RETURNS = 8;
 
 describe("a text frame's path from the socket to the model (traced call by call)", () => {
-  it("goes through the shell once, and the whole path stays within its ratchet", async () => {
+  it("goes through the shell once, and the whole path stays within its ratchet", {
+    timeout: 60_000,
+  }, async () => {
     const { client } = await simulatorSession({});
     // The model connection is live: the line goes straight out (no outbox).
     await playTurn(client, "hi");
