@@ -333,8 +333,13 @@ export class LivelineClient {
     this.resendTimer = setTimeout(() => {
       this.resendTimer = null;
       if (this.ws !== ws || this.status.state !== "live") return; // a reconnect sends them
-      for (const line of this.unconfirmed.values()) if (line.sent) ws.send(line.frame);
+      this.resendUnconfirmed(ws);
     }, 1_000);
+  }
+
+  /** The lines written to a socket whose `user` frame never came, again, in order. */
+  private resendUnconfirmed(ws: WebSocket): void {
+    for (const line of this.unconfirmed.values()) if (line.sent) ws.send(line.frame);
   }
 
   private detach(ws: WebSocket): void {
@@ -406,7 +411,7 @@ export class LivelineClient {
     // Lines sent on an earlier socket whose `user` frame never came go again first, in order
     // (the gateway takes a line once: one that did arrive is not taken again); then queued
     // lines and audio; held tool results once the replay says what is settled.
-    for (const line of this.unconfirmed.values()) if (line.sent) ws.send(line.frame);
+    this.resendUnconfirmed(ws);
     for (const out of this.queue.splice(0)) {
       ws.send(out.data);
       this.markSent(out);

@@ -103,13 +103,6 @@ export function handoffBeforeInput(ctx: StepContext): void {
 }
 
 /**
- * A pending handoff takes effect once nothing is in flight: the old agent has said what it
- * owed (its turn ended once), no call runs. The agent changes in the log (a `handoff` frame),
- * and the connection is replaced: a new setup for the new agent, the conversation seeded from
- * the log (a resumption handle would keep the old agent's setup). Not connected: the next
- * connection opens as the new agent.
- */
-/**
  * After every input: the model connection moves on a go-away once it is quiet, and a pending
  * handoff takes effect once nothing is in flight.
  */
@@ -118,6 +111,13 @@ export function settleUpstream(ctx: StepContext): void {
   maybeApplyHandoff(ctx);
 }
 
+/**
+ * A pending handoff takes effect once nothing is in flight: the old agent has said what it
+ * owed (its turn ended once), no call runs. The agent changes in the log (a `handoff` frame),
+ * and the connection is replaced: a new setup for the new agent, the conversation seeded from
+ * the log (a resumption handle would keep the old agent's setup). Not connected: the next
+ * connection opens as the new agent.
+ */
 function maybeApplyHandoff(ctx: StepContext): void {
   const s = ctx.state;
   const pending = s.pendingHandoff;

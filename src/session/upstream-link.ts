@@ -60,24 +60,25 @@ export class UpstreamLink implements ModelPort {
    * place, and later connections open with that agent's target.
    */
   update(agent: string): void {
-    const next = this.targetOf(agent);
+    const next = this.retarget(agent);
     if (next === null) return;
-    this.target = next.target;
-    this.agent = agent;
     const ws = this.ws;
     const frames = this.adapter?.updateAgent?.(next.spec) ?? [];
     if (ws) for (const frame of frames) ws.send(frame);
   }
 
+  /** Later connections open as `agent` (the session's agents only); its target, or null. */
+  private retarget(agent: string): AgentTarget | null {
+    const next = this.targetOf(agent);
+    if (next === null) return null;
+    this.target = next.target;
+    this.agent = agent;
+    return next;
+  }
+
   /** Opens a connection with `agent`'s setup (a handoff's new agent takes it from here on). */
   open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void {
-    if (agent !== this.agent) {
-      const next = this.targetOf(agent);
-      if (next !== null) {
-        this.target = next.target;
-        this.agent = agent;
-      }
-    }
+    if (agent !== this.agent) this.retarget(agent);
     this.close("replaced");
     const attempt = ++this.attempt;
     const adapter = this.target.adapter(attempt);

@@ -4,7 +4,7 @@
  * first, counted), and what is kept goes out in order once the connection is ready.
  */
 import { describe, expect, it } from "vitest";
-import { LivelineClient } from "../../../src/client/client.js";
+import { type ConnectOptions, LivelineClient } from "../../../src/client/client.js";
 import { JsonClientFrame } from "../../../src/session/client-frames.js";
 
 class FakeSocket extends EventTarget {
@@ -29,17 +29,21 @@ class FakeSocket extends EventTarget {
   }
 }
 
+/** A client on the stand-in socket class, with `extra` options. */
+const fakeClient = (extra: Partial<ConnectOptions> = {}) =>
+  new LivelineClient({
+    baseUrl: "http://gateway.test",
+    sessionId: "s",
+    getToken: async () => "t",
+    WebSocket: FakeSocket as unknown as typeof WebSocket,
+    ...extra,
+  });
+
 const chunk = (ms: number) => new Uint8Array(ms * 32).buffer; // 16 kHz PCM16
 
 describe("liveline/client while not connected", () => {
   it("keeps every line, bounds audio to maxQueuedAudioMs (oldest dropped, counted), sends in order", async () => {
-    const client = new LivelineClient({
-      baseUrl: "http://gateway.test",
-      sessionId: "s",
-      getToken: async () => "t",
-      maxQueuedAudioMs: 100,
-      WebSocket: FakeSocket as unknown as typeof WebSocket,
-    }).start();
+    const client = fakeClient({ maxQueuedAudioMs: 100 }).start();
     client.sendText("first");
     for (let i = 0; i < 10; i++) client.sendAudio(chunk(20)); // 200 ms: 5 chunks too many
     client.sendText("second");
@@ -57,13 +61,7 @@ describe("liveline/client while not connected", () => {
 
 describe("liveline/client's lines across a reconnect", () => {
   it("sends again, with the same textId and first, a line whose user frame never came; not one that came", async () => {
-    const client = new LivelineClient({
-      baseUrl: "http://gateway.test",
-      sessionId: "s",
-      getToken: async () => "t",
-      backoff: { baseMs: 1, maxMs: 1 },
-      WebSocket: FakeSocket as unknown as typeof WebSocket,
-    }).start();
+    const client = fakeClient({ backoff: { baseMs: 1, maxMs: 1 } }).start();
     await new Promise((r) => setTimeout(r, 0));
     const first = FakeSocket.last!;
     first.ready();
@@ -100,12 +98,7 @@ describe("liveline/client's lines across a reconnect", () => {
 
 describe("liveline/client's lines the gateway refused", () => {
   it("a line dropped for rate goes again in the next second (found by the attack: it waited for a reconnect)", async () => {
-    const client = new LivelineClient({
-      baseUrl: "http://gateway.test",
-      sessionId: "s",
-      getToken: async () => "t",
-      WebSocket: FakeSocket as unknown as typeof WebSocket,
-    }).start();
+    const client = fakeClient().start();
     await new Promise((r) => setTimeout(r, 0));
     const ws = FakeSocket.last!;
     ws.ready();
@@ -124,12 +117,7 @@ describe("liveline/client's lines the gateway refused", () => {
   });
 
   it("a blank line is refused at once (the gateway would refuse it: it would wait for ever)", () => {
-    const client = new LivelineClient({
-      baseUrl: "http://gateway.test",
-      sessionId: "s",
-      getToken: async () => "t",
-      WebSocket: FakeSocket as unknown as typeof WebSocket,
-    });
+    const client = fakeClient();
     expect(() => client.sendText("  ")).toThrow(RangeError);
     expect(client.unconfirmedLines).toBe(0);
   });
@@ -137,11 +125,7 @@ describe("liveline/client's lines the gateway refused", () => {
 
 describe("what liveline/client sends is what the server parses (its own zod schemas)", () => {
   it("text, audio_end, played, and a client tool's result or error", async () => {
-    const client = new LivelineClient({
-      baseUrl: "http://gateway.test",
-      sessionId: "s",
-      getToken: async () => "t",
-      WebSocket: FakeSocket as unknown as typeof WebSocket,
+    const client = fakeClient({
       tools: {
         ok: () => ({ shown: true }),
         fails: () => {
