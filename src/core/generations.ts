@@ -112,7 +112,7 @@ function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
 }
 
 /** A piece of the generation's text. Nothing is held back: it is forwarded as it comes. */
-export function noteText(ctx: StepContext, gen: GenerationState, text: string): void {
+function noteText(ctx: StepContext, gen: GenerationState, text: string): void {
   if (gen.text.length < KEPT_TEXT) gen.text = (gen.text + text).slice(0, KEPT_TEXT);
   if (ctx.state.config.legacyOpeningCheck) legacyJudgeOpening(ctx, gen);
 }
@@ -214,15 +214,24 @@ export function givesSlotBackAsRepeat(
 }
 
 /** The open turn this generation answers, or null when its output must not be forwarded. */
-export function liveOwner(ctx: StepContext, gen: GenerationState): string | null {
+function liveOwner(ctx: StepContext, gen: GenerationState): string | null {
   if (gen.owner === null) return null;
   if (ctx.state.turn?.id === gen.owner) return gen.owner;
   // The turn already ended (barge-in; or the naive relay after its turn_complete).
   return ctx.state.config.guards.suppressUnsolicited ? null : gen.owner;
 }
 
-/** Model content (text, transcript, audio, a tool call) arrived in `gen`. */
-export function noteContent(ctx: StepContext, gen: GenerationState): void {
+/**
+ * Model content (text, transcript, audio, a tool call) arrived in `gen`: noted (a piece of
+ * text kept too), and the open turn it is for, or null when it must not be forwarded.
+ */
+export function takeContent(ctx: StepContext, gen: GenerationState, text?: string): string | null {
+  noteContent(ctx, gen);
+  if (text !== undefined) noteText(ctx, gen, text);
+  return liveOwner(ctx, gen);
+}
+
+function noteContent(ctx: StepContext, gen: GenerationState): void {
   gen.hasContent = true;
   resultsAnswered(ctx, gen);
   const turn = ctx.state.turn;

@@ -2,7 +2,7 @@ import type { ModelEvent } from "../vocabulary/model.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import type { Effect } from "./effects.js";
 import { sendInput, withdrawQueuedText } from "./follow-up.js";
-import { currentGeneration, liveOwner, noteContent, noteText } from "./generations.js";
+import { currentGeneration, takeContent } from "./generations.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import type { CoreState, GenerationState } from "./state.js";
 import { StepContext } from "./step-context.js";
@@ -223,9 +223,7 @@ function forwardText(
   chunk: { kind: "model_text" | "transcript"; text: string },
 ): void {
   const first = !gen.hasContent;
-  noteContent(ctx, gen);
-  noteText(ctx, gen, chunk.text);
-  const owner = liveOwner(ctx, gen);
+  const owner = takeContent(ctx, gen, chunk.text);
   if (owner === null) return;
   if (first) ctx.trace("MODEL_TEXT", { turnId: owner });
   ctx.record({ kind: chunk.kind, turnId: owner, text: chunk.text });
@@ -257,9 +255,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     }
     case "audio_delta": {
-      const gen = currentGeneration(ctx);
-      noteContent(ctx, gen);
-      if (liveOwner(ctx, gen) === null) return;
+      if (takeContent(ctx, currentGeneration(ctx)) === null) return;
       ctx.emit({ type: "send_audio", pcm: event.pcm });
       return;
     }

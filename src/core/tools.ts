@@ -7,7 +7,7 @@ import {
 } from "../vocabulary/model.js";
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, noteResultsSentInGeneration } from "./follow-up.js";
-import { currentGeneration, liveOwner, noteContent } from "./generations.js";
+import { currentGeneration, takeContent } from "./generations.js";
 import { type CallState, type CoreState, capabilitiesOf, type PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
@@ -28,8 +28,7 @@ export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallReques
     return false;
   });
   if (fresh.length === 0) return;
-  noteContent(ctx, gen);
-  const owner = liveOwner(ctx, gen);
+  const owner = takeContent(ctx, gen);
   if (owner === null) {
     // Calls inside a suppressed generation are not run: nobody asked for that generation.
     for (const request of fresh)
