@@ -37,6 +37,8 @@ export type TraceKind =
   | "WATCHDOG_NUDGE"
   | "TURN_CARRIED"
   | "LINE_HELD"
+  /** The user spoke on before the answer to their speech began: it opens no turn. */
+  | "SPEECH_CONTINUED"
   | "RESUME_TURN"
   | "MODEL_TIMEOUT"
   | "UPSTREAM_CONNECT"

@@ -78,6 +78,18 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   return s.generation;
 }
 
+/**
+ * The user's voice cut the model short before it said anything, while their speech waited
+ * for its answer: they spoke on, and the model's next generation answers all of it. The one
+ * cut is nobody's, so the turn_complete that ends it opens no turn (an empty answer to half
+ * a sentence is no answer).
+ */
+export function cutBeforeAnswering(ctx: StepContext): GenerationState {
+  ctx.state.generation = newGeneration(null, "none");
+  ctx.trace("SPEECH_CONTINUED");
+  return ctx.state.generation;
+}
+
 function progressOf(turn: TurnState): TurnProgress {
   const { hasContent, resultsSinceContent, speakSinceContent, emptyRetries, contentSinceAsk } =
     turn;

@@ -229,6 +229,16 @@ function forwardText(
   ctx.record({ kind: chunk.kind, turnId: owner, text: chunk.text });
 }
 
+/**
+ * The user's words so far and a new piece of their transcription. Pieces carry their own
+ * spaces, but one that starts a new utterance (after a pause the model's answer did not
+ * fill) may not: a space keeps "do?" and "Tell" apart.
+ */
+function joinTranscript(sofar: string, piece: string): string {
+  const gap = /[.!?]$/.test(sofar) && /^\S/.test(piece);
+  return gap ? `${sofar} ${piece}` : sofar + piece;
+}
+
 /** The timestamps the passed chunks' own steps would have left (audio-gate.ts). */
 function notePassedAudio(s: CoreState, passed: AudioPassed): void {
   if (passed.clientAt !== null) {
@@ -268,7 +278,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       if (event.type === "speech_started") {
         s.speechDetected = true;
       } else if (event.text.length > 0) {
-        s.inputTranscript += event.text;
+        s.inputTranscript = joinTranscript(s.inputTranscript, event.text);
         s.speechDetected = true;
       }
       if (s.speechDetected && s.followUpWindow !== null && s.followUpWindow.turnId === s.turn?.id)

@@ -12,6 +12,7 @@ import {
 import {
   canGiveSlotBack,
   currentGeneration,
+  cutBeforeAnswering,
   giveSlotBack,
   givesSlotBackAsRepeat,
   returnSlot,
@@ -210,6 +211,13 @@ export function onModelInterrupted(ctx: StepContext): void {
   // barge-in cut short), so claim it now — the turn_complete that follows must not look like
   // an empty regeneration whose slot goes back (that would hand the next answer to a dead turn).
   if (!s.generation && s.expected.length > 0 && s.followUpWindow === null) currentGeneration(ctx);
+  else if (
+    !s.generation &&
+    s.followUpWindow === null &&
+    s.speechDetected &&
+    s.config.guards.suppressUnsolicited
+  )
+    cutBeforeAnswering(ctx);
   const gen = s.generation;
   if (!gen) return;
   gen.interrupted = true;

@@ -51,4 +51,34 @@ describe("a voice turn end to end", () => {
     expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
     client.close();
   });
+
+  it("a pause mid-sentence: the user speaks on before the answer began, and gets one turn for all of it", {
+    timeout: 30_000,
+  }, async () => {
+    // The simulator ends an utterance after 200 ms of audio and takes a moment to answer
+    // (even at timeScale 0.2); 100 ms of audio during its answer cuts it (interrupted, turnComplete).
+    const created = await createSession({
+      provider: "simulator",
+      metadata: { simulator: { timeScale: 0.2, seed: 9, utteranceMs: 200, calls: "" } },
+    });
+    const client = await connect(httpUrl(created.wsUrl));
+    // Two utterances back to back, as a user who pauses for breath sends them.
+    for (let i = 0; i < 20; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
+    const frames: Frame[] = [];
+    for (;;) {
+      const f = await client.next(10_000);
+      frames.push(f);
+      if (f.type === "turn_complete" || f.type === "interrupted") break;
+    }
+    const users = frames.filter((f) => f.type === "user");
+    expect(users).toHaveLength(1);
+    // Both utterances' words (the simulator's first two), in one user frame.
+    expect(users[0]).toMatchObject({
+      turnId: "t1",
+      text: "What can you do? Tell me something interesting.",
+    });
+    expect(frames.filter((f) => f.type === "error")).toEqual([]);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    client.close();
+  });
 });

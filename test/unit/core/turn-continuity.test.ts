@@ -338,3 +338,53 @@ describe("the end of speech the model is already answering (found by the bench: 
     expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "and prices?" });
   });
 });
+
+describe("the user speaks on before the answer to their speech begins (found by the attack: each pause ended a turn with empty_response)", () => {
+  /** The user pauses; the model begins to answer; the user speaks on before it says anything. */
+  function pausedAndSpokeOn(h: Harness): void {
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.model({ type: "input_transcript", text: "What can you do?", finished: true });
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    // The service's shape of a generation cut by the user's voice: interrupted, then turnComplete.
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+  }
+
+  it("opens no turn for the answer that never began: the next answer answers all of the speech, once", () => {
+    const h = live();
+    pausedAndSpokeOn(h);
+    expect(userTurns(h)).toEqual([]);
+    expect(h.traces).toContain("SPEECH_CONTINUED");
+    // A new utterance's transcription need not begin with a space: the user's words get one.
+    h.model({ type: "input_transcript", text: "Tell me something.", finished: true });
+    h.model({ type: "text_delta", text: "I can look things up." });
+    h.model({ type: "turn_complete" });
+    expect(userTurns(h)).toEqual([["t1", "What can you do? Tell me something."]]);
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+    expect(h.durableFrames("phone").some((f) => f.type === "error")).toBe(false);
+  });
+
+  it("a line typed meanwhile still waits for the speech's answer, then gets its own", () => {
+    const h = live();
+    pausedAndSpokeOn(h);
+    h.input({ type: "client_text", clientId: "phone", text: "and prices?" });
+    expect(h.traces).toContain("LINE_HELD");
+    h.model({ type: "text_delta", text: "I can look things up." });
+    expect(userTurns(h)).toEqual([
+      ["t1", "What can you do?"],
+      ["t2", "and prices?"],
+    ]);
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "and prices?" });
+  });
+
+  it("a generation cut after it said something is still that answer's turn, interrupted", () => {
+    const h = live();
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.model({ type: "input_transcript", text: "What can you do?", finished: true });
+    h.model({ type: "text_delta", text: "I can" });
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    expect(userTurns(h)).toEqual([["t1", "What can you do?"]]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
+  });
+});
