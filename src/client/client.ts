@@ -40,11 +40,15 @@ export interface ConnectOptions {
   tokenTimeoutMs?: number | undefined;
   /** How often a keepalive goes out (below the server's STALE_SOCKET_MS). */
   keepaliveMs?: number | undefined;
+  /** The gateway's `MAX_FRAME_BYTES` (default 262,144): a longer line is refused by sendText. */
+  maxFrameBytes?: number | undefined;
   /** A WebSocket constructor (default: the global one). */
   WebSocket?: typeof WebSocket | undefined;
 }
 
 const CLOSE_SESSION_ENDED = 1000;
+/** The gateway's default `MAX_FRAME_BYTES`. */
+const MAX_FRAME_BYTES = 262_144;
 const KEEPALIVE = '{"type":"keepalive"}';
 /** 16 kHz PCM16: 32 bytes a millisecond. */
 const INPUT_BYTES_PER_MS = 32;
@@ -134,6 +138,10 @@ export class LivelineClient {
     if (text.trim().length === 0) throw new RangeError("a line must not be blank");
     const textId = newTextId();
     const frame = JSON.stringify({ type: "text", text, textId });
+    // Nor would it take a frame over its size limit (frame_too_large), measured in UTF-8.
+    const bytes = new TextEncoder().encode(frame).length;
+    const max = this.opts.maxFrameBytes ?? MAX_FRAME_BYTES;
+    if (bytes > max) throw new RangeError(`a line's frame is ${bytes} bytes, over ${max}`);
     this.unconfirmed.set(textId, { frame, sent: false });
     this.send({ kind: "json", data: frame, textId });
   }

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type ConnectOptions, LivelineClient } from "../../../src/client/client.js";
-import { JsonClientFrame } from "../../../src/session/client-frames.js";
+import { clientInput, JsonClientFrame } from "../../../src/session/client-frames.js";
 
 class FakeSocket extends EventTarget {
   static last: FakeSocket | null = null;
@@ -120,6 +120,22 @@ describe("liveline/client's lines the gateway refused", () => {
     const client = fakeClient();
     expect(() => client.sendText("  ")).toThrow(RangeError);
     expect(client.unconfirmedLines).toBe(0);
+  });
+
+  it("a line too long for the gateway's frame limit is refused at once, at the gateway's own measure", async () => {
+    const client = fakeClient({ maxFrameBytes: 1_000 }).start();
+    await new Promise((r) => setTimeout(r, 0));
+    const ws = FakeSocket.last!;
+    ws.ready();
+    // 2 bytes a character in UTF-8: 450 of them fit in 1,000 bytes with the frame around them,
+    // 500 do not.
+    client.sendText("é".repeat(450));
+    expect(() => client.sendText("é".repeat(500))).toThrow(RangeError);
+    expect(client.unconfirmedLines).toBe(1);
+    expect(ws.sent).toHaveLength(1);
+    // The gateway with the same limit takes the one sent (no frame_too_large).
+    expect(clientInput("c", ws.sent[0] as string, 1_000).type).toBe("client_text");
+    client.close();
   });
 });
 
