@@ -130,7 +130,12 @@ export class HistoryStore {
   private readonly sql: SqlStorage;
   private readonly table: "events" | "events_unchecked";
 
-  constructor(storage: DurableObjectStorage, checked = true) {
+  constructor(
+    storage: DurableObjectStorage,
+    checked = true,
+    /** The timeline keeps its newest rows, at most this many (a flood cannot fill storage). */
+    private readonly timelineMaxRows = Number.POSITIVE_INFINITY,
+  ) {
     migrate(storage, "history", HISTORY_MIGRATIONS);
     this.sql = storage.sql;
     this.table = checked ? "events" : "events_unchecked";
@@ -255,6 +260,19 @@ export class HistoryStore {
         rows.map((r) => [r.at, r.kind, r.detail === undefined ? null : JSON.stringify(r.detail)]),
       ),
     );
+    if (Number.isFinite(this.timelineMaxRows))
+      this.sql.exec(
+        "DELETE FROM timeline WHERE id <= (SELECT MAX(id) FROM timeline) - ?",
+        this.timelineMaxRows,
+      );
+  }
+
+  /** Rows the cap dropped: only the oldest go, and ids (AUTOINCREMENT) start at 1, never reused. */
+  timelineDropped(): number {
+    const row = this.sql
+      .exec<{ first: number | null }>("SELECT MIN(id) AS first FROM timeline")
+      .one();
+    return (row.first ?? 1) - 1;
   }
 
   timeline(): { at: number; kind: string; detail?: unknown }[] {

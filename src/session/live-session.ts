@@ -69,7 +69,7 @@ export class LiveSession {
     connectedClients: string[],
   ) {
     const naive = naiveRelay(meta);
-    this.store = new HistoryStore(storage, !naive);
+    this.store = new HistoryStore(storage, !naive, config.TIMELINE_MAX_ROWS);
     this.usage = new UsageStore(storage);
     this.pendingHandoffs = new PendingHandoffStore(storage);
     this.startedAt = Date.parse(meta.createdAt);
@@ -264,6 +264,11 @@ export class LiveSession {
   /** GET /history's JSON body, straight from the log. */
   historyJson(): string {
     return this.store.historyJson(this.meta.agent);
+  }
+
+  /** Timeline rows the cap dropped (the oldest). */
+  timelineDropped(): number {
+    return this.store.timelineDropped();
   }
 
   timeline(): { ms: number; kind: string; detail?: unknown }[] {

@@ -89,6 +89,8 @@ export interface Timeline {
   /** ISO 8601. */
   startedAt: string;
   rows: TimelineRow[];
+  /** The oldest rows dropped by the cap (TIMELINE_MAX_ROWS), when there are any. */
+  droppedRows?: number;
   stats?: SessionStats;
 }
 

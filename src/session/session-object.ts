@@ -144,10 +144,12 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   async timeline(): Promise<Timeline> {
     const live = this.requireSession();
+    const dropped = live.timelineDropped();
     return {
       sessionId: live.meta.sessionId,
       startedAt: live.meta.createdAt,
       rows: live.timeline(),
+      ...(dropped > 0 ? { droppedRows: dropped } : {}),
       stats: live.stats(this.ctx.storage.sql.databaseSize, this.startedAt),
     };
   }

@@ -17,6 +17,7 @@ describe("loadConfig", () => {
       STALE_SOCKET_MS: 30_000,
       TOOL_TIMEOUT_MS: 15_000,
       MODEL_TIMEOUT_MS: 15_000,
+      TIMELINE_MAX_ROWS: 10_000,
       DEMO_PAGE: "off",
       FAULT_INJECTION: "off",
       SIMULATOR_ROUTE: "off",

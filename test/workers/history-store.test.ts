@@ -131,6 +131,25 @@ describe("HistoryStore in the object's SQLite storage", () => {
       { at: 7, kind: "MODEL_TEXT", detail: { n: 1 } },
     ]);
   });
+
+  it("keeps the timeline's newest rows within its cap, and says how many went", async () => {
+    const kept = await runInDurableObject(
+      env.SESSION.get(env.SESSION.newUniqueId()),
+      (_o, state) => {
+        const store = new HistoryStore(state.storage, true, 5);
+        const before = store.timelineDropped();
+        // A flood of bad frames, a step's rows at a time.
+        for (let at = 1; at <= 12; at += 3)
+          store.trace([0, 1, 2].map((i) => ({ at: at + i, kind: "BAD_FRAME", detail: undefined })));
+        return {
+          before,
+          rows: store.timeline().map((r) => r.at),
+          dropped: store.timelineDropped(),
+        };
+      },
+    );
+    expect(kept).toEqual({ before: 0, rows: [8, 9, 10, 11, 12], dropped: 7 });
+  });
 });
 
 describe("a restore's read", () => {
