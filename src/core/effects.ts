@@ -46,6 +46,8 @@ export type TraceKind =
   | "UPSTREAM_RECONNECT"
   | "UPSTREAM_CLOSED"
   | "UPSTREAM_REFUSED"
+  /** An error the service reported on a connection that stays open. */
+  | "SERVICE_ERROR"
   | "HANDOFF"
   | "HANDOFF_ANNOUNCE"
   | "UPSTREAM_IDLE_CLOSE"

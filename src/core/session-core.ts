@@ -317,6 +317,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "upstream_closed":
       onUpstreamClosed(ctx, event.code, event.reason, event.fatal);
       return;
+    case "service_error":
+      ctx.trace("SERVICE_ERROR", { code: event.code, message: event.message });
+      return;
     default: {
       const unreachable: never = event;
       throw new Error(`unknown model event ${JSON.stringify(unreachable)}`);

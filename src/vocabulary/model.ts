@@ -28,6 +28,11 @@ export type ModelEvent =
   | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
   /** Token counts the provider reported (a frame may carry only these). */
   | { type: "usage"; usage: TokenUsage }
+  /**
+   * An error the service reported on a connection that stays open (OpenAI Realtime: "most
+   * errors are recoverable and the session will stay open"): logged, not a reason to leave.
+   */
+  | { type: "service_error"; code: string; message: string }
   /** `fatal`: the provider adapter's reading of the close code (retrying cannot help). */
   | { type: "upstream_closed"; code: number; reason: string; fatal: boolean };
 

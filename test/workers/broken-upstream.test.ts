@@ -57,3 +57,35 @@ describe("an upstream that dies right after every setup", () => {
     back.close();
   });
 });
+
+describe("an error the service reports on a connection that stays open (OpenAI Realtime)", () => {
+  it("is a timeline row, not a reason to leave: the same connection answers the speech", {
+    timeout: 20_000,
+  }, async () => {
+    // The simulator's OpenAI face ends an utterance after 200 ms of audio (its VAD commits it
+    // and answers); one more chunk is new speech, which cuts that answer before it began. The
+    // client's audio_end then commits 20 ms of it, which the service refuses with an `error`
+    // event (input_audio_buffer_commit_empty: under 100 ms) and keeps the session open.
+    const { sessionId, client } = await simulatorSession({
+      wire: "openai",
+      timeScale: 0.2,
+      utteranceMs: 200,
+      calls: "",
+    });
+    for (let i = 0; i < 11; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
+    client.send({ type: "audio_end" });
+    const frames: Frame[] = [];
+    for (;;) {
+      const f = await client.next(10_000);
+      frames.push(f);
+      if (f.type === "turn_complete" || f.type === "interrupted") break;
+    }
+    expect(frames.filter((f) => f.type === "user")).toMatchObject([{ turnId: "t1" }]);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    const kinds = await timelineKinds(sessionId);
+    expect(kinds).toContain("SERVICE_ERROR");
+    expect(kinds.filter((k) => k === "UPSTREAM_CONNECT")).toHaveLength(1);
+    expect(kinds).not.toContain("UPSTREAM_CLOSED");
+    client.close();
+  });
+});

@@ -244,9 +244,15 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
           this.responseRequested = false;
           this.owed++;
         }
-        return protocolError(
-          `service error ${event.error.code ?? event.error.type}: ${event.error.message}`,
-        );
+        // The session stays open (the API reference: "most errors are recoverable"): a
+        // reconnect would cost a new session, its context sent again, and the reply under way.
+        return ok([
+          {
+            type: "service_error",
+            code: event.error.code ?? event.error.type,
+            message: event.error.message.slice(0, SERVICE_ERROR_MESSAGE_CHARS),
+          },
+        ]);
       default: {
         const unreachable: never = event;
         throw new Error(`unknown server event ${JSON.stringify(unreachable)}`);
@@ -394,6 +400,9 @@ function userMessage(text: string): ClientEvent {
     item: { type: "message", role: "user", content: [{ type: "input_text", text }] },
   };
 }
+
+/** A service error's message as the timeline keeps it (it may quote what was sent). */
+const SERVICE_ERROR_MESSAGE_CHARS = 300;
 
 function ok(events: ModelEvent[]): DecodeResult {
   return { ok: true, events };

@@ -322,10 +322,8 @@ describe("the OpenAI Realtime adapter", () => {
       type: "error",
       error: { type: "invalid_request_error", code: "x", message: "bad" },
     });
-    expect(error).toEqual({
-      ok: false,
-      error: { code: "protocol_error", message: "service error x: bad" },
-    });
+    // Not a protocol error: the service keeps the session open ("most errors are recoverable").
+    expect(events(error)).toEqual([{ type: "service_error", code: "x", message: "bad" }]);
   });
 
   it("audio_end commits only an utterance the server's VAD is still hearing", () => {
