@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASE, connect, type Frame, httpUrl, withKey } from "./helpers.js";
-import { simulatorSession } from "./session-flow.js";
+import { framesUntilTurnEnds, simulatorSession } from "./session-flow.js";
 
 async function timelineKinds(sessionId: string): Promise<string[]> {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
@@ -74,12 +74,7 @@ describe("an error the service reports on a connection that stays open (OpenAI R
     });
     for (let i = 0; i < 11; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
     client.send({ type: "audio_end" });
-    const frames: Frame[] = [];
-    for (;;) {
-      const f = await client.next(10_000);
-      frames.push(f);
-      if (f.type === "turn_complete" || f.type === "interrupted") break;
-    }
+    const frames = await framesUntilTurnEnds(client, "t1");
     expect(frames.filter((f) => f.type === "user")).toMatchObject([{ turnId: "t1" }]);
     expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
     const kinds = await timelineKinds(sessionId);

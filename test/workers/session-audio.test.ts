@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { connect, createSession, type Frame, httpUrl } from "./helpers.js";
-import { simulatorSession } from "./session-flow.js";
+import { connect, createSession, httpUrl } from "./helpers.js";
+import { framesUntilTurnEnds, simulatorSession } from "./session-flow.js";
 
 describe("a voice turn end to end", () => {
   it("PCM16 audio in, then audio_end: a user turn from the transcription, transcripts and 24 kHz audio out", async () => {
@@ -12,12 +12,7 @@ describe("a voice turn end to end", () => {
     // 200 ms of 16 kHz PCM16 in 20 ms frames, as a phone streams it.
     for (let i = 0; i < 10; i++) client.send(new Uint8Array(640).fill(i).buffer);
     client.send({ type: "audio_end" });
-    const frames: Frame[] = [];
-    for (;;) {
-      const f = await client.next(5000);
-      frames.push(f);
-      if (f.type === "turn_complete" || f.type === "interrupted") break;
-    }
+    const frames = await framesUntilTurnEnds(client, "t1");
     const user = frames.find((f) => f.type === "user");
     expect(user).toMatchObject({ turnId: "t1" });
     expect(typeof user!.text).toBe("string");
@@ -41,12 +36,7 @@ describe("a voice turn end to end", () => {
     const client = await connect(httpUrl(created.wsUrl));
     // At once: the model takes 300 ms to set up (setupMs), as a real one takes a moment.
     for (let i = 0; i < 25; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
-    const frames: Frame[] = [];
-    for (;;) {
-      const f = await client.next(5000);
-      frames.push(f);
-      if (f.type === "turn_complete" || f.type === "interrupted") break;
-    }
+    const frames = await framesUntilTurnEnds(client, "t1");
     expect(frames.find((f) => f.type === "user")).toMatchObject({ turnId: "t1" });
     expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
     client.close();
@@ -64,12 +54,7 @@ describe("a voice turn end to end", () => {
     const client = await connect(httpUrl(created.wsUrl));
     // Two utterances back to back, as a user who pauses for breath sends them.
     for (let i = 0; i < 20; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
-    const frames: Frame[] = [];
-    for (;;) {
-      const f = await client.next(10_000);
-      frames.push(f);
-      if (f.type === "turn_complete" || f.type === "interrupted") break;
-    }
+    const frames = await framesUntilTurnEnds(client, "t1");
     const users = frames.filter((f) => f.type === "user");
     expect(users).toHaveLength(1);
     // Both utterances' words (the simulator's first two), in one user frame.
