@@ -209,6 +209,45 @@ for (const provider of PROVIDERS) {
     );
 
     scenario(
+      "two spoken calls in one reply, their results ready apart: each is spoken once, in that turn",
+      async () => {
+        // lookup_faq (server) is answered at once; the app answers get_user_profile while the
+        // model already speaks what lookup_faq found (found by trying the OpenAI wire by hand:
+        // that result was never spoken, its answer suppressed as unsolicited).
+        const { client, sessionId } = await session({
+          calls: "greeting:lookup_faq,get_user_profile",
+          race: 0,
+          timeScale: 0.05,
+        });
+        const frames = await playTurn(client, "hi", {
+          settleMs: 600,
+          answer: (call) => {
+            setTimeout(
+              () =>
+                client.send({ type: "tool_result", callId: call.callId, result: { name: "Ada" } }),
+              120,
+            );
+            return null;
+          },
+        });
+        const spoken = textsOf(frames).join("");
+        expect(spoken.match(/lookup_faq found/g), spoken).toHaveLength(1);
+        expect(spoken.match(/get_user_profile found/g), spoken).toHaveLength(1);
+        expect(frames.filter((f) => f.type === "text").every((f) => f.turnId === "t1")).toBe(true);
+        expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+        expect(duplicated(frames)).toBe(false);
+        const timeline = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
+          headers: withKey(),
+        });
+        const { stats } = (await timeline.json()) as {
+          stats: { counters: { suppressedGenerations: number } };
+        };
+        expect(stats.counters.suppressedGenerations).toBe(0);
+        client.close();
+      },
+    );
+
+    scenario(
       "a spoken client result, and a line typed in the same instant: the line gets its own answer",
       async () => {
         // The simulator picks tools by what is asked, as a model would (the attack's setup).

@@ -12,6 +12,7 @@ import type {
   ModelEvent,
   RebuiltContext,
   TokenUsage,
+  ToolCallRequest,
 } from "../../vocabulary/model.js";
 import type {
   AgentSpec,
@@ -64,6 +65,14 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   /** A `response.create` went out and its `response.created` has not come back yet. */
   private responseRequested = false;
   private readonly calls = new Set<string>();
+  /**
+   * The active response's function calls, handed on together when it is done: one batch, so
+   * that their results go back as one input with one `response.create`. A response is
+   * generated from the conversation as it stood at its `response.create`, so a result added
+   * while a later response runs is never heard by it: results sent one by one, as each
+   * call finished, left the second one to a response of its own (found by trying it).
+   */
+  private responseCalls: ToolCallRequest[] = [];
   private speaking = false;
   /** The latest assistant message item with audio: what a barge-in's truncation cuts. */
   private audioItem: string | null = null;
@@ -181,6 +190,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         this.activeResponse = null;
         this.responseRequested = false;
         const events: ModelEvent[] = [];
+        if (this.responseCalls.length > 0) {
+          events.push({ type: "tool_call", calls: this.responseCalls });
+          this.responseCalls = [];
+        }
         if (event.response.usage)
           events.push({ type: "usage", usage: usageOf(event.response.usage) });
         if (event.response.status === "cancelled") events.push({ type: "interrupted" });
@@ -218,12 +231,11 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "response.function_call_arguments.done": {
         if (this.calls.has(event.call_id)) return ok([]); // delivered twice: one call
         this.calls.add(event.call_id);
-        return ok([
-          {
-            type: "tool_call",
-            calls: [{ id: event.call_id, name: event.name, args: argumentsOf(event.arguments) }],
-          },
-        ]);
+        const call = { id: event.call_id, name: event.name, args: argumentsOf(event.arguments) };
+        // The naive relay runs each call the moment it is complete, as openai-agents-js does.
+        if (this.opts.naive === true) return ok([{ type: "tool_call", calls: [call] }]);
+        this.responseCalls.push(call);
+        return ok([]);
       }
       case "conversation.item.input_audio_transcription.delta":
         // The completed transcript follows in one piece; deltas would count it twice.

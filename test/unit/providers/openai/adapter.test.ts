@@ -45,7 +45,8 @@ const agent = {
     },
   ],
 };
-const adapter = () => new OpenAIRealtimeAdapter({ model: "gpt-realtime", agent });
+const adapter = (opts: { naive?: boolean } = {}) =>
+  new OpenAIRealtimeAdapter({ model: "gpt-realtime", agent, ...opts });
 const events = (r: DecodeResult): ModelEvent[] => (r.ok ? r.events : []);
 const sent = (frames: string[]) => frames.map((f) => (JSON.parse(f) as { type: string }).type);
 const server = (a: OpenAIRealtimeAdapter, event: Record<string, unknown>) =>
@@ -252,7 +253,7 @@ describe("the OpenAI Realtime adapter", () => {
     ]);
   });
 
-  it("a function call delivered twice is one call; arguments that are not JSON reach the tool as none", () => {
+  it("a response's function calls come together when it is done; one delivered twice is one call; arguments that are not JSON reach the tool as none", () => {
     const a = adapter();
     const call = {
       type: "response.function_call_arguments.done",
@@ -263,15 +264,39 @@ describe("the OpenAI Realtime adapter", () => {
       name: "lookup_faq",
       arguments: '{"topic":"hours"}',
     };
-    expect(events(server(a, call))).toEqual([
+    // Held until the response ends: its results go back as one input.
+    expect(events(server(a, call))).toEqual([]);
+    expect(events(server(a, call))).toEqual([]);
+    expect(events(server(a, { ...call, call_id: "call_2", arguments: "{oops" }))).toEqual([]);
+    expect(events(server(a, { type: "response.done", response: response("r1") }))).toEqual([
       {
         type: "tool_call",
-        calls: [{ id: "call_1", name: "lookup_faq", args: { topic: "hours" } }],
+        calls: [
+          { id: "call_1", name: "lookup_faq", args: { topic: "hours" } },
+          { id: "call_2", name: "lookup_faq", args: {} },
+        ],
       },
+      { type: "turn_complete" },
     ]);
-    expect(events(server(a, call))).toEqual([]);
-    expect(events(server(a, { ...call, call_id: "call_2", arguments: "{oops" }))).toEqual([
-      { type: "tool_call", calls: [{ id: "call_2", name: "lookup_faq", args: {} }] },
+    // The next response starts with none.
+    expect(events(server(a, { type: "response.done", response: response("r2") }))).toEqual([
+      { type: "turn_complete" },
+    ]);
+  });
+
+  it("the naive relay's arm runs each call the moment it is complete (openai-agents-js)", () => {
+    const a = adapter({ naive: true });
+    const call = {
+      type: "response.function_call_arguments.done",
+      response_id: "r1",
+      item_id: "fc1",
+      output_index: 0,
+      call_id: "call_1",
+      name: "lookup_faq",
+      arguments: "{}",
+    };
+    expect(events(server(a, call))).toEqual([
+      { type: "tool_call", calls: [{ id: "call_1", name: "lookup_faq", args: {} }] },
     ]);
   });
 
