@@ -51,6 +51,16 @@ const events = (r: DecodeResult): ModelEvent[] => (r.ok ? r.events : []);
 const sent = (frames: string[]) => frames.map((f) => (JSON.parse(f) as { type: string }).type);
 const server = (a: OpenAIRealtimeAdapter, event: Record<string, unknown>) =>
   a.decode(JSON.stringify(event));
+/** A function call's arguments complete (call_1, lookup_faq, in response r1). */
+const functionCall = (args: string) => ({
+  type: "response.function_call_arguments.done",
+  response_id: "r1",
+  item_id: "fc1",
+  output_index: 0,
+  call_id: "call_1",
+  name: "lookup_faq",
+  arguments: args,
+});
 const response = (id: string, status = "completed") => ({
   id,
   status,
@@ -255,15 +265,7 @@ describe("the OpenAI Realtime adapter", () => {
 
   it("a response's function calls come together when it is done; one delivered twice is one call; arguments that are not JSON reach the tool as none", () => {
     const a = adapter();
-    const call = {
-      type: "response.function_call_arguments.done",
-      response_id: "r1",
-      item_id: "fc1",
-      output_index: 0,
-      call_id: "call_1",
-      name: "lookup_faq",
-      arguments: '{"topic":"hours"}',
-    };
+    const call = functionCall('{"topic":"hours"}');
     // Held until the response ends: its results go back as one input.
     expect(events(server(a, call))).toEqual([]);
     expect(events(server(a, call))).toEqual([]);
@@ -286,16 +288,7 @@ describe("the OpenAI Realtime adapter", () => {
 
   it("the naive relay's arm runs each call the moment it is complete (openai-agents-js)", () => {
     const a = adapter({ naive: true });
-    const call = {
-      type: "response.function_call_arguments.done",
-      response_id: "r1",
-      item_id: "fc1",
-      output_index: 0,
-      call_id: "call_1",
-      name: "lookup_faq",
-      arguments: "{}",
-    };
-    expect(events(server(a, call))).toEqual([
+    expect(events(server(a, functionCall("{}")))).toEqual([
       { type: "tool_call", calls: [{ id: "call_1", name: "lookup_faq", args: {} }] },
     ]);
   });
