@@ -58,7 +58,7 @@ export function expectGeneration(ctx: StepContext, turnId: string): void {
 }
 
 /** The turn sent the model something it owes an answer to: the watchdog counts from now. */
-function markAsked(ctx: StepContext, turn: TurnState): void {
+export function markAsked(ctx: StepContext, turn: TurnState): void {
   turn.askedAt = ctx.now;
   turn.contentSinceAsk = false;
 }

@@ -6,7 +6,7 @@ import {
   toolResponse,
 } from "../vocabulary/model.js";
 import { archivedCall } from "./call-archive.js";
-import { expectGeneration, noteResultsSentInGeneration } from "./follow-up.js";
+import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
 import { type CallState, type CoreState, capabilitiesOf, type PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
@@ -291,6 +291,10 @@ function flushBatch(ctx: StepContext, batch: string): void {
     expectGeneration(ctx, turn.id);
     return;
   }
+  // The generation waited for these (a speak batch, or any call on a blocking-only model):
+  // the model's wait for its continuation starts now, not at the call (a call that ran to
+  // its timeout would otherwise be followed at once by a false model_timeout).
+  markAsked(ctx, turn);
   // If the model had in fact just ended its turn, it takes this as new input (a model that
   // withholds turn_complete until answered cannot have ended it).
   noteResultsSentInGeneration(ctx, speak ? "speak" : "silent");

@@ -879,6 +879,32 @@ describe("the turn watchdog", () => {
     expect(h.traces).not.toContain("MODEL_TIMEOUT");
   });
 
+  it("after a call the model waited for times out, the model has its whole wait to go on (found by the attack)", () => {
+    // Gemini 3.1: the model waits inside its reply for every result. The call's timeout and
+    // the watchdog both counted from the call; at the same instant the error result went back
+    // and the turn ended with model_timeout, dropping the continuation the model then sent.
+    const h = live({
+      modelTimeoutMs: 12_000,
+      capabilities: {
+        nonBlockingCalls: false,
+        resultScheduling: false,
+        turnCompleteWaitsForResults: true,
+        silentHonoured: false,
+      },
+    });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello!" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    expect(h.fireNextTimer()).toBe(true); // the tool's timeout (10 s)
+    expect(h.log.at(-1)).toMatchObject({ kind: "tool_result", callId: "c1" });
+    h.advance(2_700);
+    h.model({ type: "text_delta", text: " Here are some topics." });
+    h.model({ type: "turn_complete" });
+    expect(h.traces).not.toContain("MODEL_TIMEOUT");
+    expect(texts(h).join("")).toBe("Hello! Here are some topics.");
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+  });
+
   it("control: with the watchdog off, a silent model leaves the turn open for good", () => {
     const h = live({ modelTimeoutMs: 0 });
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });
