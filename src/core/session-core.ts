@@ -19,6 +19,7 @@ import { endTurn, openTurn } from "./turn-state.js";
 import { onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.js";
 import {
   armIdle,
+  audioMayOpen,
   ensureUpstream,
   handoffBeforeInput,
   maybeReconnectForGoAway,
@@ -140,7 +141,10 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
         // The model's next generation answers the speech: were the line sent now, that answer
         // would take the line's place. The line waits until it opens the voice turn.
         s.heldLine = { text: input.text, textId: input.textId };
-        ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.followUpGraceMs });
+        // The grace counts from when the speech reaches the model (onSetupComplete, if it
+        // still waits in the outbox for the connection).
+        if (s.upstream.phase === "live")
+          ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.followUpGraceMs });
         ctx.trace("LINE_HELD");
         return;
       }
@@ -149,7 +153,9 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
     }
     case "client_audio":
       s.lastClientAudioAt = ctx.now;
+      s.audioSinceEnd = true;
       armIdle(ctx);
+      if (!audioMayOpen(s, ctx.now)) return;
       ensureUpstream(ctx, true);
       // Audio before the connection is set up (the first words of a session, a reconnect) is
       // held in order, bounded, and goes out once it is (sendModel).
@@ -160,8 +166,13 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       // The end of speech the open turn's streaming answer already answers belongs to that
       // turn (as its late transcription does): noted as new speech, it would hold the next
       // typed line for an answer that never comes.
-      if (!(s.turn !== null && s.generation?.owner === s.turn.id && s.generation.hasContent))
+      // An end with no audio before it ends no speech (nothing waits for an answer).
+      if (
+        s.audioSinceEnd &&
+        !(s.turn !== null && s.generation?.owner === s.turn.id && s.generation.hasContent)
+      )
         s.speechDetected = true;
+      s.audioSinceEnd = false;
       if (s.generation) s.generation.inputSinceStart = true;
       ctx.sendModel({ type: "audio_end" });
       return;
@@ -243,6 +254,7 @@ function joinTranscript(sofar: string, piece: string): string {
 function notePassedAudio(s: CoreState, passed: AudioPassed): void {
   if (passed.clientAt !== null) {
     s.lastClientAudioAt = passed.clientAt;
+    s.audioSinceEnd = true;
     s.lastActivityAt = passed.clientAt;
   }
   if (passed.modelAt !== null) s.lastModelSignAt = passed.modelAt;
@@ -355,15 +367,24 @@ function takeLine(ctx: StepContext, text: string, textId: string | undefined): v
   sendInput(ctx, { type: "user_text", text }, turn.id);
 }
 
-/** The user spoke (audio_end or a transcription) and the model has not begun to answer. */
+/**
+ * The user spoke (audio_end or a transcription) and the model has not begun to answer: on the
+ * live connection, or in the outbox of one being opened (a line queued behind that speech
+ * would have its answer taken for the line's).
+ */
 function speechAwaitsAnswer(ctx: StepContext): boolean {
   const s = ctx.state;
+  const phase = s.upstream.phase;
+  const heard =
+    phase === "live" ||
+    ((phase === "connecting" || phase === "reconnecting") &&
+      s.outbox.some((c) => c.type === "user_audio" || c.type === "audio_end"));
   return (
     s.config.guards.suppressUnsolicited &&
     s.turn === null &&
     s.speechDetected &&
     s.generation === null &&
-    s.upstream.phase === "live"
+    heard
   );
 }
 

@@ -252,6 +252,8 @@ export interface CoreState {
   lastModelSignAt: number;
   /** When a client last streamed audio (a voice barge-in needs some). */
   lastClientAudioAt: number;
+  /** Client audio came since the last `audio_end` (an end with none before it ends no speech). */
+  audioSinceEnd: boolean;
   /** The turn watchdog's timer is set (it re-arms itself lazily). */
   watchdogArmed: boolean;
   counters: Counters;
@@ -301,6 +303,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     regenUntil: 0,
     lastModelSignAt: 0,
     lastClientAudioAt: 0,
+    audioSinceEnd: false,
     watchdogArmed: false,
     counters: {
       suppressedGenerations: 0,

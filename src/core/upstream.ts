@@ -50,6 +50,9 @@ function openWith(ctx: StepContext, open: UpstreamOpen): void {
 export function onSetupComplete(ctx: StepContext): void {
   const up = ctx.state.upstream;
   if (up.phase === "live") return;
+  // A connection that replaced one (a goAway, a drop) is not the user's doing: the idle time
+  // goes on from their last input, else goAways every minute kept a session up for ever.
+  const replaced = up.phase === "reconnecting";
   up.phase = "live";
   // The failure count starts over only once the connection has stayed up (see onLost).
   up.liveSince = ctx.now;
@@ -62,8 +65,13 @@ export function onSetupComplete(ctx: StepContext): void {
   if (!up.flapping) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
+  // A line held for the answer to speech that waited with it: the grace starts now.
+  const s = ctx.state;
+  if (s.heldLine !== null)
+    ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.followUpGraceMs });
   resumeCarriedTurn(ctx);
-  armIdle(ctx);
+  if (replaced) setIdleTimer(ctx);
+  else armIdle(ctx);
 }
 
 /**
@@ -422,6 +430,8 @@ function giveUp(ctx: StepContext, failures: number, opens: number): void {
         : "the model connection kept being replaced (refused resumption handles, or drops)"
     } (${opens} opens in the last ${s.config.reconnectWindowMs / 1000} s); send new input to try again`,
   );
+  // No connection is held (as after a refusal): a UI would otherwise show reconnecting.
+  ctx.record({ kind: "status", state: "idle" });
 }
 
 export function onReconnectTimer(ctx: StepContext): void {
@@ -447,13 +457,31 @@ function fail(ctx: StepContext, message: string): void {
  * churn.
  */
 export function armIdle(ctx: StepContext): void {
+  ctx.state.lastActivityAt = ctx.now;
+  setIdleTimer(ctx);
+}
+
+/** The idle timer, set once while a connection is live (it re-arms itself for the rest). */
+function setIdleTimer(ctx: StepContext): void {
   const s = ctx.state;
-  s.lastActivityAt = ctx.now;
   const ms = s.config.idleTimeoutMs;
   if (ms > 0 && !s.idleArmed && s.upstream.phase === "live") {
     s.idleArmed = true;
-    ctx.emit({ type: "set_timer", timer: "idle", at: ctx.now + ms });
+    ctx.emit({ type: "set_timer", timer: "idle", at: s.lastActivityAt + ms });
   }
+}
+
+/**
+ * May this chunk of the user's audio open a connection? Not while one the service refused,
+ * or gave up on, was tried within reconnectMaxMs: a microphone sends 50 chunks a second,
+ * and each would try again (a phone with a bad key hammered the service and wrote three
+ * log rows per chunk). The chunks in between go nowhere, as with no connection at all.
+ */
+export function audioMayOpen(s: CoreState, now: number): boolean {
+  const up = s.upstream;
+  if (up.phase !== "failed") return true;
+  const lastOpen = up.recentOpens.at(-1);
+  return lastOpen === undefined || now - lastOpen >= s.config.reconnectMaxMs;
 }
 
 export function onIdleTimer(ctx: StepContext): void {

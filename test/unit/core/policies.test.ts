@@ -1003,8 +1003,15 @@ describe("issue 9: bounded reconnects", () => {
     expect(opens).toBeGreaterThan(4);
     const statuses = h.log.flatMap((e) => (e.kind === "status" ? [e.state] : []));
     // connecting, live (the first connection), then one reconnect shown in full, then the
-    // loop as one entry: reconnecting ... until the give-up error.
-    expect(statuses).toEqual(["connecting", "live", "reconnecting", "live", "reconnecting"]);
+    // loop as one entry: reconnecting ... until the give-up error, then idle (none held).
+    expect(statuses).toEqual([
+      "connecting",
+      "live",
+      "reconnecting",
+      "live",
+      "reconnecting",
+      "idle",
+    ]);
   });
 
   it("control: logged one by one, the same loop writes two status rows per connection", () => {
@@ -1244,5 +1251,84 @@ describe("found by the black-box attack on issue 10: resumption with a stale han
     const opens = h.effects.filter((e) => e.type === "open_upstream");
     expect(opens.at(-1)).toMatchObject({ open: { mode: "rebuild" } });
     expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+  });
+});
+
+describe("found by the black-box attack (fourth round)", () => {
+  const chunk = new Uint8Array(640); // 20 ms of 16 kHz PCM16
+  const opens = (h: Harness) => h.effects.filter((e) => e.type === "open_upstream").length;
+
+  it("a refused connection is tried again by audio at most once per reconnectMaxMs, not at every chunk", () => {
+    const h = new Harness({ reconnectMaxMs: 8_000 });
+    h.connect("phone");
+    h.input({ type: "upstream_failed", message: "HTTP 401", refused: true });
+    expect(h.state.upstream.phase).toBe("failed");
+    // Two seconds of microphone audio, 50 chunks a second, every attempt refused at once.
+    for (let i = 0; i < 100; i++) {
+      h.advance(20);
+      const before = opens(h);
+      h.clientAudio("phone", chunk);
+      if (opens(h) > before)
+        h.input({ type: "upstream_failed", message: "HTTP 401", refused: true });
+    }
+    expect(opens(h)).toBe(1); // the client's connect only
+    h.advance(8_000);
+    h.clientAudio("phone", chunk);
+    expect(opens(h)).toBe(2); // the first chunk after the wait tries again
+    // Nothing of the refused stretch waits for that connection: only the chunk that opened it.
+    expect(h.state.outbox.filter((c) => c.type === "user_audio")).toHaveLength(1);
+    // A typed line always tries again.
+    h.input({ type: "upstream_failed", message: "HTTP 401", refused: true });
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
+    expect(opens(h)).toBe(3);
+  });
+
+  it("giving up says no connection is held: the last status is idle, not reconnecting", () => {
+    const h = live({ idleTimeoutMs: 0, maxReconnectAttempts: 2 });
+    h.model({ type: "upstream_closed", code: 1011, reason: "", fatal: false });
+    while (h.state.upstream.phase !== "failed") {
+      expect(h.fireNextTimer()).toBe(true);
+      if (h.state.upstream.phase === "connecting" || h.state.upstream.phase === "reconnecting")
+        h.input({ type: "upstream_failed", message: "HTTP 503" });
+    }
+    const frames = h.durableFrames("phone");
+    expect(frames.findLast((f) => f.type === "error")).toMatchObject({
+      code: "upstream_unavailable",
+      fatal: false,
+    });
+    expect(frames.findLast((f) => f.type === "status")).toMatchObject({ state: "idle" });
+  });
+
+  it("audio_end with no audio before it holds no typed line", () => {
+    const h = live();
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    expect(h.traces).not.toContain("LINE_HELD");
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "hi" });
+  });
+
+  it("control: audio_end after audio holds the line for the speech's answer", () => {
+    const h = live();
+    h.clientAudio("phone", chunk);
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    expect(h.traces).toContain("LINE_HELD");
+  });
+
+  it("goAway moves are not activity: a session nobody speaks to goes idle all the same", () => {
+    const h = live({ idleTimeoutMs: 60_000 });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello." });
+    h.model({ type: "turn_complete" });
+    // The service moves the connection every 1.5 s (the attack's goAwayAfterMs=1500).
+    for (let t = 0; t < 90_000 && h.state.upstream.phase !== "closed"; t += 1_500) {
+      h.advance(1_500);
+      if (h.state.upstream.phase !== "live") continue;
+      const before = opens(h);
+      h.model({ type: "go_away", timeLeftMs: 50_000 });
+      if (opens(h) > before) h.model({ type: "setup_complete" });
+    }
+    expect(h.traces).toContain("UPSTREAM_IDLE_CLOSE");
+    expect(h.durableFrames("phone").at(-1)).toMatchObject({ type: "status", state: "idle" });
   });
 });

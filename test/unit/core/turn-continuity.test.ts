@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { ALL_GUARDS } from "../../../src/core/state.js";
 import type { ModelCapabilities } from "../../../src/vocabulary/model.js";
-import type { Harness } from "./harness.js";
+import { Harness } from "./harness.js";
 import { live, texts, turnEnds, userTurns } from "./sessions.js";
 
 /** Gemini 3.1: blocking calls only, no turn_complete before every result is in. */
@@ -313,6 +313,48 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     const t2 = h.durableFrames("phone").filter((f) => f.type === "text" && f.turnId === "t2");
     expect(t2.map((f) => (f.type === "text" ? f.text : ""))).toEqual(["You said: what next"]);
     expect(h.traces).not.toContain("SUPPRESSED");
+  });
+
+  it("the same while the connection opens: the speech waits in the outbox, the line waits for its answer (found by the attack)", () => {
+    // Speech, its end and a line, all before the connection is set up: the line went into the
+    // outbox behind the speech, so the speech's answer was taken for the line's and the line's
+    // own answer was suppressed as unsolicited.
+    const h = new Harness();
+    h.connect("phone");
+    spokeThenTyped(h);
+    expect(h.traces).toContain("LINE_HELD");
+    // The grace counts from when the speech reaches the model, not while it waits to.
+    h.advance(5_000);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.map((c) => c.type)).toEqual(["user_audio", "audio_end"]);
+    h.model({ type: "input_transcript", text: "What can you do?", finished: true });
+    h.model({ type: "text_delta", text: "You said: What can you do?" });
+    expect(userTurns(h)).toEqual([
+      ["t1", "What can you do?"],
+      ["t2", "what next"],
+    ]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "You said: what next" });
+    h.model({ type: "turn_complete" });
+    expect(endOf(h, "t2")).toEqual(["turn_complete"]);
+    expect(h.traces).not.toContain("SUPPRESSED");
+  });
+
+  it("if the connection is refused while the line waits, the speech is reported lost and the line tries again", () => {
+    const h = new Harness();
+    h.connect("phone");
+    spokeThenTyped(h);
+    h.input({ type: "upstream_failed", message: "HTTP 401", refused: true });
+    expect(
+      h.durableFrames("phone").find((f) => f.type === "error" && f.code === "speech_lost"),
+    ).toBeDefined();
+    expect(userTurns(h)).toEqual([["t1", "what next"]]);
+    expect(h.effects.filter((e) => e.type === "open_upstream")).toHaveLength(2);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.map((c) => c.type)).toEqual(["user_text"]);
   });
 
   it("if the model never answers the speech, the line goes after the grace", () => {
