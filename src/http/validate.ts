@@ -27,9 +27,12 @@ export function parseQuery<T>(c: Context, schema: ZodType<T>): T {
 
 const SessionId = z.uuid();
 
-/** The `:id` path parameter; anything that is not a session id is an unknown session. */
+/**
+ * The `:id` path parameter; anything that is not a session id is an unknown session. A UUID
+ * is read case-insensitively (RFC 9562): written in capitals it names the same session.
+ */
 export function sessionIdParam(c: Context): string {
   const parsed = SessionId.safeParse(c.req.param("id"));
   if (!parsed.success) throw new HttpError(404, "unknown_session", "no such session");
-  return parsed.data;
+  return parsed.data.toLowerCase();
 }

@@ -118,13 +118,16 @@ describe("issue 9: unambiguous input", () => {
 
   it("simulator knobs out of range, or unknown, are refused at creation with 400 naming them", async () => {
     for (const [knobs, pattern] of [
-      [{ race: 5 }, /race must be a number in \[0, 1\]/],
-      [{ rcae: 1 }, /unknown simulator knob: rcae/],
+      [{ simulator: { race: 5 } }, /race must be a number in \[0, 1\]/],
+      [{ simulator: { rcae: 1 } }, /unknown simulator knob: rcae/],
+      // Found by the attack: taken silently, the naive relay not switched on.
+      [{ simulator: null }, /metadata.simulator must be an object of knobs or a query string/],
+      [{ naive: "yes" }, /metadata.naive must be true or false/],
     ] as const) {
       const res = await exports.default.fetch(`${BASE}/v1/sessions`, {
         method: "POST",
         headers: { ...withKey(), "Content-Type": "application/json" },
-        body: JSON.stringify({ provider: "simulator", metadata: { simulator: knobs } }),
+        body: JSON.stringify({ provider: "simulator", metadata: knobs }),
       });
       expect(res.status).toBe(400);
       const body = (await res.json()) as { error: { message: string } };

@@ -166,6 +166,13 @@ describe("POST /v1/sessions/:id/token", () => {
     client.close();
   });
 
+  it("takes a session id in capitals as the same UUID (found by the attack: 404)", async () => {
+    const { sessionId } = await createSession();
+    const res = await post(`/v1/sessions/${sessionId.toUpperCase()}/token`, "");
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as Record<string, string>).sessionId).toBe(sessionId);
+  });
+
   it("answers 404 unknown_session for a session that was never created", async () => {
     const res = await post(`/v1/sessions/${crypto.randomUUID()}/token`, "");
     expect(res.status).toBe(404);

@@ -71,6 +71,12 @@ export function simulatorKnobsProblem(
   envDefault: string | undefined,
   metadata: Record<string, unknown>,
 ): string | null {
+  const { simulator, naive } = metadata;
+  const isObject = typeof simulator === "object" && simulator !== null && !Array.isArray(simulator);
+  if (simulator !== undefined && typeof simulator !== "string" && !isObject)
+    return "metadata.simulator must be an object of knobs or a query string";
+  if (naive !== undefined && typeof naive !== "boolean")
+    return "metadata.naive must be true or false";
   const knobs = simulatorKnobs(envDefault, metadata);
   const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire"]);
   const unknown = [...knobs.keys()].filter((name) => !known.has(name));
