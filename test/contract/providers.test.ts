@@ -296,6 +296,42 @@ for (const provider of PROVIDERS) {
     );
 
     scenario(
+      "lines typed in one burst, answered at an instant pace: every answer is its own line's",
+      async () => {
+        // The invariant the attack found broken by hand on the OpenAI wire (wrangler dev,
+        // timeScale 0): a response done before its cancel arrived had begun with the later
+        // lines in the conversation, its answer to the last line was taken for an earlier
+        // line's, and the last line got "Anything else?". Here each line tends to be answered
+        // before the next arrives; the race itself is proven by the adapter's unit tests.
+        // The greeting's side-effect calls as the attack had them: their results go quietly
+        // into the conversation just before the lines.
+        const { client } = await session({
+          timeScale: 0,
+          calls: "greeting:suggest_topics,set_preference;*:",
+        });
+        client.send({ type: "text", text: "hi" });
+        // The lines go the moment the greeting ends, as a quick typist's would.
+        await framesUntilTurnEnds(client, "t1", { shown: true });
+        const lines = ["line one", "line two", "line three", "line four"];
+        for (const line of lines) client.send({ type: "text", text: line });
+        const frames = await framesUntilTurnEnds(client, "t5");
+        const ends = turnEndsOf(frames).map((f) => f.turnId);
+        expect(ends).toEqual(["t2", "t3", "t4", "t5"]);
+        lines.forEach((line, i) => {
+          const turnId = `t${i + 2}`;
+          const said = frames
+            .filter((f) => f.type === "text" && f.turnId === turnId)
+            .map((f) => f.text)
+            .join("");
+          // What reaches a turn answers that turn's line (or nothing, if it was cut short).
+          for (const other of lines) if (other !== line) expect(said).not.toContain(`“${other}”`);
+          if (turnId === "t5") expect(said).toContain(`“${line}”`);
+        });
+        client.close();
+      },
+    );
+
+    scenario(
       "a dropped model connection: reconnected (seeded from the log), the next turn answered",
       async () => {
         const { client } = await session({ dropAfterMs: 400, calls: "greeting:;*:" });

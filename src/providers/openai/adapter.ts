@@ -57,11 +57,15 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   private live = false;
   private activeResponse: string | null = null;
   /**
-   * `response.create`s owed once the active response is done: one per input that asked for
-   * an answer, never coalesced, so that every input gets its own response (cancelled when a
-   * newer one waits), as the core counts one generation per input.
+   * Inputs that ask for an answer, held while a response is active or asked for: each its
+   * items and its `response.create`, sent once that response is done. Never coalesced, so
+   * that every input gets its own response (cancelled when a newer one waits), as the core
+   * counts one generation per input. The items wait too: a response says what the
+   * conversation held when it began, so one begun with a later line already in it answers
+   * that line — and, should its cancel come too late, that answer was taken for the earlier
+   * input's (found by the attack: the last of three quick lines got "Anything else?").
    */
-  private owed = 0;
+  private readonly owed: string[][] = [];
   /** A `response.create` went out and its `response.created` has not come back yet. */
   private responseRequested = false;
   private readonly calls = new Set<string>();
@@ -183,7 +187,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         const ours = this.responseRequested;
         this.responseRequested = false;
         // Ours, and newer input already waits for its own answer: this one is cut short.
-        if (!ours || this.owed === 0) return ok([]);
+        if (!ours || this.owed.length === 0) return ok([]);
         return { ok: true, events: [], send: [wire({ type: "response.cancel" })] };
       }
       case "response.done": {
@@ -209,10 +213,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
           send.push(this.heldUpdate);
           this.heldUpdate = null;
         }
-        if (this.owed > 0) {
-          this.owed--;
+        const next = this.owed.shift();
+        if (next !== undefined) {
           this.responseRequested = true;
-          send.push(wire({ type: "response.create" }));
+          send.push(...next);
         }
         return { ok: true, events, send };
       }
@@ -254,7 +258,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
           // Our response.create met a response the server began itself (server VAD): ask
           // again when that one is done. Never reached by liveline's own sequencing.
           this.responseRequested = false;
-          this.owed++;
+          this.owed.push([wire({ type: "response.create" })]);
         }
         // The session stays open (the API reference: "most errors are recoverable"): a
         // reconnect would cost a new session, its context sent again, and the reply under way.
@@ -277,12 +281,12 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "user_text": {
         // New text while a response runs is a barge-in: it is cancelled, and the answer to
         // the text is asked for once it is done.
-        // A response asked for but not yet created is cancelled as soon as it is (owed > 0).
+        // A response asked for but not yet created is cancelled as soon as it is (one owed).
         const cancel = this.activeResponse !== null ? [wire({ type: "response.cancel" })] : [];
-        return [...cancel, wire(userMessage(command.text)), ...this.requestResponse()];
+        return [...cancel, ...this.prompt([wire(userMessage(command.text))])];
       }
       case "nudge":
-        return [wire(userMessage(command.text)), ...this.requestResponse()];
+        return this.prompt([wire(userMessage(command.text))]);
       case "user_audio": {
         // The hot path (50 chunks a second): its one fixed shape is typed here and checked by
         // the conformance test, not parsed again per chunk.
@@ -297,7 +301,8 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         // the utterance is committed here. Otherwise VAD already ended it (or heard no speech).
         if (!this.speaking) return [];
         this.speaking = false;
-        return [wire({ type: "input_audio_buffer.commit" }), ...this.requestResponse()];
+        // The audio is in the buffer already: committed now, answered in its turn.
+        return [wire({ type: "input_audio_buffer.commit" }), ...this.prompt([])];
       case "audio_played":
         // The user heard this much of the latest reply: the model's context is cut there.
         if (this.audioItem === null) return [];
@@ -323,7 +328,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         // Silent results are added quietly; anything else prompts exactly one response.
         const prompt =
           this.opts.naive === true || command.responses.some((r) => r.scheduling !== "silent");
-        return prompt ? [...items, ...this.requestResponse()] : items;
+        return prompt ? this.prompt(items) : items;
       }
       default: {
         const unreachable: never = command;
@@ -332,15 +337,19 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
     }
   }
 
-  /** One `response.create`, now or when the active response is done (never two in flight). */
-  private requestResponse(): string[] {
+  /**
+   * An input that asks for an answer: its items and one `response.create`, now, or held with
+   * them until the active response is done (never two in flight).
+   */
+  private prompt(items: string[]): string[] {
+    const frames = [...items, wire({ type: "response.create" })];
     const busy = this.activeResponse !== null || this.responseRequested;
     if (busy && this.opts.naive !== true) {
-      this.owed++;
+      this.owed.push(frames);
       return [];
     }
     this.responseRequested = true;
-    return [wire({ type: "response.create" })];
+    return frames;
   }
 
   /** The conversation as items (OpenAI takes function calls and outputs as items); no response. */

@@ -131,17 +131,20 @@ describe("the OpenAI Realtime adapter", () => {
     expect(setup.session.tools[0].parameters.$schema).toBeUndefined();
   });
 
-  it("never two response.create in flight: a speak result during a response waits for its end", () => {
+  it("never two response.create in flight: a speak result during a response waits for its end, with its item", () => {
     const a = adapter();
     server(a, { type: "response.created", response: response("r1", "in_progress") });
     const frames = a.encode({
       type: "tool_responses",
       responses: [{ callId: "c1", name: "lookup_faq", result: { answer: "9-5" } }],
     });
-    expect(sent(frames)).toEqual(["conversation.item.create"]);
+    expect(sent(frames)).toEqual([]);
     const done = server(a, { type: "response.done", response: response("r1") });
     expect(events(done)).toEqual([{ type: "turn_complete" }]);
-    expect(done.ok && sent(done.send ?? [])).toEqual(["response.create"]);
+    expect(done.ok && sent(done.send ?? [])).toEqual([
+      "conversation.item.create",
+      "response.create",
+    ]);
     // Nothing owed any more: the next response.done sends nothing.
     const again = server(a, { type: "response.done", response: response("r2") });
     expect(again.ok && again.send).toEqual([]);
@@ -164,11 +167,13 @@ describe("the OpenAI Realtime adapter", () => {
     // A response in progress: held; the new agent's line asked for meanwhile waits too.
     server(a, { type: "response.created", response: response("r1", "in_progress") });
     expect(a.updateAgent(billing)).toEqual([]);
-    expect(sent(a.encode({ type: "nudge", text: "Introduce yourself." }))).toEqual([
-      "conversation.item.create",
-    ]);
+    expect(sent(a.encode({ type: "nudge", text: "Introduce yourself." }))).toEqual([]);
     const done = server(a, { type: "response.done", response: response("r1") });
-    expect(done.ok && sent(done.send ?? [])).toEqual(["session.update", "response.create"]);
+    expect(done.ok && sent(done.send ?? [])).toEqual([
+      "session.update",
+      "conversation.item.create",
+      "response.create",
+    ]);
   });
 
   it("a silent result is added quietly (no response.create); a speak result prompts exactly one", () => {
@@ -196,16 +201,17 @@ describe("the OpenAI Realtime adapter", () => {
   it("text typed over a running response cancels it and asks again once it is done", () => {
     const a = adapter();
     server(a, { type: "response.created", response: response("r1", "in_progress") });
-    expect(sent(a.encode({ type: "user_text", text: "stop" }))).toEqual([
-      "response.cancel",
-      "conversation.item.create",
-    ]);
+    // The line's item waits with its response.create: the cancelled response never has it.
+    expect(sent(a.encode({ type: "user_text", text: "stop" }))).toEqual(["response.cancel"]);
     const done = server(a, { type: "response.done", response: response("r1", "cancelled") });
     expect(events(done)).toEqual([
       { type: "interrupted" },
       { type: "turn_complete", reason: "cancelled" },
     ]);
-    expect(done.ok && sent(done.send ?? [])).toEqual(["response.create"]);
+    expect(done.ok && sent(done.send ?? [])).toEqual([
+      "conversation.item.create",
+      "response.create",
+    ]);
   });
 
   it("text typed after a response was asked for but before it was created: cancelled once created, the line answered after (found by the attack)", () => {
@@ -215,17 +221,19 @@ describe("the OpenAI Realtime adapter", () => {
       responses: [{ callId: "c1", name: "lookup_faq", result: { answer: "9-5" } }],
     });
     expect(sent(result)).toEqual(["conversation.item.create", "response.create"]);
-    // The line comes before the service said response.created: no second response.create.
-    expect(sent(a.encode({ type: "user_text", text: "and pricing?" }))).toEqual([
-      "conversation.item.create",
-    ]);
+    // The line comes before the service said response.created: no second response.create,
+    // and its item waits too (the response asked for must not begin with the line in it).
+    expect(sent(a.encode({ type: "user_text", text: "and pricing?" }))).toEqual([]);
     const created = server(a, {
       type: "response.created",
       response: response("r1", "in_progress"),
     });
     expect(created.ok && sent(created.send ?? [])).toEqual(["response.cancel"]);
     const done = server(a, { type: "response.done", response: response("r1", "cancelled") });
-    expect(done.ok && sent(done.send ?? [])).toEqual(["response.create"]);
+    expect(done.ok && sent(done.send ?? [])).toEqual([
+      "conversation.item.create",
+      "response.create",
+    ]);
     // Exactly one owed: the next response's end sends nothing.
     server(a, { type: "response.created", response: response("r2", "in_progress") });
     const again = server(a, { type: "response.done", response: response("r2") });
@@ -234,12 +242,11 @@ describe("the OpenAI Realtime adapter", () => {
 
   it("lines typed faster than responses start: each gets its own response, all but the last cut short (found by the attack)", () => {
     const a = adapter();
-    const creates = [...Array(4).keys()].flatMap((i) =>
-      sent(a.encode({ type: "user_text", text: `line ${i}` })).filter(
-        (t) => t === "response.create",
-      ),
+    const first = [...Array(4).keys()].flatMap((i) =>
+      sent(a.encode({ type: "user_text", text: `line ${i}` })),
     );
-    expect(creates).toEqual(["response.create"]); // one in flight; three owed
+    // One in flight; three owed, each line's item with its own response.create.
+    expect(first).toEqual(["conversation.item.create", "response.create"]);
     const outcomes: string[][] = [];
     for (let r = 1; r <= 4; r++) {
       const created = server(a, {
@@ -251,13 +258,14 @@ describe("the OpenAI Realtime adapter", () => {
       const done = server(a, { type: "response.done", response: response(`r${r}`, status) });
       outcomes.push(done.ok ? sent(done.send ?? []) : []);
     }
+    const next = ["conversation.item.create", "response.create"];
     expect(outcomes).toEqual([
       ["response.cancel"],
-      ["response.create"],
+      next,
       ["response.cancel"],
-      ["response.create"],
+      next,
       ["response.cancel"],
-      ["response.create"],
+      next,
       [], // the last line's response runs to its end
       [],
     ]);
