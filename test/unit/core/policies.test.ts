@@ -862,8 +862,10 @@ describe("the turn watchdog", () => {
     expect(h.traces).not.toContain("WATCHDOG_NUDGE");
   });
 
-  it("on a blocking-only model it does not fire while a side-effect call the model waits for runs", () => {
+  /** Gemini 3.1: the model waits inside its reply for the client's suggest_topics result. */
+  function waitingForChips(modelTimeoutMs?: number): Harness {
     const h = live({
+      ...(modelTimeoutMs === undefined ? {} : { modelTimeoutMs }),
       capabilities: {
         nonBlockingCalls: false,
         resultScheduling: false,
@@ -874,6 +876,11 @@ describe("the turn watchdog", () => {
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
     h.model({ type: "text_delta", text: "Hello!" });
     h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    return h;
+  }
+
+  it("on a blocking-only model it does not fire while a side-effect call the model waits for runs", () => {
+    const h = waitingForChips();
     expect(h.fireNextTimer()).toBe(true); // the tool's timeout (10 s), not the watchdog
     expect(h.log.at(-1)).toMatchObject({ kind: "tool_result", callId: "c1" });
     expect(h.traces).not.toContain("MODEL_TIMEOUT");
@@ -883,18 +890,7 @@ describe("the turn watchdog", () => {
     // Gemini 3.1: the model waits inside its reply for every result. The call's timeout and
     // the watchdog both counted from the call; at the same instant the error result went back
     // and the turn ended with model_timeout, dropping the continuation the model then sent.
-    const h = live({
-      modelTimeoutMs: 12_000,
-      capabilities: {
-        nonBlockingCalls: false,
-        resultScheduling: false,
-        turnCompleteWaitsForResults: true,
-        silentHonoured: false,
-      },
-    });
-    h.input({ type: "client_text", clientId: "phone", text: "hi" });
-    h.model({ type: "text_delta", text: "Hello!" });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+    const h = waitingForChips(12_000);
     expect(h.fireNextTimer()).toBe(true); // the tool's timeout (10 s)
     expect(h.log.at(-1)).toMatchObject({ kind: "tool_result", callId: "c1" });
     h.advance(2_700);

@@ -292,11 +292,8 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     h.input({ type: "client_text", clientId: "phone", text: "what next" });
   }
 
-  it("waits for the speech's answer to open its voice turn, then interrupts it and gets its own answer", () => {
-    const h = live();
-    spokeThenTyped(h);
-    expect(h.sentToModel.some((c) => c.type === "user_text")).toBe(false);
-    expect(h.traces).toContain("LINE_HELD");
+  /** The model answers the speech: its voice turn opens, the line cuts it and is answered. */
+  function speechAnsweredThenLine(h: Harness): void {
     h.model({ type: "input_transcript", text: "What can you do?", finished: true });
     h.model({ type: "text_delta", text: "You said: What can you do?" });
     expect(userTurns(h)).toEqual([
@@ -310,6 +307,14 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     h.model({ type: "text_delta", text: "You said: what next" });
     h.model({ type: "turn_complete" });
     expect(endOf(h, "t2")).toEqual(["turn_complete"]);
+  }
+
+  it("waits for the speech's answer to open its voice turn, then interrupts it and gets its own answer", () => {
+    const h = live();
+    spokeThenTyped(h);
+    expect(h.sentToModel.some((c) => c.type === "user_text")).toBe(false);
+    expect(h.traces).toContain("LINE_HELD");
+    speechAnsweredThenLine(h);
     const t2 = h.durableFrames("phone").filter((f) => f.type === "text" && f.turnId === "t2");
     expect(t2.map((f) => (f.type === "text" ? f.text : ""))).toEqual(["You said: what next"]);
     expect(h.traces).not.toContain("SUPPRESSED");
@@ -327,19 +332,7 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     h.advance(5_000);
     h.model({ type: "setup_complete" });
     expect(h.sentToModel.map((c) => c.type)).toEqual(["user_audio", "audio_end"]);
-    h.model({ type: "input_transcript", text: "What can you do?", finished: true });
-    h.model({ type: "text_delta", text: "You said: What can you do?" });
-    expect(userTurns(h)).toEqual([
-      ["t1", "What can you do?"],
-      ["t2", "what next"],
-    ]);
-    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
-    h.model({ type: "interrupted" });
-    h.model({ type: "turn_complete" });
-    h.model({ type: "text_delta", text: "You said: what next" });
-    h.model({ type: "turn_complete" });
-    expect(endOf(h, "t2")).toEqual(["turn_complete"]);
+    speechAnsweredThenLine(h);
     expect(h.traces).not.toContain("SUPPRESSED");
   });
 
