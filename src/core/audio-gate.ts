@@ -31,7 +31,7 @@ function afterStepIsNoOp(s: CoreState): boolean {
     up.handleStale &&
     // No goAway move waiting for a quiet moment, no held line waiting for its release.
     !up.goingAway &&
-    s.heldLine === null &&
+    s.heldLines.length === 0 &&
     // A handoff waiting: the next input may have to go to the new agent's connection.
     s.pendingHandoff === null &&
     // The watchdog would not be armed by this step.

@@ -81,6 +81,12 @@ export interface CoreConfig {
   guards: Guards;
   /** After a model turn ends with a `speak` result unanswered, how long a follow-up may take to start. */
   followUpGraceMs: number;
+  /**
+   * How long a line typed right after the user spoke waits for the speech's answer to begin
+   * (voice detection and transcription come first: the OpenAI wire's answer begins 1.6–2.1 s
+   * after the speech ends), before it goes anyway.
+   */
+  speechAnswerWaitMs: number;
   maxEmptyRetries: number;
   nudgeText: string;
   /** Close the model connection after this long without activity (0: never). */
@@ -133,6 +139,7 @@ export function defaultConfig(
     },
     guards: ALL_GUARDS,
     followUpGraceMs: 1500,
+    speechAnswerWaitMs: 4000,
     maxEmptyRetries: 2,
     nudgeText: DEFAULT_NUDGE,
     idleTimeoutMs: 0,

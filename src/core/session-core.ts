@@ -73,9 +73,9 @@ export function step(
   if (passed !== null) notePassedAudio(ctx.state, passed);
   if (input.type === "client_audio") handoffBeforeInput(ctx);
   dispatch(ctx, input);
-  // A held line goes once the speech it waited for has its turn (or is no longer pending).
-  if (ctx.state.heldLine !== null && (ctx.state.turn !== null || !ctx.state.speechDetected))
-    releaseLine(ctx);
+  // Held lines go once the speech they waited for has its turn (or is no longer pending).
+  if (ctx.state.heldLines.length > 0 && (ctx.state.turn !== null || !ctx.state.speechDetected))
+    releaseLines(ctx);
   settleUpstream(ctx);
   armWatchdog(ctx);
   archiveSettledCalls(ctx.state);
@@ -130,24 +130,29 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       // frame) is taken once: it is in the log, or it is the line held now.
       if (
         input.textId !== undefined &&
-        (input.recorded === true || s.heldLine?.textId === input.textId)
+        (input.recorded === true || s.heldLines.some((l) => l.textId === input.textId))
       ) {
         ctx.trace("TEXT_DUPLICATE", { clientId: input.clientId, textId: input.textId });
         return;
       }
       armIdle(ctx);
-      releaseLine(ctx);
       if (speechAwaitsAnswer(ctx)) {
         // The model's next generation answers the speech: were the line sent now, that answer
-        // would take the line's place. The line waits until it opens the voice turn.
-        s.heldLine = { text: input.text, textId: input.textId };
-        // The grace counts from when the speech reaches the model (onSetupComplete, if it
+        // would take the line's place. The line waits (behind any held before it) until that
+        // answer opens the voice turn.
+        s.heldLines = [...s.heldLines, { text: input.text, textId: input.textId }];
+        // The wait counts from when the speech reaches the model (onSetupComplete, if it
         // still waits in the outbox for the connection).
-        if (s.upstream.phase === "live")
-          ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.followUpGraceMs });
+        if (s.heldLines.length === 1 && s.upstream.phase === "live")
+          ctx.emit({
+            type: "set_timer",
+            timer: "speech",
+            at: ctx.now + s.config.speechAnswerWaitMs,
+          });
         ctx.trace("LINE_HELD");
         return;
       }
+      releaseLines(ctx);
       takeLine(ctx, input.text, input.textId);
       return;
     }
@@ -350,11 +355,15 @@ function onTimer(
   else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
   else if (timer === "watchdog") onWatchdogTimer(ctx);
   else if (timer === "connect") onConnectTimer(ctx);
-  else if (timer === "speech") releaseLine(ctx);
+  else if (timer === "speech") releaseLines(ctx);
 }
 
-/** A text turn: it interrupts the open one (its text withdrawn if it never left). */
-function takeLine(ctx: StepContext, text: string, textId: string | undefined): void {
+/**
+ * A text turn: it interrupts the open one (its text withdrawn if it never left). `typed`: the
+ * user's input now, which opens a connection given up on; a held line is input from before
+ * (queued, as in the outbox), so with no connection to take it its turn ends, said so.
+ */
+function takeLine(ctx: StepContext, text: string, textId: string | undefined, typed = true): void {
   const s = ctx.state;
   if (s.turn) {
     withdrawQueuedText(ctx, s.turn);
@@ -363,6 +372,10 @@ function takeLine(ctx: StepContext, text: string, textId: string | undefined): v
   // A transfer answered in the turn just cut short: the new agent takes this line.
   handoffBeforeInput(ctx);
   const turn = openTurn(ctx, "text", text, textId);
+  if (!typed && s.upstream.phase === "failed") {
+    endTurn(ctx, { interrupted: "upstream_lost" });
+    return;
+  }
   ensureUpstream(ctx, true);
   sendInput(ctx, { type: "user_text", text }, turn.id);
 }
@@ -388,13 +401,24 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
   );
 }
 
-function releaseLine(ctx: StepContext): void {
+/**
+ * The held lines go, in order, each cutting the turn before it. Only the last reaches the
+ * model: the others were typed over before they ever did (as with lines typed over in the
+ * outbox, the model answers what the user's screen shows).
+ */
+function releaseLines(ctx: StepContext): void {
   const s = ctx.state;
-  const line = s.heldLine;
-  if (line === null) return;
-  s.heldLine = null;
+  const lines = s.heldLines;
+  const last = lines.at(-1);
+  if (last === undefined) return;
+  s.heldLines = [];
   ctx.emit({ type: "clear_timer", timer: "speech" });
-  if (!s.ended) takeLine(ctx, line.text, line.textId);
+  if (s.ended) return;
+  for (const line of lines.slice(0, -1)) {
+    if (s.turn) endTurn(ctx, { interrupted: "barge_in" });
+    openTurn(ctx, "text", line.text, line.textId);
+  }
+  takeLine(ctx, last.text, last.textId, false);
 }
 
 function endSession(ctx: StepContext): void {

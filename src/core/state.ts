@@ -237,10 +237,11 @@ export interface CoreState {
   /** How older settled calls ended, for a late duplicate: never copied, never written. */
   archive: CallArchive | null;
   /**
-   * A line typed while the user's speech waited for its answer: held until that answer opens
-   * its voice turn (or a grace passes), so the speech's answer is not taken for the line's.
+   * Lines typed while the user's speech waited for its answer, in order: held until that
+   * answer opens its voice turn (or speechAnswerWaitMs passes), so the speech's answer is not
+   * taken for a line's.
    */
-  heldLine: { text: string; textId: string | undefined } | null;
+  heldLines: { text: string; textId: string | undefined }[];
   /** The user spoke since the last turn opened (transcription, VAD, audio_end). */
   speechDetected: boolean;
   inputTranscript: string;
@@ -296,7 +297,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     pendingHandoff: null,
     calls: {},
     archive: null,
-    heldLine: null,
+    heldLines: [],
     speechDetected: false,
     inputTranscript: "",
     recentReplies: [],

@@ -65,10 +65,10 @@ export function onSetupComplete(ctx: StepContext): void {
   if (!up.flapping) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
-  // A line held for the answer to speech that waited with it: the grace starts now.
+  // Lines held for the answer to speech that waited with them: their wait starts now.
   const s = ctx.state;
-  if (s.heldLine !== null)
-    ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.followUpGraceMs });
+  if (s.heldLines.length > 0)
+    ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
   resumeCarriedTurn(ctx);
   if (replaced) setIdleTimer(ctx);
   else armIdle(ctx);

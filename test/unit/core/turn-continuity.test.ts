@@ -336,18 +336,79 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     expect(h.traces).not.toContain("SUPPRESSED");
   });
 
-  it("if the connection is refused while the line waits, the speech is reported lost and the line tries again", () => {
+  it("two lines typed while the speech waits: both wait, then each cuts the turn before it; the last is answered (found by the second attack)", () => {
+    // The second line released the first, so both went into the outbox behind the speech:
+    // the speech's answer was taken for the second line's, its tool call run for it.
+    const h = new Harness();
+    h.connect("phone");
+    spokeThenTyped(h);
+    h.input({ type: "client_text", clientId: "phone", text: "and another" });
+    expect(h.traces.filter((t) => t === "LINE_HELD")).toHaveLength(2);
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.map((c) => c.type)).toEqual(["user_audio", "audio_end"]);
+    h.model({ type: "input_transcript", text: "What can you do?", finished: true });
+    h.model({ type: "text_delta", text: "You said: What can you do?" });
+    expect(userTurns(h)).toEqual([
+      ["t1", "What can you do?"],
+      ["t2", "what next"],
+      ["t3", "and another"],
+    ]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
+    expect(endOf(h, "t2")).toEqual(["interrupted:barge_in"]);
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "You said: and another" });
+    h.model({ type: "turn_complete" });
+    expect(endOf(h, "t3")).toEqual(["turn_complete"]);
+    // The line typed over never reached the model (it answers what the screen shows).
+    expect(h.sentToModel.filter((c) => c.type === "user_text")).toEqual([
+      { type: "user_text", text: "and another" },
+    ]);
+    expect(h.traces).not.toContain("SUPPRESSED");
+  });
+
+  it("a line held when the connection is refused is queued input: its turn ends, said so, and nothing retries (found by the second attack)", () => {
     const h = new Harness();
     h.connect("phone");
     spokeThenTyped(h);
     h.input({ type: "upstream_failed", message: "HTTP 401", refused: true });
-    expect(
-      h.durableFrames("phone").find((f) => f.type === "error" && f.code === "speech_lost"),
-    ).toBeDefined();
+    const errors = h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
+    expect(errors).toContain("speech_lost");
     expect(userTurns(h)).toEqual([["t1", "what next"]]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
+    // No new connection for it: after a refusal only the user's next input tries again.
+    expect(h.effects.filter((e) => e.type === "open_upstream")).toHaveLength(1);
+    h.input({ type: "client_text", clientId: "phone", text: "hello?" });
     expect(h.effects.filter((e) => e.type === "open_upstream")).toHaveLength(2);
-    h.model({ type: "setup_complete" });
-    expect(h.sentToModel.map((c) => c.type)).toEqual(["user_text"]);
+  });
+
+  it("a line held when liveline gives up on the connection: its turn ends, and there is one give-up, not two", () => {
+    const h = new Harness({ maxReconnectAttempts: 2 });
+    h.connect("phone");
+    spokeThenTyped(h);
+    // Every connection fails before it is set up.
+    const failed = () => h.state.upstream.phase === "failed";
+    while (!failed()) {
+      h.input({ type: "upstream_failed", message: "HTTP 503" });
+      if (!failed()) expect(h.fireNextTimer()).toBe(true);
+    }
+    const opens = h.effects.filter((e) => e.type === "open_upstream").length;
+    expect(userTurns(h)).toEqual([["t1", "what next"]]);
+    expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
+    expect(h.state.upstream.phase).toBe("failed");
+    expect(h.effects.filter((e) => e.type === "open_upstream")).toHaveLength(opens);
+    const errors = h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
+    expect(errors.filter((c) => c === "upstream_unavailable")).toHaveLength(1);
+  });
+
+  it("a speech answer slower than the follow-up grace still opens its voice turn before the line (found by the second attack)", () => {
+    // The OpenAI wire answers speech 1.6–2.1 s after its end (VAD, transcription): with the
+    // line let go at 1.5 s, the speech's answer was suppressed and the speech never seen.
+    const h = live();
+    spokeThenTyped(h);
+    h.advance(2_500);
+    expect(h.sentToModel.some((c) => c.type === "user_text")).toBe(false);
+    speechAnsweredThenLine(h);
   });
 
   it("if the model never answers the speech, the line goes after the grace", () => {
