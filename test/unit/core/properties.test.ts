@@ -14,9 +14,12 @@ import {
 const RUNS = Number(process.env.FC_RUNS ?? 2000);
 /**
  * `npm test` replays one fixed sample (reproducible CI); a soak (FC_RUNS above 5,000) draws
- * fresh seeds each time. Known residual, found only by soaks: where the model ignores SILENT
+ * fresh seeds each time. Known residuals, found only by soaks: where the model ignores SILENT
  * against its record and two or more late side-effect results meet quick barge-ins, an answer
- * can still reach the wrong turn (README, "How it works").
+ * can still reach the wrong turn, or a speak result go unspoken (README, "How it works"); and
+ * a line queued while every new connection stays silent (never set up) waits for the retry
+ * policy to give up — six connect timeouts of 15 s, about 100 s with only `reconnecting`
+ * shown — past progressBound (seen once in 200,000 runs; present before 2026-11-24 too).
  */
 const SEED =
   process.env.FC_SEED !== undefined
