@@ -180,6 +180,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       s.audioSinceEnd = false;
       if (s.generation) s.generation.inputSinceStart = true;
       ctx.sendModel({ type: "audio_end" });
+      extendLineWait(ctx);
       return;
     case "client_played":
       // Only the connection that said the audio can cut it; a later one never had it.
@@ -300,6 +301,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       }
       if (s.speechDetected && s.followUpWindow !== null && s.followUpWindow.turnId === s.turn?.id)
         s.followUpWindow.spokenOver = true;
+      extendLineWait(ctx);
       return;
     case "tool_call":
       onModelToolCall(ctx, event.calls);
@@ -399,6 +401,18 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
     s.generation === null &&
     heard
   );
+}
+
+/**
+ * The user is still speaking (the speech's end, its detection or transcription): held lines
+ * wait for the answer from here, not from when they were typed — else they went just before
+ * the answer to speech that outlasted the wait, and that answer was suppressed. Bounded: these
+ * come once per utterance, never with every chunk of an open microphone.
+ */
+function extendLineWait(ctx: StepContext): void {
+  const s = ctx.state;
+  if (s.heldLines.length === 0 || s.upstream.phase !== "live") return;
+  ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
 }
 
 /**

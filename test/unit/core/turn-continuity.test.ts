@@ -411,6 +411,22 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     speechAnsweredThenLine(h);
   });
 
+  it("a line typed while the user still speaks waits from the speech's end, not from the line (found by the third attack)", () => {
+    // Typed 1 s into an utterance that went on 2 s more: the 4 s ran out just as the model
+    // began to answer the speech, so the line went first and that answer was suppressed.
+    const h = live();
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.model({ type: "speech_started" });
+    h.input({ type: "client_text", clientId: "phone", text: "what next" });
+    expect(h.traces).toContain("LINE_HELD");
+    h.advance(2_000);
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    h.advance(2_500); // 4.5 s after the line, 2.5 s after the speech ended
+    expect(h.sentToModel.some((c) => c.type === "user_text")).toBe(false);
+    speechAnsweredThenLine(h);
+  });
+
   it("if the model never answers the speech, the line goes after the grace", () => {
     const h = live();
     spokeThenTyped(h);
