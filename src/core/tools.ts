@@ -153,8 +153,11 @@ function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void
     error: outcome.error !== undefined,
     followUp: call.followUp,
   });
-  if (transfer) cancelForTransfer(ctx, call);
+  // Held with its batch first, then the transfer's other calls cancelled: cancelling flushes
+  // the batch, which would otherwise send the rest without this result, as a second input
+  // that the handoff then left unanswered (found by a soak: a speak result never spoken).
   deliverResult(ctx, call, response);
+  if (transfer) cancelForTransfer(ctx, call);
   settleTurn(ctx);
 }
 

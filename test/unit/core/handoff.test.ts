@@ -207,3 +207,33 @@ describe("found by the black-box attack on the handoff", () => {
     expect(h.state.agent).toBe("desk");
   });
 });
+
+describe("a transfer answered with other results of its reply (found by a soak)", () => {
+  it("goes back with them as one input: every spoken result is answered before the handoff", () => {
+    const h = session({ agentArrival: { desk: "silent" } });
+    h.input({ type: "client_text", clientId: "phone", text: "billing, and your hours?" });
+    h.model({ type: "text_delta", text: "One moment." });
+    h.model({
+      type: "tool_call",
+      calls: [
+        { id: "chips", name: "suggest_topics", args: {} },
+        { id: "c1", name: "transfer_to_desk", args: { reason: "billing" } },
+        { id: "faq", name: "lookup_faq", args: {} },
+      ],
+    });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "tool_outcome", callId: "faq", result: { hours: "9-5" } });
+    // The transfer's result cancels the chips call; that flushed the batch without it, so the
+    // transfer's result went as a second input which the handoff then left unanswered.
+    h.input({ type: "tool_outcome", callId: "c1", result: { transferred_to: "desk" } });
+    const results = h.sentToModel.filter((c) => c.type === "tool_responses");
+    expect(results).toHaveLength(1);
+    const ids =
+      results[0]?.type === "tool_responses" ? results[0].responses.map((r) => r.callId) : [];
+    expect(ids.sort()).toEqual(["c1", "faq"]);
+    h.model({ type: "text_delta", text: "We open at nine. Transferring you." });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    expect(h.log.some((e) => e.kind === "handoff")).toBe(true);
+  });
+});
