@@ -16,12 +16,10 @@ const RUNS = Number(process.env.FC_RUNS ?? 2000);
  * `npm test` replays one fixed sample (reproducible CI); a soak (FC_RUNS above 5,000) draws
  * fresh seeds each time. Known residuals, found only by soaks: where the model ignores SILENT
  * against its record and two or more late side-effect results meet quick barge-ins, an answer
- * can still reach the wrong turn, or a speak result go unspoken (README, "How it works"); a
- * speak result goes unspoken where a reply transfers to an agent that arrives `silent` (once
- * with two transfer calls in one reply), about one run in 40,000; and a line queued while
- * every new connection stays silent (never set up) waits for the retry policy to give up —
- * six connect timeouts of 15 s, about 100 s with only `reconnecting` shown — past
- * progressBound. All were present at the start of 2026-11-24's session too.
+ * can still reach the wrong turn, or a speak result go unspoken (README, "How it works");
+ * and a line queued while every new connection stays silent (never set up) waits for the
+ * retry policy to give up — six connect timeouts of 15 s, about 100 s with only
+ * `reconnecting` shown — past progressBound.
  */
 const SEED =
   process.env.FC_SEED !== undefined
