@@ -143,12 +143,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
         s.heldLines = [...s.heldLines, { text: input.text, textId: input.textId }];
         // The wait counts from when the speech reaches the model (onSetupComplete, if it
         // still waits in the outbox for the connection).
-        if (s.heldLines.length === 1 && s.upstream.phase === "live")
-          ctx.emit({
-            type: "set_timer",
-            timer: "speech",
-            at: ctx.now + s.config.speechAnswerWaitMs,
-          });
+        if (s.heldLines.length === 1) armLineWait(ctx);
         ctx.trace("LINE_HELD");
         return;
       }
@@ -180,7 +175,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       s.audioSinceEnd = false;
       if (s.generation) s.generation.inputSinceStart = true;
       ctx.sendModel({ type: "audio_end" });
-      extendLineWait(ctx);
+      armLineWait(ctx);
       return;
     case "client_played":
       // Only the connection that said the audio can cut it; a later one never had it.
@@ -301,7 +296,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       }
       if (s.speechDetected && s.followUpWindow !== null && s.followUpWindow.turnId === s.turn?.id)
         s.followUpWindow.spokenOver = true;
-      extendLineWait(ctx);
+      armLineWait(ctx);
       return;
     case "tool_call":
       onModelToolCall(ctx, event.calls);
@@ -404,12 +399,13 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
 }
 
 /**
- * The user is still speaking (the speech's end, its detection or transcription): held lines
- * wait for the answer from here, not from when they were typed — else they went just before
- * the answer to speech that outlasted the wait, and that answer was suppressed. Bounded: these
- * come once per utterance, never with every chunk of an open microphone.
+ * Held lines wait for the speech's answer from now: when the first is held, and again at each
+ * sign the user is still speaking (the speech's end, its detection or transcription) — not
+ * only from when they were typed, else they went just before the answer to speech that
+ * outlasted the wait, and that answer was suppressed. Bounded: those signs come once per
+ * utterance, never with every chunk of an open microphone.
  */
-function extendLineWait(ctx: StepContext): void {
+function armLineWait(ctx: StepContext): void {
   const s = ctx.state;
   if (s.heldLines.length === 0 || s.upstream.phase !== "live") return;
   ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
