@@ -145,3 +145,16 @@ export function spokeAfterTurnEnded(ctx: StepContext): boolean {
   const { followUpWindow: window, turn } = ctx.state;
   return window?.spokenOver === true && turn?.id === window.turnId && turn.modelEnded;
 }
+
+/**
+ * Held lines wait for the speech's answer from now: when the first is held, and again at each
+ * sign the user is still speaking (the speech's end, its detection or transcription) — not
+ * only from when they were typed, else they went just before the answer to speech that
+ * outlasted the wait, and that answer was suppressed. Bounded: those signs come once per
+ * utterance, never with every chunk of an open microphone.
+ */
+export function armLineWait(ctx: StepContext): void {
+  const s = ctx.state;
+  if (s.heldLines.length === 0 || s.upstream.phase !== "live") return;
+  ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
+}

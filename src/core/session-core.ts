@@ -1,7 +1,7 @@
 import type { ModelEvent } from "../vocabulary/model.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import type { Effect } from "./effects.js";
-import { sendInput, withdrawQueuedText } from "./follow-up.js";
+import { armLineWait, sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import type { CoreState, GenerationState } from "./state.js";
@@ -396,19 +396,6 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
     s.generation === null &&
     heard
   );
-}
-
-/**
- * Held lines wait for the speech's answer from now: when the first is held, and again at each
- * sign the user is still speaking (the speech's end, its detection or transcription) — not
- * only from when they were typed, else they went just before the answer to speech that
- * outlasted the wait, and that answer was suppressed. Bounded: those signs come once per
- * utterance, never with every chunk of an open microphone.
- */
-function armLineWait(ctx: StepContext): void {
-  const s = ctx.state;
-  if (s.heldLines.length === 0 || s.upstream.phase !== "live") return;
-  ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
 }
 
 /**

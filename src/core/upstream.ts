@@ -1,6 +1,7 @@
 import { isHeldForAnnounce } from "./arrival.js";
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
+import { armLineWait } from "./follow-up.js";
 import { type CoreState, modelSettled, type PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { policyOf } from "./tools.js";
@@ -66,9 +67,7 @@ export function onSetupComplete(ctx: StepContext): void {
   ctx.trace("UPSTREAM_LIVE");
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
   // Lines held for the answer to speech that waited with them: their wait starts now.
-  const s = ctx.state;
-  if (s.heldLines.length > 0)
-    ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
+  armLineWait(ctx);
   resumeCarriedTurn(ctx);
   if (replaced) setIdleTimer(ctx);
   else armIdle(ctx);
