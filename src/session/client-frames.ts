@@ -18,11 +18,23 @@ export const TextFrame = z.object({
   textId: z.string().min(1).max(128).optional(),
 });
 export const AudioEndFrame = z.object({ type: z.literal("audio_end") });
+/**
+ * A JSON object, taken as the client sent it (the same object, not a copy). Not
+ * `z.record`: zod rebuilds a record key by key into a fresh `{}`, where a `__proto__` key
+ * is an assignment to the prototype, not a property: the key was dropped from the stored
+ * result (and the object's prototype became the client's value). JSON.parse keeps
+ * `__proto__` as an own property, and the log, the frames and the model see exactly that.
+ */
+const JsonObject = z.custom<Record<string, unknown>>(
+  (v) => typeof v === "object" && v !== null && !Array.isArray(v),
+  "expected an object",
+);
+
 export const ToolResultFrame = z
   .object({
     type: z.literal("tool_result"),
     callId: z.string().min(1),
-    result: z.record(z.string(), z.unknown()).optional(),
+    result: JsonObject.optional(),
     error: z.string().optional(),
   })
   // Both, or neither, would leave the stored outcome to a guess.

@@ -29,7 +29,16 @@ export const FunctionCall = z.looseObject({
   /** Absent in some SDK fixtures and older models: the decoder synthesises a stable one. */
   id: z.string().optional(),
   name: z.string(),
-  args: z.record(z.string(), z.unknown()).optional(),
+  /**
+   * The object as sent, not `z.record`: that rebuilds it key by key, and a `__proto__` key
+   * (an own property after JSON.parse) became an assignment to the prototype, dropped.
+   */
+  args: z
+    .custom<Record<string, unknown>>(
+      (v) => typeof v === "object" && v !== null && !Array.isArray(v),
+      "expected an object",
+    )
+    .optional(),
 });
 
 /** SILENT / WHEN_IDLE / INTERRUPT; only honoured for NON_BLOCKING functions. */
