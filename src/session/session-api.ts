@@ -4,6 +4,9 @@ import type { SessionOptions } from "../tools/define.js";
 /** A handoff request's answer: pending (or, back to the current agent, a pending one revoked). */
 export type HandoffAnswer = { pending: boolean } | { problem: string };
 
+/** A session's life as the routes see it: never created, open, or ended with `DELETE`. */
+export type SessionLifecycle = "unknown" | "open" | "ended";
+
 /** What `init` records about a new session. */
 export interface SessionInit {
   sessionId: string;
@@ -114,6 +117,8 @@ export const REPLAY_HEADER = "x-liveline-replay";
 export interface SessionApi {
   init(opts: SessionInit): Promise<void>;
   exists(): Promise<boolean>;
+  /** Whether the session was never created, is open, or was ended (`DELETE`): one call. */
+  lifecycle(): Promise<SessionLifecycle>;
   describe(): Promise<SessionResource>;
   /** The JSON of `{"events": [...]}`, joined from the stored log (see HistoryStore). */
   history(): Promise<string>;

@@ -13,6 +13,7 @@ import {
   SESSION_HEADER,
   type SessionApi,
   type SessionInit,
+  type SessionLifecycle,
   type SessionResource,
   type Timeline,
 } from "./session-api.js";
@@ -130,6 +131,12 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   async exists(): Promise<boolean> {
     return this.meta.read() !== null;
+  }
+
+  async lifecycle(): Promise<SessionLifecycle> {
+    const meta = this.meta.read();
+    if (meta === null) return "unknown";
+    return meta.endedAt === null ? "open" : "ended";
   }
 
   async describe(): Promise<SessionResource> {

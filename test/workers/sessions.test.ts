@@ -217,6 +217,25 @@ describe("DELETE /v1/sessions/:id", () => {
     // Ending twice is harmless.
     expect((await del(created.sessionId)).status).toBe(200);
   });
+
+  it("an ended session refuses a fresh token and a restart with 410 session_ended (found by the attack: 200)", async () => {
+    const { sessionId } = await createSession({ provider: "simulator" });
+    expect((await del(sessionId)).status).toBe(200);
+    for (const path of [`/v1/sessions/${sessionId}/restart`, `/v1/sessions/${sessionId}/token`]) {
+      const res = await post(path, "");
+      expect(res.status, path).toBe(410);
+      const error = await errorOf(res);
+      expect(error.code).toBe("session_ended");
+      expect(error.message).toMatch(/ended/);
+    }
+    // Still ended, still readable: neither did anything.
+    const state = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+      headers: withKey(),
+    });
+    expect(((await state.json()) as { connection: string }).connection).toBe("ended");
+    // The API key is checked first, as for a live session.
+    expect((await post(`/v1/sessions/${sessionId}/token`, "", {})).status).toBe(401);
+  });
 });
 
 describe("GET /v1/sessions/:id/history and /timeline", () => {

@@ -70,6 +70,18 @@ async function existingSession(c: AppContext, sessionId: string) {
   return stub;
 }
 
+/**
+ * The stub of a session that exists and was not ended: 404 for an unknown session, 410
+ * `session_ended` (as its WebSocket upgrade answers) for one ended with DELETE.
+ */
+async function openSession(c: AppContext, sessionId: string) {
+  const stub = sessionStub(c, sessionId);
+  const lifecycle = await stub.lifecycle();
+  if (lifecycle === "unknown") throw new HttpError(404, "unknown_session", "no such session");
+  if (lifecycle === "ended") throw new HttpError(410, "session_ended", "the session has ended");
+  return stub;
+}
+
 async function tokenAnswer(c: AppContext, sessionId: string) {
   const { token, expiresAt } = await issueToken(
     c.var.auth,
@@ -175,7 +187,8 @@ export const sessionRoutes = new Hono<AppEnv>()
   .post("/:id/token", async (c) => {
     await requireApiKey(c.var.auth, c.req.header("Authorization"));
     const sessionId = sessionIdParam(c);
-    await existingSession(c, sessionId);
+    // A token for an ended session would open nothing (its upgrade is a 410).
+    await openSession(c, sessionId);
     return c.json(await tokenAnswer(c, sessionId));
   })
   .all("/:id/token", methodNotAllowed("POST"))
@@ -230,7 +243,7 @@ export const sessionRoutes = new Hono<AppEnv>()
     if (c.env.FAULT_INJECTION !== "on") throw new HttpError(404, "not_found", "no such route");
     await requireApiKey(c.var.auth, c.req.header("Authorization"));
     const sessionId = sessionIdParam(c);
-    const stub = await existingSession(c, sessionId);
+    const stub = await openSession(c, sessionId);
     await stub.crash().catch(() => undefined); // the object dies answering: that is the point
     return c.json({ sessionId, restarted: true });
   });
