@@ -167,10 +167,12 @@ export async function requireApiKeyOrSessionToken(
 /**
  * Cross-site WebSocket hijacking guard: with ALLOWED_ORIGINS set, an upgrade that carries
  * an `Origin` not in the list is refused. Without an `Origin` (native apps, servers) it
- * passes: browsers always send one.
+ * passes: browsers always send one, never an empty one. An empty (or blank) `Origin` is no
+ * Origin, as an empty `?token=` is no token: some hops drop an empty header, and whether it
+ * passed must not depend on the path the request took.
  */
 export function checkOrigin(config: Config, origin: string | undefined): void {
-  if (config.ALLOWED_ORIGINS === undefined || origin === undefined) return;
+  if (config.ALLOWED_ORIGINS === undefined || origin === undefined || origin.trim() === "") return;
   if (!config.ALLOWED_ORIGINS.includes(normaliseOrigin(origin))) {
     throw new HttpError(403, "forbidden", "this origin may not open a session socket");
   }

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import type { Env } from "../env.js";
-import { isLocalHostname } from "./auth.js";
+import { isLocalHostname, safeEqual } from "./auth.js";
 
 // (Assets drop the .html: /timeline.html redirects to /timeline.)
 const PAGES = new Set(["/", "/index.html", "/timeline", "/timeline.html"]);
@@ -75,7 +75,9 @@ export async function serveDemo(
   }
   const sessionId = token?.[1] ?? "";
   const grant = request.headers.get("X-Demo-Grant") ?? "";
-  if (grant !== (await grantFor(sessionId, secret)))
+  // Compared in constant time: the grant is a MAC, and a compare that stops at the first
+  // differing character would tell an attacker, by its timing, how much of a guess was right.
+  if (!(await safeEqual(grant, await grantFor(sessionId, secret))))
     return demoError(
       403,
       "forbidden",

@@ -25,6 +25,15 @@ export function parseQuery<T>(c: Context, schema: ZodType<T>): T {
   return parsed.data;
 }
 
+/**
+ * The `token` query parameter. Empty (`?token=`) is no token: a missing credential (401, as
+ * without the parameter; a bearer token, if any, is then used), never a malformed query (400).
+ */
+export const QueryToken = z
+  .string()
+  .optional()
+  .transform((v) => (v === "" ? undefined : v));
+
 const SessionId = z.uuid();
 
 /**

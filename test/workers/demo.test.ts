@@ -4,7 +4,7 @@
  * never for a session the app's backend made.
  */
 import { exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BASE, createSession } from "./helpers.js";
 
 const LOCAL = "http://localhost:8787";
@@ -29,6 +29,22 @@ describe("the demo's routes", () => {
       headers: { "X-Demo-Grant": created.demoGrant },
     });
     expect(other.status).toBe(403);
+  });
+
+  it("compare the grant in constant time (the project's safeEqual), never with !==", async () => {
+    const res = await post("/demo/sessions", { body: "" });
+    const created = (await res.json()) as { sessionId: string; demoGrant: string };
+    const compare = vi.spyOn(crypto.subtle, "timingSafeEqual");
+    try {
+      const wrong = `${created.demoGrant.slice(0, -1)}${created.demoGrant.endsWith("A") ? "B" : "A"}`;
+      const refused = await post(`/demo/sessions/${created.sessionId}/token`, {
+        headers: { "X-Demo-Grant": wrong },
+      });
+      expect(refused.status).toBe(403);
+      expect(compare).toHaveBeenCalled();
+    } finally {
+      compare.mockRestore();
+    }
   });
 
   it("answer their own page only, POST only, and nothing on a non-local host", async () => {

@@ -262,6 +262,28 @@ describe("GET /v1/sessions/:id/history and /timeline", () => {
     }
   });
 
+  it("take an empty ?token= as no token (found by the attack: 400, where none is 401)", async () => {
+    const mine = await createSession();
+    for (const what of ["", "/history", "/timeline"]) {
+      const path = `/v1/sessions/${mine.sessionId}${what}`;
+      const missing = await get(path);
+      const empty = await get(`${path}?token=`);
+      expect(empty.status, `${what} empty`).toBe(401);
+      expect(await errorOf(empty)).toEqual(await errorOf(missing));
+      // Absent, so the bearer counts: the API key, or the session's token.
+      expect((await get(`${path}?token=`, withKey())).status, `${what} key`).toBe(200);
+      expect((await get(`${path}?token=`, withKey(mine.token))).status, `${what} bearer`).toBe(200);
+    }
+  });
+
+  it("with both, the API key as bearer wins; else the query's token is checked, not the bearer's", async () => {
+    const mine = await createSession();
+    const path = `/v1/sessions/${mine.sessionId}/history`;
+    expect((await get(`${path}?token=not.a.jwt`, withKey())).status).toBe(200);
+    expect((await get(`${path}?token=${mine.token}`, withKey("not.a.jwt"))).status).toBe(200);
+    expect((await get(`${path}?token=not.a.jwt`, withKey(mine.token))).status).toBe(401);
+  });
+
   it("answer with the documented shapes", async () => {
     const { sessionId } = await createSession();
     const history = await get(`/v1/sessions/${sessionId}/history`, withKey());

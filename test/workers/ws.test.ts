@@ -47,6 +47,35 @@ describe("GET /v1/sessions/:id/ws: checks before the upgrade", () => {
     ok.webSocket!.close(1000);
   });
 
+  it("takes an empty ?token= as a missing token: 401 as without one (found by the attack: 400)", async () => {
+    const { sessionId, token } = await createSession();
+    const missing = await upgrade(wsPath(sessionId));
+    const empty = await upgrade(wsPath(sessionId, "?token="));
+    expect(empty.status).toBe(401);
+    expect(await errorOf(empty)).toEqual(await errorOf(missing));
+    // Empty is absent: a bearer token then counts, as it would without the parameter.
+    const bearerToo = await upgrade(wsPath(sessionId, "?token="), {
+      Authorization: `Bearer ${token}`,
+    });
+    expect(bearerToo.status).toBe(101);
+    bearerToo.webSocket!.accept();
+    bearerToo.webSocket!.close(1000);
+  });
+
+  it("with a token in the query and one in Authorization, the query's is the one checked", async () => {
+    const { sessionId, token } = await createSession();
+    const queryGood = await upgrade(wsPath(sessionId, `?token=${token}`), {
+      Authorization: "Bearer not-a-token",
+    });
+    expect(queryGood.status).toBe(101);
+    queryGood.webSocket!.accept();
+    queryGood.webSocket!.close(1000);
+    const queryBad = await upgrade(wsPath(sessionId, "?token=not-a-token"), {
+      Authorization: `Bearer ${token}`,
+    });
+    expect(queryBad.status).toBe(401);
+  });
+
   it("answers 404 unknown_session to a valid token for a session that was never created", async () => {
     const id = crypto.randomUUID();
     const token = await sign({ sid: id, exp: nowS() + 60 }, TOKEN_SECRET, "HS256");
@@ -84,6 +113,19 @@ describe("GET /v1/sessions/:id/ws: checks before the upgrade", () => {
     const listed = await connect(httpUrl(wsUrl), { Origin: ALLOWED_ORIGIN });
     expect((await listed.next()).type).toBe("ready");
     listed.close();
+    // Compared case-insensitively, without trailing slashes; nothing else is normalised.
+    const capitals = await connect(httpUrl(wsUrl), { Origin: "HTTPS://App.Example/" });
+    expect((await capitals.next()).type).toBe("ready");
+    capitals.close();
+    for (const origin of [
+      "https://app.example:443",
+      "http://app.example",
+      "https://app.example.evil.example",
+      "https://app.example/path",
+    ]) {
+      const res = await upgrade(httpUrl(wsUrl), { Origin: origin });
+      expect(res.status, origin).toBe(403);
+    }
     const native = await connect(httpUrl(wsUrl)); // a phone app sends no Origin
     expect((await native.next()).type).toBe("ready");
     native.close();

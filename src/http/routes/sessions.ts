@@ -19,7 +19,7 @@ import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
 import { HttpError } from "../errors.js";
 import { methodNotAllowed } from "../method-not-allowed.js";
-import { parseJsonBody, parseQuery, sessionIdParam } from "../validate.js";
+import { parseJsonBody, parseQuery, QueryToken, sessionIdParam } from "../validate.js";
 
 /** Bodies of POST /v1/sessions beyond this are refused with 413. */
 export const MAX_CREATE_BODY_BYTES = 64 * 1024;
@@ -61,7 +61,7 @@ const HandoffBody = z
   })
   .strict();
 
-const ReadQuery = z.object({ token: z.string().min(1).optional() });
+const ReadQuery = z.object({ token: QueryToken });
 
 /** The session's stub, after making sure the session was created (404 otherwise). */
 async function existingSession(c: AppContext, sessionId: string) {

@@ -5,10 +5,10 @@ import { bearer, checkOrigin, requireSessionToken } from "../auth.js";
 import { type AppEnv, sessionStub } from "../context.js";
 import { HttpError } from "../errors.js";
 import { methodNotAllowed } from "../method-not-allowed.js";
-import { parseQuery, sessionIdParam } from "../validate.js";
+import { parseQuery, QueryToken, sessionIdParam } from "../validate.js";
 
 const WsQuery = z.object({
-  token: z.string().min(1).optional(),
+  token: QueryToken,
   resumeFrom: z
     .string()
     .regex(/^\d+$/, "must be a non-negative integer")
