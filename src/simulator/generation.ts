@@ -12,7 +12,15 @@ import {
   resultSpeech,
   wordCount,
 } from "./script.js";
-import { AUDIO_MIME, type Ctx, type Gen, type Op, type Reaction, tokens } from "./state.js";
+import {
+  AUDIO_MIME,
+  type Ctx,
+  type Gen,
+  type Op,
+  type Reaction,
+  type SimState,
+  tokens,
+} from "./state.js";
 
 /** Late input is taken when the model is idle (WHEN_IDLE). */
 export function react(ctx: Ctx, reaction: Reaction): void {
@@ -23,6 +31,11 @@ export function react(ctx: Ctx, reaction: Reaction): void {
 // ---------------------------------------------------------------------------
 // Generations
 // ---------------------------------------------------------------------------
+
+/** The next answer's tag `[#rN]`, or none under `repeatAnswers` (the same input, the same words). */
+export function nextTag(s: SimState): string {
+  return s.knobs.repeatAnswers ? "" : answerTag(++s.context.answers);
+}
 
 export function sayOps(ctx: Ctx, text: string): Op[] {
   return chunkWords(text, () => ctx.draw()).map((chunk) => ({
@@ -71,17 +84,20 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
   const s = ctx.s;
   const setup = s.setup!;
   s.context.userTurns++;
-  const tag = answerTag(++s.context.answers);
+  const tag = nextTag(s);
   const answer = replyFor(
     s.context.userTurns,
     userText,
     s.context.lastReply,
+    // Drawn under repeatAnswers too: a seed makes the same races, chunks and ids either way.
     ctx.draw(),
     tag,
     s.context.remembered,
+    s.knobs.repeatAnswers,
   );
   const reply = preface === "" ? answer : { ...answer, before: `${preface} ${answer.before}` };
-  const full = `${reply.before} ${reply.after}`;
+  // A reply that reads the context has no second half under repeatAnswers (no tag to end it).
+  const full = reply.after === "" ? reply.before : `${reply.before} ${reply.after}`;
   if (emptyReply(ctx, false)) {
     s.owed = [full];
     newGen(ctx, [{ op: "end" }], { remember: false, userText });
@@ -123,7 +139,7 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
       calls,
       { op: "wait" },
       // Spoken results may come between: each part opens with its space.
-      ...sayOps(ctx, ` ${reply.after}`),
+      ...(reply.after === "" ? [] : sayOps(ctx, ` ${reply.after}`)),
       { op: "end" },
     ],
     { remember: true, userText },
@@ -132,7 +148,7 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
 
 /** A session handed to this model's agent: it introduces itself, in one line, no call. */
 export function startIntroduction(ctx: Ctx): void {
-  const line = introduction(answerTag(++ctx.s.context.answers));
+  const line = introduction(nextTag(ctx.s));
   newGen(ctx, [...sayOps(ctx, line), { op: "end" }], { remember: true });
 }
 
@@ -148,9 +164,7 @@ export function startOwedReply(ctx: Ctx, owed: string[]): void {
 export function startReaction(ctx: Ctx, reaction: Reaction): void {
   const s = ctx.s;
   if (reaction.kind === "speak") {
-    const speech = reaction.results.map((r) =>
-      resultSpeech(r.name, r.summary, answerTag(++s.context.answers)),
-    );
+    const speech = reaction.results.map((r) => resultSpeech(r.name, r.summary, nextTag(s)));
     if (emptyReply(ctx, true)) {
       s.owed = speech;
       newGen(ctx, [{ op: "end" }], { remember: false });
@@ -188,9 +202,7 @@ export function runGen(ctx: Ctx): void {
     }
     if (op.op === "end" && gen.toSpeak.length > 0) {
       // Results taken in during the reply are spoken before it ends.
-      const speech = gen.toSpeak.map((r) =>
-        resultSpeech(r.name, r.summary, answerTag(++s.context.answers)),
-      );
+      const speech = gen.toSpeak.map((r) => resultSpeech(r.name, r.summary, nextTag(s)));
       gen.toSpeak = [];
       gen.ops.splice(gen.pc, 0, ...sayOps(ctx, ` ${speech.join(" ")}`));
       continue;
@@ -207,9 +219,7 @@ export function runGen(ctx: Ctx): void {
 /** Past `wait`: the rest of the reply answers the tool results, and may come out empty. */
 export function continueAfterResults(ctx: Ctx, gen: Gen): void {
   const s = ctx.s;
-  const speech = gen.toSpeak.map((r) =>
-    resultSpeech(r.name, r.summary, answerTag(++s.context.answers)),
-  );
+  const speech = gen.toSpeak.map((r) => resultSpeech(r.name, r.summary, nextTag(s)));
   gen.toSpeak = [];
   const rest = gen.ops.slice(gen.pc).flatMap((op) => (op.op === "say" ? [op.text] : []));
   if (emptyReply(ctx, true)) {

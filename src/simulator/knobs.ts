@@ -57,6 +57,12 @@ export interface SimulatorKnobs {
   msPerWord: number;
   /** Delay before the first chunk of a reply, in ms (before timeScale). */
   latencyMs: number;
+  /**
+   * The same input gets the same words: no `[#rN]` tag, no varied opening, no greeting turn.
+   * A user line's answer is a function of its text alone; a tool result's of the tool's name
+   * and the result (both faces). Lines that read the context (repeat, remember) still do.
+   */
+  repeatAnswers: boolean;
   /** Audio of this many ms (16 kHz PCM16) ends an utterance without audioStreamEnd (0: off). */
   utteranceMs: number;
   /** Real ms before `setupComplete` (the service takes a moment; input meanwhile is buffered). */
@@ -97,6 +103,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   sideEffects: null,
   msPerWord: 300,
   latencyMs: 600,
+  repeatAnswers: false,
   utteranceMs: 0,
   setupMs: 0,
   refuseUpgrade: 0,
@@ -180,6 +187,7 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   if (sideEffects !== null) k.sideEffects = splitNames(sideEffects);
   k.msPerWord = num("msPerWord", 0) ?? k.msPerWord;
   k.latencyMs = num("latencyMs", 0) ?? k.latencyMs;
+  k.repeatAnswers = bool("repeatAnswers") ?? k.repeatAnswers;
   k.utteranceMs = num("utteranceMs", 0) ?? k.utteranceMs;
   k.setupMs = num("setupMs", 0, 60_000) ?? k.setupMs;
   const refuse = int("refuseUpgrade");

@@ -2,6 +2,8 @@
  * The simulator's built-in script: what the model says and which tools it calls. Every
  * answer ends with a tag `[#rN]` (N counts answers on the session), so a reply that is
  * generated twice shows the same tag twice and a duplicate is detectable by text alone.
+ * Under the `repeatAnswers` knob the tag is "" and the opening fixed: the same input gets the
+ * same words, as a real model with a deterministic tool gives them.
  */
 import type { GeminiFunctionDeclaration } from "../providers/gemini/schemas.js";
 import type { CallScript, SimulatorKnobs } from "./knobs.js";
@@ -17,6 +19,11 @@ export function answerTag(n: number): string {
   return `[#r${n}]`;
 }
 
+/** `text` ending with `tag`, or `text` alone when there is no tag (`repeatAnswers`). */
+export function tagged(text: string, tag: string): string {
+  return tag === "" ? text : `${text} ${tag}`;
+}
+
 /** A reply in two halves: what is said before its tool calls and what after. */
 export interface ReplyText {
   before: string;
@@ -29,7 +36,11 @@ const ANSWERS = [
   "Right. You said: “{q}”. I can help with that.",
 ];
 
-/** The reply to the user's turn number `turn` (1-based) of the session's context. */
+/**
+ * The reply to the user's turn number `turn` (1-based) of the session's context. `fixed`
+ * (the `repeatAnswers` knob): no greeting turn and one opening, so that the answer to a line
+ * is a function of its text (the lines that read the context, below, still read it).
+ */
 export function replyFor(
   turn: number,
   userText: string,
@@ -37,11 +48,12 @@ export function replyFor(
   pick: number,
   tag: string,
   remembered: readonly string[] = [],
+  fixed = false,
 ): ReplyText {
-  if (turn === 1) {
+  if (turn === 1 && !fixed) {
     return {
       before: "Hello! I'm the liveline simulator, standing in for a live model.",
-      after: `What would you like to talk about today? ${tag}`,
+      after: tagged("What would you like to talk about today?", tag),
     };
   }
   if (/\bwhat do you remember\b/i.test(userText)) {
@@ -62,13 +74,15 @@ export function replyFor(
     };
   }
   const q = userText.trim().slice(0, 120);
-  const template = ANSWERS[Math.floor(pick * ANSWERS.length)] ?? ANSWERS[0]!;
-  return { before: template.replace("{q}", q), after: `Anything else? ${tag}` };
+  const template = fixed
+    ? ANSWERS[0]!
+    : (ANSWERS[Math.floor(pick * ANSWERS.length)] ?? ANSWERS[0]!);
+  return { before: template.replace("{q}", q), after: tagged("Anything else?", tag) };
 }
 
 /** How a spoken tool result sounds; `found` is the phrase tests look for. */
 export function resultSpeech(name: string, summary: string, tag: string): string {
-  return `Here is what ${name} found: ${summary}. ${tag}`;
+  return tagged(`Here is what ${name} found: ${summary}.`, tag);
 }
 
 /** Spoken tool results (what a model that owes them says first). */
@@ -92,12 +106,12 @@ export function asksToIntroduce(text: string): boolean {
 
 /** The one line an agent says when a session is handed to it. */
 export function introduction(tag: string): string {
-  return `Hello, I am taking over from here. How can I help? ${tag}`;
+  return tagged("Hello, I am taking over from here. How can I help?", tag);
 }
 
 /** The owed reply after an empty one, when a nudge asks for it. */
 export function resumedSpeech(tag: string): string {
-  return `Sorry for the pause. ${tag}`;
+  return tagged("Sorry for the pause.", tag);
 }
 
 /**

@@ -14,15 +14,15 @@ import {
   Scheduling,
 } from "../providers/gemini/schemas.js";
 import { modelFamilyOf, sendResumption } from "./connection.js";
-import { react, runGen, startIntroduction, startOwedReply, startUserTurn } from "./generation.js";
 import {
-  answerTag,
-  asksToGoOn,
-  asksToIntroduce,
-  isResultSpeech,
-  resultSpeech,
-  summarise,
-} from "./script.js";
+  nextTag,
+  react,
+  runGen,
+  startIntroduction,
+  startOwedReply,
+  startUserTurn,
+} from "./generation.js";
+import { asksToGoOn, asksToIntroduce, isResultSpeech, resultSpeech, summarise } from "./script.js";
 import {
   BARGE_IN_BYTES,
   type Ctx,
@@ -242,7 +242,8 @@ export function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
   const lastModel = turns.filter((t) => t.role === "model").at(-1);
   const said = (lastModel?.parts ?? []).flatMap((p) => (p.text ? [p.text] : []));
   if (said.length > 0) s.context.lastReply = said;
-  // Answers go on numbering after the seeded ones, so a tag names one answer per session.
+  // Answers go on numbering after the seeded ones, so a tag names one answer per session
+  // (under repeatAnswers there are no tags: nothing to number, nothing read).
   for (const part of turns.flatMap((t) => (t.role === "model" ? (t.parts ?? []) : []))) {
     for (const m of (part.text ?? "").matchAll(/\[#r(\d+)\]/g)) {
       s.context.answers = Math.max(s.context.answers, Number(m[1]));
@@ -279,7 +280,7 @@ function oweSeededResults(ctx: Ctx, turns: readonly GeminiContent[]): void {
     });
   if (outcomes.length === 0) return;
   const s = ctx.s;
-  s.owed = outcomes.map((o) => resultSpeech(o.name, o.summary, answerTag(++s.context.answers)));
+  s.owed = outcomes.map((o) => resultSpeech(o.name, o.summary, nextTag(s)));
 }
 
 /** The seeded outcome's JSON as the simulator summarises a live result. */

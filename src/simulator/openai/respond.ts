@@ -8,8 +8,14 @@ import {
   plannedCalls,
   replyFor,
   resultSpeech,
+  tagged,
 } from "../script.js";
-import type { Ctx, Json } from "./state.js";
+import type { Ctx, Json, OaiSimState } from "./state.js";
+
+/** The next answer's tag `[#rN]`, or none under `repeatAnswers` (the same input, the same words). */
+function nextTag(s: OaiSimState): string {
+  return s.knobs.repeatAnswers ? "" : answerTag(++s.answers);
+}
 
 /** The active response stops: its queued events go, `response.done` says cancelled. */
 export function cancel(ctx: Ctx, reason: string): void {
@@ -79,26 +85,36 @@ export function respond(ctx: Ctx): void {
   // Outputs alone (a response.create after them) are spoken; a new user line is answered
   // itself (side-effect outputs in context are not read out to it).
   if ((outputs.length > 0 && userText === undefined) || goOn) {
-    const speech = outputs.map((o) => resultSpeech(o.name, o.summary, answerTag(++s.answers)));
+    const speech = outputs.map((o) => resultSpeech(o.name, o.summary, nextTag(s)));
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;
   } else if (userText !== undefined && asksToIntroduce(userText)) {
     // A session handed to this agent: it introduces itself, no call (assumed, script.ts).
-    say = introduction(answerTag(++s.answers));
+    say = introduction(nextTag(s));
   } else if (userText !== undefined) {
     // The first answer on a connection counts the turns a seeded conversation already had.
     s.userTurns =
       s.userTurns === 0 ? s.items.filter((i) => i.kind === "user").length : s.userTurns + 1;
-    const reply = replyFor(s.userTurns, userText, s.lastReply, ctx.draw(), answerTag(++s.answers));
+    const reply = replyFor(
+      s.userTurns,
+      userText,
+      s.lastReply,
+      // Drawn under repeatAnswers too: a seed makes the same chunks and ids either way.
+      ctx.draw(),
+      nextTag(s),
+      [],
+      s.knobs.repeatAnswers,
+    );
     calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs);
+    // A reply that reads the context has no second half under repeatAnswers (no tag).
     if (calls.length > 0) {
       say = reply.before;
-      s.owed = reply.after;
+      s.owed = reply.after === "" ? null : reply.after;
     } else {
-      say = `${reply.before} ${reply.after}`;
+      say = reply.after === "" ? reply.before : `${reply.before} ${reply.after}`;
     }
   } else {
-    say = `Anything else? ${answerTag(++s.answers)}`;
+    say = tagged("Anything else?", nextTag(s));
   }
   let at = s.knobs.latencyMs;
   const itemId = ctx.id("item");
