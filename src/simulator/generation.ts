@@ -37,6 +37,28 @@ export function nextTag(s: SimState): string {
   return s.knobs.repeatAnswers ? "" : answerTag(++s.context.answers);
 }
 
+/**
+ * The wait before a reply's first content (`latencyMs`): a user turn's answer, and the answer
+ * after tool results. With `workSigns`, a thought part every 1000 ms of it (before timeScale),
+ * as a thinking model sends before it speaks; none at the moment the content comes.
+ */
+export function latencyOps(s: SimState): Op[] {
+  const ms = s.knobs.latencyMs;
+  if (!s.knobs.workSigns) return [{ op: "pause", ms }];
+  const ops: Op[] = [];
+  let n = 0;
+  while ((n + 1) * 1000 < ms) {
+    ops.push({ op: "pause", ms: 1000 }, { op: "think", n: ++n });
+  }
+  ops.push({ op: "pause", ms: ms - n * 1000 });
+  return ops;
+}
+
+/** A thought summary's words: never speech (`thought: true`), the same on every run. */
+export function thoughtText(n: number): string {
+  return `**Working on it**\n\nStill thinking (${n} s).`;
+}
+
 export function sayOps(ctx: Ctx, text: string): Op[] {
   return chunkWords(text, () => ctx.draw()).map((chunk) => ({
     op: "say",
@@ -53,7 +75,7 @@ export function newGen(
   const s = ctx.s;
   const gen: Gen = {
     id: ++s.gens,
-    ops: [{ op: "pause", ms: s.knobs.latencyMs }, ...ops],
+    ops: [...latencyOps(s), ...ops],
     pc: 0,
     waiting: [],
     waited: false,
@@ -216,7 +238,10 @@ export function runGen(ctx: Ctx): void {
   }
 }
 
-/** Past `wait`: the rest of the reply answers the tool results, and may come out empty. */
+/**
+ * Past `wait`: the rest of the reply answers the tool results, and may come out empty. The
+ * model takes `latencyMs` over the results first, as over a user's line.
+ */
 export function continueAfterResults(ctx: Ctx, gen: Gen): void {
   const s = ctx.s;
   const speech = gen.toSpeak.map((r) => resultSpeech(r.name, r.summary, nextTag(s)));
@@ -224,16 +249,22 @@ export function continueAfterResults(ctx: Ctx, gen: Gen): void {
   const rest = gen.ops.slice(gen.pc).flatMap((op) => (op.op === "say" ? [op.text] : []));
   if (emptyReply(ctx, true)) {
     s.owed = [...speech, rest.join("")];
-    gen.ops = [...gen.ops.slice(0, gen.pc), { op: "end" }];
+    gen.ops = [...gen.ops.slice(0, gen.pc), ...latencyOps(s), { op: "end" }];
     return;
   }
-  if (speech.length > 0) gen.ops.splice(gen.pc, 0, ...sayOps(ctx, ` ${speech.join(" ")}`));
+  const spoken = speech.length > 0 ? sayOps(ctx, ` ${speech.join(" ")}`) : [];
+  gen.ops.splice(gen.pc, 0, ...latencyOps(s), ...spoken);
 }
 
 export function execute(ctx: Ctx, gen: Gen, op: Op): number {
   switch (op.op) {
     case "pause":
       return ctx.paced(op.ms);
+    case "think":
+      ctx.send({
+        serverContent: { modelTurn: { parts: [{ text: thoughtText(op.n), thought: true }] } },
+      });
+      return 0;
     case "say":
       say(ctx, gen, op.text, op.ms);
       return ctx.paced(op.ms);

@@ -55,7 +55,10 @@ export interface SimulatorKnobs {
   sideEffects: string[] | null;
   /** Speech pacing and audio length per word, in ms (before timeScale). */
   msPerWord: number;
-  /** Delay before the first chunk of a reply, in ms (before timeScale). */
+  /**
+   * Delay before the first chunk of a reply, in ms (before timeScale): a user turn's answer,
+   * and the answer after tool results (both faces).
+   */
   latencyMs: number;
   /**
    * The same input gets the same words: no `[#rN]` tag, no varied opening, no greeting turn.
@@ -63,6 +66,11 @@ export interface SimulatorKnobs {
    * and the result (both faces). Lines that read the context (repeat, remember) still do.
    */
   repeatAnswers: boolean;
+  /**
+   * Gemini face: while a reply waits `latencyMs`, a sign of work every 1000 ms of it (before
+   * timeScale): a `modelTurn` part `{text, thought: true}`, as thinking models send.
+   */
+  workSigns: boolean;
   /** Audio of this many ms (16 kHz PCM16) ends an utterance without audioStreamEnd (0: off). */
   utteranceMs: number;
   /** Real ms before `setupComplete` (the service takes a moment; input meanwhile is buffered). */
@@ -104,6 +112,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   msPerWord: 300,
   latencyMs: 600,
   repeatAnswers: false,
+  workSigns: false,
   utteranceMs: 0,
   setupMs: 0,
   refuseUpgrade: 0,
@@ -188,6 +197,7 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.msPerWord = num("msPerWord", 0) ?? k.msPerWord;
   k.latencyMs = num("latencyMs", 0) ?? k.latencyMs;
   k.repeatAnswers = bool("repeatAnswers") ?? k.repeatAnswers;
+  k.workSigns = bool("workSigns") ?? k.workSigns;
   k.utteranceMs = num("utteranceMs", 0) ?? k.utteranceMs;
   k.setupMs = num("setupMs", 0, 60_000) ?? k.setupMs;
   const refuse = int("refuseUpgrade");

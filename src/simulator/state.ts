@@ -50,6 +50,8 @@ export interface SimStepResult {
 
 export type Op =
   | { op: "pause"; ms: number }
+  /** A sign of work while the model waits (`workSigns`): a thought part, the n-th second. */
+  | { op: "think"; n: number }
   | { op: "say"; text: string; ms: number }
   | { op: "calls"; names: string[]; duplicate: boolean }
   /** Wait for the generation's blocking calls; the rest is a reply to their results. */

@@ -10,9 +10,11 @@
  * - invalid events (unknown fields, unknown types) get an `error` event, never a close;
  * - speech (appended audio) during a response cancels it (`response.done` cancelled,
  *   turn_detected); `response.cancel` cancels it (client_cancelled);
+ * - `response.created` and `rate_limits.updated` at once on `response.create`; the first
+ *   content `latencyMs` later (nothing between: the wire has no sign of work);
  * - knobs shared with the Gemini face: seed, timeScale, msPerWord, latencyMs, calls,
  *   sideEffects, emptySchedule (empty responses), duplicateCalls (the arguments' done event
- *   twice), dropAfterMs, utteranceMs.
+ *   twice), dropAfterMs, utteranceMs, repeatAnswers (the same line, the same words).
  */
 import { summarise } from "../script.js";
 import { UTTERANCES } from "../state.js";

@@ -17,6 +17,23 @@ function nextTag(s: OaiSimState): string {
   return s.knobs.repeatAnswers ? "" : answerTag(++s.answers);
 }
 
+/**
+ * What the service sends at the beginning of a response, beside `response.created`: the rate
+ * limits with the response's output tokens reserved (API reference, `rate_limits.updated`:
+ * "Emitted at the beginning of a Response"). The numbers are made up, shaped as the
+ * reference's example.
+ */
+function rateLimits(ctx: Ctx): void {
+  const used = ctx.s.responses;
+  ctx.send({
+    type: "rate_limits.updated",
+    rate_limits: [
+      { name: "requests", limit: 5000, remaining: Math.max(0, 5000 - used), reset_seconds: 0.012 },
+      { name: "tokens", limit: 400000, remaining: 399000, reset_seconds: 0.15 },
+    ],
+  });
+}
+
 /** The active response stops: its queued events go, `response.done` says cancelled. */
 export function cancel(ctx: Ctx, reason: string): void {
   const s = ctx.s;
@@ -57,6 +74,7 @@ export function respond(ctx: Ctx): void {
       usage: null,
     },
   });
+  rateLimits(ctx);
   const fresh = s.items.slice(s.answered);
   const outputs = fresh.filter((i) => i.kind === "output");
   let userText = fresh.findLast((i) => i.kind === "user")?.text;

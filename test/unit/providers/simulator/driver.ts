@@ -101,14 +101,15 @@ export class SimDriver {
     }
   }
 
-  /** All model text (text parts and output transcription), in order. */
+  /** All model text (text parts and output transcription), in order; thoughts are not text. */
   text(from = 0): string {
     return this.frames
       .slice(from)
       .map(
         (f) =>
-          (f.serverContent?.modelTurn?.parts ?? []).map((p) => p.text ?? "").join("") +
-          (f.serverContent?.outputTranscription?.text ?? ""),
+          (f.serverContent?.modelTurn?.parts ?? [])
+            .map((p) => (p.thought === true ? "" : (p.text ?? "")))
+            .join("") + (f.serverContent?.outputTranscription?.text ?? ""),
       )
       .join("");
   }
