@@ -116,6 +116,12 @@ export interface CoreConfig {
   modelTimeoutMs: number;
   /** The opening-words judgement that issue 8 removed; only for the liveness control. */
   legacyOpeningCheck?: boolean | undefined;
+  /**
+   * The repeat judgement before issue 28, only for the liveness control: it ran on every wire
+   * (OpenAI's too, where liveline causes every response), judged answers to repeated questions,
+   * and ended a turn whose kept repeat was its answer with a durable `repeated_reply`.
+   */
+  legacyRepeatJudgement?: boolean | undefined;
   audio: { inputRate: number; outputRate: number };
   /** Client audio held while the model connection is not set up, at most (oldest dropped). */
   heldAudioMaxBytes: number;
@@ -136,6 +142,7 @@ export function defaultConfig(
       resultScheduling: true,
       turnCompleteWaitsForResults: false,
       silentHonoured: true,
+      responsesOnRequest: false,
     },
     guards: ALL_GUARDS,
     followUpGraceMs: 1500,

@@ -34,7 +34,15 @@ export type TraceKind =
   | "EMPTY_GENERATION"
   | "EMPTY_RESPONSE"
   | "REPEATED_REPLY"
+  /** No other answer followed a repeated reply: it was the turn's answer after all. */
+  | "REPEAT_KEPT"
   | "WATCHDOG_NUDGE"
+  /** The model is slow, not silent: the watchdog waits another period instead of ending the turn. */
+  | "WATCHDOG_WAIT"
+  /** The model answered a turn after it had timed out: named to clients, not shown. */
+  | "LATE_ANSWER"
+  /** Lines that never reached the model went to it with the line typed after them. */
+  | "LINES_JOINED"
   | "TURN_CARRIED"
   | "LINE_HELD"
   /** The user spoke on before the answer to their speech began: it opens no turn. */

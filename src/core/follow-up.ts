@@ -36,18 +36,21 @@ export function sendInput(ctx: StepContext, command: ModelCommand, owner: string
 
 /**
  * A turn superseded before its text ever reached the model (it waits in the outbox while
- * the connection opens): the text is withdrawn with its slot, so the model never answers
- * what the user already typed over — its context holds what the user saw.
+ * the connection opens): the text is taken back with its slot, to go to the model with the
+ * line that superseded it — every line the user typed reaches the model, in order, and one
+ * answer addresses them together. Returns the text taken back, if any.
  */
-export function withdrawQueuedText(ctx: StepContext, turn: TurnState): void {
+export function withdrawQueuedText(ctx: StepContext, turn: TurnState): string | undefined {
   const s = ctx.state;
-  if (s.upstream.phase === "live" || s.outboxSince === null || turn.userSeq < s.outboxSince) return;
+  if (s.upstream.phase === "live" || s.outboxSince === null || turn.userSeq < s.outboxSince)
+    return undefined;
   const at = s.outbox.findLastIndex((c) => c.type === "user_text");
-  if (at === -1) return;
-  s.outbox.splice(at, 1);
+  if (at === -1) return undefined;
+  const [withdrawn] = s.outbox.splice(at, 1);
   const slot = s.expected.lastIndexOf(turn.id);
   if (slot !== -1) s.expected.splice(slot, 1);
   if (!s.outbox.some((c) => c.type === "user_text")) s.outboxSince = null;
+  return withdrawn?.type === "user_text" ? withdrawn.text : undefined;
 }
 
 /** A late speak result: the model owes the turn exactly one generation for it. */

@@ -10,9 +10,14 @@ import {
   normalizedReply,
   repeatsRecentReply,
 } from "./regeneration.js";
-import type { GenerationState, TurnProgress, TurnState } from "./state.js";
+import {
+  capabilitiesOf,
+  type GenerationState,
+  type TurnProgress,
+  type TurnState,
+} from "./state.js";
 import type { StepContext } from "./step-context.js";
-import { endTurn, openTurn } from "./turn-state.js";
+import { endTurn, noteAnswered, openTurn } from "./turn-state.js";
 
 /**
  * The generation the current model output belongs to, starting one if none is running.
@@ -55,10 +60,13 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     claim = owner === null ? "absorbed" : "expected";
     if (owner === null) {
       // Owed to a turn that has ended (one that timed out, say): it reaches no client, and
-      // the timeline says so.
+      // the timeline says so; after a timeout, clients are told too, once it says something.
       s.counters.suppressedGenerations++;
       ctx.trace("SUPPRESSED", { reason: "owed to a turn that already ended" });
+      s.generation = newGeneration(null, claim);
+      if (s.timedOutTurn !== null) s.generation.lateFor = s.timedOutTurn;
     }
+    if (!s.expected.includes(null)) s.timedOutTurn = null;
   } else if (s.speechDetected) {
     // The user spoke and the model answers: a voice turn opens (ending any open one).
     if (turn) endTurn(ctx, { interrupted: "barge_in" });
@@ -114,10 +122,16 @@ function newGeneration(owner: string | null, claim: GenerationState["claim"]): G
 /** A generation's text is kept (bounded) to be compared, whole, with recent replies. */
 const KEPT_TEXT = 4000;
 
-/** Could a regeneration be under way: a result that could provoke one went out lately? */
+/**
+ * Could a regeneration be under way: a result that could provoke one went out lately, to a
+ * model that can respond on its own? Where liveline causes every response (OpenAI's
+ * `response.create`), which input a response answers is known: nothing is judged.
+ */
 function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
   return (
     ctx.state.config.guards.suppressUnsolicited &&
+    (!capabilitiesOf(ctx.state).responsesOnRequest ||
+      ctx.state.config.legacyRepeatJudgement === true) &&
     ctx.now <= ctx.state.regenUntil &&
     (gen.claim === "expected" || gen.claim === "absorbed" || gen.claim === "grace")
   );
@@ -218,6 +232,10 @@ export function givesSlotBackAsRepeat(
   const s = ctx.state;
   if (!s.config.guards.detectRepeats || s.config.legacyOpeningCheck) return false;
   if (gen.unansweredSpeak) return false;
+  // An honest model answers the same question with the same words: the answer to an input
+  // that says again what an earlier one said is never taken for a regeneration.
+  const repeatedInput = gen.owner !== null && s.turn?.id === gen.owner && s.turn.inputRepeats;
+  if (repeatedInput && !s.config.legacyRepeatJudgement) return false;
   if (!canGiveSlotBack(ctx, gen) || !repeatsRecentReply(reply, s.recentReplies)) return false;
   giveSlotBack(ctx, gen);
   s.counters.repeatedReplies++;
@@ -244,14 +262,25 @@ export function takeContent(ctx: StepContext, gen: GenerationState, text?: strin
 }
 
 function noteContent(ctx: StepContext, gen: GenerationState): void {
+  if (gen.lateFor !== undefined && !gen.hasContent) nameLateAnswer(ctx, gen.lateFor);
   gen.hasContent = true;
   resultsAnswered(ctx, gen);
   const turn = ctx.state.turn;
   if (turn?.id !== gen.owner) return;
   if (!turn) return;
-  turn.hasContent = true;
-  turn.contentSinceAsk = true;
-  turn.resultsSinceContent = 0;
-  turn.speakSinceContent = false;
-  turn.emptyRetries = 0;
+  noteAnswered(turn);
+}
+
+/**
+ * The model answered a turn after the watchdog had ended it: what it says reaches no turn (the
+ * turn's one end is past), but clients are told, durably, so the answer is never lost unsaid.
+ */
+function nameLateAnswer(ctx: StepContext, turnId: string): void {
+  ctx.state.counters.lateAnswers++;
+  ctx.trace("LATE_ANSWER", { turnId });
+  ctx.recordError(
+    "late_answer",
+    "the model answered after this turn had timed out; ask again to hear it",
+    turnId,
+  );
 }

@@ -26,9 +26,27 @@ export function repeatsRecentReply(reply: string, recent: readonly string[]): bo
   return reply.length > 0 && recent.includes(reply);
 }
 
+/** The newest first, each once, at most KEPT_REPLIES (replies, and inputs alike). */
 export function rememberReply(recent: readonly string[], reply: string): string[] {
   if (reply.length === 0) return [...recent];
   return [reply, ...recent.filter((r) => r !== reply)].slice(0, KEPT_REPLIES);
+}
+
+/**
+ * An input as it is compared with earlier ones: a line or a transcription by its words, a
+ * batch of results by each tool's name and outcome.
+ */
+export function inputKey(
+  input:
+    | { kind: "said"; text: string }
+    | {
+        kind: "results";
+        results: readonly { name: string; result?: unknown; error?: string | undefined }[];
+      },
+): string {
+  if (input.kind === "said") return `said:${normalizedReply(input.text)}`;
+  const outcomes = input.results.map((r) => [r.name, r.error ?? r.result ?? null]);
+  return `results:${JSON.stringify(outcomes).slice(0, KEPT_CHARS)}`;
 }
 
 /**

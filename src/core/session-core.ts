@@ -148,7 +148,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
         return;
       }
       releaseLines(ctx);
-      takeLine(ctx, input.text, input.textId);
+      takeLine(ctx, { text: input.text, textId: input.textId });
       return;
     }
     case "client_audio":
@@ -298,6 +298,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
         s.followUpWindow.spokenOver = true;
       armLineWait(ctx);
       return;
+    case "working":
+      s.lastWorkAt = ctx.now;
+      return;
     case "tool_call":
       onModelToolCall(ctx, event.calls);
       return;
@@ -356,25 +359,34 @@ function onTimer(
 }
 
 /**
- * A text turn: it interrupts the open one (its text withdrawn if it never left). `typed`: the
- * user's input now, which opens a connection given up on; a held line is input from before
- * (queued, as in the outbox), so with no connection to take it its turn ends, said so.
+ * A text turn: it interrupts the open one. `typed`: the user's input now, which opens a
+ * connection given up on; a held line is input from before (queued, as in the outbox), so
+ * with no connection to take it its turn ends, said so. `before`: lines typed before it that
+ * never reached the model (held, or taken back from the outbox): they go with it, in order.
  */
-function takeLine(ctx: StepContext, text: string, textId: string | undefined, typed = true): void {
+function takeLine(
+  ctx: StepContext,
+  line: { text: string; textId: string | undefined },
+  typed = true,
+  before: string[] = [],
+): void {
   const s = ctx.state;
+  const unsent = [...before];
   if (s.turn) {
-    withdrawQueuedText(ctx, s.turn);
-    endTurn(ctx, { interrupted: "barge_in" });
+    const withdrawn = withdrawQueuedText(ctx, s.turn);
+    if (withdrawn !== undefined) unsent.unshift(withdrawn);
+    endTurn(ctx, { interrupted: "barge_in", ...(unsent.length > 0 ? { joined: true } : {}) });
   }
   // A transfer answered in the turn just cut short: the new agent takes this line.
   handoffBeforeInput(ctx);
-  const turn = openTurn(ctx, "text", text, textId);
+  const turn = openTurn(ctx, "text", line.text, line.textId);
   if (!typed && s.upstream.phase === "failed") {
     endTurn(ctx, { interrupted: "upstream_lost" });
     return;
   }
   ensureUpstream(ctx, true);
-  sendInput(ctx, { type: "user_text", text }, turn.id);
+  if (unsent.length > 0) ctx.trace("LINES_JOINED", { turnId: turn.id, lines: unsent.length + 1 });
+  sendInput(ctx, { type: "user_text", text: [...unsent, line.text].join("\n") }, turn.id);
 }
 
 /**
@@ -399,9 +411,9 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
 }
 
 /**
- * The held lines go, in order, each cutting the turn before it. Only the last reaches the
- * model: the others were typed over before they ever did (as with lines typed over in the
- * outbox, the model answers what the user's screen shows).
+ * The held lines go, in order, each cutting the turn before it; their words reach the model
+ * together, with the last (one input: the model answers what the user's screen shows, and
+ * nothing the user typed is lost on the way).
  */
 function releaseLines(ctx: StepContext): void {
   const s = ctx.state;
@@ -411,11 +423,18 @@ function releaseLines(ctx: StepContext): void {
   s.heldLines = [];
   ctx.emit({ type: "clear_timer", timer: "speech" });
   if (s.ended) return;
+  const before: string[] = [];
   for (const line of lines.slice(0, -1)) {
-    if (s.turn) endTurn(ctx, { interrupted: "barge_in" });
+    if (s.turn) {
+      const withdrawn = withdrawQueuedText(ctx, s.turn);
+      if (withdrawn !== undefined) before.push(withdrawn);
+      const joined = withdrawn !== undefined || before.length > 0;
+      endTurn(ctx, { interrupted: "barge_in", ...(joined ? { joined: true } : {}) });
+    }
     openTurn(ctx, "text", line.text, line.textId);
+    before.push(line.text);
   }
-  takeLine(ctx, last.text, last.textId, false);
+  takeLine(ctx, last, false, before);
 }
 
 function endSession(ctx: StepContext): void {

@@ -74,6 +74,15 @@ export interface TurnState {
    */
   optionalSlots: number;
   /**
+   * What the turn last asked (its line, or the results it was sent) says again what an earlier
+   * input said: the same answer again is then honest, never a regeneration.
+   */
+  inputRepeats: boolean;
+  /** Watchdog periods waited, past the first, for a model that is slow rather than silent. */
+  slowWaits: number;
+  /** When the latest of those periods began (0: none). */
+  waitedAt: number;
+  /**
    * Carried over a lost model connection (see closeTurnOnUpstreamLoss): `pending` until the
    * next connection is live, `asked` once it was asked to go on.
    */
@@ -125,6 +134,8 @@ export interface GenerationState {
   inputSinceStart: boolean;
   /** Its text so far (bounded), to compare the whole reply with recent ones at its end. */
   text: string;
+  /** It answers this turn, which the watchdog ended before it began: named when it speaks. */
+  lateFor?: string | undefined;
   /** Only with legacyOpeningCheck: its opening has been judged. */
   judged: boolean;
   /**
@@ -195,6 +206,7 @@ export interface Counters {
   withheldResults: number;
   repeatedReplies: number;
   modelTimeouts: number;
+  lateAnswers: number;
 }
 
 export interface CoreState {
@@ -247,10 +259,22 @@ export interface CoreState {
   inputTranscript: string;
   /** Recent whole replies (normalised), to recognise a regenerated one. */
   recentReplies: string[];
+  /** Recent inputs (lines, results; normalised), to know an answer to a repeated one. */
+  recentInputs: string[];
+  /**
+   * The turn the model timed out on, while what it owed that turn may still come: a late
+   * answer is then named to clients (a durable `late_answer`), not dropped without a word.
+   */
+  timedOutTurn: string | null;
   /** Until when a model that ignores SILENT could still answer a silent result by regenerating. */
   regenUntil: number;
   /** When the model last showed life (any event on the connection). */
   lastModelSignAt: number;
+  /**
+   * When the model last showed it is working on an answer (OpenAI's `response.created`, a
+   * thought, usage): a generation has begun, and no nudge may cut it.
+   */
+  lastWorkAt: number;
   /** When a client last streamed audio (a voice barge-in needs some). */
   lastClientAudioAt: number;
   /** Client audio came since the last `audio_end` (an end with none before it ends no speech). */
@@ -301,8 +325,11 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     speechDetected: false,
     inputTranscript: "",
     recentReplies: [],
+    recentInputs: [],
+    timedOutTurn: null,
     regenUntil: 0,
     lastModelSignAt: 0,
+    lastWorkAt: 0,
     lastClientAudioAt: 0,
     audioSinceEnd: false,
     watchdogArmed: false,
@@ -315,6 +342,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       withheldResults: 0,
       repeatedReplies: 0,
       modelTimeouts: 0,
+      lateAnswers: 0,
     },
     ended: false,
     lastActivityAt: 0,

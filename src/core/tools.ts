@@ -8,8 +8,10 @@ import {
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
+import { inputKey } from "./regeneration.js";
 import { type CallState, type CoreState, capabilitiesOf, type PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
+import { noteInput } from "./turn-state.js";
 import { settleTurn } from "./turns.js";
 
 /** How long after a silent result a regeneration of the previous reply is watched for. */
@@ -288,6 +290,7 @@ function flushBatch(ctx: StepContext, batch: string): void {
     c.delivery = inGeneration ? "in_generation" : "late";
   }
   ctx.sendModel({ type: "tool_responses", responses });
+  noteInput(ctx, turn, inputKey({ kind: "results", results: responses }));
   turn.resultsSinceContent++;
   if (speak) turn.speakSinceContent = true;
   if (!inGeneration) {

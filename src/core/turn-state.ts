@@ -1,5 +1,6 @@
 /** A user turn opens with its `user` event and ends once, with its one turn end. */
 import type { InterruptReason } from "../vocabulary/events.js";
+import { inputKey, rememberReply } from "./regeneration.js";
 import type { TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 
@@ -23,8 +24,12 @@ export function openTurn(
     askedAt: ctx.now,
     contentSinceAsk: false,
     optionalSlots: 0,
+    inputRepeats: false,
+    slowWaits: 0,
+    waitedAt: 0,
   };
   s.turn = turn;
+  if (text.length > 0) noteInput(ctx, turn, inputKey({ kind: "said", text }));
   s.lastTurnId = turn.id;
   s.speechDetected = false;
   s.inputTranscript = "";
@@ -40,7 +45,7 @@ export function openTurn(
 /** End the open turn with its one turn end; what the model still owes it is dropped. */
 export function endTurn(
   ctx: StepContext,
-  how: "complete" | { interrupted: InterruptReason },
+  how: "complete" | { interrupted: InterruptReason; joined?: true },
 ): void {
   const s = ctx.state;
   const turn = s.turn;
@@ -57,8 +62,28 @@ export function endTurn(
     ctx.record({ kind: "turn_complete", turnId: turn.id });
     ctx.trace("TURN_COMPLETE", { turnId: turn.id });
   } else {
-    ctx.record({ kind: "interrupted", turnId: turn.id, reason: how.interrupted });
+    ctx.record(
+      how.joined === true
+        ? { kind: "interrupted", turnId: turn.id, reason: how.interrupted, joined: true }
+        : { kind: "interrupted", turnId: turn.id, reason: how.interrupted },
+    );
     ctx.trace("INTERRUPTED", { turnId: turn.id, reason: how.interrupted });
     ctx.cancelRunningCalls(turn.id, how.interrupted);
   }
+}
+
+/** The turn asks the model something: does it say again what an earlier input said? */
+export function noteInput(ctx: StepContext, turn: TurnState, key: string): void {
+  const s = ctx.state;
+  turn.inputRepeats = s.recentInputs.includes(key);
+  s.recentInputs = rememberReply(s.recentInputs, key);
+}
+
+/** The model said something for the turn since it was last asked: it answered. */
+export function noteAnswered(turn: TurnState): void {
+  turn.hasContent = true;
+  turn.contentSinceAsk = true;
+  turn.resultsSinceContent = 0;
+  turn.speakSinceContent = false;
+  turn.emptyRetries = 0;
 }

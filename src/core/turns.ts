@@ -142,8 +142,17 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   const s = ctx.state;
   if (s.followUpWindow?.turnId !== turnId) return;
   const turn = s.turn?.id === turnId ? s.turn : null;
-  const empty = turn?.modelEnded && replyIsEmpty(s, turn);
   const gaveBack = turn ? s.followUpWindow.gaveBack : undefined;
+  const empty = turn?.modelEnded && replyIsEmpty(s, turn);
+  if (turn && gaveBack === "repeat" && s.config.legacyRepeatJudgement) {
+    ctx.recordError("repeated_reply", "the model's reply repeated an earlier one", turn.id);
+  } else if (turn && gaveBack === "repeat" && !empty) {
+    // No other answer came: the reply that said an earlier one again was the answer (an
+    // honest model says the same words to the same question). It was delivered: the turn
+    // ends as answered, with no error. (Were results still unanswered, it was not their
+    // answer: the empty-reply retry below asks for it.)
+    ctx.trace("REPEAT_KEPT", { turnId: turn.id });
+  }
   if (turn && spokeAfterTurnEnded(ctx)) {
     // The user is speaking: no nudge into their speech. The model's answer to it opens the
     // voice turn (and says what it still had to say); this turn ends, cut short.
@@ -151,15 +160,7 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
     endTurn(ctx, { interrupted: "barge_in" });
     return;
   }
-  if (turn && gaveBack === "repeat") {
-    // No other answer came: the repeated reply is all the turn gets. Say so — it may have been
-    // the model answering a tool result rather than this input.
-    ctx.recordError(
-      "repeated_reply",
-      "the model's reply repeated an earlier one word for word, and no other answer came",
-      turn.id,
-    );
-  } else if (turn && gaveBack === "empty" && !empty && !turn.hasContent) {
+  if (turn && gaveBack === "empty" && !empty && !turn.hasContent) {
     // Nothing but an empty generation came for this input: the user would see nothing at all.
     ctx.recordError("empty_response", "the model's reply was empty", turn.id);
   }

@@ -4,18 +4,32 @@ import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 
 /**
- * The turn watchdog: liveness before every defence. A turn that waits on the model — an
- * answer owed and not started, or a reply that stopped mid-stream — while the model shows no
- * sign of life past `modelTimeoutMs` is nudged (within the empty-reply budget, only if the
- * model has said nothing since it was asked and the connection is live), then ended with a
- * durable `model_timeout` error and its one turn end. Never while content streams: every
- * model event moves the deadline. The timer is set once per wait and re-arms itself lazily.
+ * The turn watchdog: liveness before every defence, and a slow model is not a silent one. A
+ * turn that waits on the model — an answer owed and not started, or a reply that stopped
+ * mid-stream — while the model shows no sign of life for `modelTimeoutMs` is looked at:
+ * - after tool results with nothing said since (the empty reply seen in the field), and no
+ *   sign that a generation has begun, the model is nudged, within the empty-reply budget;
+ * - otherwise it may be slow (thinking models take seconds to a first byte): a durable
+ *   `model_slow` says so and the wait goes on, SLOW_WAITS more periods; a nudge would cut the
+ *   answer it is preparing (on Gemini, new input interrupts the generation);
+ * - then, or when the model stopped mid-reply, the turn ends with a durable `model_timeout`.
+ * Every model event moves the deadline. The timer is set once per wait and re-arms lazily.
  */
+export const SLOW_WAITS = 2;
+
+/**
+ * The open turn waits for a model connection being opened: the retry policy bounds that wait
+ * (it gives up, and ends the turn, within a bounded number of attempts), but a connection that
+ * takes long is said to be slow, each period, as a slow model is.
+ */
+function waitingOnConnection(s: CoreState, turn: TurnState): boolean {
+  const phase = s.upstream.phase;
+  return (phase === "connecting" || phase === "reconnecting") && owesSlot(s, turn);
+}
 
 /** The open turn is waiting on the model, and nothing else bounds the wait. */
 export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
-  // A follow-up window has its own grace timer; a connection on its way, the upstream retry
-  // policy (which gives up, and ends the turn, within a bounded number of attempts).
+  // A follow-up window has its own grace timer; a connection on its way, the retry policy.
   if (s.followUpWindow !== null || s.upstream.phase !== "live") return false;
   if (!owesSlot(s, turn) && s.generation?.owner !== turn.id) return false;
   // A call the model waits for (a speak call; any call on a blocking-only model), running or
@@ -29,14 +43,14 @@ export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
 }
 
 function deadline(s: CoreState, turn: TurnState): number {
-  return Math.max(s.lastModelSignAt, turn.askedAt) + s.config.modelTimeoutMs;
+  return Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt) + s.config.modelTimeoutMs;
 }
 
 /** After every step: set the timer when a wait begins. */
 export function armWatchdog(ctx: StepContext): void {
   const s = ctx.state;
   if (s.watchdogArmed || s.turn === null || s.ended || s.config.modelTimeoutMs <= 0) return;
-  if (!waitingOnModel(s, s.turn)) return;
+  if (!waitingOnModel(s, s.turn) && !waitingOnConnection(s, s.turn)) return;
   s.watchdogArmed = true;
   ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, s.turn) });
 }
@@ -45,7 +59,9 @@ export function onWatchdogTimer(ctx: StepContext): void {
   const s = ctx.state;
   s.watchdogArmed = false;
   const turn = s.turn;
-  if (turn === null || s.ended || !waitingOnModel(s, turn)) return;
+  if (turn === null || s.ended) return;
+  const connecting = waitingOnConnection(s, turn);
+  if (!connecting && !waitingOnModel(s, turn)) return;
   const due = deadline(s, turn);
   if (ctx.now < due) {
     // The model showed life since the timer was set: wait the rest.
@@ -53,10 +69,27 @@ export function onWatchdogTimer(ctx: StepContext): void {
     ctx.emit({ type: "set_timer", timer: "watchdog", at: due });
     return;
   }
+  if (connecting) {
+    // No end from here: the retry policy gives up in bounded time, and ends the turn then.
+    turn.waitedAt = ctx.now;
+    ctx.trace("WATCHDOG_WAIT", { turnId: turn.id, connecting: true });
+    ctx.recordError(
+      "model_slow",
+      `the model connection is not set up after ${ctx.now - turn.askedAt} ms; still trying`,
+      turn.id,
+    );
+    s.watchdogArmed = true;
+    ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, turn) });
+    return;
+  }
   const midReply = s.generation?.owner === turn.id;
+  // A generation has begun since the turn asked (the model said it works on it): never cut it.
+  const begun = s.lastWorkAt >= turn.askedAt;
   const mayNudge =
     !midReply &&
+    !begun &&
     !turn.contentSinceAsk &&
+    turn.resultsSinceContent > 0 &&
     s.upstream.phase === "live" &&
     s.config.guards.emptyRetry &&
     turn.emptyRetries < s.config.maxEmptyRetries;
@@ -77,14 +110,31 @@ export function onWatchdogTimer(ctx: StepContext): void {
     sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
     return;
   }
+  if (!midReply && turn.slowWaits < SLOW_WAITS) {
+    // Slow, perhaps, not silent: its answer still belongs to this turn. Clients are told, each
+    // period, that it is still awaited.
+    turn.slowWaits++;
+    turn.waitedAt = ctx.now;
+    ctx.trace("WATCHDOG_WAIT", { turnId: turn.id, wait: turn.slowWaits });
+    ctx.recordError(
+      "model_slow",
+      `no answer from the model for ${s.config.modelTimeoutMs * turn.slowWaits} ms; still waiting`,
+      turn.id,
+    );
+    s.watchdogArmed = true;
+    ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, turn) });
+    return;
+  }
   s.counters.modelTimeouts++;
   ctx.trace("MODEL_TIMEOUT", { turnId: turn.id, midReply });
   ctx.recordError(
     "model_timeout",
     midReply
       ? `the model stopped mid-reply for ${s.config.modelTimeoutMs} ms`
-      : `the model did not answer within ${s.config.modelTimeoutMs} ms`,
+      : `the model did not answer within ${s.config.modelTimeoutMs * (turn.slowWaits + 1)} ms`,
     turn.id,
   );
+  // What it still sends for this turn is named when it comes (LATE_ANSWER), never dropped unsaid.
+  s.timedOutTurn = turn.id;
   endTurn(ctx, "complete");
 }

@@ -38,7 +38,13 @@ export type HistoryEventBody =
     }
   | { kind: "tool_cancelled"; turnId: string; callId: string; name: string; reason: string }
   | { kind: "turn_complete"; turnId: string }
-  | { kind: "interrupted"; turnId: string; reason: InterruptReason }
+  | {
+      kind: "interrupted";
+      turnId: string;
+      reason: InterruptReason;
+      /** Its line never reached the model alone: it went with the next line (one answer to both). */
+      joined?: true | undefined;
+    }
   | { kind: "status"; state: UpstreamStatus }
   /**
    * The session's agent changed: from here on `to` speaks, with its instructions and tools.

@@ -39,7 +39,13 @@ export type DurableFrame =
       reason: string;
     }
   | { type: "turn_complete"; seq: number; turnId: string }
-  | { type: "interrupted"; seq: number; turnId: string; reason: InterruptReason }
+  | {
+      type: "interrupted";
+      seq: number;
+      turnId: string;
+      reason: InterruptReason;
+      joined?: true | undefined;
+    }
   | { type: "status"; seq: number; state: UpstreamStatus }
   | {
       type: "handoff";
@@ -119,7 +125,9 @@ export function frameOf(event: HistoryEvent): DurableFrame {
     case "turn_complete":
       return { type: "turn_complete", seq, turnId: event.turnId };
     case "interrupted":
-      return { type: "interrupted", seq, turnId: event.turnId, reason: event.reason };
+      return event.joined === true
+        ? { type: "interrupted", seq, turnId: event.turnId, reason: event.reason, joined: true }
+        : { type: "interrupted", seq, turnId: event.turnId, reason: event.reason };
     case "status":
       return { type: "status", seq, state: event.state };
     case "handoff": {

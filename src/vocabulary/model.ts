@@ -24,6 +24,11 @@ export type ModelEvent =
   | { type: "turn_complete"; reason?: string | undefined }
   | { type: "interrupted" }
   | { type: "speech_started" }
+  /**
+   * The model shows it is working on an answer before saying any of it (OpenAI's
+   * `response.created`, a Gemini thought): a slow model, not a silent one.
+   */
+  | { type: "working" }
   | { type: "go_away"; timeLeftMs: number }
   | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
   /** Token counts the provider reported (a frame may carry only these). */
@@ -108,6 +113,12 @@ export interface ModelCapabilities {
    * seen to speak again anyway: silent results are then withheld instead.
    */
   silentHonoured: boolean;
+  /**
+   * The model never responds on its own: every response answers a request liveline sent
+   * (OpenAI's `response.create`) or input liveline saw (server VAD on its audio). Which input
+   * a response answers is then known, not guessed: no judgement on its words exists.
+   */
+  responsesOnRequest: boolean;
 }
 
 /** Where a tool runs and what should follow its result (DESIGN.md, Turn and tool policy). */

@@ -36,6 +36,7 @@ const FAMILIES: readonly FamilyRow[] = [
       resultScheduling: false,
       turnCompleteWaitsForResults: true,
       silentHonoured: false,
+      responsesOnRequest: false,
     },
     textRoute: "realtime_input",
   },
@@ -50,6 +51,7 @@ const FAMILIES: readonly FamilyRow[] = [
       resultScheduling: true,
       turnCompleteWaitsForResults: false,
       silentHonoured: false,
+      responsesOnRequest: false,
     },
     textRoute: "realtime_input",
   },
@@ -62,6 +64,7 @@ const FAMILIES: readonly FamilyRow[] = [
       resultScheduling: true,
       turnCompleteWaitsForResults: false,
       silentHonoured: false,
+      responsesOnRequest: false,
     },
     textRoute: "client_content",
   },
@@ -75,6 +78,7 @@ const FAMILIES: readonly FamilyRow[] = [
       resultScheduling: true,
       turnCompleteWaitsForResults: false,
       silentHonoured: true,
+      responsesOnRequest: false,
     },
     textRoute: "client_content",
   },
@@ -91,6 +95,7 @@ const CONSERVATIVE: ModelCapabilities = {
   resultScheduling: false,
   turnCompleteWaitsForResults: true,
   silentHonoured: false,
+  responsesOnRequest: false,
 };
 
 /** The bare model id: "models/x" → "x", "projects/…/publishers/google/models/x" → "x". */

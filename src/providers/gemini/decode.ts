@@ -144,6 +144,8 @@ type DecodedPart =
   | { kind: "text"; text: string }
   | { kind: "audio"; pcm: Uint8Array }
   | { kind: "call"; call: GeminiFunctionCall }
+  /** Reasoning: nothing to show, but a sign the model works on its answer. */
+  | { kind: "thought" }
   | { kind: "ignored" };
 
 function decodeParts(parts: GeminiPart[]): DecodedPart[] {
@@ -155,7 +157,7 @@ function decodeParts(parts: GeminiPart[]): DecodedPart[] {
     if (part.executableCode !== undefined || part.codeExecutionResult !== undefined) {
       return { kind: "ignored" };
     }
-    if (part.thought === true) return { kind: "ignored" };
+    if (part.thought === true) return { kind: "thought" };
     if (part.inlineData?.mimeType?.startsWith("audio/")) {
       return { kind: "audio", pcm: base64ToBytes(part.inlineData.data) };
     }
@@ -179,6 +181,13 @@ function toEvents(
   if (msg.setupComplete !== undefined) events.push({ type: "setup_complete" });
 
   if (isSpeechStart(msg)) events.push({ type: "speech_started" });
+
+  // Reasoning alone (a thinking model before its first word): the model is at work.
+  if (
+    parts.some((p) => p.kind === "thought") &&
+    parts.every((p) => p.kind !== "text" && p.kind !== "audio" && p.kind !== "call")
+  )
+    events.push({ type: "working" });
 
   const content = msg.serverContent;
   if (content !== undefined) pushContent(content, parts, state, events);
@@ -262,6 +271,7 @@ function pushContent(
       case "call":
         pendingCalls.push(part.call);
         break;
+      case "thought":
       case "ignored":
         break;
       default:

@@ -34,6 +34,7 @@ export const OPENAI_CAPABILITIES: ModelCapabilities = {
   resultScheduling: true,
   turnCompleteWaitsForResults: false,
   silentHonoured: true,
+  responsesOnRequest: true,
 };
 
 export interface OpenAIRealtimeAdapterOptions {
@@ -186,8 +187,9 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         this.activeResponse = event.response.id;
         const ours = this.responseRequested;
         this.responseRequested = false;
-        // Ours, and newer input already waits for its own answer: this one is cut short.
-        if (!ours || this.owed.length === 0) return ok([]);
+        // The model is at work on an answer (a thinking model can take seconds to its first
+        // byte). Ours, and newer input already waits for its own answer: this one is cut short.
+        if (!ours || this.owed.length === 0) return ok([{ type: "working" }]);
         return { ok: true, events: [], send: [wire({ type: "response.cancel" })] };
       }
       case "response.done": {

@@ -50,10 +50,25 @@ const COVERED = [
   "RESUME_TURN",
   "HANDOFF",
   "HANDOFF_ANNOUNCE",
+  "WATCHDOG_WAIT",
+  "LINES_JOINED",
+  "REPEATED_INPUT",
 ] as const;
 
 /** What the liveness runs must also have exercised. */
-const COVERED_LIVENESS = ["REPEATED_REPLY", "WATCHDOG_NUDGE", "MODEL_TIMEOUT"] as const;
+const COVERED_LIVENESS = [
+  "REPEATED_REPLY",
+  "WATCHDOG_NUDGE",
+  "WATCHDOG_WAIT",
+  "MODEL_TIMEOUT",
+  "REPEATED_INPUT",
+] as const;
+
+/** The user said a line again (the same question twice gets the same words). */
+function repeatedInput(h: { log: readonly { kind: string; text?: string }[] }): boolean {
+  const lines = h.log.flatMap((e) => (e.kind === "user" ? [e.text] : []));
+  return new Set(lines).size < lines.length;
+}
 
 function tally(coverage: Map<string, number> | undefined, kinds: Iterable<string>): void {
   if (!coverage) return;
@@ -71,13 +86,14 @@ function safety(guards: Guards, coverage?: Map<string, number>) {
     h.connect("laptop");
     for (const action of scenario.actions) {
       run(action);
-      checkStep(h);
+      checkStep(h, model);
       checkProgress(h, lastActivityAt());
     }
     drain();
-    checkSettled(h);
+    checkSettled(h, model);
     checkAnswersDelivered(h, model);
     tally(coverage, h.traces);
+    if (repeatedInput(h)) tally(coverage, ["REPEATED_INPUT"]);
     const late = Object.values(h.state.calls).some((c) => c.delivery === "late");
     if (late) tally(coverage, ["LATE_SPEAK"]);
   });
@@ -94,19 +110,21 @@ function liveness(
   guards: Guards,
   config: Partial<CoreConfig> = {},
   coverage?: Map<string, number>,
+  families?: string[],
 ) {
-  return fc.property(scenarioArb(false), (scenario) => {
+  return fc.property(scenarioArb(false, families), (scenario) => {
     const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config);
     h.connect("phone");
     for (const action of scenario.actions) {
       run(action);
-      checkStep(h, false);
+      checkStep(h, model, false);
       checkProgress(h, lastActivityAt());
     }
     drain();
-    checkSettled(h, false);
+    checkSettled(h, model, false);
     checkAnswersDelivered(h, model);
     tally(coverage, h.traces);
+    if (repeatedInput(h)) tally(coverage, ["REPEATED_INPUT"]);
   });
 }
 
@@ -179,6 +197,18 @@ describe("the session core over random interleavings", () => {
     expect(failure(result)).toMatch(
       /never reached turn|never spoken|waited .* ms with nothing happening|ended 0 times/,
     );
+  });
+
+  it("control: the repeat judgement before issue 28, on the OpenAI wire, punishes a question asked twice", {
+    timeout: TIMEOUT,
+  }, () => {
+    const result = fc.check(
+      liveness(ALL_GUARDS, { legacyRepeatJudgement: true }, undefined, ["openai"]),
+      { numRuns: RUNS, seed: SEED },
+    );
+    expect(result.failed, "no counterexample found").toBe(true);
+    // The answer was delivered, then the turn ended with an error.
+    expect(failure(result)).toMatch(/answered, then ended with repeated_reply/);
   });
 
   it("control: without the watchdog, a silent model leaves a turn open", {

@@ -16,7 +16,12 @@ import type {
  * - the fire-and-forget race: a call followed by turn_complete in the same instant;
  * - empty replies after tool results; the same call delivered twice;
  * - text input interrupts the running generation (interrupted, then turn_complete).
- * Content strings are unique per generation, so a text seen twice is a regenerated reply.
+ * - an honest model answers the same input with the same words (issue 28): an answer's text
+ *   is made from the input it answers, so the same question asked again gets the same reply;
+ *   other content strings are unique per generation, so any other text seen twice is a
+ *   regenerated reply;
+ * - a model that cannot respond on its own (`responsesOnRequest`, OpenAI) never regenerates:
+ *   nothing starts a response but a request; it shows it is working when a response begins.
  */
 
 /** How real replies open: honest answers to different questions often start alike. */
@@ -59,6 +64,8 @@ export const PLAIN: GenerationPlan = {
 
 interface Generation {
   id: number;
+  /** What its texts are made from: the input it answers (the same input, the same words). */
+  label: string;
   /** The texts of this generation, for regeneration. */
   texts: string[];
   /** Calls this generation waits for before it goes on (blocking ones). */
@@ -105,6 +112,10 @@ export class ReferenceModel {
   emptyNudgeReplies = 0;
   /** Ignore SILENT even where the capability record says it is honoured (field report O2). */
   ignoresSilent = false;
+  /** Late speak results still to be met with silence (no follow-up until nudged). */
+  silentLateFollowUps = 0;
+  /** The plan each input was first answered with: the same question, the same answer. */
+  private plansByInput = new Map<string, GenerationPlan>();
   handleCount = 0;
   /** Reactions to late responses that wait for the running generation to end (WHEN_IDLE). */
   private deferred: Array<() => void> = [];
@@ -180,12 +191,13 @@ export class ReferenceModel {
     switch (command.type) {
       case "user_text": {
         this.interruptActive();
-        const plan = this.nextPlan();
+        const plan = this.plansByInput.get(command.text) ?? this.nextPlan();
+        this.plansByInput.set(command.text, plan);
         if (plan.reply === "none") {
           this.answers.push({ input: command.text, gen: null });
           return;
         }
-        this.answers.push({ input: command.text, gen: this.startGeneration(plan) });
+        this.answers.push({ input: command.text, gen: this.startGeneration(plan, command.text) });
         return;
       }
       case "nudge":
@@ -219,10 +231,12 @@ export class ReferenceModel {
     this.active = null;
   }
 
-  private newGen(emptyAfterTools: boolean): Generation {
+  private newGen(emptyAfterTools: boolean, label = `g${this.genCount + 1}`): Generation {
     this.genCount++;
+    if (this.caps.responsesOnRequest) this.out.push({ type: "working" });
     const gen: Generation = {
       id: this.genCount,
+      label,
       texts: [],
       waitingFor: new Set(),
       toSpeak: [],
@@ -263,13 +277,13 @@ export class ReferenceModel {
     else reaction();
   }
 
-  private startGeneration(plan: GenerationPlan): Generation {
-    const gen = this.newGen(plan.emptyAfterTools);
+  private startGeneration(plan: GenerationPlan, input: string): Generation {
+    const gen = this.newGen(plan.emptyAfterTools, `a(${input})`);
     if (plan.reply === "empty") {
       this.endGeneration(gen, false);
       return gen;
     }
-    this.say(gen, `${plan.opening}g${gen.id}:hello`);
+    this.say(gen, `${plan.opening}${gen.label}:hello`);
     if (plan.reply === "stall") return gen; // no more, and no turn_complete: it hangs
     if (plan.calls.length === 0) {
       this.endGeneration(gen, true);
@@ -306,7 +320,7 @@ export class ReferenceModel {
     }
     for (const id of gen.toSpeak) this.say(gen, `spoken:${id}`);
     gen.toSpeak = [];
-    this.say(gen, `g${gen.id}:done`);
+    this.say(gen, `${gen.label}:done`);
     this.endGeneration(gen, true);
   }
 
@@ -326,17 +340,23 @@ export class ReferenceModel {
         continue;
       }
       // The generation that called it has ended: the response is new input.
+      // A model that responds only when asked takes a result with no request quietly.
       const quiet =
-        call.nonBlocking &&
-        silent &&
-        this.caps.resultScheduling &&
-        this.caps.silentHonoured &&
-        !this.ignoresSilent;
+        (this.caps.responsesOnRequest && silent) ||
+        (call.nonBlocking &&
+          silent &&
+          this.caps.resultScheduling &&
+          this.caps.silentHonoured &&
+          !this.ignoresSilent);
       if (quiet) continue;
       if (speak) lateSpeak.push(callId);
       else lateSideEffect = true;
     }
-    if (lateSpeak.length > 0) {
+    if (lateSpeak.length > 0 && this.silentLateFollowUps > 0) {
+      // It says nothing for them (an empty reply the turn watchdog nudges): they wait unspoken.
+      this.silentLateFollowUps--;
+      this.unspoken.push(...lateSpeak);
+    } else if (lateSpeak.length > 0) {
       this.lateUnspoken.push(...lateSpeak);
       this.whenIdle(() => {
         this.lateUnspoken = this.lateUnspoken.filter((id) => !lateSpeak.includes(id));
@@ -363,7 +383,7 @@ export class ReferenceModel {
     }
     for (const id of this.unspoken) this.say(gen, `spoken:${id}`);
     this.unspoken = [];
-    this.say(gen, `g${gen.id}:resumed`);
+    this.say(gen, `${gen.label}:resumed`);
     this.endGeneration(gen, true);
   }
 }

@@ -14,6 +14,7 @@ const WAITS_FOR_RESULTS: ModelCapabilities = {
   resultScheduling: false,
   turnCompleteWaitsForResults: true,
   silentHonoured: false,
+  responsesOnRequest: false,
 };
 
 const nudges = (h: Harness) => h.sentToModel.filter((c) => c.type === "nudge");
@@ -336,7 +337,7 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     expect(h.traces).not.toContain("SUPPRESSED");
   });
 
-  it("two lines typed while the speech waits: both wait, then each cuts the turn before it; the last is answered (found by the second attack)", () => {
+  it("two lines typed while the speech waits: both wait, then each cuts the turn before it; both reach the model with the last, which is answered (found by the second attack; issue 28)", () => {
     // The second line released the first, so both went into the outbox behind the speech:
     // the speech's answer was taken for the second line's, its tool call run for it.
     const h = new Harness();
@@ -360,9 +361,9 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     h.model({ type: "text_delta", text: "You said: and another" });
     h.model({ type: "turn_complete" });
     expect(endOf(h, "t3")).toEqual(["turn_complete"]);
-    // The line typed over never reached the model (it answers what the screen shows).
+    // The line typed over reaches the model too, before the last: nothing typed is lost.
     expect(h.sentToModel.filter((c) => c.type === "user_text")).toEqual([
-      { type: "user_text", text: "and another" },
+      { type: "user_text", text: "what next\nand another" },
     ]);
     expect(h.traces).not.toContain("SUPPRESSED");
   });

@@ -17,24 +17,36 @@ const CAPABILITIES: Record<string, ModelCapabilities> = {
     resultScheduling: true,
     turnCompleteWaitsForResults: false,
     silentHonoured: true,
+    responsesOnRequest: false,
   },
   "gemini-2.5-ignores-silent": {
     nonBlockingCalls: true,
     resultScheduling: true,
     turnCompleteWaitsForResults: false,
     silentHonoured: false,
+    responsesOnRequest: false,
   },
   "gemini-3.1-flash-live": {
     nonBlockingCalls: false,
     resultScheduling: false,
     turnCompleteWaitsForResults: true,
     silentHonoured: false,
+    responsesOnRequest: false,
   },
   vertex: {
     nonBlockingCalls: true,
     resultScheduling: false,
     turnCompleteWaitsForResults: false,
     silentHonoured: false,
+    responsesOnRequest: false,
+  },
+  /** Every response asked for (response.create): no regeneration, nothing to judge. */
+  openai: {
+    nonBlockingCalls: true,
+    resultScheduling: true,
+    turnCompleteWaitsForResults: false,
+    silentHonoured: true,
+    responsesOnRequest: true,
   },
   /** Blocking calls only, and turn_complete does not wait for them (2.x with BLOCKING tools). */
   "gemini-2.x-blocking": {
@@ -42,6 +54,7 @@ const CAPABILITIES: Record<string, ModelCapabilities> = {
     resultScheduling: false,
     turnCompleteWaitsForResults: false,
     silentHonoured: false,
+    responsesOnRequest: false,
   },
 };
 
@@ -64,7 +77,8 @@ const ALL_TOOLS: Record<string, ToolPolicy> = {
 };
 
 type Action =
-  | { t: "user_text" }
+  /** `again`: the user says the previous line again ("sorry, what was included?"). */
+  | { t: "user_text"; again: boolean }
   | { t: "backend_handoff"; to: number }
   | { t: "model_step"; n: number }
   | { t: "tool_finish"; pick: number }
@@ -83,7 +97,12 @@ const CLIENTS = ["phone", "laptop"];
 /** `userWeight`: how often the user types (the liveness runs want new input mid-race more often). */
 const actionArb = (userWeight: number): fc.Arbitrary<Action> =>
   fc.oneof(
-    { weight: userWeight, arbitrary: fc.constant<Action>({ t: "user_text" }) },
+    {
+      weight: userWeight,
+      arbitrary: fc
+        .constantFrom(false, false, true)
+        .map((again): Action => ({ t: "user_text", again })),
+    },
     {
       weight: 12,
       arbitrary: fc.integer({ min: 1, max: 4 }).map((n): Action => ({ t: "model_step", n })),
@@ -138,15 +157,17 @@ const planArb: fc.Arbitrary<GenerationPlan> = fc.record({
  * otherwise the model may ignore SILENT although its record says it honours it (O2), and
  * only liveness is promised.
  */
-export function scenarioArb(truthful: boolean) {
-  const families = Object.keys(CAPABILITIES);
+export function scenarioArb(truthful: boolean, families = Object.keys(CAPABILITIES)) {
   return fc.record({
     // Untruthful records matter where SILENT is sent: the family that honours it, often.
-    capabilities: truthful
-      ? fc.constantFrom(...families)
-      : fc.constantFrom(...families, "gemini-2.5-native-audio", "gemini-2.5-native-audio"),
+    capabilities:
+      truthful || !families.includes("gemini-2.5-native-audio")
+        ? fc.constantFrom(...families)
+        : fc.constantFrom(...families, "gemini-2.5-native-audio", "gemini-2.5-native-audio"),
     plans: fc.array(planArb, { minLength: 1, maxLength: 8 }),
     emptyNudgeReplies: fc.nat(3),
+    /** Late speak results met with silence: the watchdog's nudge is what gets them spoken. */
+    silentLateFollowUps: fc.nat(2),
     /** The model ignores SILENT although its capability record says it honours it. */
     ignoresSilent: truthful ? fc.constant(false) : fc.constantFrom(true, true, false),
     actions: fc.array(actionArb(truthful ? 3 : 6), { minLength: 5, maxLength: 60 }),
@@ -181,6 +202,7 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   const model = new ReferenceModel(caps, (name) => ALL_TOOLS[name]?.followUp ?? "speak", nextPlan);
   model.emptyNudgeReplies = scenario.emptyNudgeReplies;
   model.ignoresSilent = scenario.ignoresSilent;
+  model.silentLateFollowUps = scenario.silentLateFollowUps;
   h.onOpenUpstream = (open) =>
     model.connect(
       open.mode === "resume"
@@ -190,6 +212,7 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   h.onCloseUpstream = () => model.close();
   h.onModelCommand = (command) => model.receive(command);
   let userTurns = 0;
+  let lastLine: string | null = null;
   let unknown = 0;
   /** When anything last happened that the core could take as progress (for the bound). */
   let lastActivityAt = h.now;
@@ -225,7 +248,9 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
         const client = anyClient();
         if (!client || h.state.ended) return;
         userTurns++;
-        h.input({ type: "client_text", clientId: client, text: `question ${userTurns}` });
+        const text = action.again && lastLine !== null ? lastLine : `question ${userTurns}`;
+        lastLine = text;
+        h.input({ type: "client_text", clientId: client, text });
         return;
       }
       case "backend_handoff":
@@ -243,9 +268,11 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
         const running = [...h.runningTools.keys()];
         const callId = running[action.pick % Math.max(1, running.length)];
         if (!callId) return;
+        const name = h.runningTools.get(callId);
         h.runningTools.delete(callId);
         lastActivityAt = h.now;
-        h.input({ type: "tool_outcome", callId, result: { value: `r-${callId}` } });
+        // A deterministic tool: the same result each time it is called.
+        h.input({ type: "tool_outcome", callId, result: { value: `r-${name}` } });
         return;
       }
       case "client_answer": {
@@ -342,8 +369,9 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
       }
       const running = [...h.runningTools.keys()][0];
       if (running) {
+        const name = h.runningTools.get(running);
         h.runningTools.delete(running);
-        h.input({ type: "tool_outcome", callId: running, result: { value: `r-${running}` } });
+        h.input({ type: "tool_outcome", callId: running, result: { value: `r-${name}` } });
         continue;
       }
       const pending = pendingClientCalls()[0];
@@ -389,13 +417,20 @@ function lastReplyInLog(h: Harness): string[] {
  * twice — promised where the capability record is truthful; a model that ignores SILENT
  * against its record can get a regenerated reply delivered (when in doubt, deliver).
  */
-export function checkStep(h: Harness, noDuplicates = true): void {
+export function checkStep(h: Harness, model: ReferenceModel, noDuplicates = true): void {
   const violations = validateHistory(h.log);
   if (violations.length > 0) throw new Error(`history invalid: ${JSON.stringify(violations)}`);
   if (noDuplicates) {
-    const texts = h.log.flatMap((e) => (e.kind === "model_text" ? [e.text] : []));
-    const dup = texts.find((t, i) => texts.indexOf(t) !== i);
-    if (dup !== undefined) throw new Error(`model reply forwarded twice: "${dup}"`);
+    // A text may reach clients as often as the model said it answering inputs (the same
+    // question asked again gets the same words), never more.
+    const seen = new Map<string, number>();
+    for (const e of h.log) {
+      if (e.kind !== "model_text") continue;
+      const times = (seen.get(e.text) ?? 0) + 1;
+      seen.set(e.text, times);
+      if (times > 1 && times > model.answers.filter((a) => a.gen?.texts.includes(e.text)).length)
+        throw new Error(`model reply forwarded twice: "${e.text}"`);
+    }
   }
   // The agent changes only by handoff, each from the agent that spoke until then.
   let agent: string | undefined = h.state.config.agent;
@@ -429,7 +464,7 @@ export function checkStep(h: Harness, noDuplicates = true): void {
 }
 
 /** Errors that tell the user a turn did not go as asked: what it owed may be missing. */
-const TURN_ERRORS = new Set(["empty_response", "model_timeout", "model_slow", "repeated_reply"]);
+const TURN_ERRORS = new Set(["empty_response", "model_timeout"]);
 
 /**
  * Turns that ended interrupted or with a visible error: no answer is promised for them.
@@ -478,12 +513,23 @@ export function checkProgress(h: Harness, lastActivityAt: number): void {
  */
 export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
   const excused = excusedTurns(h, true);
+  const joined = new Set(
+    h.log.flatMap((e) => (e.kind === "interrupted" && e.joined === true ? [e.turnId] : [])),
+  );
+  const users = h.log.filter(
+    (e): e is Extract<typeof e, { kind: "user" }> => e.kind === "user" && !joined.has(e.turnId),
+  );
+  // Inputs reach the model in the order they were typed (lines typed over before they reached
+  // it go with the next, their turns `joined`: the input's last line is its turn's), so each
+  // answer's turn is the next user turn with that line.
+  let next = 0;
   for (const { input, gen } of model.answers) {
-    if (!gen?.completed) continue;
-    const user = h.log.find(
-      (e): e is Extract<typeof e, { kind: "user" }> => e.kind === "user" && e.text === input,
-    );
-    if (!user || excused.has(user.turnId)) continue;
+    const line = input.split("\n").at(-1);
+    const at = users.findIndex((e, i) => i >= next && e.text === line);
+    if (at === -1) throw new Error(`the model was sent "${input}", which no turn has`);
+    next = at + 1;
+    const user = users[at]!;
+    if (!gen?.completed || excused.has(user.turnId)) continue;
     for (const text of gen.texts) {
       const delivered = h.log.some(
         (e) => e.kind === "model_text" && e.turnId === user.turnId && e.text === text,
@@ -491,12 +537,23 @@ export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
       if (!delivered)
         throw new Error(`answer "${text}" to "${input}" never reached turn ${user.turnId}`);
     }
+    // A delivered answer never ends its turn with an error: a plain answer (no calls, so
+    // nothing more owed) is followed by no error for its turn, but a notice that it was slow.
+    if (gen.callIds.length > 0) continue;
+    const first = h.log.findIndex(
+      (e) => e.kind === "model_text" && e.turnId === user.turnId && e.text === gen.texts[0],
+    );
+    const after = h.log
+      .slice(first)
+      .find((e) => e.kind === "error" && e.turnId === user.turnId && e.code !== "model_slow");
+    if (first !== -1 && after?.kind === "error")
+      throw new Error(`turn ${user.turnId} was answered, then ended with ${after.code}`);
   }
 }
 
 /** Invariants that hold once the session has settled. */
-export function checkSettled(h: Harness, noDuplicates = true): void {
-  checkStep(h, noDuplicates);
+export function checkSettled(h: Harness, model: ReferenceModel, noDuplicates = true): void {
+  checkStep(h, model, noDuplicates);
   const ends = new Map<string, number>();
   for (const e of h.log)
     if (e.kind === "turn_complete" || e.kind === "interrupted")

@@ -27,6 +27,7 @@ describe("GeminiLiveAdapter", () => {
         resultScheduling: false,
         turnCompleteWaitsForResults: false,
         silentHonoured: true,
+        responsesOnRequest: false,
       },
     });
     const [frame] = adapter.encode({

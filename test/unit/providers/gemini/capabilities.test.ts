@@ -27,6 +27,7 @@ describe("capabilitiesFor", () => {
         resultScheduling: true,
         turnCompleteWaitsForResults: false,
         silentHonoured: silent,
+        responsesOnRequest: false,
       });
     },
   );
@@ -37,6 +38,7 @@ describe("capabilitiesFor", () => {
       resultScheduling: false,
       turnCompleteWaitsForResults: true,
       silentHonoured: false,
+      responsesOnRequest: false,
     });
     expect(modelFamily("models/gemini-3.1-flash-live-preview")).toBe("gemini-3.1-flash-live");
     expect(modelFamily("gemini-2.5-flash-native-audio-preview-12-2025")).toBe(
@@ -54,6 +56,7 @@ describe("capabilitiesFor", () => {
       resultScheduling: false,
       turnCompleteWaitsForResults: false,
       silentHonoured: false,
+      responsesOnRequest: false,
     };
     expect(capabilitiesFor(model, VERTEX)).toEqual(expected);
     expect(capabilitiesFor(model, "vertex")).toEqual(expected);
@@ -68,6 +71,7 @@ describe("capabilitiesFor", () => {
       resultScheduling: false,
       turnCompleteWaitsForResults: true,
       silentHonoured: false,
+      responsesOnRequest: false,
     });
     expect(modelFamily("something-else")).toBe("unknown");
   });
@@ -94,6 +98,7 @@ describe("capabilitiesFor", () => {
       resultScheduling: true,
       turnCompleteWaitsForResults: true,
       silentHonoured: false,
+      responsesOnRequest: false,
     });
   });
 

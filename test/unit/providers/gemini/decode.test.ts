@@ -128,6 +128,13 @@ describe("several events from one frame, in order", () => {
     ]);
   });
 
+  it("a frame with only a thought part is a sign of work, nothing to show (a slow model, not a silent one)", () => {
+    const frame = {
+      serverContent: { modelTurn: { parts: [{ text: "**Working on it**", thought: true }] } },
+    };
+    expect(events(frame)).toEqual([{ type: "working" }]);
+  });
+
   it("audio bytes are the decoded base64", () => {
     const result = decode({
       serverContent: {

@@ -26,6 +26,7 @@ const withScheduling: ModelCapabilities = {
   resultScheduling: true,
   turnCompleteWaitsForResults: false,
   silentHonoured: true,
+  responsesOnRequest: false,
 };
 const noScheduling: ModelCapabilities = { ...withScheduling, resultScheduling: false };
 

@@ -131,6 +131,16 @@ describe("the OpenAI Realtime adapter", () => {
     expect(setup.session.tools[0].parameters.$schema).toBeUndefined();
   });
 
+  it("response.created is a sign the model works on an answer (a slow model is not a silent one)", () => {
+    const a = adapter();
+    a.encode({ type: "user_text", text: "think hard" });
+    const created = server(a, {
+      type: "response.created",
+      response: response("r1", "in_progress"),
+    });
+    expect(events(created)).toEqual([{ type: "working" }]);
+  });
+
   it("never two response.create in flight: a speak result during a response waits for its end, with its item", () => {
     const a = adapter();
     server(a, { type: "response.created", response: response("r1", "in_progress") });

@@ -1,0 +1,98 @@
+/**
+ * Whose answer a reply is: known where liveline caused the response (OpenAI), and never
+ * judged by its words where the input says again what an earlier one said (issue 28).
+ */
+import { describe, expect, it } from "vitest";
+import { OPENAI_CAPABILITIES } from "../../../src/providers/openai/adapter.js";
+import type { Harness } from "./harness.js";
+import { live, texts, turnEnds } from "./sessions.js";
+
+/** A greeting whose side-effect chips are answered late (a regeneration is then possible). */
+function greetWithLateChips(h: Harness, greeting: string): void {
+  h.input({ type: "client_text", clientId: "phone", text: "hi" });
+  h.model({ type: "text_delta", text: greeting });
+  h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+  h.model({ type: "turn_complete" });
+  h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+}
+
+/** The same line asked twice, the same words answered twice; the turns' ends and errors. */
+function askTwice(h: Harness, line: string, answer: string) {
+  for (let i = 0; i < 2; i++) {
+    h.input({ type: "client_text", clientId: "phone", text: line });
+    h.model({ type: "text_delta", text: answer });
+    h.model({ type: "turn_complete" });
+  }
+  return {
+    ends: turnEnds(h).map((f) => [f.turnId, f.type]),
+    errors: h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : [])),
+  };
+}
+
+describe("the same question asked twice gets the same answer, and that is no error", () => {
+  it("OpenAI: every response answers the input that asked for it; no judgement on words", () => {
+    const h = live({ capabilities: OPENAI_CAPABILITIES });
+    greetWithLateChips(h, "Hello! Here are some topics.");
+    const { ends, errors } = askTwice(h, "Tell me a story", "Once upon a time, the end.");
+    // Each turn ends at once, as answered: no grace for "another answer", no nudge, no error.
+    expect(ends).toEqual([
+      ["t1", "turn_complete"],
+      ["t2", "turn_complete"],
+      ["t3", "turn_complete"],
+    ]);
+    expect(errors).toEqual([]);
+    expect(h.traces).not.toContain("REPEATED_REPLY");
+    expect(h.sentToModel.filter((c) => c.type === "nudge")).toEqual([]);
+  });
+
+  it("control: the same on a record that allows regenerations judges the second answer", () => {
+    const h = live({ capabilities: { ...OPENAI_CAPABILITIES, responsesOnRequest: false } });
+    greetWithLateChips(h, "Hello! Here are some topics.");
+    h.input({ type: "client_text", clientId: "phone", text: "Tell me a story" });
+    h.model({ type: "text_delta", text: "Once upon a time, the end." });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_text", clientId: "phone", text: "Tell me that story again" });
+    h.model({ type: "text_delta", text: "Once upon a time, the end." });
+    h.model({ type: "turn_complete" });
+    expect(h.traces).toContain("REPEATED_REPLY");
+    expect(turnEnds(h)).toHaveLength(2); // t3 waits a grace for another answer
+  });
+
+  it("Gemini: an answer to a line that repeats an earlier line is never taken for a regeneration", () => {
+    const h = live();
+    greetWithLateChips(h, "Hello! Here are some topics.");
+    const { ends, errors } = askTwice(h, "Tell me a story", "Once upon a time, the end.");
+    expect(ends).toEqual([
+      ["t1", "turn_complete"],
+      ["t2", "turn_complete"],
+      ["t3", "turn_complete"],
+    ]);
+    expect(errors).toEqual([]);
+    expect(h.traces).not.toContain("REPEATED_REPLY");
+  });
+
+  it("Gemini: the same tool result again, answered with the same words, is no regeneration", () => {
+    const h = live();
+    greetWithLateChips(h, "Hello! Here are some topics.");
+    for (const [line, id] of [
+      ["What is included in the fare?", "f1"],
+      ["Sorry, what was included?", "f2"],
+    ] as const) {
+      h.input({ type: "client_text", clientId: "phone", text: line });
+      h.model({ type: "tool_call", calls: [{ id, name: "lookup_faq", args: { q: "fare" } }] });
+      h.input({ type: "tool_outcome", callId: id, result: { included: "a bag and a seat" } });
+      h.model({ type: "text_delta", text: "The fare includes a bag and a seat." });
+      h.model({ type: "turn_complete" });
+    }
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "turn_complete"],
+      ["t2", "turn_complete"],
+      ["t3", "turn_complete"],
+    ]);
+    expect(h.traces).not.toContain("REPEATED_REPLY");
+    expect(texts(h).slice(-2)).toEqual([
+      "The fare includes a bag and a seat.",
+      "The fare includes a bag and a seat.",
+    ]);
+  });
+});
