@@ -20,6 +20,8 @@ export function ensureUpstream(ctx: StepContext, byInput = false): void {
     up.attempts = 0;
   }
   up.phase = "connecting";
+  // A fresh start (none held, or given up on): no earlier failure folds its `live`.
+  up.flapping = false;
   openWith(ctx, nextOpen(ctx, true));
   ctx.record({ kind: "status", state: "connecting" });
 }
@@ -54,16 +56,20 @@ export function onSetupComplete(ctx: StepContext): void {
   // A connection that replaced one (a goAway, a drop) is not the user's doing: the idle time
   // goes on from their last input, else goAways every minute kept a session up for ever.
   const replaced = up.phase === "reconnecting";
+  // A planned move (goAway, nothing in flight) from a connection shown `live`: the status
+  // never stopped being live, so none is written (see maybeReconnectForGoAway).
+  const quietMove = replaced && up.goingAway;
   up.phase = "live";
   // The failure count starts over only once the connection has stayed up (see onLost).
   up.liveSince = ctx.now;
   up.goingAway = false;
   up.goAwayDeadline = null;
   ctx.emit({ type: "clear_timer", timer: "connect" });
-  // Live again after two or more failures in a row: said once it has proven itself, so that
-  // a loop of accept-then-close is not logged one connection at a time.
-  up.flapping = up.attempts >= 2;
-  if (!up.flapping) ctx.record({ kind: "status", state: "live" });
+  // Live again after two or more failures in a row, or after a connection that failed without
+  // proving itself (scheduleReconnect): said once it has proven itself, so that a loop of
+  // accept-then-close is not logged one connection at a time.
+  up.flapping = up.flapping || up.attempts >= 2;
+  if (!up.flapping && !quietMove) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
   // Lines held for the answer to speech that waited with them: their wait starts now.
@@ -261,18 +267,25 @@ export function maybeReconnectForGoAway(ctx: StepContext, force = false): void {
     ctx.emit({ type: "set_timer", timer: "go_away", at: deadline });
     return;
   }
-  up.goingAway = false;
+  // A planned move with nothing in flight, from a connection whose `live` was said, is no
+  // loss: it writes no status (a model that sends goAway every few seconds would otherwise
+  // fill the log with pairs). `goingAway` stays set while the next connection opens: if it
+  // fails, scheduleReconnect says `reconnecting` then. A forced move may cut or carry a turn:
+  // its `reconnecting`, `live` are said.
+  const quiet = !up.flapping && upstreamQuiet(ctx);
+  up.goingAway = quiet;
   up.goAwayDeadline = null;
   ctx.emit({ type: "clear_timer", timer: "go_away" });
   if (force) closeTurnOnUpstreamLoss(ctx, true);
-  reconnectNow(ctx, "go_away");
+  reconnectNow(ctx, "go_away", quiet);
 }
 
-function reconnectNow(ctx: StepContext, reason: string): void {
+function reconnectNow(ctx: StepContext, reason: string, quiet = false): void {
   const up = ctx.state.upstream;
   ctx.emit({ type: "close_upstream", reason });
   up.phase = "reconnecting";
-  ctx.record({ kind: "status", state: "reconnecting" });
+  // A flapping connection's `live` was never said: its `reconnecting` still stands.
+  if (!quiet && !up.flapping) ctx.record({ kind: "status", state: "reconnecting" });
   const open = nextOpen(ctx);
   ctx.trace("UPSTREAM_RECONNECT", { reason, resume: open.mode === "resume" });
   openWith(ctx, open);
@@ -381,13 +394,16 @@ export function onConnectTimer(ctx: StepContext): void {
 function scheduleReconnect(ctx: StepContext, failure = true): void {
   const s = ctx.state;
   const { config, upstream: up } = s;
-  if (up.liveSince !== null && (up.served || ctx.now - up.liveSince >= config.healthyAfterMs)) {
-    up.attempts = 0;
-  }
+  const proven =
+    up.liveSince !== null && (up.served || ctx.now - up.liveSince >= config.healthyAfterMs);
+  if (proven) up.attempts = 0;
   up.liveSince = null;
   // A flapping connection's `live` was never logged: its `reconnecting` still stands.
   const logged = up.flapping;
   up.flapping = false;
+  // A planned move whose new connection failed: its `reconnecting` was not said yet.
+  const quietMove = up.goingAway && up.phase === "reconnecting";
+  up.goingAway = false;
   const idle =
     s.clients.length === 0 &&
     config.idleTimeoutMs > 0 &&
@@ -407,10 +423,16 @@ function scheduleReconnect(ctx: StepContext, failure = true): void {
   }
   const delay = Math.min(config.reconnectMaxMs, config.reconnectBaseMs * 2 ** up.attempts);
   if (failure) up.attempts++;
-  if (up.phase !== "reconnecting") {
+  if (up.phase !== "reconnecting" || (quietMove && failure)) {
     up.phase = "reconnecting";
     if (!logged) ctx.record({ kind: "status", state: "reconnecting" });
+  } else if (quietMove) {
+    // A refused resumption handle on a planned move: the expected fallback, still quiet.
+    up.goingAway = true;
   }
+  // A connection that failed without serving (no turn ended, not up healthyAfterMs) folds the
+  // next one: its `live` waits until it proves itself (PROTOCOL.md, "status after drops").
+  up.flapping = failure && !proven;
   ctx.emit({ type: "set_timer", timer: "reconnect", at: ctx.now + delay, jitterMs: delay / 2 });
 }
 
