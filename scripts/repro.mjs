@@ -23,6 +23,7 @@ import {
   startServer,
   table,
   textsOf,
+  timeline,
   turnEndsOf,
   writeJson,
 } from "./lib/harness.mjs";
@@ -56,16 +57,23 @@ function repeatedText(frames) {
 }
 
 /**
- * Waits for the model connection to go `reconnecting` then `live` again, or for the session to
- * give up (ended, or a fatal error); true when it reconnected.
+ * Waits for the model connection to be replaced and live again, or for the session to give up
+ * (ended, or a fatal error); true when it reconnected. A planned goAway move with nothing in
+ * flight writes no status (PROTOCOL.md): the timeline shows it, a reconnect then a live row.
  */
-async function reconnectedOrGaveUp(client) {
+async function reconnectedOrGaveUp(client, server, sessionId) {
   const deadline = Date.now() + 8000;
   let reconnected = false;
   while (Date.now() < deadline) {
     const states = client.statuses.map((st) => st.state);
     const r = states.indexOf("reconnecting");
     if (r !== -1 && states.slice(r).includes("live")) {
+      reconnected = true;
+      break;
+    }
+    const kinds = (await timeline(server, sessionId)).map((row) => row.kind);
+    const moved = kinds.indexOf("UPSTREAM_RECONNECT");
+    if (moved !== -1 && kinds.slice(moved).includes("UPSTREAM_LIVE")) {
       reconnected = true;
       break;
     }
@@ -178,7 +186,7 @@ const SCENARIOS = [
       // A greeting with tool calls and their responses; then goAway, and the resumption
       // handle is not accepted (handleTtlMs=0), so the context is rebuilt from history.
       // Poisoned: the next user turn gets no reply.
-      const { client } = await open(
+      const { client, sessionId } = await open(
         server,
         arm,
         {
@@ -192,7 +200,7 @@ const SCENARIOS = [
       );
       try {
         await playTurn(client, "hi", { settleMs: 100 });
-        const reconnected = await reconnectedOrGaveUp(client);
+        const reconnected = await reconnectedOrGaveUp(client, server, sessionId);
         const { frames, ended } = await playTurn(client, "are you still there?", {
           settleMs: 50,
           timeoutMs: 5000,
@@ -226,7 +234,7 @@ const SCENARIOS = [
       // handle is refused (expired, another region, a restart), so the conversation is
       // seeded on a new connection. The strict simulator refuses tool parts in the seed as
       // the service does. Answered: the next turn ends once, and the model remembers the call.
-      const { client } = await open(
+      const { client, sessionId } = await open(
         server,
         arm,
         {
@@ -241,7 +249,7 @@ const SCENARIOS = [
       try {
         await playTurn(client, "hi", { settleMs: 50 });
         await playTurn(client, "please look up the faq", { settleMs: 150 });
-        await reconnectedOrGaveUp(client);
+        await reconnectedOrGaveUp(client, server, sessionId);
         const { frames, ended } = await playTurn(client, "what do you remember", {
           settleMs: 100,
           timeoutMs: 5000,
