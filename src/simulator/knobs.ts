@@ -73,7 +73,11 @@ export interface SimulatorKnobs {
   workSigns: boolean;
   /** Audio of this many ms (16 kHz PCM16) ends an utterance without audioStreamEnd (0: off). */
   utteranceMs: number;
-  /** Real ms before `setupComplete` (the service takes a moment; input meanwhile is buffered). */
+  /**
+   * Real ms before `setupComplete` (the service takes a moment; input meanwhile is buffered).
+   * OpenAI face: a `session.update` sent sooner after the open is answered (`session.updated`)
+   * that long after it.
+   */
   setupMs: number;
   /**
    * Refuse every WebSocket upgrade with this HTTP status and a Google-style error body, as the

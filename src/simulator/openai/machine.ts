@@ -14,7 +14,8 @@
  *   content `latencyMs` later (nothing between: the wire has no sign of work);
  * - knobs shared with the Gemini face: seed, timeScale, msPerWord, latencyMs, calls,
  *   sideEffects, emptySchedule (empty responses), duplicateCalls (the arguments' done event
- *   twice), dropAfterMs, utteranceMs, repeatAnswers (the same line, the same words).
+ *   twice), dropAfterMs, utteranceMs, repeatAnswers (the same line, the same words), setupMs
+ *   (`session.updated` for a session.update sent within setupMs of the open comes then).
  */
 import { summarise } from "../script.js";
 import { UTTERANCES } from "../state.js";
@@ -127,10 +128,15 @@ function onFrame(ctx: Ctx, text: string): void {
       if (voice !== undefined) s.voice = voice;
       if (session.tools) s.tools = session.tools.map((t) => t.name);
       if (session.output_modalities) s.audio = session.output_modalities[0] === "audio";
-      ctx.send({
+      const updated = {
         type: "session.updated",
         session: { type: "realtime", tools: session.tools ?? [] },
-      });
+      };
+      // `setupMs`: the service takes a moment to set a new connection's session up (real ms
+      // from the open, as the Gemini face's setupComplete); later updates are answered at once.
+      const setUpAt = s.openedAt + s.knobs.setupMs;
+      if (ctx.now < setUpAt) s.queue.push({ at: setUpAt, message: updated });
+      else ctx.send(updated);
       return;
     }
     case "conversation.item.create": {
