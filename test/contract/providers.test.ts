@@ -3,7 +3,8 @@
  * client-visible outcome, run against the simulator's face for each provider's wire. A
  * provider skips a scenario only with a written reason.
  */
-import { exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASE, connect, type Frame, httpUrl, withKey } from "../workers/helpers.js";
 import {
@@ -50,6 +51,65 @@ async function fullHistoryOf(sessionId: string): Promise<History> {
 
 async function historyOf(sessionId: string): Promise<Record<string, unknown>[]> {
   return (await fullHistoryOf(sessionId)).events;
+}
+
+/**
+ * A watchdog period of the test's own for one session. MODEL_TIMEOUT_MS is a Worker setting
+ * (15 s in this project), with no per-session option: the test sets the session's core config
+ * in its running object, after the client joined and before its first turn (no watchdog is
+ * armed before a turn opens). It reaches into the object, so a rename there breaks it loudly.
+ */
+async function setModelTimeout(sessionId: string, ms: number): Promise<void> {
+  const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+  await runInDurableObject(stub, (instance: unknown) => {
+    const live = (
+      instance as {
+        live: { interpreter: { state: { config: { modelTimeoutMs: number } } } } | null;
+      }
+    ).live;
+    if (!live) throw new Error("the session's object holds no running session");
+    live.interpreter.state.config.modelTimeoutMs = ms;
+  });
+}
+
+async function timelineKinds(sessionId: string): Promise<string[]> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
+    headers: withKey(),
+  });
+  return ((await res.json()) as { rows: { kind: string }[] }).rows.map((r) => r.kind);
+}
+
+/** Frames in a line each, for a failure's message. */
+const summary = (frames: Frame[]) =>
+  frames
+    .map((f) => `${f.type} ${f.turnId ?? ""} ${f.name ?? f.text ?? f.code ?? f.reason ?? ""}`)
+    .join("\n");
+
+/**
+ * One turn as `playTurn` collected it, checked: its line opened one turn, the model's text for
+ * it came before its one end, a `turn_complete`, and no `error` frame came. Its answer's text.
+ */
+function answeredOnce(frames: Frame[], line: string): string {
+  const user = frames.find((f) => f.type === "user" && f.text === line);
+  expect(user, JSON.stringify(frames)).toBeDefined();
+  const own = frames.filter((f) => f.turnId === user!.turnId);
+  expect(
+    turnEndsOf(own).map((f) => f.type),
+    summary(frames),
+  ).toEqual(["turn_complete"]);
+  const end = own.findIndex((f) => f.type === "turn_complete");
+  const texts = own.flatMap((f, i) => (f.type === "text" ? [i] : []));
+  expect(texts.length).toBeGreaterThan(0);
+  expect(Math.max(...texts)).toBeLessThan(end);
+  // Nothing of any turn but this one, and no error at all (repeated_reply, model_slow …).
+  expect(
+    frames.filter((f) => f.type === "error").map((f) => `${f.code}: ${f.message}`),
+    summary(frames),
+  ).toEqual([]);
+  expect(frames.filter((f) => f.type === "text").every((f) => f.turnId === user!.turnId)).toBe(
+    true,
+  );
+  return textsOf(own).join("");
 }
 
 for (const provider of PROVIDERS) {
@@ -327,6 +387,146 @@ for (const provider of PROVIDERS) {
           for (const other of lines) if (other !== line) expect(said).not.toContain(`“${other}”`);
           if (turnId === "t5") expect(said).toContain(`“${line}”`);
         });
+        client.close();
+      },
+    );
+
+    scenario(
+      "the same question three times, plain: each answered once, in the same words, no error",
+      async () => {
+        // An honest model answers the same question with the same words (repeatAnswers): the
+        // gateway must not take the second answer for a regeneration (before c8e49f7 the
+        // OpenAI wire judged it a "repeated reply": an error, a go-on prompt, a stall).
+        // The greeting shows the app's chips (a silent result: on Gemini a regeneration is
+        // possible for a while); then the same plain question, no tool, three times.
+        const { client } = await session({ repeatAnswers: 1, calls: "greeting:suggest_topics;*:" });
+        await playTurn(client, "hi", { settleMs: 100 });
+        const line = "what are your opening hours on a sunday?";
+        const answers: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const frames = await playTurn(client, line, { settleMs: 200 });
+          answers.push(answeredOnce(frames, line));
+        }
+        expect(answers[0]).toContain(`You said: “${line}”`);
+        expect(answers[0]!.match(/You said:/g)).toHaveLength(1);
+        expect(answers).toEqual([answers[0], answers[0], answers[0]]);
+        client.close();
+      },
+    );
+
+    scenario(
+      "the same question three times with a spoken and a silent tool: each answered once, no error",
+      async () => {
+        // Every turn calls lookup_faq (server, spoken) and suggest_topics (the app's chips,
+        // silent): on Gemini a silent result makes a regeneration possible, and the answer to
+        // the same results is word for word the one before.
+        const { client } = await session({
+          repeatAnswers: 1,
+          calls: "*:lookup_faq,suggest_topics",
+        });
+        const line = "what are your hours?";
+        const answers: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const frames = await playTurn(client, line, { settleMs: 300 });
+          const calls = frames.filter((f) => f.type === "tool_call").map((f) => f.name);
+          expect(calls.sort(), summary(frames)).toEqual(["lookup_faq", "suggest_topics"]);
+          const said = answeredOnce(frames, line);
+          expect(said.match(/lookup_faq found/g), said).toHaveLength(1);
+          expect(said.match(/You said:/g), said).toHaveLength(1);
+          answers.push(said);
+        }
+        expect(answers).toEqual([answers[0], answers[0], answers[0]]);
+        client.close();
+      },
+    );
+
+    scenario(
+      "a model twice as slow as the watchdog: model_slow, then its answer in its turn, no model_timeout",
+      async () => {
+        // Paced in real time (timeScale 1): the first word 2 periods after the line, then
+        // quickly. The watchdog's period is 500 ms for this session (its default is 15 s).
+        const period = 500;
+        const { client, sessionId } = await session({
+          repeatAnswers: 1,
+          calls: "*:",
+          timeScale: 1,
+          latencyMs: 2 * period,
+          msPerWord: 5,
+        });
+        await setModelTimeout(sessionId, period);
+        const line = "take your time with this one";
+        const started = Date.now();
+        const frames = await playTurn(client, line, { settleMs: 2 * period });
+        const user = frames.find((f) => f.type === "user")!;
+        const own = frames.filter((f) => f.turnId === user.turnId);
+        const codes = frames.filter((f) => f.type === "error").map((f) => f.code);
+        expect(codes).toContain("model_slow");
+        expect(codes).not.toContain("model_timeout");
+        expect(codes).not.toContain("late_answer");
+        expect(frames.find((f) => f.type === "error")).toMatchObject({ turnId: user.turnId });
+        expect(turnEndsOf(frames)).toEqual([
+          expect.objectContaining({ type: "turn_complete", turnId: user.turnId }),
+        ]);
+        const end = own.findIndex((f) => f.type === "turn_complete");
+        const said = textsOf(own.slice(0, end)).join("");
+        expect(said).toContain(`You said: “${line}”`);
+        expect(said).toContain("Anything else?");
+        // The model was slow: the answer took longer than a period.
+        expect(Date.now() - started).toBeGreaterThan(period);
+        // It was waited for, never asked to go on (a nudge cuts, or collides with, the answer
+        // it prepares): PROTOCOL.md nudges only after tool results.
+        const kinds = await timelineKinds(sessionId);
+        expect(kinds).toContain("WATCHDOG_WAIT");
+        expect(kinds).not.toContain("WATCHDOG_NUDGE");
+        expect(kinds).not.toContain("MODEL_TIMEOUT");
+        client.close();
+      },
+    );
+
+    scenario(
+      "three lines typed while a slow connection opens: all reach the model in order, one answer",
+      async () => {
+        // The model connection takes 800 ms to be set up; the user types three lines at once.
+        const { client } = await session({ setupMs: 800, repeatAnswers: 1, calls: "*:" });
+        const lines = [
+          "My booking code is ZX41",
+          "it is for two adults",
+          "what is included in the fare?",
+        ];
+        for (const text of lines) client.send({ type: "text", text });
+        const frames = await framesUntilTurnEnds(client, "t3");
+        // Each line opened its turn, all before the connection was live.
+        const users = frames.filter((f) => f.type === "user");
+        expect(users.map((f) => [f.turnId, f.text])).toEqual([
+          ["t1", lines[0]],
+          ["t2", lines[1]],
+          ["t3", lines[2]],
+        ]);
+        const live = client.statuses.find((f) => f.state === "live");
+        expect(live).toBeDefined();
+        for (const u of users) expect(u.seq as number).toBeLessThan(live!.seq as number);
+        // What the model received, as its answer echoes it: the three lines, in order, as one
+        // input (newline-joined), answered once, in the last line's turn.
+        const said = textsOf(frames.filter((f) => f.turnId === "t3")).join("");
+        expect(said).toContain(`You said: “${lines.join("\n")}”`);
+        expect(said.match(/You said:/g)).toHaveLength(1);
+        expect(turnEndsOf(frames)).toEqual([
+          expect.objectContaining({
+            type: "interrupted",
+            turnId: "t1",
+            reason: "barge_in",
+            joined: true,
+          }),
+          expect.objectContaining({
+            type: "interrupted",
+            turnId: "t2",
+            reason: "barge_in",
+            joined: true,
+          }),
+          expect.objectContaining({ type: "turn_complete", turnId: "t3" }),
+        ]);
+        expect(frames.filter((f) => f.type === "text").every((f) => f.turnId === "t3")).toBe(true);
+        expect(frames.filter((f) => f.type === "error").map((f) => f.code)).toEqual([]);
         client.close();
       },
     );
