@@ -82,7 +82,10 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   }
   if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
   s.generation ??= newGeneration(owner, claim);
-  if (owner !== null && s.turn?.id === owner) s.generation.turnBefore = progressOf(s.turn);
+  if (owner !== null && s.turn?.id === owner) {
+    s.generation.turnBefore = progressOf(s.turn);
+    if (s.turn.inputKey !== undefined) s.generation.answers = [s.turn.inputKey];
+  }
   return s.generation;
 }
 
@@ -113,6 +116,7 @@ function newGeneration(owner: string | null, claim: GenerationState["claim"]): G
     inputSinceStart: false,
     text: "",
     judged: false,
+    answers: [],
     unansweredSpeak: false,
     unansweredSilent: 0,
     unansweredQuiet: 0,
@@ -232,10 +236,12 @@ export function givesSlotBackAsRepeat(
   const s = ctx.state;
   if (!s.config.guards.detectRepeats || s.config.legacyOpeningCheck) return false;
   if (gen.unansweredSpeak) return false;
-  // An honest model answers the same question with the same words: the answer to an input
-  // that says again what an earlier one said is never taken for a regeneration.
-  const repeatedInput = gen.owner !== null && s.turn?.id === gen.owner && s.turn.inputRepeats;
-  if (repeatedInput && !s.config.legacyRepeatJudgement) return false;
+  // An honest model answers the same question with the same words: a reply that says again
+  // what was said to the same input before is that answer, never a regeneration.
+  const sameAnswer = s.recentAnswers.some(
+    (a) => a.reply === reply && gen.answers.includes(a.input),
+  );
+  if (sameAnswer && !s.config.legacyRepeatJudgement) return false;
   if (!canGiveSlotBack(ctx, gen) || !repeatsRecentReply(reply, s.recentReplies)) return false;
   giveSlotBack(ctx, gen);
   s.counters.repeatedReplies++;
@@ -264,6 +270,11 @@ export function takeContent(ctx: StepContext, gen: GenerationState, text?: strin
 function noteContent(ctx: StepContext, gen: GenerationState): void {
   if (gen.lateFor !== undefined && !gen.hasContent) nameLateAnswer(ctx, gen.lateFor);
   gen.hasContent = true;
+  if (gen.resultsUnanswered !== undefined) {
+    // It speaks after the results it was sent: it had them, and what it says answers them.
+    gen.answers = [...gen.answers, gen.resultsUnanswered];
+    gen.resultsUnanswered = undefined;
+  }
   resultsAnswered(ctx, gen);
   const turn = ctx.state.turn;
   if (turn?.id !== gen.owner) return;

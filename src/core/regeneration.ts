@@ -26,10 +26,19 @@ export function repeatsRecentReply(reply: string, recent: readonly string[]): bo
   return reply.length > 0 && recent.includes(reply);
 }
 
-/** The newest first, each once, at most KEPT_REPLIES (replies, and inputs alike). */
 export function rememberReply(recent: readonly string[], reply: string): string[] {
   if (reply.length === 0) return [...recent];
   return [reply, ...recent.filter((r) => r !== reply)].slice(0, KEPT_REPLIES);
+}
+
+/** The answers remembered with their inputs: the newest first, one per input. */
+export function rememberAnswer(
+  recent: readonly { input: string; reply: string }[],
+  input: string,
+  reply: string,
+): { input: string; reply: string }[] {
+  if (reply.length === 0) return [...recent];
+  return [{ input, reply }, ...recent.filter((a) => a.input !== input)].slice(0, KEPT_REPLIES);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Effect } from "./effects.js";
 import { armLineWait, sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
+import { inputKey } from "./regeneration.js";
 import type { CoreState, GenerationState } from "./state.js";
 import { StepContext } from "./step-context.js";
 import {
@@ -385,8 +386,13 @@ function takeLine(
     return;
   }
   ensureUpstream(ctx, true);
-  if (unsent.length > 0) ctx.trace("LINES_JOINED", { turnId: turn.id, lines: unsent.length + 1 });
-  sendInput(ctx, { type: "user_text", text: [...unsent, line.text].join("\n") }, turn.id);
+  const text = [...unsent, line.text].join("\n");
+  if (unsent.length > 0) {
+    // The model is asked all of them: that is the input the turn's answer answers.
+    turn.inputKey = inputKey({ kind: "said", text });
+    ctx.trace("LINES_JOINED", { turnId: turn.id, lines: unsent.length + 1 });
+  }
+  sendInput(ctx, { type: "user_text", text }, turn.id);
 }
 
 /**

@@ -74,10 +74,10 @@ export interface TurnState {
    */
   optionalSlots: number;
   /**
-   * What the turn last asked (its line, or the results it was sent) says again what an earlier
-   * input said: the same answer again is then honest, never a regeneration.
+   * What the turn last asked the model (its line, or the results it was sent), as inputs are
+   * compared (regeneration.ts `inputKey`): the same answer to the same input is honest.
    */
-  inputRepeats: boolean;
+  inputKey: string | undefined;
   /** Watchdog periods waited, past the first, for a model that is slow rather than silent. */
   slowWaits: number;
   /** When the latest of those periods began (0: none). */
@@ -114,6 +114,11 @@ export interface FollowUpWindow {
   spokenOver?: boolean | undefined;
 }
 
+export interface RecentAnswer {
+  readonly input: string;
+  readonly reply: string;
+}
+
 /** The model's current generation and whom it answers (null: nobody asked for it). */
 export interface GenerationState {
   owner: string | null;
@@ -134,6 +139,13 @@ export interface GenerationState {
   inputSinceStart: boolean;
   /** Its text so far (bounded), to compare the whole reply with recent ones at its end. */
   text: string;
+  /**
+   * The inputs it answers, as inputKey gives them: its turn's latest when it began, and results
+   * sent into it while it ran.
+   */
+  answers: string[];
+  /** Results sent into it that it has said nothing after yet (it may have ended without them). */
+  resultsUnanswered?: string | undefined;
   /** It answers this turn, which the watchdog ended before it began: named when it speaks. */
   lateFor?: string | undefined;
   /** Only with legacyOpeningCheck: its opening has been judged. */
@@ -259,8 +271,11 @@ export interface CoreState {
   inputTranscript: string;
   /** Recent whole replies (normalised), to recognise a regenerated one. */
   recentReplies: string[];
-  /** Recent inputs (lines, results; normalised), to know an answer to a repeated one. */
-  recentInputs: string[];
+  /**
+   * Recent answers with the input each answered: a reply that says again what was said to
+   * the same input is the same answer to the same question, never a regeneration.
+   */
+  recentAnswers: RecentAnswer[];
   /**
    * The turn the model timed out on, while what it owed that turn may still come: a late
    * answer is then named to clients (a durable `late_answer`), not dropped without a word.
@@ -325,7 +340,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     speechDetected: false,
     inputTranscript: "",
     recentReplies: [],
-    recentInputs: [],
+    recentAnswers: [],
     timedOutTurn: null,
     regenUntil: 0,
     lastModelSignAt: 0,

@@ -137,7 +137,7 @@ function copyState(s: CoreState): CoreState {
     generation: s.generation === null ? null : { ...s.generation },
     calls,
     recentReplies: [...s.recentReplies],
-    recentInputs: [...s.recentInputs],
+    recentAnswers: [...s.recentAnswers],
     counters: { ...s.counters },
   };
 }

@@ -11,7 +11,6 @@ import { currentGeneration, takeContent } from "./generations.js";
 import { inputKey } from "./regeneration.js";
 import { type CallState, type CoreState, capabilitiesOf, type PendingHandoff } from "./state.js";
 import type { StepContext } from "./step-context.js";
-import { noteInput } from "./turn-state.js";
 import { settleTurn } from "./turns.js";
 
 /** How long after a silent result a regeneration of the previous reply is watched for. */
@@ -290,7 +289,9 @@ function flushBatch(ctx: StepContext, batch: string): void {
     c.delivery = inGeneration ? "in_generation" : "late";
   }
   ctx.sendModel({ type: "tool_responses", responses });
-  noteInput(ctx, turn, inputKey({ kind: "results", results: responses }));
+  turn.inputKey = inputKey({ kind: "results", results: responses });
+  // Sent into the running generation: what it says after them answers them too.
+  if (inGeneration && s.generation) s.generation.resultsUnanswered = turn.inputKey;
   turn.resultsSinceContent++;
   if (speak) turn.speakSinceContent = true;
   if (!inGeneration) {

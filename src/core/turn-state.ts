@@ -1,6 +1,6 @@
 /** A user turn opens with its `user` event and ends once, with its one turn end. */
 import type { InterruptReason } from "../vocabulary/events.js";
-import { inputKey, rememberReply } from "./regeneration.js";
+import { inputKey } from "./regeneration.js";
 import type { TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 
@@ -24,12 +24,11 @@ export function openTurn(
     askedAt: ctx.now,
     contentSinceAsk: false,
     optionalSlots: 0,
-    inputRepeats: false,
+    inputKey: text.length > 0 ? inputKey({ kind: "said", text }) : undefined,
     slowWaits: 0,
     waitedAt: 0,
   };
   s.turn = turn;
-  if (text.length > 0) noteInput(ctx, turn, inputKey({ kind: "said", text }));
   s.lastTurnId = turn.id;
   s.speechDetected = false;
   s.inputTranscript = "";
@@ -70,13 +69,6 @@ export function endTurn(
     ctx.trace("INTERRUPTED", { turnId: turn.id, reason: how.interrupted });
     ctx.cancelRunningCalls(turn.id, how.interrupted);
   }
-}
-
-/** The turn asks the model something: does it say again what an earlier input said? */
-export function noteInput(ctx: StepContext, turn: TurnState, key: string): void {
-  const s = ctx.state;
-  turn.inputRepeats = s.recentInputs.includes(key);
-  s.recentInputs = rememberReply(s.recentInputs, key);
 }
 
 /** The model said something for the turn since it was last asked: it answered. */

@@ -17,7 +17,7 @@ import {
   givesSlotBackAsRepeat,
   returnSlot,
 } from "./generations.js";
-import { normalizedReply, rememberReply } from "./regeneration.js";
+import { normalizedReply, rememberAnswer, rememberReply } from "./regeneration.js";
 import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
@@ -46,6 +46,10 @@ export function onModelTurnComplete(ctx: StepContext): void {
   // what we forwarded (and a context rebuilt from the log ends with what was cut short).
   s.recentReplies = rememberReply(s.recentReplies, reply);
   if (repeated) return;
+  // An answer, whole, to its open turn's input (not a turn that ended meanwhile).
+  if (!gen.interrupted && gen.owner !== null && s.turn?.id === gen.owner)
+    for (const input of gen.answers)
+      s.recentAnswers = rememberAnswer(s.recentAnswers, input, reply);
   if (gen.unansweredSilent > 0 && !gen.unansweredSpeak && s.config.guards.suppressUnsolicited) {
     // It may take each side-effect message as new input and say its reply again: those
     // generations belong to nobody, and new input waits until they show (or a grace passes).
