@@ -75,7 +75,7 @@ export function step(
   if (input.type === "client_audio") handoffBeforeInput(ctx);
   dispatch(ctx, input);
   // Held lines go once the speech they waited for has its turn (or is no longer pending).
-  if (ctx.state.heldLines.length > 0 && (ctx.state.turn !== null || !ctx.state.speechDetected))
+  if (ctx.state.heldLines.length > 0 && (ctx.state.turn !== null || !speechPending(ctx)))
     releaseLines(ctx);
   settleUpstream(ctx);
   armWatchdog(ctx);
@@ -396,9 +396,23 @@ function takeLine(
 }
 
 /**
- * The user spoke (audio_end or a transcription) and the model has not begun to answer: on the
- * live connection, or in the outbox of one being opened (a line queued behind that speech
- * would have its answer taken for the line's).
+ * A client streams audio it has not ended (`audio_end`: "the user stopped speaking"), its
+ * latest chunk just now: the user is still speaking, and the model will answer that speech.
+ */
+const SPEAKING_GAP_MS = 1_000;
+
+/** Speech the model will answer: spoken (audio_end, a transcription, VAD), or still under way. */
+function speechPending(ctx: StepContext): boolean {
+  const s = ctx.state;
+  return (
+    s.speechDetected || (s.audioSinceEnd && ctx.now - s.lastClientAudioAt <= SPEAKING_GAP_MS)
+  );
+}
+
+/**
+ * The user spoke (audio_end or a transcription), or is speaking, and the model has not begun
+ * to answer: on the live connection, or in the outbox of one being opened (a line queued
+ * behind that speech would have its answer taken for the line's).
  */
 function speechAwaitsAnswer(ctx: StepContext): boolean {
   const s = ctx.state;
@@ -410,7 +424,7 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
   return (
     s.config.guards.suppressUnsolicited &&
     s.turn === null &&
-    s.speechDetected &&
+    speechPending(ctx) &&
     s.generation === null &&
     heard
   );

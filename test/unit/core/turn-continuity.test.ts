@@ -321,6 +321,31 @@ describe("a line typed right after the user spoke (found by the attack: the spee
     expect(h.traces).not.toContain("SUPPRESSED");
   });
 
+  it("a line typed while the user is still speaking (before audio_end) waits the same way, and is answered (issue 28)", () => {
+    // It opened its own turn at once; the voice turn then cut it and the line never got an
+    // answer (3 of 3 in the attack).
+    const h = live();
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.advance(20);
+    h.input({ type: "client_text", clientId: "phone", text: "what next" });
+    expect(h.traces).toContain("LINE_HELD");
+    expect(h.sentToModel.some((c) => c.type === "user_text")).toBe(false);
+    h.advance(20);
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    speechAnsweredThenLine(h);
+    expect(h.traces).not.toContain("SUPPRESSED");
+  });
+
+  it("a line typed after the microphone went quiet (no audio for a while, no audio_end) goes at once", () => {
+    const h = live();
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
+    h.advance(3_000);
+    h.input({ type: "client_text", clientId: "phone", text: "what next" });
+    expect(h.traces).not.toContain("LINE_HELD");
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
+  });
+
   it("the same while the connection opens: the speech waits in the outbox, the line waits for its answer (found by the attack)", () => {
     // Speech, its end and a line, all before the connection is set up: the line went into the
     // outbox behind the speech, so the speech's answer was taken for the line's and the line's
