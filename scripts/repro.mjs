@@ -5,7 +5,8 @@
  * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
  * and liveline — and for each provider's wire (the simulator's Gemini Live and OpenAI
  * Realtime faces; a scenario a provider cannot have says why), on a `wrangler dev` this
- * script starts and stops. Prints one table and
+ * script starts and stops (and a second one for a scenario that needs other Worker vars, such
+ * as a short MODEL_TIMEOUT_MS). Prints one table and
  * writes bench-results/repro.json. Trial i of a scenario uses simulator seed S + i.
  */
 import {
@@ -447,6 +448,162 @@ const SCENARIOS = [
       }
     },
   },
+  {
+    id: "same_question_again",
+    label: "the same question again (the same words, a deterministic tool): ask not answered once",
+    field: "issue 28: repeated_reply, a leaked go-on prompt, a 15 s stall",
+    unit: "repeated asks",
+    parallel: 4,
+    extra: "error frames",
+    control:
+      "the naive relay judges no words: its failures are the regenerations and extra turn ends it forwards (several per ask), not a punished repeat",
+    async trial(server, arm, seed, provider) {
+      // An honest model says the same words to the same question (repeatAnswers); each ask
+      // calls lookup_faq (spoken) and the app's chips (silent: on Gemini a regeneration is
+      // then possible, and a guard judges). Asked three times: the second and third asks are
+      // the units. Answered once: one turn_complete, the answer and what lookup_faq found each
+      // said once in the turn, no error frame.
+      const { client } = await open(
+        server,
+        arm,
+        { seed, repeatAnswers: 1, calls: "*:lookup_faq,suggest_topics" },
+        provider,
+      );
+      const line = "what are your hours?";
+      try {
+        let failed = 0;
+        let errors = 0;
+        let note;
+        for (let ask = 1; ask <= 3; ask++) {
+          const { frames } = await playTurn(client, line, { settleMs: 200, timeoutMs: 8000 });
+          if (ask === 1) continue;
+          const user = frames.find((f) => f.type === "user" && f.text === line);
+          const own = frames.filter((f) => user && f.turnId === user.turnId);
+          const said = textsOf(own).join("");
+          const ends = turnEndsOf(own);
+          const errorCodes = frames.filter((f) => f.type === "error").map((f) => f.code);
+          const ok =
+            user !== undefined &&
+            ends.length === 1 &&
+            ends[0].type === "turn_complete" &&
+            (said.match(/You said: “/g) ?? []).length === 1 &&
+            (said.match(/lookup_faq found/g) ?? []).length === 1 &&
+            errorCodes.length === 0;
+          if (errorCodes.length > 0) errors++;
+          if (!ok) {
+            failed++;
+            note ??= `ask ${ask}: errors [${errorCodes.join(",")}], ${ends.length} ends, said: ${said.slice(0, 160)}`;
+          }
+        }
+        return { units: 2, failed, extra: errors, note };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "slow_model",
+    label: "a model twice as slow as MODEL_TIMEOUT_MS: answer not delivered in its turn",
+    field: "issue 28: nudged, then model_timeout; the late answer dropped",
+    unit: "slow turns",
+    parallel: 4,
+    // The watchdog's period for this row's own wrangler dev (the default is 15 s).
+    vars: { MODEL_TIMEOUT_MS: "600" },
+    extra: "nudged (WATCHDOG_NUDGE)",
+    control:
+      "the naive relay runs liveline's own watchdog (not a guard), which since c8e49f7 waits for a slow model: the naive arm does not show the failure",
+    async trial(server, arm, seed, provider) {
+      // The first word 1200 ms after the line (real time: timeScale 1), then quickly. Delivered:
+      // the answer in the line's turn, before its one turn_complete, and no model_timeout.
+      const { client, sessionId } = await open(
+        server,
+        arm,
+        { seed, repeatAnswers: 1, calls: "*:", timeScale: 1, latencyMs: 1200, msPerWord: 5 },
+        provider,
+      );
+      const line = "take your time with this one";
+      try {
+        const { frames } = await playTurn(client, line, { settleMs: 1200, timeoutMs: 8000 });
+        const user = frames.find((f) => f.type === "user" && f.text === line);
+        const own = frames.filter((f) => user && f.turnId === user.turnId);
+        const end = own.findIndex((f) => f.type === "turn_complete");
+        const said = textsOf(end === -1 ? [] : own.slice(0, end)).join("");
+        const codes = frames.filter((f) => f.type === "error").map((f) => f.code);
+        const delivered =
+          said.includes(`You said: “${line}”`) &&
+          turnEndsOf(own).length === 1 &&
+          !codes.includes("model_timeout");
+        const kinds = (await timeline(server, sessionId)).map((row) => row.kind);
+        return {
+          units: 1,
+          failed: delivered ? 0 : 1,
+          extra: kinds.includes("WATCHDOG_NUDGE") ? 1 : 0,
+          note: delivered
+            ? undefined
+            : `errors [${codes.join(",")}], said in the turn: ${said.slice(0, 80) || "nothing"}`,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "lines_while_opening",
+    label: "three lines typed while the connection opens: a line never reaches the model",
+    field: "issue 28: the lines typed over were withdrawn",
+    unit: "sessions",
+    parallel: 4,
+    control:
+      "the naive relay queues lines in liveline's own outbox (not a guard), which since c8e49f7 joins them: the naive arm does not show the failure",
+    async trial(server, arm, seed, provider) {
+      // The model connection takes 800 ms to be set up; the user types three lines at once.
+      // Reached: the last turn's answer echoes what the model received (repeatAnswers), the
+      // three lines in order as one input; the first two turns end interrupted, joined.
+      const { client } = await open(
+        server,
+        arm,
+        { seed, setupMs: 800, repeatAnswers: 1, calls: "*:" },
+        provider,
+      );
+      const lines = [
+        "My booking code is ZX41",
+        "it is for two adults",
+        "what is included in the fare?",
+      ];
+      try {
+        for (const text of lines) client.send({ type: "text", text });
+        const frames = [];
+        for (;;) {
+          const f = await client.next(8000).catch(() => null);
+          if (f === null) break;
+          frames.push(f);
+          if (turnEndsOf(frames).length === 3) break;
+        }
+        const live = client.statuses.find((f) => f.state === "live");
+        const users = frames.filter((f) => f.type === "user");
+        const early = live !== undefined && users.every((u) => u.seq < live.seq);
+        const last = users.at(-1);
+        const said = textsOf(frames.filter((f) => last && f.turnId === last.turnId)).join("");
+        const ends = turnEndsOf(frames).map(
+          (f) => `${f.type}${f.joined === true ? "(joined)" : ""}`,
+        );
+        const reached = said.includes(`You said: “${lines.join("\n")}”`);
+        const ok =
+          early &&
+          reached &&
+          ends.join(",") === "interrupted(joined),interrupted(joined),turn_complete";
+        return {
+          units: 1,
+          failed: ok ? 0 : 1,
+          note: ok
+            ? undefined
+            : `${early ? "" : "(typed after live) "}ends ${ends.join(",")}; said: ${JSON.stringify(said.slice(0, 120))}`,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
 ];
 
 async function main() {
@@ -462,11 +619,20 @@ async function main() {
       : ["gemini", "openai"];
 
   process.stderr.write(`repro: ${trials} trials per cell, seed ${seed}; starting wrangler dev…\n`);
-  const server = await startServer();
+  // One wrangler dev for the scenarios with the default settings; a scenario that needs other
+  // Worker vars (a short MODEL_TIMEOUT_MS) gets its own, started when it comes.
+  const servers = new Map();
+  const serverFor = async (vars = {}) => {
+    const key = JSON.stringify(vars);
+    if (!servers.has(key)) servers.set(key, await startServer({ vars }));
+    return servers.get(key);
+  };
+  await serverFor();
   const started = Date.now();
   const results = {};
   try {
     for (const sc of scenarios) {
+      const server = await serverFor(sc.vars);
       results[sc.id] = {};
       for (const provider of providers.filter((p) => !sc.skip?.[p])) {
         results[sc.id][provider] = {};
@@ -495,7 +661,7 @@ async function main() {
       }
     }
   } finally {
-    await server.stop();
+    for (const server of servers.values()) await server.stop();
   }
 
   const rows = scenarios.flatMap((sc) =>
@@ -520,6 +686,9 @@ async function main() {
     `\nliveline repro — ${trials} trials per cell, seed ${seed} (trial i uses simulator seed ${seed}+i), ${secs} s\n`,
   );
   console.log(out);
+  for (const sc of scenarios.filter((x) => x.control)) {
+    console.log(`${sc.id}, about the control: ${sc.control}`);
+  }
   for (const sc of scenarios.filter((x) => x.extra)) {
     for (const [provider, r] of Object.entries(results[sc.id])) {
       console.log(
@@ -548,6 +717,7 @@ async function main() {
         unit: sc.unit,
         field: sc.field,
         parallel: sc.parallel,
+        ...(sc.vars ? { vars: sc.vars } : {}),
         providers: results[sc.id],
         skipped: sc.skip ?? {},
       })),

@@ -28,6 +28,8 @@ describe("npm run repro / bench / soak, quick", () => {
     expect(out).toContain("| scenario");
     expect(out).toContain("naive relay (control)");
     expect(out).toContain("reconnect after a tool response: session poisoned");
+    // A row served by its own wrangler dev (a short MODEL_TIMEOUT_MS).
+    expect(out).toContain("a model twice as slow as MODEL_TIMEOUT_MS");
     expect(out).toMatch(/\| openai\s+\|/);
     expect(code, out).toBe(0);
   });
