@@ -404,9 +404,7 @@ const SPEAKING_GAP_MS = 1_000;
 /** Speech the model will answer: spoken (audio_end, a transcription, VAD), or still under way. */
 function speechPending(ctx: StepContext): boolean {
   const s = ctx.state;
-  return (
-    s.speechDetected || (s.audioSinceEnd && ctx.now - s.lastClientAudioAt <= SPEAKING_GAP_MS)
-  );
+  return s.speechDetected || (s.audioSinceEnd && ctx.now - s.lastClientAudioAt <= SPEAKING_GAP_MS);
 }
 
 /**
