@@ -32,9 +32,12 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   let claim: GenerationState["claim"] = "none";
   const turn = s.turn;
   const window = s.followUpWindow;
-  if (window && window.turnId !== turn?.id && (window.absorb ?? 1) > 1) {
+  // A window held for a turn cut short after a regeneration showed: more may still come.
+  const regenerationsOwed = window?.gaveBack === "repeat" ? s.regenerations.owed : 0;
+  if (window && window.turnId !== turn?.id && (window.absorb ?? 1) + regenerationsOwed > 1) {
     // One of several reactions a dead turn's window waits for: nobody's; it stays open.
-    window.absorb = (window.absorb ?? 1) - 1;
+    if (regenerationsOwed > 0) s.regenerations.owed--;
+    else window.absorb = (window.absorb ?? 1) - 1;
     s.counters.suppressedGenerations++;
     ctx.trace("SUPPRESSED", { reason: "reaction to a late side-effect result" });
     s.generation = newGeneration(null, "none");
@@ -244,6 +247,8 @@ export function givesSlotBackAsRepeat(
   if (sameAnswer && !s.config.legacyRepeatJudgement) return false;
   if (!canGiveSlotBack(ctx, gen) || !repeatsRecentReply(reply, s.recentReplies)) return false;
   giveSlotBack(ctx, gen);
+  // The model ignores SILENT: each other SILENT message sent lately may bring one more.
+  s.regenerations = { sent: 0, owed: Math.max(0, s.regenerations.sent - 1) };
   s.counters.repeatedReplies++;
   ctx.trace("REPEATED_REPLY", { turnId: gen.owner });
   return true;

@@ -281,6 +281,13 @@ export interface CoreState {
    * answer is then named to clients (a durable `late_answer`), not dropped without a word.
    */
   timedOutTurn: string | null;
+  /**
+   * SILENT messages sent after their generation ended while a regeneration was possible, and
+   * — once one regeneration showed that the model ignores SILENT (a repeated reply) — how many
+   * more of them may still come. Kept across follow-up windows: a window held for a turn cut
+   * short absorbs them too, so none is taken for the next turn's answer.
+   */
+  regenerations: { sent: number; owed: number };
   /** Until when a model that ignores SILENT could still answer a silent result by regenerating. */
   regenUntil: number;
   /** When the model last showed life (any event on the connection). */
@@ -342,6 +349,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     recentReplies: [],
     recentAnswers: [],
     timedOutTurn: null,
+    regenerations: { sent: 0, owed: 0 },
     regenUntil: 0,
     lastModelSignAt: 0,
     lastWorkAt: 0,

@@ -138,6 +138,7 @@ function copyState(s: CoreState): CoreState {
     calls,
     recentReplies: [...s.recentReplies],
     recentAnswers: [...s.recentAnswers],
+    regenerations: { ...s.regenerations },
     counters: { ...s.counters },
   };
 }

@@ -243,6 +243,8 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
     ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
     if (inGeneration) noteResultsSentInGeneration(ctx, "quiet");
     // A model that ignores SILENT answers it by saying its previous reply again.
+    if (ctx.now > s.regenUntil) s.regenerations = { sent: 0, owed: 0 };
+    if (!inGeneration) s.regenerations.sent++;
     s.regenUntil = ctx.now + REGEN_WINDOW_MS;
     return;
   }

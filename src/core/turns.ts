@@ -46,10 +46,9 @@ export function onModelTurnComplete(ctx: StepContext): void {
   // what we forwarded (and a context rebuilt from the log ends with what was cut short).
   s.recentReplies = rememberReply(s.recentReplies, reply);
   if (repeated) return;
-  // An answer, whole, to its open turn's input (not a turn that ended meanwhile).
-  if (!gen.interrupted && gen.owner !== null && s.turn?.id === gen.owner)
-    for (const input of gen.answers)
-      s.recentAnswers = rememberAnswer(s.recentAnswers, input, reply);
+  // What the model said to the inputs it was taken to answer (cut short or not: the same
+  // question asked again gets the same words, as far as they went).
+  for (const input of gen.answers) s.recentAnswers = rememberAnswer(s.recentAnswers, input, reply);
   if (gen.unansweredSilent > 0 && !gen.unansweredSpeak && s.config.guards.suppressUnsolicited) {
     // It may take each side-effect message as new input and say its reply again: those
     // generations belong to nobody, and new input waits until they show (or a grace passes).
