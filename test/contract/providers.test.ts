@@ -395,10 +395,10 @@ for (const provider of PROVIDERS) {
       "the same question three times, plain: each answered once, in the same words, no error",
       async () => {
         // An honest model answers the same question with the same words (repeatAnswers): the
-        // gateway must not take the second answer for a regeneration (before c8e49f7 the
-        // OpenAI wire judged it a "repeated reply": an error, a go-on prompt, a stall).
-        // The greeting shows the app's chips (a silent result: on Gemini a regeneration is
-        // possible for a while); then the same plain question, no tool, three times.
+        // gateway must not take a later answer for a regeneration. The greeting shows the app's
+        // chips (a silent result, after which a regeneration is possible for a while: without
+        // it the gateway before c8e49f7 judged nothing); then the same plain question, no tool,
+        // three times (before c8e49f7 the third ended with repeated_reply, on both wires).
         const { client } = await session({ repeatAnswers: 1, calls: "greeting:suggest_topics;*:" });
         await playTurn(client, "hi", { settleMs: 100 });
         const line = "what are your opening hours on a sunday?";
