@@ -201,10 +201,17 @@ export function returnSlot(ctx: StepContext, owner: string): void {
  * (a barge-in: it was an answer). Misjudged for a dead turn, the next turn's answer is
  * absorbed instead and its turn waits for the watchdog: a visible nudge, not a silent loss.
  */
-export function canGiveSlotBack(ctx: StepContext, gen: GenerationState): boolean {
+export function canGiveSlotBack(ctx: StepContext, gen: GenerationState, repeated = false): boolean {
   if (gen.interrupted || !regenerationPossible(ctx, gen)) return false;
   const live = gen.owner !== null && ctx.state.turn?.id === gen.owner;
-  return live || gen.claim === "expected" || gen.claim === "absorbed";
+  // A word-for-word repeat that took a cut-short turn's window was a regeneration too: the
+  // follow-up that window waited for is still to come, and must not take the next slot.
+  return (
+    live ||
+    gen.claim === "expected" ||
+    gen.claim === "absorbed" ||
+    (repeated && gen.claim === "grace")
+  );
 }
 
 export function giveSlotBack(ctx: StepContext, gen: GenerationState): void {
@@ -245,7 +252,7 @@ export function givesSlotBackAsRepeat(
     (a) => a.reply === reply && gen.answers.includes(a.input),
   );
   if (sameAnswer && !s.config.legacyRepeatJudgement) return false;
-  if (!canGiveSlotBack(ctx, gen) || !repeatsRecentReply(reply, s.recentReplies)) return false;
+  if (!canGiveSlotBack(ctx, gen, true) || !repeatsRecentReply(reply, s.recentReplies)) return false;
   giveSlotBack(ctx, gen);
   // The model ignores SILENT: each other SILENT message sent lately may bring one more.
   s.regenerations = { sent: 0, owed: Math.max(0, s.regenerations.sent - 1) };
