@@ -5,20 +5,11 @@
 import { describe, expect, it } from "vitest";
 import { OPENAI_CAPABILITIES } from "../../../src/providers/openai/adapter.js";
 import type { Harness } from "./harness.js";
-import { live, texts, turnEnds } from "./sessions.js";
+import { greetWithLateChips, live, texts, turnEnds } from "./sessions.js";
 
-/** A greeting whose side-effect chips are answered late (a regeneration is then possible). */
-function greetWithLateChips(h: Harness, greeting: string): void {
-  h.input({ type: "client_text", clientId: "phone", text: "hi" });
-  h.model({ type: "text_delta", text: greeting });
-  h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
-  h.model({ type: "turn_complete" });
-  h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
-}
-
-/** The same line asked twice, the same words answered twice; the turns' ends and errors. */
-function askTwice(h: Harness, line: string, answer: string) {
-  for (let i = 0; i < 2; i++) {
+/** Each line asked in turn, the same words answered each time; the turns' ends and errors. */
+function ask(h: Harness, lines: string[], answer: string) {
+  for (const line of lines) {
     h.input({ type: "client_text", clientId: "phone", text: line });
     h.model({ type: "text_delta", text: answer });
     h.model({ type: "turn_complete" });
@@ -33,7 +24,11 @@ describe("the same question asked twice gets the same answer, and that is no err
   it("OpenAI: every response answers the input that asked for it; no judgement on words", () => {
     const h = live({ capabilities: OPENAI_CAPABILITIES });
     greetWithLateChips(h, "Hello! Here are some topics.");
-    const { ends, errors } = askTwice(h, "Tell me a story", "Once upon a time, the end.");
+    const { ends, errors } = ask(
+      h,
+      ["Tell me a story", "Tell me a story"],
+      "Once upon a time, the end.",
+    );
     // Each turn ends at once, as answered: no grace for "another answer", no nudge, no error.
     expect(ends).toEqual([
       ["t1", "turn_complete"],
@@ -48,20 +43,23 @@ describe("the same question asked twice gets the same answer, and that is no err
   it("control: the same on a record that allows regenerations judges the second answer", () => {
     const h = live({ capabilities: { ...OPENAI_CAPABILITIES, responsesOnRequest: false } });
     greetWithLateChips(h, "Hello! Here are some topics.");
-    h.input({ type: "client_text", clientId: "phone", text: "Tell me a story" });
-    h.model({ type: "text_delta", text: "Once upon a time, the end." });
-    h.model({ type: "turn_complete" });
-    h.input({ type: "client_text", clientId: "phone", text: "Tell me that story again" });
-    h.model({ type: "text_delta", text: "Once upon a time, the end." });
-    h.model({ type: "turn_complete" });
+    const { ends } = ask(
+      h,
+      ["Tell me a story", "Tell me that story again"],
+      "Once upon a time, the end.",
+    );
     expect(h.traces).toContain("REPEATED_REPLY");
-    expect(turnEnds(h)).toHaveLength(2); // t3 waits a grace for another answer
+    expect(ends).toHaveLength(2); // t3 waits a grace for another answer
   });
 
   it("Gemini: an answer to a line that repeats an earlier line is never taken for a regeneration", () => {
     const h = live();
     greetWithLateChips(h, "Hello! Here are some topics.");
-    const { ends, errors } = askTwice(h, "Tell me a story", "Once upon a time, the end.");
+    const { ends, errors } = ask(
+      h,
+      ["Tell me a story", "Tell me a story"],
+      "Once upon a time, the end.",
+    );
     expect(ends).toEqual([
       ["t1", "turn_complete"],
       ["t2", "turn_complete"],

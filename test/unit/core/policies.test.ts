@@ -3,19 +3,7 @@ import { ALL_GUARDS, NO_GUARDS } from "../../../src/core/state.js";
 import { validateHistory } from "../../../src/history/validate.js";
 import type { ModelCommand } from "../../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
-import { live, texts, turnEnds, types } from "./sessions.js";
-
-/**
- * A greeting whose side-effect call (the UI chips) is answered after the model ended its
- * turn: the result goes out SILENT, late. What a model that ignores SILENT would repeat.
- */
-function greetWithLateChips(h: Harness, greeting: string): void {
-  h.input({ type: "client_text", clientId: "phone", text: "hi" });
-  h.model({ type: "text_delta", text: greeting });
-  h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
-  h.model({ type: "turn_complete" });
-  h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
-}
+import { greetWithLateChips, live, texts, turnEnds, types } from "./sessions.js";
 
 const toolResponses = (h: Harness) =>
   h.sentToModel.filter(

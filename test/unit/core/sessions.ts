@@ -17,3 +17,15 @@ export const turnEnds = (h: Harness) =>
 /** The user turns the clients saw: id, how it came in, what it said. */
 export const userTurns = (h: Harness) =>
   h.durableFrames("phone").flatMap((f) => (f.type === "user" ? [[f.turnId, f.text]] : []));
+
+/**
+ * A greeting whose side-effect call (the UI chips) is answered after the model ended its
+ * turn: the result goes out SILENT, late. What a model that ignores SILENT would repeat.
+ */
+export function greetWithLateChips(h: Harness, greeting: string): void {
+  h.input({ type: "client_text", clientId: "phone", text: "hi" });
+  h.model({ type: "text_delta", text: greeting });
+  h.model({ type: "tool_call", calls: [{ id: "c1", name: "suggest_topics", args: {} }] });
+  h.model({ type: "turn_complete" });
+  h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: { chips: [] } });
+}

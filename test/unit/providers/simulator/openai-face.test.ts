@@ -1,37 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_KNOBS } from "../../../../src/simulator/knobs.js";
-import {
-  createOpenAISimulator,
-  type OaiSimState,
-  oaiStep,
-} from "../../../../src/simulator/openai/machine.js";
-
-type Msg = Record<string, unknown> & { type: string };
-
-/** Drives the OpenAI face: frames in, server events out, time moved by hand. */
-class Face {
-  state: OaiSimState;
-  now = 0;
-  out: Msg[] = [];
-  constructor(knobs: Partial<typeof DEFAULT_KNOBS> = {}) {
-    this.state = createOpenAISimulator({ ...DEFAULT_KNOBS, timeScale: 0, ...knobs });
-    this.feed({ type: "open" });
-  }
-  feed(input: Parameters<typeof oaiStep>[1]): Msg[] {
-    const { state, effects } = oaiStep(this.state, input, this.now);
-    this.state = state;
-    const sent = effects.flatMap((e) => (e.type === "send" ? [e.message as Msg] : []));
-    this.out.push(...sent);
-    return sent;
-  }
-  send(event: Record<string, unknown>): Msg[] {
-    return this.feed({ type: "frame", text: JSON.stringify(event) });
-  }
-  tick(ms: number): Msg[] {
-    this.now += ms;
-    return this.feed({ type: "tick" });
-  }
-}
+import { OaiDriver as Face, type Msg } from "./openai-driver.js";
 
 const setup = {
   type: "session.update",
