@@ -21,24 +21,32 @@ function ask(h: Harness, lines: string[], answer: string) {
 }
 
 describe("the same question asked twice gets the same answer, and that is no error", () => {
-  it("OpenAI: every response answers the input that asked for it; no judgement on words", () => {
-    const h = live({ capabilities: OPENAI_CAPABILITIES });
-    greetWithLateChips(h, "Hello! Here are some topics.");
-    const { ends, errors } = ask(
-      h,
-      ["Tell me a story", "Tell me a story"],
-      "Once upon a time, the end.",
-    );
-    // Each turn ends at once, as answered: no grace for "another answer", no nudge, no error.
-    expect(ends).toEqual([
-      ["t1", "turn_complete"],
-      ["t2", "turn_complete"],
-      ["t3", "turn_complete"],
-    ]);
-    expect(errors).toEqual([]);
-    expect(h.traces).not.toContain("REPEATED_REPLY");
-    expect(h.sentToModel.filter((c) => c.type === "nudge")).toEqual([]);
-  });
+  const wires = [
+    // Every response answers the input that asked for it: no judgement on words at all.
+    ["OpenAI", OPENAI_CAPABILITIES],
+    // A model that may act on its own: a line said again is still never judged.
+    ["Gemini", undefined],
+  ] as const;
+  for (const [wire, capabilities] of wires) {
+    it(`${wire}: the same line twice, the same words twice: each turn ends at once, as answered`, () => {
+      const h = live(capabilities === undefined ? {} : { capabilities });
+      greetWithLateChips(h, "Hello! Here are some topics.");
+      const { ends, errors } = ask(
+        h,
+        ["Tell me a story", "Tell me a story"],
+        "Once upon a time, the end.",
+      );
+      // No grace for "another answer", no nudge, no error.
+      expect(ends).toEqual([
+        ["t1", "turn_complete"],
+        ["t2", "turn_complete"],
+        ["t3", "turn_complete"],
+      ]);
+      expect(errors).toEqual([]);
+      expect(h.traces).not.toContain("REPEATED_REPLY");
+      expect(h.sentToModel.filter((c) => c.type === "nudge")).toEqual([]);
+    });
+  }
 
   it("control: the same on a record that allows regenerations judges the second answer", () => {
     const h = live({ capabilities: { ...OPENAI_CAPABILITIES, responsesOnRequest: false } });
@@ -50,23 +58,6 @@ describe("the same question asked twice gets the same answer, and that is no err
     );
     expect(h.traces).toContain("REPEATED_REPLY");
     expect(ends).toHaveLength(2); // t3 waits a grace for another answer
-  });
-
-  it("Gemini: an answer to a line that repeats an earlier line is never taken for a regeneration", () => {
-    const h = live();
-    greetWithLateChips(h, "Hello! Here are some topics.");
-    const { ends, errors } = ask(
-      h,
-      ["Tell me a story", "Tell me a story"],
-      "Once upon a time, the end.",
-    );
-    expect(ends).toEqual([
-      ["t1", "turn_complete"],
-      ["t2", "turn_complete"],
-      ["t3", "turn_complete"],
-    ]);
-    expect(errors).toEqual([]);
-    expect(h.traces).not.toContain("REPEATED_REPLY");
   });
 
   it("Gemini: the same tool result again, answered with the same words, is no regeneration", () => {
