@@ -87,6 +87,12 @@ export interface CoreConfig {
    * after the speech ends), before it goes anyway.
    */
   speechAnswerWaitMs: number;
+  /**
+   * How long a turn waits for the follow-up to results the model got as its turn ended
+   * before it is taken for an empty reply and nudged (unless the model shows it is working):
+   * a thinking model takes seconds to its first byte, and a nudge would cut its answer.
+   */
+  emptyReplyWaitMs: number;
   maxEmptyRetries: number;
   nudgeText: string;
   /** Close the model connection after this long without activity (0: never). */
@@ -147,6 +153,7 @@ export function defaultConfig(
     guards: ALL_GUARDS,
     followUpGraceMs: 1500,
     speechAnswerWaitMs: 4000,
+    emptyReplyWaitMs: 4000,
     maxEmptyRetries: 2,
     nudgeText: DEFAULT_NUDGE,
     idleTimeoutMs: 0,

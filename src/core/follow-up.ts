@@ -6,6 +6,7 @@
 import type { ModelCommand } from "../vocabulary/model.js";
 import { type CoreState, capabilitiesOf, type GenerationState, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
+import { endTurn } from "./turn-state.js";
 
 /**
  * Send input that the model answers with a generation belonging to `owner`. While a
@@ -64,6 +65,9 @@ export function expectGeneration(ctx: StepContext, turnId: string): void {
 export function markAsked(ctx: StepContext, turn: TurnState): void {
   turn.askedAt = ctx.now;
   turn.contentSinceAsk = false;
+  // A new wait: the periods a slow model was given count from here.
+  turn.slowWaits = 0;
+  turn.awaitingFollowUp = false;
 }
 
 /** Is the open turn still owed a generation? */
@@ -160,4 +164,25 @@ export function armLineWait(ctx: StepContext): void {
   const s = ctx.state;
   if (s.heldLines.length === 0 || s.upstream.phase !== "live") return;
   ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
+}
+
+/** The empty-reply retry: a nudge clients never see, within the budget; then empty_response. */
+export function retryEmpty(ctx: StepContext): void {
+  const s = ctx.state;
+  const turn = s.turn!;
+  if (turn.emptyRetries >= s.config.maxEmptyRetries) {
+    ctx.trace("EMPTY_RESPONSE", { turnId: turn.id, retries: turn.emptyRetries });
+    ctx.recordError(
+      "empty_response",
+      `the model stayed silent after ${turn.emptyRetries} retries`,
+      turn.id,
+    );
+    endTurn(ctx, "complete");
+    return;
+  }
+  turn.emptyRetries++;
+  s.counters.emptyRetries++;
+  turn.modelEnded = false;
+  ctx.trace("RETRY_EMPTY", { turnId: turn.id, attempt: turn.emptyRetries });
+  sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
 }

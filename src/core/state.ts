@@ -78,6 +78,11 @@ export interface TurnState {
    * compared (regeneration.ts `inputKey`): the same answer to the same input is honest.
    */
   inputKey: string | undefined;
+  /**
+   * Nothing came within the grace for results the model got as its turn ended: its follow-up
+   * is awaited for emptyReplyWaitMs, then taken for an empty reply (turns.ts awaitFollowUp).
+   */
+  awaitingFollowUp: boolean;
   /** Watchdog periods waited, past the first, for a model that is slow rather than silent. */
   slowWaits: number;
   /** When the latest of those periods began (0: none). */

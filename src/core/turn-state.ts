@@ -25,6 +25,7 @@ export function openTurn(
     contentSinceAsk: false,
     optionalSlots: 0,
     inputKey: text.length > 0 ? inputKey({ kind: "said", text }) : undefined,
+    awaitingFollowUp: false,
     slowWaits: 0,
     waitedAt: 0,
   };
@@ -78,4 +79,6 @@ export function noteAnswered(turn: TurnState): void {
   turn.resultsSinceContent = 0;
   turn.speakSinceContent = false;
   turn.emptyRetries = 0;
+  turn.slowWaits = 0;
+  turn.awaitingFollowUp = false;
 }

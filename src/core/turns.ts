@@ -6,7 +6,7 @@ import {
   awaitingGeneration,
   closeWindow,
   openWindow,
-  sendInput,
+  retryEmpty,
   spokeAfterTurnEnded,
 } from "./follow-up.js";
 import {
@@ -21,6 +21,7 @@ import { normalizedReply, rememberAnswer, rememberReply } from "./regeneration.j
 import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
+import { armWatchdogNow } from "./watchdog.js";
 
 /**
  * Nothing came after the results the model was sent: an empty reply. After a speak result,
@@ -177,28 +178,28 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   // Close first: held input goes out, and the nudge (if any) after it... unless the turn
   // is still open, in which case nothing was held (new input would have ended it).
   closeWindow(ctx);
-  if (empty) retryEmpty(ctx);
+  if (empty) awaitFollowUp(ctx);
   else settleTurn(ctx);
 }
 
-function retryEmpty(ctx: StepContext): void {
+/**
+ * Nothing came within the grace for results the model got as its turn ended: an empty reply,
+ * or a slow one (a thinking model takes seconds to its first byte). A nudge now would cut
+ * the answer it may be preparing (on Gemini new input interrupts it), and the model would
+ * answer the nudge as if the user had said it. So the turn is owed its follow-up in line, and
+ * the watchdog decides: the answer lands in the turn when it comes; with no sign of work
+ * within emptyReplyWaitMs of the results, it is an empty reply and retried (retryEmpty).
+ */
+function awaitFollowUp(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn!;
-  if (turn.emptyRetries >= s.config.maxEmptyRetries) {
-    ctx.trace("EMPTY_RESPONSE", { turnId: turn.id, retries: turn.emptyRetries });
-    ctx.recordError(
-      "empty_response",
-      `the model stayed silent after ${turn.emptyRetries} retries`,
-      turn.id,
-    );
-    endTurn(ctx, "complete");
-    return;
-  }
-  turn.emptyRetries++;
-  s.counters.emptyRetries++;
-  turn.modelEnded = false;
-  ctx.trace("RETRY_EMPTY", { turnId: turn.id, attempt: turn.emptyRetries });
-  sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
+  ctx.trace("AWAIT_FOLLOW_UP", { turnId: turn.id });
+  s.expected.push(turn.id);
+  turn.awaitingFollowUp = true;
+  armWatchdogNow(ctx);
+  // This one is owed (slots a nudge replaced before may still never come).
+  const slots = s.expected.filter((owner) => owner === turn.id).length;
+  turn.optionalSlots = Math.min(turn.optionalSlots, slots - 1);
 }
 
 /**

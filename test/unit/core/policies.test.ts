@@ -156,7 +156,9 @@ describe("empty replies after tool results are retried, bounded", () => {
     h.model({ type: "tool_call", calls: [{ id: callId, name: "lookup_faq", args: {} }] });
     h.input({ type: "tool_outcome", callId, result: { answer: "9-5" } });
     h.model({ type: "turn_complete" }); // nothing said after the result
-    expect(h.fireNextTimer()).toBe(true); // the grace passes: the reply is empty
+    expect(h.fireNextTimer()).toBe(true); // the grace passes: the follow-up may be slow
+    expect(h.sentToModel.at(-1)).not.toMatchObject({ type: "nudge" });
+    expect(h.fireNextTimer()).toBe(true); // emptyReplyWaitMs, no sign of work: an empty reply
   }
 
   it("an empty reply after tools, then success: one nudge, never shown, one turn_complete", () => {
@@ -179,7 +181,9 @@ describe("empty replies after tool results are retried, bounded", () => {
     emptyAfterTool(h);
     h.model({ type: "turn_complete" }); // empty answer to nudge 1
     expect(h.fireNextTimer()).toBe(true);
+    expect(h.fireNextTimer()).toBe(true);
     h.model({ type: "turn_complete" }); // empty answer to nudge 2
+    expect(h.fireNextTimer()).toBe(true);
     expect(h.fireNextTimer()).toBe(true);
     expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(2);
     expect(types(h).slice(-2)).toEqual(["error", "turn_complete"]);
@@ -196,6 +200,7 @@ describe("empty replies after tool results are retried, bounded", () => {
     h.model({ type: "tool_call", calls: [{ id: "c2", name: "lookup_faq", args: {} }] });
     h.input({ type: "tool_outcome", callId: "c2", result: { answer: "9-5" } });
     h.model({ type: "turn_complete" });
+    expect(h.fireNextTimer()).toBe(true);
     expect(h.fireNextTimer()).toBe(true);
     expect(h.state.turn?.emptyRetries).toBe(1);
     expect(h.sentToModel.filter((c) => c.type === "nudge")).toHaveLength(2);

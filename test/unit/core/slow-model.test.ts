@@ -55,6 +55,41 @@ describe("a model slower than the watchdog", () => {
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
   });
 
+  it("a follow-up to results that is slower than the grace is awaited, not nudged (found by the attack: the nudge cut it)", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { hours: "9-5" } });
+    h.model({ type: "turn_complete" }); // it ended as the result reached it
+    expect(h.fireNextTimer()).toBe(true); // the follow-up grace (1.5 s)
+    h.advance(1_500); // 3 s after the result: the answer comes
+    h.model({ type: "text_delta", text: "We open at nine." });
+    h.model({ type: "turn_complete" });
+    expect(nudges(h)).toEqual([]);
+    expect(texts(h)).toEqual(["We open at nine."]);
+    expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
+    expect(errors(h)).toEqual([]);
+  });
+
+  it("a model that spoke is given whole periods again: no model_timeout one period after it spoke (found by the attack)", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "think hard" });
+    expect(h.fireNextTimer()).toBe(true); // model_slow
+    expect(h.fireNextTimer()).toBe(true); // model_slow
+    h.model({ type: "working" });
+    h.model({ type: "text_delta", text: "Let me look that up." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "tool_outcome", callId: "c1", result: { hours: "9-5" } });
+    h.model({ type: "working" }); // OpenAI: the follow-up's response.created
+    expect(h.fireNextTimer()).toBe(true); // one period after the result: slow, not timed out
+    expect(errors(h)).not.toContain("model_timeout");
+    h.model({ type: "text_delta", text: "We open at nine." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Let me look that up.", "We open at nine."]);
+    expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
+  });
+
   it("an answer that comes after the turn timed out is named to clients, durably, not dropped unsaid", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });

@@ -67,7 +67,9 @@ describe("speech after the model ended a tool turn with nothing after the result
   it("without speech the same empty reply is nudged once and answered in its own turn", () => {
     const h = live();
     emptyAfterLookup(h);
-    expect(h.fireNextTimer()).toBe(true);
+    expect(h.fireNextTimer()).toBe(true); // the grace: the follow-up may be slow
+    expect(nudges(h)).toHaveLength(0);
+    expect(h.fireNextTimer()).toBe(true); // emptyReplyWaitMs with no sign of work
     expect(nudges(h)).toHaveLength(1);
     h.model({ type: "text_delta", text: "It is 12 euros." });
     h.model({ type: "turn_complete" });
