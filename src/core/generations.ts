@@ -5,6 +5,7 @@
 
 import { closeWindow, openWindow, resultsAnswered, spokeAfterTurnEnded } from "./follow-up.js";
 import {
+  inputKey,
   LEGACY_MIN_PREFIX,
   legacyOpeningRepeats,
   normalizedReply,
@@ -87,7 +88,10 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   s.generation ??= newGeneration(owner, claim);
   if (owner !== null && s.turn?.id === owner) {
     s.generation.turnBefore = progressOf(s.turn);
-    if (s.turn.inputKey !== undefined) s.generation.answers = [s.turn.inputKey];
+    // Speech with no transcription says nothing to compare.
+    const said = s.turn.said.length > 0 ? inputKey({ kind: "said", text: s.turn.said }) : null;
+    const key = s.turn.inputKey ?? said;
+    s.generation.answers = key === null ? [] : [key];
   }
   return s.generation;
 }

@@ -73,9 +73,11 @@ export interface TurnState {
    * generation it still sends fills one (while the turn is open) or is absorbed (after).
    */
   optionalSlots: number;
+  /** What the user said to open the turn (a line, or the speech's transcription). */
+  said: string;
   /**
-   * What the turn last asked the model (its line, or the results it was sent), as inputs are
-   * compared (regeneration.ts `inputKey`): the same answer to the same input is honest.
+   * What the turn last asked the model after its own words (lines joined with it, results),
+   * as inputs are compared (regeneration.ts `inputKey`); undefined: its words alone.
    */
   inputKey: string | undefined;
   /**

@@ -1,6 +1,5 @@
 /** A user turn opens with its `user` event and ends once, with its one turn end. */
 import type { InterruptReason } from "../vocabulary/events.js";
-import { inputKey } from "./regeneration.js";
 import type { TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 
@@ -24,7 +23,8 @@ export function openTurn(
     askedAt: ctx.now,
     contentSinceAsk: false,
     optionalSlots: 0,
-    inputKey: text.length > 0 ? inputKey({ kind: "said", text }) : undefined,
+    said: text,
+    inputKey: undefined,
     awaitingFollowUp: false,
     slowWaits: 0,
     waitedAt: 0,
