@@ -20,8 +20,12 @@ export interface ConnectOptions {
   baseUrl?: string | undefined;
   sessionId?: string | undefined;
   url?: string | undefined;
-  /** A session token (your backend gets it from `POST /v1/sessions/:id/token`). */
-  getToken: () => Promise<string | { token: string; expiresAt?: string | undefined }>;
+  /**
+   * A session token (your backend gets it from `POST /v1/sessions/:id/token`). `null`: none
+   * will come, the session is over (the gateway answered that route 410 `session_ended`): the
+   * client closes with that reason instead of asking again.
+   */
+  getToken: () => Promise<string | { token: string; expiresAt?: string | undefined } | null>;
   /** Client tools by name: each call id is answered once. */
   tools?: Record<string, ClientTool> | undefined;
   /** Every durable frame, once, in seq order (also those replayed on a resume). */
@@ -215,7 +219,7 @@ export class LivelineClient {
     }
   }
 
-  private async freshToken(): Promise<string> {
+  private async freshToken(): Promise<string | null> {
     const now = Date.now();
     if (this.token !== null && !this.tokenRefused && this.token.exp - now > 60_000)
       return this.token.token;
@@ -227,6 +231,7 @@ export class LivelineClient {
         timer = setTimeout(() => reject(new Error(`no token within ${timeoutMs} ms`)), timeoutMs);
       }),
     ]).finally(() => clearTimeout(timer));
+    if (got === null) return null;
     if (typeof got !== "string" && (typeof got !== "object" || typeof got?.token !== "string"))
       throw new Error("getToken must give a token string, or {token, expiresAt?}");
     const token = typeof got === "string" ? got : got.token;
@@ -254,7 +259,7 @@ export class LivelineClient {
   private async open(): Promise<void> {
     if (this.closed) return;
     this.setStatus({ state: "connecting", attempt: this.attempt });
-    let token: string;
+    let token: string | null;
     try {
       token = await this.freshToken();
     } catch (err) {
@@ -262,6 +267,10 @@ export class LivelineClient {
       return;
     }
     if (this.closed) return;
+    if (token === null) {
+      this.fail("session ended: getToken has no token for it");
+      return;
+    }
     const Ctor = this.opts.WebSocket ?? globalThis.WebSocket;
     const ws = new Ctor(this.urlFor(token));
     ws.binaryType = "arraybuffer";
