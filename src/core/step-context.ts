@@ -80,7 +80,9 @@ export class StepContext {
       s.upstream.handleStale = true;
       return;
     }
-    s.outbox.push(command);
+    const heldSpeech =
+      command.type === "audio_end" && s.outbox.some((c) => c.type === "user_audio");
+    s.outbox.push(heldSpeech ? { type: "audio_end", held: true } : command);
     if (command.type !== "user_audio") return;
     s.outboxAudio.bytes += command.pcm.length;
     while (s.outboxAudio.bytes > s.config.heldAudioMaxBytes) {

@@ -87,7 +87,11 @@ export function toolResponse(
 export type ModelCommand =
   | { type: "user_text"; text: string }
   | { type: "user_audio"; pcm: Uint8Array }
-  | { type: "audio_end" }
+  /**
+   * `held`: the speech it ends was held while the connection was set up, and reaches the
+   * model in one burst with it: the model's voice detection has heard none of it yet.
+   */
+  | { type: "audio_end"; held?: true | undefined }
   /**
    * What of the model's latest audio the user heard (ms): the provider cuts the model's
    * context there where it can (OpenAI), else nothing is sent.

@@ -42,6 +42,22 @@ describe("a voice turn end to end", () => {
     client.close();
   });
 
+  it("speech sent whole while the connection is set up, then its end, is answered on the OpenAI wire too (found by the attack: lost, 9 of 9)", async () => {
+    // The held audio and its end reach the service in one burst, before its voice detection
+    // can say speech_started: the end must commit the buffer all the same.
+    const created = await createSession({
+      provider: "simulator",
+      metadata: { simulator: { wire: "openai", timeScale: 0, seed: 9, setupMs: 300, calls: "" } },
+    });
+    const client = await connect(httpUrl(created.wsUrl));
+    for (let i = 0; i < 35; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
+    client.send({ type: "audio_end" });
+    const frames = await framesUntilTurnEnds(client, "t1");
+    expect(frames.find((f) => f.type === "user")).toMatchObject({ turnId: "t1" });
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    client.close();
+  });
+
   it("a pause mid-sentence: the user speaks on before the answer began, and gets one turn for all of it", {
     timeout: 30_000,
   }, async () => {

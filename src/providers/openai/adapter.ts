@@ -300,8 +300,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       }
       case "audio_end":
         // The client stopped streaming mid-utterance: the server's VAD hears no silence, so
-        // the utterance is committed here. Otherwise VAD already ended it (or heard no speech).
-        if (!this.speaking) return [];
+        // the utterance is committed here. Otherwise VAD already ended it (or heard no speech)
+        // — unless the speech was held while the connection was set up: it goes out in one
+        // burst with this end, before the server's speech_started can come back.
+        if (!this.speaking && command.held !== true) return [];
         this.speaking = false;
         // The audio is in the buffer already: committed now, answered in its turn.
         return [wire({ type: "input_audio_buffer.commit" }), ...this.prompt([])];
