@@ -166,21 +166,31 @@ export function armLineWait(ctx: StepContext): void {
   ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });
 }
 
+/**
+ * A turn's nudges in all, whatever came between them: each answer resets the count in a row,
+ * and a model whose answers to nudges call tools again (a nudge that cut a slow answer is
+ * answered as a new question) would otherwise be nudged for ever.
+ */
+export function nudgeLeft(s: CoreState, turn: TurnState): boolean {
+  return turn.nudges < 2 * s.config.maxEmptyRetries;
+}
+
 /** The empty-reply retry: a nudge clients never see, within the budget; then empty_response. */
 export function retryEmpty(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn!;
-  if (turn.emptyRetries >= s.config.maxEmptyRetries) {
+  if (turn.emptyRetries >= s.config.maxEmptyRetries || !nudgeLeft(s, turn)) {
     ctx.trace("EMPTY_RESPONSE", { turnId: turn.id, retries: turn.emptyRetries });
     ctx.recordError(
       "empty_response",
-      `the model stayed silent after ${turn.emptyRetries} retries`,
+      `the model stayed silent after ${turn.nudges} retries`,
       turn.id,
     );
     endTurn(ctx, "complete");
     return;
   }
   turn.emptyRetries++;
+  turn.nudges++;
   s.counters.emptyRetries++;
   turn.modelEnded = false;
   ctx.trace("RETRY_EMPTY", { turnId: turn.id, attempt: turn.emptyRetries });

@@ -63,6 +63,8 @@ export interface TurnState {
   resultsSinceContent: number;
   speakSinceContent: boolean;
   emptyRetries: number;
+  /** Nudges sent for the turn in all (the retries in a row reset; these never do). */
+  nudges: number;
   /** When the turn last sent the model something it owes an answer to (input, results, nudge). */
   askedAt: number;
   /** The model said something for this turn since then. */

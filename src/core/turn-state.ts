@@ -20,6 +20,7 @@ export function openTurn(
     resultsSinceContent: 0,
     speakSinceContent: false,
     emptyRetries: 0,
+    nudges: 0,
     askedAt: ctx.now,
     contentSinceAsk: false,
     optionalSlots: 0,

@@ -1,4 +1,4 @@
-import { owesSlot, retryEmpty, sendInput } from "./follow-up.js";
+import { nudgeLeft, owesSlot, retryEmpty, sendInput } from "./follow-up.js";
 import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
@@ -116,7 +116,8 @@ export function onWatchdogTimer(ctx: StepContext): void {
     turn.resultsSinceContent > 0 &&
     s.upstream.phase === "live" &&
     s.config.guards.emptyRetry &&
-    turn.emptyRetries < s.config.maxEmptyRetries;
+    turn.emptyRetries < s.config.maxEmptyRetries &&
+    nudgeLeft(s, turn);
   if (mayNudge) {
     // The nudge replaces what went unanswered: the turn waits for one answer, not two; the
     // slots it replaced stay in line as optional, so that a slow (not silent) model's late
@@ -124,6 +125,7 @@ export function onWatchdogTimer(ctx: StepContext): void {
     // late may then be cut short: so clients are told, durably, that the model stalled.
     turn.optionalSlots = s.expected.filter((owner) => owner === turn.id).length;
     turn.emptyRetries++;
+    turn.nudges++;
     s.counters.emptyRetries++;
     ctx.trace("WATCHDOG_NUDGE", { turnId: turn.id, attempt: turn.emptyRetries });
     ctx.recordError(

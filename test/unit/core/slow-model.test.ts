@@ -90,6 +90,22 @@ describe("a model slower than the watchdog", () => {
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
   });
 
+  it("a model that answers each nudge with another call and then nothing is nudged a bounded number of times (found by the attack: for ever)", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    for (let round = 1; round <= 6 && h.state.turn !== null; round++) {
+      if (round > 1) h.model({ type: "text_delta", text: `Checking (${round}).` });
+      h.model({ type: "tool_call", calls: [{ id: `c${round}`, name: "lookup_faq", args: {} }] });
+      h.input({ type: "tool_outcome", callId: `c${round}`, result: { hours: "9-5" } });
+      h.model({ type: "turn_complete" });
+      expect(h.fireNextTimer()).toBe(true); // the grace
+      expect(h.fireNextTimer()).toBe(true); // emptyReplyWaitMs: a nudge, or the end
+    }
+    expect(nudges(h)).toHaveLength(4);
+    expect(errors(h)).toEqual(["empty_response"]);
+    expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
+  });
+
   it("an answer that comes after the turn timed out is named to clients, durably, not dropped unsaid", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });
