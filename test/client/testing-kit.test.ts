@@ -1,4 +1,4 @@
-// The ten lines the README shows for liveline/testing, run as they are written (an app
+// The ten lines docs/TESTING.md shows for liveline/testing, run as they are written (an app
 // would import "liveline/testing"; here the repository's own source stands in for it).
 import { afterAll, expect, it } from "vitest";
 import { startGateway } from "../../src/testing/index.js";
