@@ -2,7 +2,7 @@
  * Where a Gemini Live session connects and how it authenticates: the Developer API (an API
  * key in `?key=`) or Vertex AI (an OAuth access token in the Authorization header, a model
  * given as a resource path, the LlmBidiService URL). What differs between the two on the
- * wire is decided here and in the capability table (see the README's comparison table).
+ * wire is decided here and in the capability table (see docs/MODELS.md's comparison table).
  */
 import { DEFAULT_GEMINI_LIVE_URL, geminiUrl } from "./capabilities.js";
 

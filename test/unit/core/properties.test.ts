@@ -17,7 +17,7 @@ const RUNS = Number(process.env.FC_RUNS ?? 2000);
  * fresh seeds each time. Known residual, found only by soaks (about one run in 25,000 of the
  * liveness property): where the model ignores SILENT against its record and two or more late
  * side-effect results meet quick lines, a drop or a seeded reconnect, an answer can still
- * reach the wrong turn, or a speak result go unspoken (README, "How it works"). Safety soaks
+ * reach the wrong turn, or a speak result go unspoken (docs/KNOWN-LIMITS.md). Safety soaks
  * of 200,000 runs pass.
  */
 const SEED =
