@@ -12,7 +12,9 @@ export type TimerId =
   | "watchdog"
   | "connect"
   /** A line typed while speech waits for its answer is held until then (bounded). */
-  | "speech";
+  | "speech"
+  /** The follow-up to results the model got as its turn ended: awaited until then. */
+  | `follow_up:${string}`;
 
 /** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
 export type TraceKind =

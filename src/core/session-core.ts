@@ -17,7 +17,7 @@ import {
   onToolTimeout,
 } from "./tools.js";
 import { endTurn, openTurn } from "./turn-state.js";
-import { onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.js";
+import { onFollowUpTimer, onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.js";
 import {
   armIdle,
   audioMayOpen,
@@ -354,6 +354,7 @@ function onTimer(
   else if (timer === "go_away") maybeReconnectForGoAway(ctx, true);
   else if (timer.startsWith("tool:")) onToolTimeout(ctx, timer.slice("tool:".length));
   else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
+  else if (timer.startsWith("follow_up:")) onFollowUpTimer(ctx, timer.slice("follow_up:".length));
   else if (timer === "watchdog") onWatchdogTimer(ctx);
   else if (timer === "connect") onConnectTimer(ctx);
   else if (timer === "speech") releaseLines(ctx);

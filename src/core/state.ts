@@ -84,7 +84,8 @@ export interface TurnState {
   inputKey: string | undefined;
   /**
    * Nothing came within the grace for results the model got as its turn ended: its follow-up
-   * is awaited for emptyReplyWaitMs, then taken for an empty reply (turns.ts awaitFollowUp).
+   * is awaited until emptyReplyWaitMs after them (the `follow_up:` timer), then taken for an
+   * empty reply unless the model shows it is working (turns.ts awaitFollowUp).
    */
   awaitingFollowUp: boolean;
   /** Watchdog periods waited, past the first, for a model that is slow rather than silent. */

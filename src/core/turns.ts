@@ -21,7 +21,6 @@ import { normalizedReply, rememberAnswer, rememberReply } from "./regeneration.j
 import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
-import { armWatchdogNow } from "./watchdog.js";
 
 /**
  * Nothing came after the results the model was sent: an empty reply. After a speak result,
@@ -41,6 +40,8 @@ export function onModelTurnComplete(ctx: StepContext): void {
   const gen = currentGeneration(ctx);
   s.generation = null;
   ctx.trace("MODEL_TURN_COMPLETE", { owner: gen.owner });
+  // What it was working on is over: a sign of work counts for a generation still to come.
+  s.lastWorkAt = 0;
   const reply = normalizedReply(gen.text);
   const repeated = givesSlotBackAsRepeat(ctx, gen, reply);
   // Suppressed and interrupted replies count too: the model regenerates what it said, not
@@ -196,10 +197,33 @@ function awaitFollowUp(ctx: StepContext): void {
   ctx.trace("AWAIT_FOLLOW_UP", { turnId: turn.id });
   s.expected.push(turn.id);
   turn.awaitingFollowUp = true;
-  armWatchdogNow(ctx);
   // This one is owed (slots a nudge replaced before may still never come).
   const slots = s.expected.filter((owner) => owner === turn.id).length;
   turn.optionalSlots = Math.min(turn.optionalSlots, slots - 1);
+  ctx.emit({
+    type: "set_timer",
+    timer: `follow_up:${turn.id}`,
+    at: turn.askedAt + s.config.emptyReplyWaitMs,
+  });
+}
+
+/**
+ * The follow-up's wait is over: nothing said, no generation under way and no sign of work
+ * since the results — an empty reply, retried unseen. A model at work has the watchdog's
+ * periods to answer.
+ */
+export function onFollowUpTimer(ctx: StepContext, turnId: string): void {
+  const s = ctx.state;
+  const turn = s.turn;
+  if (turn?.id !== turnId || !turn.awaitingFollowUp) return;
+  turn.awaitingFollowUp = false;
+  const begun = s.generation?.owner === turn.id || s.lastWorkAt >= turn.askedAt;
+  if (begun || turn.contentSinceAsk || s.upstream.phase !== "live") return;
+  // The nudge replaces the follow-up awaited (one answer is owed, not two): should that
+  // still come, late, it is taken for the nudge's, and the nudge's own is unsolicited.
+  const awaited = s.expected.lastIndexOf(turn.id);
+  if (awaited !== -1) s.expected.splice(awaited, 1);
+  retryEmpty(ctx);
 }
 
 /**

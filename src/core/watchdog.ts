@@ -1,4 +1,4 @@
-import { nudgeLeft, owesSlot, retryEmpty, sendInput } from "./follow-up.js";
+import { nudgeLeft, owesSlot, sendInput } from "./follow-up.js";
 import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
@@ -43,16 +43,7 @@ export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
 }
 
 function deadline(s: CoreState, turn: TurnState): number {
-  const wait = turn.awaitingFollowUp ? s.config.emptyReplyWaitMs : s.config.modelTimeoutMs;
-  return Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt) + wait;
-}
-
-/** Set the timer for the wait that begins now, whatever was set before (a shorter wait). */
-export function armWatchdogNow(ctx: StepContext): void {
-  const s = ctx.state;
-  if (s.turn === null || s.ended || s.config.modelTimeoutMs <= 0) return;
-  s.watchdogArmed = true;
-  ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, s.turn) });
+  return Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt) + s.config.modelTimeoutMs;
 }
 
 /** After every step: set the timer when a wait begins. */
@@ -94,21 +85,6 @@ export function onWatchdogTimer(ctx: StepContext): void {
   const midReply = s.generation?.owner === turn.id;
   // A generation has begun since the turn asked (the model said it works on it): never cut it.
   const begun = s.lastWorkAt >= turn.askedAt;
-  if (turn.awaitingFollowUp) {
-    turn.awaitingFollowUp = false;
-    // Nothing, and no sign of work, since the results: an empty reply, retried unseen. A
-    // model at work has the watchdog's periods to answer.
-    if (!midReply && !begun && !turn.contentSinceAsk && s.upstream.phase === "live") {
-      // The nudge replaces the follow-up awaited: should that still come, late, it is the
-      // answer, and the nudge's own is then absorbed.
-      turn.optionalSlots = s.expected.filter((owner) => owner === turn.id).length;
-      retryEmpty(ctx);
-      return;
-    }
-    s.watchdogArmed = true;
-    ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, turn) });
-    return;
-  }
   const mayNudge =
     !midReply &&
     !begun &&
