@@ -258,8 +258,10 @@ export function givesSlotBackAsRepeat(
   if (sameAnswer && !s.config.legacyRepeatJudgement) return false;
   if (!canGiveSlotBack(ctx, gen, true) || !repeatsRecentReply(reply, s.recentReplies)) return false;
   giveSlotBack(ctx, gen);
-  // The model ignores SILENT: each other SILENT message sent lately may bring one more.
+  // The model ignores SILENT: each other SILENT message sent lately may bring one more, and
+  // none is sent to it any more.
   s.regenerations = { sent: 0, owed: Math.max(0, s.regenerations.sent - 1) };
+  s.silentIgnored = true;
   s.counters.repeatedReplies++;
   ctx.trace("REPEATED_REPLY", { turnId: gen.owner });
   return true;

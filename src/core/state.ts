@@ -298,6 +298,12 @@ export interface CoreState {
    * short absorbs them too, so none is taken for the next turn's answer.
    */
   regenerations: { sent: number; owed: number };
+  /**
+   * A regeneration was recognised (a repeated reply): the model ignores SILENT whatever its
+   * record says, so from here on silent results are withheld from it, as for a model whose
+   * record says so (the next line of defence, taken on evidence).
+   */
+  silentIgnored: boolean;
   /** Until when a model that ignores SILENT could still answer a silent result by regenerating. */
   regenUntil: number;
   /** When the model last showed life (any event on the connection). */
@@ -360,6 +366,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     recentAnswers: [],
     timedOutTurn: null,
     regenerations: { sent: 0, owed: 0 },
+    silentIgnored: false,
     regenUntil: 0,
     lastModelSignAt: 0,
     lastWorkAt: 0,
@@ -398,5 +405,7 @@ export function modelSettled(s: CoreState): boolean {
 
 /** What the model of the agent that speaks now can do (agents may run different models). */
 export function capabilitiesOf(s: CoreState): ModelCapabilities {
-  return s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities;
+  const caps = s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities;
+  // The model was seen to regenerate: its record's SILENT is not to be trusted any more.
+  return s.silentIgnored && caps.silentHonoured ? { ...caps, silentHonoured: false } : caps;
 }
