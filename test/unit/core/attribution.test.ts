@@ -84,4 +84,22 @@ describe("the same question asked twice gets the same answer, and that is no err
       "The fare includes a bag and a seat.",
     ]);
   });
+
+  it("Gemini: once a regeneration is recognised, later silent results are withheld from that model", () => {
+    const h = live();
+    greetWithLateChips(h, "Hello! Here are some topics.");
+    // The model, ignoring SILENT, says its greeting again in the next line's slot.
+    ask(h, ["what can you do?"], "Hello! Here are some topics.");
+    expect(h.traces).toContain("REPEATED_REPLY");
+    h.fireNextTimer(); // the grace: the repeat was all the turn got
+    const sent = h.sentToModel.length;
+    h.input({ type: "client_text", clientId: "phone", text: "more topics" });
+    h.model({ type: "text_delta", text: "Here are more." });
+    h.model({ type: "tool_call", calls: [{ id: "c9", name: "suggest_topics", args: {} }] });
+    h.model({ type: "turn_complete" });
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c9", result: { chips: [] } });
+    // Its record says SILENT is honoured; the session saw otherwise: nothing is sent for it.
+    expect(h.sentToModel.slice(sent).filter((c) => c.type === "tool_responses")).toEqual([]);
+    expect(h.traces).toContain("TOOL_RESULT_WITHHELD");
+  });
 });
