@@ -14,7 +14,7 @@ import {
 const RUNS = Number(process.env.FC_RUNS ?? 2000);
 /**
  * `npm test` replays one fixed sample (reproducible CI); a soak (FC_RUNS above 5,000) draws
- * fresh seeds each time. Known residual, found only by soaks (about one run in 25,000 of the
+ * fresh seeds each time. Known residual, found only by soaks (about one run in 160,000 of the
  * liveness property): where the model ignores SILENT against its record and two or more late
  * side-effect results meet quick lines, a drop or a seeded reconnect, an answer can still
  * reach the wrong turn, or a speak result go unspoken (docs/KNOWN-LIMITS.md). Safety soaks
