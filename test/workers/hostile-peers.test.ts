@@ -11,18 +11,9 @@ import {
   upgrade,
   withKey,
 } from "./helpers.js";
-import { simulatorSession } from "./session-flow.js";
+import { framesUntil, simulatorSession } from "./session-flow.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(client: Client, pred: (f: Frame) => boolean, ms = 5000): Promise<Frame[]> {
-  const frames: Frame[] = [];
-  for (;;) {
-    const f = await client.next(ms);
-    frames.push(f);
-    if (pred(f)) return frames;
-  }
-}
 
 async function drain(client: Client, ms = 300): Promise<Frame[]> {
   const frames: Frame[] = [];
@@ -41,7 +32,10 @@ async function historyOf(sessionId: string): Promise<Response> {
 async function withClientCall() {
   const session = await simulatorSession({ calls: "greeting:suggest_topics" });
   session.client.send({ type: "text", text: "hi" });
-  const frames = await until(session.client, (f) => f.type === "tool_call" && f.runOn === "client");
+  const frames = await framesUntil(
+    session.client,
+    (f) => f.type === "tool_call" && f.runOn === "client",
+  );
   return { ...session, call: frames.at(-1)! };
 }
 
@@ -49,12 +43,12 @@ describe("issue 9: input that cannot break the log", () => {
   it("a tool result nested 2,460 levels deep is refused with bad_frame naming the limit; /history keeps answering", async () => {
     const { sessionId, client, call } = await withClientCall();
     client.send({ type: "tool_result", callId: call.callId, result: nested(2460) });
-    const error = (await until(client, (f) => f.type === "error")).at(-1)!;
+    const error = (await framesUntil(client, (f) => f.type === "error")).at(-1)!;
     expect(error).toMatchObject({ code: "bad_frame", fatal: false });
     expect(String(error.message)).toMatch(/nested deeper than 64 levels/);
     // The call is still open: the client's real answer is taken.
     client.send({ type: "tool_result", callId: call.callId, result: nested(60) });
-    const result = (await until(client, (f) => f.type === "tool_result")).at(-1)!;
+    const result = (await framesUntil(client, (f) => f.type === "tool_result")).at(-1)!;
     expect(result.callId).toBe(call.callId);
     const res = await historyOf(sessionId);
     expect(res.status).toBe(200);
@@ -80,7 +74,10 @@ describe("issue 9: nothing dropped silently", () => {
     const { client, call } = await withClientCall();
     for (let i = 0; i < 100; i++) client.send(new ArrayBuffer(640));
     client.send({ type: "tool_result", callId: call.callId, result: { shown: true } });
-    const frames = await until(client, (f) => f.type === "tool_result" && f.callId === call.callId);
+    const frames = await framesUntil(
+      client,
+      (f) => f.type === "tool_result" && f.callId === call.callId,
+    );
     expect(frames.filter((f) => f.type === "error" && f.code === "rate_limited")).toEqual([]);
     client.close();
   });
@@ -152,7 +149,7 @@ describe("issue 9: stale sockets", () => {
       expect((await fourth.next()).type).toBe("ready");
       for (const s of silent) expect((await s.closed).code).toBe(1001);
       // The keepalive socket is still in, and its keepalives are still answered.
-      const frames = await until(pinging, (f) => f.type === "keepalive", 2000);
+      const frames = await framesUntil(pinging, (f) => f.type === "keepalive", 2000);
       expect(frames.at(-1)?.type).toBe("keepalive");
       expect(pinging.ws.readyState).toBe(WebSocket.OPEN);
       fourth.close();

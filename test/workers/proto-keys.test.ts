@@ -1,16 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASE, type Client, connect, type Frame, httpUrl, withKey } from "./helpers.js";
-import { simulatorSession } from "./session-flow.js";
-
-async function until(client: Client, pred: (f: Frame) => boolean, ms = 5000): Promise<Frame[]> {
-  const frames: Frame[] = [];
-  for (;;) {
-    const f = await client.next(ms);
-    frames.push(f);
-    if (pred(f)) return frames;
-  }
-}
+import { BASE, connect, httpUrl, withKey } from "./helpers.js";
+import { framesUntil, simulatorSession } from "./session-flow.js";
 
 const SENT = '{"__proto__":{"polluted":true},"shown":true,"nested":{"__proto__":[1,2]}}';
 
@@ -19,18 +10,18 @@ describe("a `__proto__` key in a client's tool result", () => {
     const session = await simulatorSession({ calls: "greeting:suggest_topics" });
     const { client, sessionId } = session;
     client.send({ type: "text", text: "hi" });
-    const call = (await until(client, (f) => f.type === "tool_call" && f.runOn === "client")).at(
-      -1,
-    )!;
+    const call = (
+      await framesUntil(client, (f) => f.type === "tool_call" && f.runOn === "client")
+    ).at(-1)!;
     client.send(`{"type":"tool_result","callId":${JSON.stringify(call.callId)},"result":${SENT}}`);
-    const frames = await until(client, (f) => f.type === "tool_result" || f.type === "error");
+    const frames = await framesUntil(client, (f) => f.type === "tool_result" || f.type === "error");
     const result = frames.at(-1)!;
     expect(result.type).toBe("tool_result");
     expect(JSON.stringify(result.result)).toBe(SENT);
     client.close();
 
     const replay = await connect(`${httpUrl(session.wsUrl)}&resumeFrom=0`);
-    const replayed = (await until(replay, (f) => f.type === "tool_result")).at(-1)!;
+    const replayed = (await framesUntil(replay, (f) => f.type === "tool_result")).at(-1)!;
     expect(JSON.stringify(replayed.result)).toBe(SENT);
     replay.close();
 

@@ -77,3 +77,17 @@ export function duplicated(frames: Frame[]): boolean {
   const texts = textsOf(frames);
   return new Set(texts).size !== texts.length || turnEndsOf(frames).length !== 1;
 }
+
+/** Every frame until one matches `pred`, inclusive (each awaited at most `ms`). */
+export async function framesUntil(
+  client: Client,
+  pred: (f: Frame) => boolean,
+  ms = 5000,
+): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  for (;;) {
+    const f = await client.next(ms);
+    frames.push(f);
+    if (pred(f)) return frames;
+  }
+}
