@@ -3,8 +3,8 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/events.js";
-import { BASE, type Client, connect, type Frame, httpUrl, upgrade, withKey } from "./helpers.js";
-import { playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
+import { BASE, connect, type Frame, httpUrl, upgrade, withKey } from "./helpers.js";
+import { framesUntil, playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
 
 async function historyOf(sessionId: string): Promise<HistoryEvent[]> {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
@@ -22,20 +22,6 @@ async function timelineKinds(sessionId: string): Promise<string[]> {
   });
   expect(res.status).toBe(200);
   return ((await res.json()) as { rows: { kind: string }[] }).rows.map((r) => r.kind);
-}
-
-/** Every frame until `until` matches (inclusive), answering nothing. */
-async function readUntil(
-  client: Client,
-  until: (f: Frame) => boolean,
-  ms = 5000,
-): Promise<Frame[]> {
-  const frames: Frame[] = [];
-  for (;;) {
-    const f = await client.next(ms);
-    frames.push(f);
-    if (until(f)) return frames;
-  }
 }
 
 describe("a replay", () => {
@@ -107,7 +93,7 @@ describe("a client that disconnects mid-turn and resumes", () => {
     );
     client.send({ type: "text", text: "hi" });
     // Read up to the first reply text, then drop: the client call and the turn end are missed.
-    const seen = await readUntil(client, (f) => f.type === "text");
+    const seen = await framesUntil(client, (f) => f.type === "text");
     const lastSeen = Math.max(
       ...seen.filter((f) => typeof f.seq === "number").map(seqOf),
       ...client.statuses.map(seqOf),
@@ -137,7 +123,7 @@ describe("a client that disconnects mid-turn and resumes", () => {
     expect(call).toMatchObject({ name: "suggest_topics" });
     // The replayed client call is answered; the live stream follows with no gap.
     resumed.send({ type: "tool_result", callId: call!.callId, result: { chips: ["hours"] } });
-    const live = await readUntil(resumed, (f) => f.type === "tool_result");
+    const live = await framesUntil(resumed, (f) => f.type === "tool_result");
     expect(seqOf(live.at(-1)!)).toBe(
       Math.max(...got) + 1 + resumed.statuses.filter((s) => seqOf(s) > Math.max(...got)).length,
     );
@@ -151,7 +137,7 @@ describe("a client that disconnects mid-turn and resumes", () => {
     const laptop = await connect(httpUrl(wsUrl));
     expect((await laptop.next()).type).toBe("ready");
     const frames = await playTurn(client, "hello there");
-    const onLaptop = await readUntil(laptop, (f) => f.type === "turn_complete");
+    const onLaptop = await framesUntil(laptop, (f) => f.type === "turn_complete");
     expect(onLaptop.map(seqOf)).toEqual(
       frames
         .filter((f) => f.type !== "pong")
@@ -284,7 +270,7 @@ describe("the session object restarts mid-session", () => {
     });
     client.send({ type: "text", text: "hi" });
     // The client call arrives and is never answered: a call in flight when the object dies.
-    await readUntil(client, (f) => f.type === "tool_call");
+    await framesUntil(client, (f) => f.type === "tool_call");
     const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
     await expect(
       runInDurableObject(stub, (_o, state) => state.abort("simulated crash")),
@@ -356,7 +342,7 @@ describe("fault injection (FAULT_INJECTION=on, for soak runs)", () => {
       calls: "greeting:suggest_topics",
     });
     client.send({ type: "text", text: "hi" });
-    await readUntil(client, (f) => f.type === "tool_call");
+    await framesUntil(client, (f) => f.type === "tool_call");
     const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
       method: "POST",
       headers: withKey(),
