@@ -187,9 +187,9 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
  * Nothing came within the grace for results the model got as its turn ended: an empty reply,
  * or a slow one (a thinking model takes seconds to its first byte). A nudge now would cut
  * the answer it may be preparing (on Gemini new input interrupts it), and the model would
- * answer the nudge as if the user had said it. So the turn is owed its follow-up in line, and
- * the watchdog decides: the answer lands in the turn when it comes; with no sign of work
- * within emptyReplyWaitMs of the results, it is an empty reply and retried (retryEmpty).
+ * answer the nudge as if the user had said it. So the turn is owed its follow-up in line: the
+ * answer lands in the turn when it comes; with no sign of work within emptyReplyWaitMs of the
+ * results (the `follow_up:` timer), it is an empty reply and retried (onFollowUpTimer).
  */
 function awaitFollowUp(ctx: StepContext): void {
   const s = ctx.state;

@@ -71,15 +71,12 @@ export function onWatchdogTimer(ctx: StepContext): void {
   }
   if (connecting) {
     // No end from here: the retry policy gives up in bounded time, and ends the turn then.
-    turn.waitedAt = ctx.now;
-    ctx.trace("WATCHDOG_WAIT", { turnId: turn.id, connecting: true });
-    ctx.recordError(
-      "model_slow",
+    waitAnotherPeriod(
+      ctx,
+      turn,
       `the model connection is not set up after ${ctx.now - turn.askedAt} ms; still trying`,
-      turn.id,
+      { connecting: true },
     );
-    s.watchdogArmed = true;
-    ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, turn) });
     return;
   }
   const midReply = s.generation?.owner === turn.id;
@@ -116,15 +113,12 @@ export function onWatchdogTimer(ctx: StepContext): void {
     // Slow, perhaps, not silent: its answer still belongs to this turn. Clients are told, each
     // period, that it is still awaited.
     turn.slowWaits++;
-    turn.waitedAt = ctx.now;
-    ctx.trace("WATCHDOG_WAIT", { turnId: turn.id, wait: turn.slowWaits });
-    ctx.recordError(
-      "model_slow",
+    waitAnotherPeriod(
+      ctx,
+      turn,
       `no answer from the model for ${s.config.modelTimeoutMs * turn.slowWaits} ms; still waiting`,
-      turn.id,
+      { wait: turn.slowWaits },
     );
-    s.watchdogArmed = true;
-    ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, turn) });
     return;
   }
   s.counters.modelTimeouts++;
@@ -139,4 +133,19 @@ export function onWatchdogTimer(ctx: StepContext): void {
   // What it still sends for this turn is named when it comes (LATE_ANSWER), never dropped unsaid.
   s.timedOutTurn = turn.id;
   endTurn(ctx, "complete");
+}
+
+/** The turn waits one more period, and clients are told, durably, that it still waits. */
+function waitAnotherPeriod(
+  ctx: StepContext,
+  turn: TurnState,
+  message: string,
+  detail: Record<string, unknown>,
+): void {
+  const s = ctx.state;
+  turn.waitedAt = ctx.now;
+  ctx.trace("WATCHDOG_WAIT", { turnId: turn.id, ...detail });
+  ctx.recordError("model_slow", message, turn.id);
+  s.watchdogArmed = true;
+  ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, turn) });
 }
