@@ -21,9 +21,10 @@ interface FamilyRow {
 }
 
 /**
- * First match wins. `silentHonoured` is false for native audio because a SILENT result was
- * seen to make the model repeat its utterance (O2, placement inside `response`; whether the
- * proto placement fixes it is open), and false wherever scheduling is absent.
+ * First match wins. `silentHonoured` is false for every family: a SILENT result was seen to
+ * make a 2.5 model repeat its utterance (O2, placement inside `response`; whether the proto
+ * placement fixes it is open), no recording shows it honoured, and it is false wherever
+ * scheduling is absent. A record claims only what a recording or the service's contract shows.
  */
 const FAMILIES: readonly FamilyRow[] = [
   {
@@ -70,14 +71,17 @@ const FAMILIES: readonly FamilyRow[] = [
   },
   {
     // Half-cascade 2.5 flash live: turnComplete follows a toolCall without waiting for the
-    // result (O1: ADK issue 4902).
+    // result (O1: ADK issue 4902). SILENT: documented, but no recording shows it honoured and
+    // the 2.5 line was seen ignoring it (O2), so assumed not honoured: silent results are
+    // withheld, and nothing can make the model say its reply again. An app that has seen it
+    // honoured may claim it (GEMINI_CAPABILITIES, docs/KNOWN-LIMITS.md says what that risks).
     pattern: /^gemini-2\.5-flash-live|^gemini-live-2\.5-flash/,
     family: "gemini-2.5-flash-live",
     caps: {
       nonBlockingCalls: true,
       resultScheduling: true,
       turnCompleteWaitsForResults: false,
-      silentHonoured: true,
+      silentHonoured: false,
       responsesOnRequest: false,
     },
     textRoute: "client_content",

@@ -142,10 +142,17 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
     }
     // The session's own model (its agent's or its creator's) picks the family it is served as.
     const model = agent.model ?? simulatorModel(knobs);
+    const family = capabilitiesFor(model, "simulator");
     return geminiWireSession({
       model,
       endpoint: "simulator",
-      capabilities: capabilitiesFor(model, "simulator"),
+      // The simulator honours SILENT where the family takes it (unless `ignoreSilent=1` plays a
+      // model that does not while its record says so): the record says what it does, so the
+      // SILENT path is exercised.
+      capabilities: {
+        ...family,
+        silentHonoured: family.nonBlockingCalls && family.resultScheduling,
+      },
       agent,
       modality,
       compression: geminiCompression(vars.GEMINI_COMPRESSION_TRIGGER_TOKENS),

@@ -14,11 +14,7 @@ import {
 const RUNS = Number(process.env.FC_RUNS ?? 2000);
 /**
  * `npm test` replays one fixed sample (reproducible CI); a soak (FC_RUNS above 5,000) draws
- * fresh seeds each time. Known residual, found only by soaks (about one run in 160,000 of the
- * liveness property): where the model ignores SILENT against its record and two or more late
- * side-effect results meet quick lines, a drop or a seeded reconnect, an answer can still
- * reach the wrong turn, or a speak result go unspoken (docs/KNOWN-LIMITS.md). Safety soaks
- * of 200,000 runs pass.
+ * fresh seeds each time.
  */
 const SEED =
   process.env.FC_SEED !== undefined
@@ -56,7 +52,6 @@ const COVERED = [
 
 /** What the liveness runs must also have exercised. */
 const COVERED_LIVENESS = [
-  "REPEATED_REPLY",
   "WATCHDOG_NUDGE",
   "WATCHDOG_WAIT",
   "MODEL_TIMEOUT",
@@ -79,7 +74,7 @@ function tally(coverage: Map<string, number> | undefined, kinds: Iterable<string
  * reply forwarded twice, speak results spoken, nothing recorded lost — plus liveness.
  */
 function safety(guards: Guards, coverage?: Map<string, number>) {
-  return fc.property(scenarioArb(true), (scenario) => {
+  return fc.property(scenarioArb("truthful"), (scenario) => {
     const { h, model, run, drain, lastActivityAt } = world(scenario, guards);
     h.connect("phone");
     h.connect("laptop");
@@ -100,10 +95,10 @@ function safety(guards: Guards, coverage?: Map<string, number>) {
 
 /**
  * Liveness, under every model behaviour the generator has — honest replies that open alike,
- * silence, empty replies, replies that stop mid-stream, drops, and a model that ignores
- * SILENT against its record (regenerations): every user turn ends exactly once, no turn
- * waits past the bound with nothing happening, and every answer the model gave to an input
- * reaches that input's turn or the turn shows an error.
+ * the same question again, silence, a model slower than the watchdog, empty replies, replies
+ * that stop mid-stream, drops — with new input meeting every race: every user turn ends
+ * exactly once, no turn waits past the bound with nothing happening, and every answer the
+ * model gave to an input reaches that input's turn or the turn shows an error.
  */
 function liveness(
   guards: Guards,
@@ -111,8 +106,32 @@ function liveness(
   coverage?: Map<string, number>,
   families?: string[],
 ) {
-  return fc.property(scenarioArb(false, families), (scenario) => {
+  return fc.property(scenarioArb("truthful", { busy: true, families }), (scenario) => {
     const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config);
+    h.connect("phone");
+    for (const action of scenario.actions) {
+      run(action);
+      checkStep(h, model);
+      checkProgress(h, lastActivityAt());
+    }
+    drain();
+    checkSettled(h, model);
+    checkAnswersDelivered(h, model);
+    tally(coverage, h.traces);
+    if (repeatedInput(h)) tally(coverage, ["REPEATED_INPUT"]);
+  });
+}
+
+/**
+ * Where a record claims SILENT and the model ignores it (an app's override; O2), a late side
+ * effect makes the model say its reply again, and no one can tell that regeneration from an
+ * answer. Promised there: history valid, every user turn ends exactly once, no turn waits past
+ * the bound, nothing recorded lost. `answers`: also check that every answer reached its
+ * turn — not promised (docs/KNOWN-LIMITS.md), used by the repeat guard's control.
+ */
+function silentClaimed(guards: Guards, coverage?: Map<string, number>, answers = false) {
+  return fc.property(scenarioArb("silent-claimed", { busy: true }), (scenario) => {
+    const { h, model, run, drain, lastActivityAt } = world(scenario, guards);
     h.connect("phone");
     for (const action of scenario.actions) {
       run(action);
@@ -120,10 +139,9 @@ function liveness(
       checkProgress(h, lastActivityAt());
     }
     drain();
-    checkSettled(h, model, false);
-    checkAnswersDelivered(h, model);
+    checkSettled(h, model, "silent-claimed");
+    if (answers) checkAnswersDelivered(h, model);
     tally(coverage, h.traces);
-    if (repeatedInput(h)) tally(coverage, ["REPEATED_INPUT"]);
   });
 }
 
@@ -159,6 +177,16 @@ describe("the session core over random interleavings", () => {
     );
   });
 
+  it(`a record that claims SILENT wrongly: every turn still ends once, without a stall (${RUNS} interleavings)`, {
+    timeout: TIMEOUT,
+  }, () => {
+    const coverage = new Map<string, number>();
+    fc.assert(silentClaimed(ALL_GUARDS, coverage), { numRuns: RUNS, seed: SEED });
+    for (const kind of ["REPEATED_REPLY", "SUPPRESSED"]) {
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    }
+  });
+
   // Each protection on its own is necessary: switching off just that one breaks a guarantee.
   // carryTurns is not among them: without it the turn ends `upstream_lost`, which the
   // properties accept as an honest end; its control is a scenario (turn-continuity.test.ts).
@@ -166,8 +194,12 @@ describe("the session core over random interleavings", () => {
     (guard) => guard !== "carryTurns",
   );
   for (const guard of controlled) {
-    // A repeat only reaches the check where the model ignores SILENT against its record.
-    const prop = guard === "detectRepeats" ? liveness : safety;
+    // A repeat only reaches the check where the model ignores SILENT against its record's
+    // claim; there the guard is what gets answers to their turns in the sampled runs.
+    const prop =
+      guard === "detectRepeats"
+        ? (guards: Guards) => silentClaimed(guards, undefined, true)
+        : safety;
     it(`control: without ${guard}, a counterexample is found`, { timeout: TIMEOUT }, () => {
       const result = fc.check(prop({ ...ALL_GUARDS, [guard]: false }), {
         numRuns: RUNS,
@@ -203,7 +235,8 @@ describe("the session core over random interleavings", () => {
   }, () => {
     const result = fc.check(
       liveness(ALL_GUARDS, { legacyRepeatJudgement: true }, undefined, ["openai"]),
-      { numRuns: RUNS, seed: SEED },
+      // It needs a late silent result and then the same question again: rarer than a run in 2,000.
+      { numRuns: RUNS * 5, seed: SEED },
     );
     expect(result.failed, "no counterexample found").toBe(true);
     // The answer was delivered, then the turn ended with an error.

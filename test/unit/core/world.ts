@@ -12,14 +12,16 @@ import { type GenerationPlan, PLAIN, REAL_OPENINGS, ReferenceModel } from "./ref
 
 /** Model families as the capability table describes them (DESIGN.md, provider facts). */
 const CAPABILITIES: Record<string, ModelCapabilities> = {
-  "gemini-2.5-native-audio": {
+  /** A 2.5 model whose record claims SILENT (the simulator's; an app's override). */
+  "silent-claimed": {
     nonBlockingCalls: true,
     resultScheduling: true,
     turnCompleteWaitsForResults: false,
     silentHonoured: true,
     responsesOnRequest: false,
   },
-  "gemini-2.5-ignores-silent": {
+  /** Every 2.5 record liveline ships: SILENT not claimed, silent results withheld. */
+  "gemini-2.5": {
     nonBlockingCalls: true,
     resultScheduling: true,
     turnCompleteWaitsForResults: false,
@@ -153,24 +155,38 @@ const planArb: fc.Arbitrary<GenerationPlan> = fc.record({
 });
 
 /**
- * A session's world. `truthful`: the capability record is right (the safety property);
- * otherwise the model may ignore SILENT although its record says it honours it (O2), and
- * only liveness is promised.
+ * Which capability records a world draws. `truthful`: each record says what its model does
+ * (every record liveline ships: none claims SILENT without a recording showing it).
+ * `silent-claimed`: a record claims SILENT is honoured (an app's override) and the model may
+ * ignore it (O2): only every turn ending once, without a stall, is promised there.
  */
-export function scenarioArb(truthful: boolean, families = Object.keys(CAPABILITIES)) {
+export type Records = "truthful" | "silent-claimed";
+
+/**
+ * A session's world. `busy`: the user types more often, so that new input meets every race
+ * (the liveness runs).
+ */
+export function scenarioArb(
+  records: Records,
+  {
+    busy = false,
+    families = Object.keys(CAPABILITIES),
+  }: { busy?: boolean; families?: string[] } = {},
+) {
+  const claimed = records === "silent-claimed";
   return fc.record({
-    // Untruthful records matter where SILENT is sent: the family that honours it, often.
+    // A wrong claim matters where SILENT is sent: the record that claims it, most often.
     capabilities:
-      truthful || !families.includes("gemini-2.5-native-audio")
-        ? fc.constantFrom(...families)
-        : fc.constantFrom(...families, "gemini-2.5-native-audio", "gemini-2.5-native-audio"),
+      claimed && families.includes("silent-claimed")
+        ? fc.constantFrom(...families, "silent-claimed", "silent-claimed", "silent-claimed")
+        : fc.constantFrom(...families),
     plans: fc.array(planArb, { minLength: 1, maxLength: 8 }),
     emptyNudgeReplies: fc.nat(3),
     /** Late speak results met with silence: the watchdog's nudge is what gets them spoken. */
     silentLateFollowUps: fc.nat(2),
     /** The model ignores SILENT although its capability record says it honours it. */
-    ignoresSilent: truthful ? fc.constant(false) : fc.constantFrom(true, true, false),
-    actions: fc.array(actionArb(truthful ? 3 : 6), { minLength: 5, maxLength: 60 }),
+    ignoresSilent: claimed ? fc.constantFrom(true, true, false) : fc.constant(false),
+    actions: fc.array(actionArb(busy ? 6 : 3), { minLength: 5, maxLength: 60 }),
     /** What each agent does when handed a session during a turn. */
     arrival: fc.tuple(
       fc.constantFrom<Arrival>("announce", "silent"),
@@ -415,7 +431,7 @@ function lastReplyInLog(h: Harness): string[] {
 /**
  * Invariants that hold after every step. `noDuplicates`: no model text reaches clients
  * twice — promised where the capability record is truthful; a model that ignores SILENT
- * against its record can get a regenerated reply delivered (when in doubt, deliver).
+ * against its record's claim can get a regenerated reply delivered (when in doubt, deliver).
  */
 export function checkStep(h: Harness, model: ReferenceModel, noDuplicates = true): void {
   const violations = validateHistory(h.log);
@@ -552,8 +568,12 @@ export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
 }
 
 /** Invariants that hold once the session has settled. */
-export function checkSettled(h: Harness, model: ReferenceModel, noDuplicates = true): void {
-  checkStep(h, model, noDuplicates);
+export function checkSettled(
+  h: Harness,
+  model: ReferenceModel,
+  records: Records = "truthful",
+): void {
+  checkStep(h, model, records === "truthful");
   const ends = new Map<string, number>();
   for (const e of h.log)
     if (e.kind === "turn_complete" || e.kind === "interrupted")
@@ -565,7 +585,14 @@ export function checkSettled(h: Harness, model: ReferenceModel, noDuplicates = t
   }
   const open = unansweredCalls(h.log);
   if (open.length > 0) throw new Error(`calls never answered or cancelled: ${open.join(", ")}`);
-  // Every speak result of a turn that completed normally is spoken, after it, in that turn.
+  // Every speak result of a turn that completed normally is spoken, after it, in that turn —
+  // promised where the record is truthful: a regeneration nobody can tell from the follow-up
+  // may take its place where it is not.
+  if (records === "truthful") checkSpeakResultsSpoken(h);
+  checkNothingLost(h);
+}
+
+function checkSpeakResultsSpoken(h: Harness): void {
   const completed = new Set(h.log.flatMap((e) => (e.kind === "turn_complete" ? [e.turnId] : [])));
   const gaveUp = excusedTurns(h);
   h.log.forEach((e, i) => {
@@ -578,6 +605,9 @@ export function checkSettled(h: Harness, model: ReferenceModel, noDuplicates = t
       );
     if (!spoken) throw new Error(`speak result ${e.callId} was never spoken in turn ${e.turnId}`);
   });
+}
+
+function checkNothingLost(h: Harness): void {
   // Nothing recorded is lost: the phone, resuming each time from what it had seen, has every
   // durable frame exactly once and in order; a fresh resume from 0 replays the whole log.
   const phone = h.durableFrames("phone").map((f) => f.seq);

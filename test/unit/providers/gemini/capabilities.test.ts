@@ -17,10 +17,10 @@ describe("capabilitiesFor", () => {
   it.each([
     ["gemini-2.5-flash-native-audio-preview-12-2025", false],
     ["models/gemini-2.5-flash-native-audio-preview-09-2025", false],
-    ["gemini-live-2.5-flash-preview", true],
-    ["gemini-2.5-flash-live-preview", true],
+    ["gemini-live-2.5-flash-preview", false],
+    ["gemini-2.5-flash-live-preview", false],
   ])(
-    "2.5 live / native audio on the Developer API: non-blocking + scheduling (%s)",
+    "2.5 live / native audio on the Developer API: non-blocking + scheduling, SILENT not claimed (%s)",
     (model, silent) => {
       expect(capabilitiesFor(model, DEV)).toEqual({
         nonBlockingCalls: true,
@@ -47,10 +47,10 @@ describe("capabilitiesFor", () => {
   });
 
   it("Vertex drops scheduling and NON_BLOCKING, by URL, by name or by resource path", () => {
-    // A family whose SILENT is honoured on the Developer API: Vertex still turns it off, and no
-    // recording shows Vertex accepting NON_BLOCKING.
+    // A family with scheduling and NON_BLOCKING on the Developer API: Vertex turns both off, as
+    // no recording shows Vertex accepting NON_BLOCKING.
     const model = "gemini-live-2.5-flash-preview";
-    expect(capabilitiesFor(model, DEV).silentHonoured).toBe(true);
+    expect(capabilitiesFor(model, DEV).resultScheduling).toBe(true);
     const expected = {
       nonBlockingCalls: false,
       resultScheduling: false,
@@ -63,6 +63,24 @@ describe("capabilitiesFor", () => {
     expect(capabilitiesFor(`projects/p/locations/l/publishers/google/models/${model}`, "")).toEqual(
       expected,
     );
+  });
+
+  it("no record claims SILENT honoured: no recording shows it, a 2.5 model ignored it (O2)", () => {
+    for (const model of [
+      "gemini-2.5-flash-native-audio-preview-12-2025",
+      "gemini-2.5-flash-live-preview",
+      "gemini-live-2.5-flash-preview",
+      "gemini-3.1-flash-live-preview",
+      "gemini-3.8-flash-live-preview",
+      "something-else",
+    ]) {
+      expect(capabilitiesFor(model, DEV).silentHonoured, model).toBe(false);
+    }
+    // An app that has seen it honoured may claim it.
+    expect(
+      capabilitiesFor("gemini-2.5-flash-live-preview", DEV, { silentHonoured: true })
+        .silentHonoured,
+    ).toBe(true);
   });
 
   it("unknown models are conservative", () => {
