@@ -1,17 +1,22 @@
 /**
- * npm run check:imports [-- root] — the import graph of src/ must have no cycle and no upward import.
+ * npm run check:imports [-- root] — the import graph of src/ must have no cycle and no upward import,
+ * and no two files under src/ share a base name unless they play the same role: a folder's
+ * entry point (index.ts), or the same file in sibling folders of one kind (providers/gemini
+ * and providers/openai, the simulator's gemini and openai faces).
  *
- * Layers, lowest first; a module may import its own layer or a lower one:
+ * Layers, lowest first; a module may import its own layer or a lower one. Each layer is a
+ * folder or a file; no layer reaches into another's folder:
  *   vocabulary (the shared words: model events and commands, log events, frames),
- *   json-limits and version, core, history, vars (how Worker vars are read), providers,
- *   simulator (a stand-in service that speaks a provider's wire protocol), the simulated
- *   provider and the provider registry, config (the Worker's vars with every provider's),
- *   tools, app (createLiveline's options made ready), contracts (env.ts, the session's RPC
- *   surface), session, http, liveline.ts (createLiveline), index.ts (the package's exports).
+ *   json-limits and version, core, history, var-schemas (how Worker vars are read), providers,
+ *   simulator (a stand-in service that speaks each provider's wire, and the provider that
+ *   reaches it), provider-registry (every provider), worker-config (the Worker's vars with
+ *   every provider's), agents (definitions), app-options (createLiveline's options made
+ *   ready), contracts (the Worker's env, the session's RPC surface), session, http,
+ *   liveline.ts (createLiveline), index.ts (the package's exports).
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 
 const ROOT = resolve(process.argv[2] ?? join(import.meta.dirname, ".."));
 const SRC = join(ROOT, "src");
@@ -25,16 +30,14 @@ const LAYERS = [
   ["json-limits.ts", "version.ts"],
   ["core/"],
   ["history/"],
-  ["vars.ts"],
+  ["var-schemas.ts"],
   ["providers/"],
   ["simulator/"],
-  // Above the simulator: the provider that reaches it, and the list of every provider.
-  ["providers/simulated/", "providers/registry.ts"],
-  ["config.ts"],
-  ["tools/"],
-  // The app's options made ready (agents by name, settings with the app's defaults).
-  ["app.ts"],
-  ["env.ts", "session/session-api.ts"],
+  ["provider-registry.ts"],
+  ["worker-config.ts"],
+  ["agents/"],
+  ["app-options.ts"],
+  ["contracts/"],
   ["session/"],
   ["http/"],
   ["liveline.ts"],
@@ -43,7 +46,6 @@ const LAYERS = [
 
 function layerOf(file) {
   const rel = relative(SRC, file);
-  // The most specific prefix wins (session/session-api.ts before session/).
   let best = null;
   LAYERS.forEach((prefixes, layer) => {
     for (const p of prefixes) {
@@ -151,6 +153,20 @@ for (const app of statSync(EXAMPLES, { throwIfNoEntry: false }) ? readdirSync(EX
         problems.push(`${relative(ROOT, file)} imports liveline's internals: ${spec}`);
     }
   }
+}
+
+// Base names: one name per concept. Two files may share one only as the same role.
+const byName = new Map();
+for (const file of graph.keys()) {
+  const name = basename(file);
+  byName.set(name, [...(byName.get(name) ?? []), relative(SRC, file)]);
+}
+for (const [name, files] of byName) {
+  if (files.length < 2 || name === "index.ts") continue;
+  const kinds = new Set(files.map((f) => dirname(dirname(f))));
+  const depthOk = files.every((f) => dirname(f) !== "." && dirname(dirname(f)) !== ".");
+  if (kinds.size !== 1 || !depthOk)
+    problems.push(`base name ${name} is shared by ${files.join(", ")} (not siblings of one kind)`);
 }
 
 const edges = [...graph.values()].reduce((n, d) => n + d.length, 0);

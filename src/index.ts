@@ -6,11 +6,7 @@
  *   export default { fetch: liveline.fetch };
  *   export const { SessionObject, GeminiSimulatorObject } = liveline;
  */
-export type { LivelineOptions } from "./app.js";
-export type { SettingDefaults } from "./config.js";
-export type { Env as LivelineBindings } from "./env.js";
-export { createLiveline, type Liveline } from "./liveline.js";
-export type { ProviderName } from "./providers/registry.js";
+
 export {
   type Agent,
   type AgentDefinition,
@@ -22,5 +18,10 @@ export {
   type SessionOptions,
   type ToolContext,
   type ToolDefinition,
-} from "./tools/define.js";
-export type { ToolPayload } from "./vocabulary/events.js";
+} from "./agents/define.js";
+export type { LivelineOptions } from "./app-options.js";
+export type { Env as LivelineBindings } from "./contracts/worker-env.js";
+export { createLiveline, type Liveline } from "./liveline.js";
+export type { ProviderName } from "./provider-registry.js";
+export type { ToolPayload } from "./vocabulary/log-events.js";
+export type { SettingDefaults } from "./worker-config.js";

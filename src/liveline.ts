@@ -4,8 +4,8 @@
  * and the Durable Object classes to export under the names its wrangler.toml binds
  * (`SessionObject` as SESSION, `GeminiSimulatorObject` as GEMINI_SIMULATOR).
  */
-import { type LivelineApp, type LivelineOptions, livelineApp } from "./app.js";
-import type { Env } from "./env.js";
+import { type LivelineApp, type LivelineOptions, livelineApp } from "./app-options.js";
+import type { Env } from "./contracts/worker-env.js";
 import { createApp } from "./http/app.js";
 import { isLocalHostname } from "./http/auth.js";
 import { serveDemo } from "./http/demo.js";

@@ -1,5 +1,5 @@
 // Types for the test runtime's `env` and `exports` (what `wrangler types` would generate).
-type LivelineEnv = import("../src/env.js").Env;
+type LivelineEnv = import("../src/contracts/worker-env.js").Env;
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../examples/greeter/src/worker.js");

@@ -3,7 +3,7 @@
  * the old agent has finished; it is held for the new agent's one line (upstream.ts applies
  * the handoff in the same step and asks the new agent), and ends once, after that line.
  */
-import { modelSettled, type TurnState } from "./state.js";
+import { modelSettled, type TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 
 /**

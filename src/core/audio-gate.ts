@@ -9,7 +9,7 @@
  * while a turn's watchdog or a goAway move is pending — goes through the core as before.
  */
 import { reactionsOwed } from "./follow-up.js";
-import type { CoreState } from "./state.js";
+import type { CoreState } from "./session-state.js";
 import { waitingOnModel } from "./watchdog.js";
 
 export interface AudioGate {

@@ -3,7 +3,7 @@
  * step) for the archive (shared by every step, never written), which only a late duplicate
  * — a second result, the same call delivered again — ever reads.
  */
-import type { ArchivedCall, CallArchive, CallState, CoreState } from "./state.js";
+import type { ArchivedCall, CallArchive, CallState, CoreState } from "./session-state.js";
 
 /** Settled calls kept in `calls`; past twice as many, the oldest go to the archive. */
 export const SETTLED_KEPT = 16;

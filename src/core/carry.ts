@@ -3,7 +3,7 @@
 import { announceInstruction } from "./arrival.js";
 import { sendInput } from "./follow-up.js";
 import { normalizedReply, rememberReply } from "./regeneration.js";
-import type { TurnState } from "./state.js";
+import type { TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 import { replyIsEmpty } from "./turns.js";

@@ -1,5 +1,5 @@
-import type { HistoryEvent, ToolPayload } from "../vocabulary/events.js";
 import type { DurableFrame, EphemeralFrame } from "../vocabulary/frames.js";
+import type { HistoryEvent, ToolPayload } from "../vocabulary/log-events.js";
 import type { ModelCommand, TokenUsage } from "../vocabulary/model.js";
 
 /** Timers the core sets; the shell fires them back as `timer_fired` inputs. */

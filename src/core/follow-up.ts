@@ -4,7 +4,12 @@
  * still come, so the follow-up is never taken for the answer to that input.
  */
 import type { ModelCommand } from "../vocabulary/model.js";
-import { type CoreState, capabilitiesOf, type GenerationState, type TurnState } from "./state.js";
+import {
+  type CoreState,
+  capabilitiesOf,
+  type GenerationState,
+  type TurnState,
+} from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 

@@ -16,7 +16,7 @@ import {
   type GenerationState,
   type TurnProgress,
   type TurnState,
-} from "./state.js";
+} from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn, noteAnswered, openTurn } from "./turn-state.js";
 

@@ -1,4 +1,4 @@
-import type { ToolPayload } from "../vocabulary/events.js";
+import type { ToolPayload } from "../vocabulary/log-events.js";
 import type { ModelEvent } from "../vocabulary/model.js";
 import type { TimerId } from "./effects.js";
 

@@ -5,7 +5,7 @@ import { armLineWait, sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
-import type { CoreState, GenerationState } from "./state.js";
+import type { CoreState, GenerationState } from "./session-state.js";
 import { StepContext } from "./step-context.js";
 import {
   cancelCall,

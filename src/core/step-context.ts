@@ -1,8 +1,8 @@
-import type { HistoryEvent, HistoryEventBody } from "../vocabulary/events.js";
 import { frameOf } from "../vocabulary/frames.js";
+import type { HistoryEvent, HistoryEventBody } from "../vocabulary/log-events.js";
 import type { ModelCommand } from "../vocabulary/model.js";
 import type { Effect, TraceKind } from "./effects.js";
-import type { CallState, CoreState } from "./state.js";
+import type { CallState, CoreState } from "./session-state.js";
 
 /**
  * Cancels the running calls of a turn (`null`: of every turn). Given by the step's caller:

@@ -1,4 +1,4 @@
-import type { ToolPayload } from "../vocabulary/events.js";
+import type { ToolPayload } from "../vocabulary/log-events.js";
 import {
   type ToolCallRequest,
   type ToolPolicy,
@@ -9,7 +9,12 @@ import { archivedCall } from "./call-archive.js";
 import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
 import { inputKey } from "./regeneration.js";
-import { type CallState, type CoreState, capabilitiesOf, type PendingHandoff } from "./state.js";
+import {
+  type CallState,
+  type CoreState,
+  capabilitiesOf,
+  type PendingHandoff,
+} from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
 

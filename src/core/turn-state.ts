@@ -1,6 +1,6 @@
 /** A user turn opens with its `user` event and ends once, with its one turn end. */
-import type { InterruptReason } from "../vocabulary/events.js";
-import type { TurnState } from "./state.js";
+import type { InterruptReason } from "../vocabulary/log-events.js";
+import type { TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 
 export function openTurn(

@@ -18,7 +18,7 @@ import {
   returnSlot,
 } from "./generations.js";
 import { normalizedReply, rememberAnswer, rememberReply } from "./regeneration.js";
-import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
+import { type CoreState, capabilitiesOf, type TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 

@@ -2,7 +2,7 @@ import { isHeldForAnnounce } from "./arrival.js";
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
 import { armLineWait } from "./follow-up.js";
-import { type CoreState, modelSettled, type PendingHandoff } from "./state.js";
+import { type CoreState, modelSettled, type PendingHandoff } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { policyOf } from "./tools.js";
 import { endTurn } from "./turn-state.js";

@@ -1,5 +1,5 @@
 import { nudgeLeft, owesSlot, sendInput } from "./follow-up.js";
-import { type CoreState, capabilitiesOf, type TurnState } from "./state.js";
+import { type CoreState, capabilitiesOf, type TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 

@@ -1,4 +1,4 @@
-import type { HistoryEvent } from "../vocabulary/events.js";
+import type { HistoryEvent } from "../vocabulary/log-events.js";
 import { type ContextItem, type RebuiltContext, toolResponse } from "../vocabulary/model.js";
 
 /**

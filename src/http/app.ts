@@ -1,8 +1,8 @@
 import { Hono } from "hono";
-import type { LivelineApp } from "../app.js";
-import { type Config, ConfigError } from "../config.js";
-import { describeProblem } from "../vars.js";
+import type { LivelineApp } from "../app-options.js";
+import { describeProblem } from "../var-schemas.js";
 import { VERSION } from "../version.js";
+import { type Config, ConfigError } from "../worker-config.js";
 import { resolveAuth } from "./auth.js";
 import type { AppEnv } from "./context.js";
 import { errorResponse, HttpError, handleError } from "./errors.js";

@@ -1,5 +1,5 @@
 import { sign, verify } from "hono/jwt";
-import { type Config, normaliseOrigin } from "../config.js";
+import { type Config, normaliseOrigin } from "../worker-config.js";
 import { HttpError } from "./errors.js";
 
 /**

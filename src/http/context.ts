@@ -1,7 +1,7 @@
 import type { Context } from "hono";
-import type { LivelineApp } from "../app.js";
-import type { Config, LocationHint } from "../config.js";
-import type { Env } from "../env.js";
+import type { LivelineApp } from "../app-options.js";
+import type { Env } from "../contracts/worker-env.js";
+import type { Config, LocationHint } from "../worker-config.js";
 import type { AuthState } from "./auth.js";
 
 /** The Hono environment of the app: bindings, plus config and auth resolved per request. */

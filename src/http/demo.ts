@@ -6,7 +6,7 @@
  * lets anyone who finds the page open sessions: for demos, not for production).
  */
 import { z } from "zod";
-import type { Env } from "../env.js";
+import type { Env } from "../contracts/worker-env.js";
 import { isLocalHostname, safeEqual } from "./auth.js";
 
 // (Assets drop the .html: /timeline.html redirects to /timeline.)

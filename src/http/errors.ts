@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ZodError } from "zod";
-import { ConfigError } from "../config.js";
+import { ConfigError } from "../worker-config.js";
 
 /** An error answered as `{"error":{"code","message"}}` with its status. */
 export class HttpError extends Error {

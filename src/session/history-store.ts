@@ -1,5 +1,5 @@
-import type { HistoryEvent } from "../vocabulary/events.js";
 import { frameOf } from "../vocabulary/frames.js";
+import type { HistoryEvent } from "../vocabulary/log-events.js";
 import type { TraceRow } from "./interpreter.js";
 import { type Migration, migrate } from "./migrations.js";
 

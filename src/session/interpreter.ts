@@ -11,9 +11,9 @@ import { type AudioGate, audioGate, GATE_CLOSED } from "../core/audio-gate.js";
 import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../core/effects.js";
 import type { AudioPassed, CoreInput } from "../core/inputs.js";
 import { step } from "../core/session-core.js";
-import type { CoreState } from "../core/state.js";
-import type { HistoryEvent, ToolPayload } from "../vocabulary/events.js";
+import type { CoreState } from "../core/session-state.js";
 import type { DurableFrame, ServerFrame } from "../vocabulary/frames.js";
+import type { HistoryEvent, ToolPayload } from "../vocabulary/log-events.js";
 import type { ModelCommand, RebuiltContext, TokenUsage } from "../vocabulary/model.js";
 
 /** A timeline row to write: when, what, and its detail (stored as JSON). */

@@ -1,5 +1,8 @@
-import type { Config } from "../config.js";
-
+import type { AgentDefinition } from "../agents/define.js";
+import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
+import { withHandoffTools } from "../agents/handoff-tools.js";
+import type { HandoffAnswer, SessionResource, SessionStats } from "../contracts/session-api.js";
+import type { Env } from "../contracts/worker-env.js";
 import type { CoreInput } from "../core/inputs.js";
 import {
   ALL_GUARDS,
@@ -7,24 +10,20 @@ import {
   type CoreState,
   defaultConfig,
   NO_GUARDS,
-} from "../core/state.js";
-import type { Env } from "../env.js";
+} from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { rebuildContextNaive } from "../history/rebuild-naive.js";
-import { providerSession } from "../providers/registry.js";
-import type { AgentDefinition } from "../tools/define.js";
-import { handoffToolName, NO_AGENT, toolPolicies } from "../tools/define.js";
-import { withHandoffTools } from "../tools/handoff.js";
+import { providerSession } from "../provider-registry.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
-import type { AgentSpec, ProviderSession } from "../vocabulary/provider.js";
+import type { AgentSpec, ProviderSession } from "../vocabulary/provider-adapter.js";
+import type { Config } from "../worker-config.js";
 import { DeadlineTimers } from "./deadline-timers.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";
-import type { HandoffAnswer, SessionResource, SessionStats } from "./session-api.js";
 import {
   type ClientSockets,
   closeQuietly,

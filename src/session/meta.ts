@@ -1,7 +1,7 @@
-import type { ProviderName } from "../providers/registry.js";
-import type { SessionOptions } from "../tools/define.js";
+import type { SessionOptions } from "../agents/define.js";
+import type { SessionInit } from "../contracts/session-api.js";
+import type { ProviderName } from "../provider-registry.js";
 import { hasSchema, type Migration, migrate } from "./migrations.js";
-import type { SessionInit } from "./session-api.js";
 
 /** What the session shell keeps about its session, in the `meta` table (one row). */
 export interface SessionMeta {

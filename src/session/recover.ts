@@ -1,8 +1,7 @@
-import { restoreState } from "../core/restore.js";
-import type { CoreConfig, CoreState } from "../core/state.js";
-import { closingEventsAfterRestart } from "../history/recover.js";
-import type { HistoryEvent } from "../vocabulary/events.js";
+import { closingEventsAfterRestart, restoreState } from "../core/restore.js";
+import type { CoreConfig, CoreState } from "../core/session-state.js";
 import { frameOf } from "../vocabulary/frames.js";
+import type { HistoryEvent } from "../vocabulary/log-events.js";
 import type { HistoryStore } from "./history-store.js";
 
 /**

@@ -1,11 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { LivelineApp } from "../app.js";
-import type { Config } from "../config.js";
-import type { Env } from "../env.js";
-import { type AgentDefinition, NO_AGENT, resolveAgent } from "../tools/define.js";
-import { type ClientInput, clientInput } from "./client-frames.js";
-import { LiveSession } from "./live-session.js";
-import { MetaStore, type SessionMeta } from "./meta.js";
+import { type AgentDefinition, NO_AGENT, resolveAgent } from "../agents/define.js";
+import type { LivelineApp } from "../app-options.js";
 import {
   type HandoffAnswer,
   REPLAY_HEADER,
@@ -16,7 +11,12 @@ import {
   type SessionLifecycle,
   type SessionResource,
   type Timeline,
-} from "./session-api.js";
+} from "../contracts/session-api.js";
+import type { Env } from "../contracts/worker-env.js";
+import type { Config } from "../worker-config.js";
+import { type ClientInput, clientInput } from "./client-frames.js";
+import { LiveSession } from "./live-session.js";
+import { MetaStore, type SessionMeta } from "./meta.js";
 import { type ClientSockets, closeQuietly, send } from "./sockets.js";
 
 /** What each client socket carries across hibernation. */

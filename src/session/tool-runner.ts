@@ -1,5 +1,5 @@
-import type { AgentDefinition, ToolContext } from "../tools/define.js";
-import type { ToolPayload } from "../vocabulary/events.js";
+import type { AgentDefinition, ToolContext } from "../agents/define.js";
+import type { ToolPayload } from "../vocabulary/log-events.js";
 
 export type ToolOutcome =
   | { result: ToolPayload; error?: undefined }

@@ -1,7 +1,11 @@
 import type { UpstreamOpen } from "../core/effects.js";
 import { UpstreamRefused } from "../providers/websocket.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
-import type { AgentSpec, ProviderAdapter, ProviderSession } from "../vocabulary/provider.js";
+import type {
+  AgentSpec,
+  ProviderAdapter,
+  ProviderSession,
+} from "../vocabulary/provider-adapter.js";
 import type { ModelPort } from "./interpreter.js";
 import { closeQuietly } from "./sockets.js";
 

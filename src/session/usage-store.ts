@@ -1,6 +1,6 @@
+import type { UsageTotals } from "../contracts/session-api.js";
 import type { TokenUsage } from "../vocabulary/model.js";
 import { type Migration, migrate } from "./migrations.js";
-import type { UsageTotals } from "./session-api.js";
 
 const USAGE_MIGRATIONS: readonly Migration[] = [
   {

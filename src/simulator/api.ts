@@ -1,4 +1,4 @@
-import type { ResumeContext } from "./machine.js";
+import type { ResumeContext } from "./gemini/machine.js";
 
 /** The RPC surface of a simulator object, as other objects (and the env's types) see it. */
 export interface SimulatorApi {

@@ -1,11 +1,5 @@
 /** The Gemini Live simulator: a deterministic, seeded model stand-in on the real wire. */
-export {
-  DEFAULT_KNOBS,
-  KnobError,
-  parseCallScript,
-  parseKnobs,
-  type SimulatorKnobs,
-} from "./knobs.js";
+
 export {
   createSimulator,
   handleSession,
@@ -16,6 +10,13 @@ export {
   type SimStepResult,
   schedulingOf,
   simStep,
-} from "./machine.js";
+} from "./gemini/machine.js";
+export {
+  DEFAULT_KNOBS,
+  KnobError,
+  parseCallScript,
+  parseKnobs,
+  type SimulatorKnobs,
+} from "./knobs.js";
 export { GeminiSimulatorObject, handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 export { SIMULATOR_PATH, simulatorUrl } from "./route.js";

@@ -6,7 +6,6 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { SimulatorApi } from "./api.js";
-import { KnobError, parseKnobs, type SimulatorKnobs } from "./knobs.js";
 import {
   createSimulator,
   handleSession,
@@ -15,7 +14,8 @@ import {
   type SimInput,
   type SimState,
   simStep,
-} from "./machine.js";
+} from "./gemini/machine.js";
+import { KnobError, parseKnobs, type SimulatorKnobs } from "./knobs.js";
 import {
   createOpenAISimulator,
   type OaiSimEffect,

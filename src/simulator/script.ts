@@ -200,3 +200,11 @@ export function chunkWords(text: string, draw: () => number): string[] {
 export function wordCount(text: string): number {
   return text.split(/\s+/).filter((w) => w !== "").length;
 }
+
+/** What the simulated user says when it speaks (audio in, a transcription out), in turn. */
+export const UTTERANCES = [
+  "What can you do?",
+  "Tell me something interesting.",
+  "Can you look that up for me?",
+  "Thanks, that helps.",
+];

@@ -4,7 +4,7 @@ import type {
   RunOn,
   ToolPayload,
   UpstreamStatus,
-} from "./events.js";
+} from "./log-events.js";
 
 /** Server-to-client frames that carry a `seq` and are replayed (PROTOCOL.md). */
 export type DurableFrame =

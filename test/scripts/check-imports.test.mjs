@@ -48,4 +48,23 @@ describe("npm run check:imports", () => {
     expect(out).toContain("upward import: src/vocabulary/model.ts -> src/core/state.ts");
     expect(code).toBe(1);
   });
+
+  it("fails on a base name two roles share, and passes on siblings of one kind", () => {
+    const clash = project({
+      "core/config.ts": "export const c = 1;\n",
+      "session/config.ts": "export const d = 2;\n",
+    });
+    const clashed = check(clash);
+    expect(clashed.out).toContain("base name config.ts is shared by");
+    expect(clashed.code).toBe(1);
+    const siblings = project({
+      "providers/a/adapter.ts": "export const a = 1;\n",
+      "providers/b/adapter.ts": "export const b = 2;\n",
+      "core/index.ts": "export const i = 1;\n",
+      "session/index.ts": "export const j = 2;\n",
+    });
+    const fine = check(siblings);
+    expect(fine.out).toContain("no cycle, no upward import");
+    expect(fine.code).toBe(0);
+  });
 });

@@ -50,7 +50,7 @@ const httpErrorCodes = () =>
       "src/http/app.ts",
       "src/http/errors.ts",
       "src/http/auth.ts",
-      "src/http/validate.ts",
+      "src/http/json-body.ts",
       "src/http/method-not-allowed.ts",
       "src/http/routes/sessions.ts",
       "src/http/routes/ws.ts",
@@ -59,7 +59,7 @@ const httpErrorCodes = () =>
     /(?:HttpError\(\s*\d+,\s*|errorResponse\(c,\s*\d+,\s*|jsonError\(\s*\d+,\s*)"([a-z_]+)"/g,
   );
 const statusStates = () => {
-  const line = /type UpstreamStatus = ([^;]+);/.exec(read("src/vocabulary/events.ts"))?.[1];
+  const line = /type UpstreamStatus = ([^;]+);/.exec(read("src/vocabulary/log-events.ts"))?.[1];
   return [...(line ?? "").matchAll(/"([a-z_]+)"/g)].map((m) => m[1] ?? "");
 };
 const timelineKinds = () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Config } from "../../src/config.js";
 import { checkOrigin } from "../../src/http/auth.js";
 import { HttpError } from "../../src/http/errors.js";
+import type { Config } from "../../src/worker-config.js";
 
 const config = { ALLOWED_ORIGINS: ["https://app.example"] } as unknown as Config;
 const refused = (origin: string | undefined) => {

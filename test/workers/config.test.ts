@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../../src/config.js";
 import { isLocalHostname, safeEqual } from "../../src/http/auth.js";
-import { providerUnavailable } from "../../src/providers/registry.js";
+import { providerUnavailable } from "../../src/provider-registry.js";
 import { parseClientFrame } from "../../src/session/client-frames.js";
+import { ConfigError, loadConfig } from "../../src/worker-config.js";
 
 describe("loadConfig", () => {
   it("fills the documented defaults", () => {

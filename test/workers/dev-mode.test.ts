@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { verify } from "hono/jwt";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { billing, greeter } from "../../examples/greeter/src/agent.js";
-import { livelineApp } from "../../src/app.js";
+import { livelineApp } from "../../src/app-options.js";
 import { createApp } from "../../src/http/app.js";
 import { resetDevModeWarning } from "../../src/http/auth.js";
 import { type Created, connect, errorOf, httpUrl, TOKEN_SECRET } from "./helpers.js";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { restoreSelection } from "../../src/core/restore.js";
 import { HistoryStore, restoreQuery } from "../../src/session/history-store.js";
-import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/events.js";
+import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/log-events.js";
 import { call, result } from "../log-events.js";
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { capabilityOverrides, geminiCompression } from "../../src/providers/gemini/provider.js";
-import { simulatorKnobs } from "../../src/providers/simulated/provider.js";
 import { fetchableUrl } from "../../src/providers/websocket.js";
+import { simulatorKnobs } from "../../src/simulator/simulated-provider.js";
 
 describe("provider settings", () => {
   it("GEMINI_CAPABILITIES overrides parts of the capability record, and bad values are named", () => {
@@ -41,7 +41,7 @@ describe("provider settings", () => {
 describe("the simulator's public route", () => {
   it("is open on a local host or with SIMULATOR_ROUTE=on, closed on a deployment's host", async () => {
     const { simulatorRouteOpen } = await import("../../src/liveline.js");
-    const { livelineApp } = await import("../../src/app.js");
+    const { livelineApp } = await import("../../src/app-options.js");
     const app = livelineApp({ agents: { none: { instructions: "", tools: [] } } });
     const env = (route?: string) =>
       ({ SIMULATOR_ROUTE: route }) as unknown as Parameters<typeof simulatorRouteOpen>[1];

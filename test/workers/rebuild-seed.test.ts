@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { validateHistory } from "../../src/history/validate.js";
-import type { HistoryEvent } from "../../src/vocabulary/events.js";
+import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import { BASE, type Client, type Frame, withKey } from "./helpers.js";
 import { playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
 

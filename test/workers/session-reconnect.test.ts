@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
-import type { HistoryEvent } from "../../src/vocabulary/events.js";
+import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import { BASE, connect, type Frame, httpUrl, upgrade, withKey } from "./helpers.js";
 import { framesUntil, playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
 

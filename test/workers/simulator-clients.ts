@@ -6,7 +6,7 @@
 import { exports } from "cloudflare:workers";
 import type { TimerId } from "../../src/core/effects.js";
 import type { CoreInput } from "../../src/core/inputs.js";
-import { type CoreState, defaultConfig, initialState } from "../../src/core/state.js";
+import { type CoreState, defaultConfig, initialState } from "../../src/core/session-state.js";
 import { checkedContext, rebuildContext } from "../../src/history/rebuild.js";
 import { GeminiLiveAdapter } from "../../src/providers/gemini/adapter.js";
 import type { GeminiToolSpec } from "../../src/providers/gemini/tool-declaration.js";
@@ -14,8 +14,8 @@ import { acceptUpgrade } from "../../src/providers/websocket.js";
 import { SessionInterpreter } from "../../src/session/interpreter.js";
 import { UpstreamLink } from "../../src/session/upstream-link.js";
 import { nextRandom, seedState } from "../../src/simulator/prng.js";
-import type { HistoryEvent } from "../../src/vocabulary/events.js";
 import { frameOf } from "../../src/vocabulary/frames.js";
+import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import type { ToolPolicy } from "../../src/vocabulary/model.js";
 
 export const SIM_URL = "http://liveline.test/simulator/gemini";

@@ -2,7 +2,7 @@ import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { validateHistory } from "../../src/history/validate.js";
-import type { HistoryEvent } from "../../src/vocabulary/events.js";
+import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import { BASE, type Client, connect, type Frame, httpUrl, nested, withKey } from "./helpers.js";
 import { simulatorSession } from "./session-flow.js";
 

@@ -1,25 +1,25 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import { LOCATION_HINTS } from "../../config.js";
-import { jsonLimitProblem } from "../../json-limits.js";
-import {
-  PROVIDER_NAMES,
-  providerMetadataProblem,
-  providerUnavailable,
-} from "../../providers/registry.js";
 import {
   type AgentDefinition,
   disallowedOptions,
   resolveAgent,
   SESSION_OPTIONS,
   type SessionOptions,
-} from "../../tools/define.js";
+} from "../../agents/define.js";
+import { jsonLimitProblem } from "../../json-limits.js";
+import {
+  PROVIDER_NAMES,
+  providerMetadataProblem,
+  providerUnavailable,
+} from "../../provider-registry.js";
+import { LOCATION_HINTS } from "../../worker-config.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
 import { HttpError } from "../errors.js";
+import { parseJsonBody, parseQuery, QueryToken, sessionIdParam } from "../json-body.js";
 import { methodNotAllowed } from "../method-not-allowed.js";
-import { parseJsonBody, parseQuery, QueryToken, sessionIdParam } from "../validate.js";
 
 /** Bodies of POST /v1/sessions beyond this are refused with 413. */
 export const MAX_CREATE_BODY_BYTES = 64 * 1024;

@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { REPLAY_HEADER, RESUME_FROM_HEADER, SESSION_HEADER } from "../../session/session-api.js";
+import { REPLAY_HEADER, RESUME_FROM_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
 import { bearer, checkOrigin, requireSessionToken } from "../auth.js";
 import { type AppEnv, sessionStub } from "../context.js";
 import { HttpError } from "../errors.js";
+import { parseQuery, QueryToken, sessionIdParam } from "../json-body.js";
 import { methodNotAllowed } from "../method-not-allowed.js";
-import { parseQuery, QueryToken, sessionIdParam } from "../validate.js";
 
 const WsQuery = z.object({
   token: QueryToken,

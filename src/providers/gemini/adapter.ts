@@ -4,7 +4,7 @@
  * session logic; its only state is the decoder's (duplicate call ids, synthetic ids).
  */
 import type { ModelCapabilities, ModelCommand, RebuiltContext } from "../../vocabulary/model.js";
-import type { ProviderAdapter } from "../../vocabulary/provider.js";
+import type { ProviderAdapter } from "../../vocabulary/provider-adapter.js";
 import { capabilitiesFor, isVertexEndpoint, textRouteFor } from "./capabilities.js";
 import { type CloseClass, classifyClose } from "./close-codes.js";
 import {

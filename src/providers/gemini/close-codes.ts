@@ -17,7 +17,7 @@
  * session that could have continued.
  */
 
-import type { CloseClass } from "../../vocabulary/provider.js";
+import type { CloseClass } from "../../vocabulary/provider-adapter.js";
 
 export type { CloseClass };
 

@@ -1,9 +1,9 @@
 /** Gemini Live (Developer API or Vertex AI) as a provider. */
 import { z } from "zod";
-import { checkedString, oneOf, optionalString, optionalUrl } from "../../vars.js";
+import { checkedString, oneOf, optionalString, optionalUrl } from "../../var-schemas.js";
 import type { ModelCapabilities } from "../../vocabulary/model.js";
-import type { AgentSpec, ProviderSession } from "../../vocabulary/provider.js";
-import { callIdPrefix, type Provider } from "../provider.js";
+import type { AgentSpec, ProviderSession } from "../../vocabulary/provider-adapter.js";
+import { callIdPrefix, type Provider } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
 import { GeminiLiveAdapter } from "./adapter.js";
 import { capabilitiesFor } from "./capabilities.js";

@@ -19,7 +19,7 @@ import type {
   CloseClass,
   DecodeResult,
   ProviderAdapter,
-} from "../../vocabulary/provider.js";
+} from "../../vocabulary/provider-adapter.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
 import { resample16kTo24k } from "./audio.js";
 import { ClientEvent, KNOWN_SERVER_TYPES, ServerEvent } from "./schemas.js";

@@ -1,7 +1,7 @@
 /** OpenAI Realtime (GA) as a provider: `OPENAI_API_KEY` (a secret), `OPENAI_MODEL`, `OPENAI_REALTIME_URL`. */
 import { z } from "zod";
-import { optionalString, optionalUrl } from "../../vars.js";
-import type { Provider } from "../provider.js";
+import { optionalString, optionalUrl } from "../../var-schemas.js";
+import type { Provider } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
 import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "./adapter.js";
 

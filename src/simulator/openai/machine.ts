@@ -17,10 +17,8 @@
  *   twice), dropAfterMs, utteranceMs, repeatAnswers (the same line, the same words), setupMs
  *   (`session.updated` for a session.update sent within setupMs of the open comes then).
  */
-import { summarise } from "../script.js";
-import { UTTERANCES } from "../state.js";
+import { summarise, UTTERANCES } from "../script.js";
 import { cancel, respond } from "./respond.js";
-import { invalidEventMessage, OpenAIClientEvent } from "./schemas.js";
 import {
   BYTES_PER_MS,
   Ctx,
@@ -29,6 +27,7 @@ import {
   type OaiSimInput,
   type OaiSimState,
 } from "./state.js";
+import { invalidEventMessage, OpenAIClientEvent } from "./strict-schemas.js";
 
 export {
   createOpenAISimulator,

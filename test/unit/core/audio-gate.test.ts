@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type AudioGate, audioGate } from "../../../src/core/audio-gate.js";
-import type { CoreState } from "../../../src/core/state.js";
+import type { CoreState } from "../../../src/core/session-state.js";
 import type { ModelEvent } from "../../../src/vocabulary/model.js";
 import { Harness, TOOLS } from "./harness.js";
 

@@ -5,11 +5,11 @@ import {
   type CoreState,
   defaultConfig,
   initialState,
-} from "../../../src/core/state.js";
+} from "../../../src/core/session-state.js";
 import { rebuildContext } from "../../../src/history/rebuild.js";
 import { type InterpreterPorts, SessionInterpreter } from "../../../src/session/interpreter.js";
-import type { HistoryEvent } from "../../../src/vocabulary/events.js";
 import { type DurableFrame, frameOf, type ServerFrame } from "../../../src/vocabulary/frames.js";
+import type { HistoryEvent } from "../../../src/vocabulary/log-events.js";
 import type {
   ModelCommand,
   ModelEvent,

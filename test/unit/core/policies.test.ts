@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ALL_GUARDS, NO_GUARDS } from "../../../src/core/state.js";
+import { ALL_GUARDS, NO_GUARDS } from "../../../src/core/session-state.js";
 import { validateHistory } from "../../../src/history/validate.js";
 import type { ModelCommand } from "../../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";

@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ALL_GUARDS, type CoreConfig, type Guards, NO_GUARDS } from "../../../src/core/state.js";
+import {
+  ALL_GUARDS,
+  type CoreConfig,
+  type Guards,
+  NO_GUARDS,
+} from "../../../src/core/session-state.js";
 import {
   checkAnswersDelivered,
   checkProgress,

@@ -3,7 +3,7 @@
  * reference provider model, driven by random actions; and the invariants checked on it.
  */
 import fc from "fast-check";
-import type { Arrival, CoreConfig, Guards } from "../../../src/core/state.js";
+import type { Arrival, CoreConfig, Guards } from "../../../src/core/session-state.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
 import { frameOf } from "../../../src/vocabulary/frames.js";
 import type { ModelCapabilities, ToolPolicy } from "../../../src/vocabulary/model.js";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { closingEventsAfterRestart } from "../../../src/core/restore.js";
 import {
   checkedContext,
   rebuildContext,
@@ -6,10 +7,9 @@ import {
   validateContext,
 } from "../../../src/history/rebuild.js";
 import { rebuildContextNaive } from "../../../src/history/rebuild-naive.js";
-import { closingEventsAfterRestart } from "../../../src/history/recover.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
-import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/events.js";
 import { frameOf } from "../../../src/vocabulary/frames.js";
+import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/log-events.js";
 import type { RebuiltContext } from "../../../src/vocabulary/model.js";
 import { call, result } from "../../log-events.js";
 
@@ -175,7 +175,7 @@ describe("frames", () => {
 describe("restoring the core after a restart", () => {
   it("a session that ended stays ended", async () => {
     const { restoreState } = await import("../../../src/core/restore.js");
-    const { defaultConfig } = await import("../../../src/core/state.js");
+    const { defaultConfig } = await import("../../../src/core/session-state.js");
     const config = defaultConfig({ sessionId: "s", tools: {} });
     const ended = log(
       user,

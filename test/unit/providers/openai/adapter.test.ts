@@ -11,7 +11,7 @@ import {
   ServerEvent,
 } from "../../../../src/providers/openai/schemas.js";
 import type { ModelEvent } from "../../../../src/vocabulary/model.js";
-import type { DecodeResult } from "../../../../src/vocabulary/provider.js";
+import type { DecodeResult } from "../../../../src/vocabulary/provider-adapter.js";
 
 const FIXTURE = resolve(process.cwd(), "test/fixtures/openai/realtime-event-examples.json");
 const examples = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<

@@ -7,7 +7,6 @@ import {
   type GeminiServerMessage,
   ServerMessage,
 } from "../../../../src/providers/gemini/schemas.js";
-import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
 import {
   createSimulator,
   type ResumeContext,
@@ -15,7 +14,8 @@ import {
   type SimInput,
   type SimState,
   simStep,
-} from "../../../../src/simulator/machine.js";
+} from "../../../../src/simulator/gemini/machine.js";
+import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
 import type { ModelEvent } from "../../../../src/vocabulary/model.js";
 
 export const T0 = 1_700_000_000_000;

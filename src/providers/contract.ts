@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { ConfigError, settingProblems } from "../vars.js";
-import type { AgentSpec, ProviderSession } from "../vocabulary/provider.js";
+import { ConfigError, settingProblems } from "../var-schemas.js";
+import type { AgentSpec, ProviderSession } from "../vocabulary/provider-adapter.js";
 
 /**
  * What a session's provider is set up from. `vars`: the provider's own Worker vars, parsed by
@@ -18,7 +18,7 @@ export interface ProviderRequest<Vars, Bindings> {
 
 /**
  * A provider as the registry lists it: one per folder in src/providers. `vars` is the zod
- * schema of the Worker vars it reads (secrets included); src/config.ts composes every
+ * schema of the Worker vars it reads (secrets included); src/worker-config.ts composes every
  * provider's schema into the Worker's configuration, so a bad value is reported by name at
  * every request, never at a session's first connection.
  */

@@ -1,6 +1,6 @@
 /**
  * How Worker vars are read: every var arrives as a string or not at all. The shared var
- * schemas and the error for a configuration that cannot be parsed. src/config.ts composes the
+ * schemas and the error for a configuration that cannot be parsed. src/worker-config.ts composes the
  * Worker's configuration from its own vars and each provider's (src/providers/*).
  * Each schema carries, as its description, the form it expects: a bad setting is reported
  * with its name, its problem and that form (never its value: it may be a secret).

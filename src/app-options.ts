@@ -3,9 +3,10 @@
  * and the session objects: its agents by name, the providers it offers, and its settings
  * (code defaults under the Worker's vars).
  */
-import { type Config, configLoader, type SettingDefaults } from "./config.js";
-import type { ProviderName } from "./providers/registry.js";
-import { type Agent, agentProblems } from "./tools/define.js";
+
+import { type Agent, agentProblems } from "./agents/define.js";
+import type { ProviderName } from "./provider-registry.js";
+import { type Config, configLoader, type SettingDefaults } from "./worker-config.js";
 
 export interface LivelineOptions<Env = unknown> {
   /** The agents a session can be created for, by name (`POST /v1/sessions {"agent": name}`). */

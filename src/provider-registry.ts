@@ -1,15 +1,15 @@
 /**
  * The providers, by the name a session asks for. Adding one: a folder in src/providers
- * whose provider.ts exports a `Provider` (src/providers/provider.ts: its vars schema,
+ * whose provider.ts exports a `Provider` (src/providers/contract.ts: its vars schema,
  * availability, session) with an adapter implementing `ProviderAdapter`
- * (src/vocabulary/provider.ts), and its line below. Names, vars and env types follow.
+ * (src/vocabulary/provider-adapter.ts), and its line below. Names, vars and env types follow.
  */
 import type { z } from "zod";
-import type { ProviderSession } from "../vocabulary/provider.js";
-import { geminiProvider } from "./gemini/provider.js";
-import { openaiProvider } from "./openai/provider.js";
-import { type ProviderRequest, type RegisteredProvider, registered } from "./provider.js";
-import { simulatorProvider } from "./simulated/provider.js";
+import { type ProviderRequest, type RegisteredProvider, registered } from "./providers/contract.js";
+import { geminiProvider } from "./providers/gemini/provider.js";
+import { openaiProvider } from "./providers/openai/provider.js";
+import { simulatorProvider } from "./simulator/simulated-provider.js";
+import type { ProviderSession } from "./vocabulary/provider-adapter.js";
 
 export const PROVIDERS = {
   simulator: registered(simulatorProvider),
@@ -23,7 +23,7 @@ export const PROVIDER_NAMES = Object.keys(PROVIDERS) as [ProviderName, ...Provid
 type Entry = (typeof PROVIDERS)[ProviderName];
 type BindingsOf<P> = P extends RegisteredProvider<infer _S, infer B> ? B : never;
 
-/** The Worker env's bindings every provider needs (src/env.ts declares them). */
+/** The Worker env's bindings every provider needs (src/contracts/worker-env.ts declares them). */
 export type ProviderBindings = {
   [Name in ProviderName]: (bindings: BindingsOf<(typeof PROVIDERS)[Name]>) => void;
 }[ProviderName] extends (bindings: infer All) => void
@@ -34,7 +34,7 @@ export type ProviderBindings = {
 export type ProviderVarNames =
   Entry extends RegisteredProvider<infer S, infer _B> ? keyof S & string : never;
 
-/** Every provider's var schema, for src/config.ts to compose (and src/env.ts to type). */
+/** Every provider's var schema, for src/worker-config.ts to compose (and src/contracts/worker-env.ts to type). */
 export const PROVIDER_VARS: z.ZodRawShape = Object.assign(
   {},
   ...Object.values(PROVIDERS).map((p) => p.vars.shape),

@@ -4,7 +4,7 @@ import {
   PROVIDER_VARS,
   type ProviderName,
   providerUnavailable,
-} from "./providers/registry.js";
+} from "./provider-registry.js";
 import {
   ConfigError,
   checkedString,
@@ -13,9 +13,9 @@ import {
   positiveInt,
   type SettingProblem,
   settingProblems,
-} from "./vars.js";
+} from "./var-schemas.js";
 
-export { ConfigError } from "./vars.js";
+export { ConfigError } from "./var-schemas.js";
 
 /** Where Durable Objects may be placed (Cloudflare's location hints). */
 export const LOCATION_HINTS = [

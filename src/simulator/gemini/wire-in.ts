@@ -12,7 +12,15 @@ import {
   type GeminiSetup,
   type GeminiToolResponse,
   Scheduling,
-} from "../providers/gemini/schemas.js";
+} from "../../providers/gemini/schemas.js";
+import {
+  asksToGoOn,
+  asksToIntroduce,
+  isResultSpeech,
+  resultSpeech,
+  summarise,
+  UTTERANCES,
+} from "../script.js";
 import { modelFamilyOf, sendResumption } from "./connection.js";
 import {
   nextTag,
@@ -22,7 +30,6 @@ import {
   startOwedReply,
   startUserTurn,
 } from "./generation.js";
-import { asksToGoOn, asksToIntroduce, isResultSpeech, resultSpeech, summarise } from "./script.js";
 import {
   BARGE_IN_BYTES,
   type Ctx,
@@ -31,7 +38,6 @@ import {
   type SimCall,
   type Spoken,
   tokens,
-  UTTERANCES,
 } from "./state.js";
 import { refusalReason, StrictClientMessage } from "./strict-schemas.js";
 

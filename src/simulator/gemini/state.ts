@@ -2,10 +2,10 @@
 import type {
   GeminiFunctionDeclaration,
   GeminiServerMessage,
-} from "../providers/gemini/schemas.js";
-import type { SimulatorKnobs } from "./knobs.js";
-import { draw, seedState } from "./prng.js";
-import { wordCount } from "./script.js";
+} from "../../providers/gemini/schemas.js";
+import type { SimulatorKnobs } from "../knobs.js";
+import { draw, seedState } from "../prng.js";
+import { wordCount } from "../script.js";
 
 /** What a resumption handle restores: the conversation as the model remembers it. */
 export interface ResumeContext {
@@ -153,13 +153,6 @@ export const AUDIO_MIME = "audio/pcm;rate=24000";
 
 /** 100 ms of 16 kHz PCM16: audio during a reply beyond this is the user barging in. */
 export const BARGE_IN_BYTES = 3200;
-
-export const UTTERANCES = [
-  "What can you do?",
-  "Tell me something interesting.",
-  "Can you look that up for me?",
-  "Thanks, that helps.",
-];
 
 export function createSimulator(opts: {
   knobs: SimulatorKnobs;

@@ -1,5 +1,5 @@
-import type { ProviderName } from "../providers/registry.js";
-import type { SessionOptions } from "../tools/define.js";
+import type { SessionOptions } from "../agents/define.js";
+import type { ProviderName } from "../provider-registry.js";
 
 /** A handoff request's answer: pending (or, back to the current agent, a pending one revoked). */
 export type HandoffAnswer = { pending: boolean } | { problem: string };

@@ -1,7 +1,7 @@
 /**
  * What a provider is, to the session: every live model service (Gemini Live, OpenAI
  * Realtime, a stand-in) is reached through these few types, and the session knows no other.
- * A provider folder in src/providers implements them; src/providers/registry.ts lists the
+ * A provider folder in src/providers implements them; src/provider-registry.ts lists the
  * providers. Web-standard only (WebSocket, strings): no runtime specifics here.
  */
 import type { z } from "zod";

@@ -4,14 +4,18 @@
  */
 
 import { z } from "zod";
-import { DEFAULT_KNOBS, KnobError, parseKnobs } from "../../simulator/knobs.js";
-import { handleSimulatorRequest, type SimulatorEnv } from "../../simulator/object.js";
-import { checkedString } from "../../vars.js";
-import { capabilitiesFor } from "../gemini/capabilities.js";
-import { compressionSetting, geminiCompression, geminiWireSession } from "../gemini/provider.js";
-import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../openai/adapter.js";
-import type { Provider } from "../provider.js";
-import { acceptUpgrade } from "../websocket.js";
+import type { Provider } from "../providers/contract.js";
+import { capabilitiesFor } from "../providers/gemini/capabilities.js";
+import {
+  compressionSetting,
+  geminiCompression,
+  geminiWireSession,
+} from "../providers/gemini/provider.js";
+import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
+import { acceptUpgrade } from "../providers/websocket.js";
+import { checkedString } from "../var-schemas.js";
+import { DEFAULT_KNOBS, KnobError, parseKnobs } from "./knobs.js";
+import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 
 /** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
 const SimulatorVars = z.object({

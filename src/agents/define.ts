@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ToolPayload } from "../vocabulary/events.js";
+import type { ToolPayload } from "../vocabulary/log-events.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 
 /** What a server tool gets besides its arguments. `Env`: the app's Worker bindings. */
@@ -117,7 +117,7 @@ export function resolveAgent<Env>(agent: Agent<Env>, session: SessionInfo<Env>):
   };
 }
 
-/** The transfer tool the model gets for handing the session to `target` (src/tools/handoff.ts). */
+/** The transfer tool the model gets for handing the session to `target` (src/agents/handoff-tools.ts). */
 export function handoffToolName(target: string): string {
   return `transfer_to_${target}`;
 }

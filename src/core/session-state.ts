@@ -1,9 +1,9 @@
-import type { RunOn } from "../vocabulary/events.js";
+import type { RunOn } from "../vocabulary/log-events.js";
 import type { ModelCapabilities, ModelCommand, ToolResponse } from "../vocabulary/model.js";
-import type { CoreConfig } from "./config.js";
+import type { CoreConfig } from "./core-config.js";
 
-// The configuration lives in config.ts; importers of the state find it here too.
-export * from "./config.js";
+// The configuration lives in core-config.ts; importers of the state find it here too.
+export * from "./core-config.js";
 
 export type CallStatus = "running" | "answered" | "cancelled";
 /** How a result reached the model: inside the generation that called it, after it, or not at all. */

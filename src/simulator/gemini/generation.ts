@@ -1,6 +1,5 @@
 /** The generation engine: what the model says and calls, paced, and how a reply ends. */
 
-import { goAway, sendResumption } from "./connection.js";
 import {
   answerTag,
   argsFor,
@@ -11,7 +10,8 @@ import {
   replyFor,
   resultSpeech,
   wordCount,
-} from "./script.js";
+} from "../script.js";
+import { goAway, sendResumption } from "./connection.js";
 import {
   AUDIO_MIME,
   type Ctx,

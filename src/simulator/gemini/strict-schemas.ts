@@ -10,7 +10,7 @@
  * declarations' parameter schemas — their fields vary by release and no recording pins them.
  */
 import { z } from "zod";
-import { Behavior, Int64, Modality, Scheduling } from "../providers/gemini/schemas.js";
+import { Behavior, Int64, Modality, Scheduling } from "../../providers/gemini/schemas.js";
 
 const Free = z.record(z.string(), z.unknown());
 
