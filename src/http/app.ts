@@ -2,10 +2,11 @@ import { Hono } from "hono";
 import type { LivelineApp } from "../app-options.js";
 import { describeProblem } from "../var-schemas.js";
 import { VERSION } from "../version.js";
+import { jsonError } from "../vocabulary/http-error.js";
 import { type Config, ConfigError } from "../worker-config.js";
 import { resolveAuth } from "./auth.js";
 import type { AppEnv } from "./context.js";
-import { errorResponse, HttpError, handleError } from "./errors.js";
+import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { wsRoutes } from "./routes/ws.js";
@@ -43,7 +44,7 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   http.route("/v1/sessions", wsRoutes);
   http.route("/v1/sessions", sessionRoutes);
 
-  http.notFound((c) => errorResponse(c, 404, "not_found", "no such route"));
+  http.notFound(() => jsonError(404, "not_found", "no such route"));
   http.onError(handleError);
   return http;
 }

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { Env } from "../contracts/worker-env.js";
+import { jsonError } from "../vocabulary/http-error.js";
 import { isLocalHostname, safeEqual } from "./auth.js";
 
 // (Assets drop the .html: /timeline.html redirects to /timeline.)
@@ -38,11 +39,11 @@ export async function serveDemo(
   const token = /^\/demo\/sessions\/([0-9a-f-]{36})\/token$/.exec(path);
   if (path !== "/demo/sessions" && token === null) return null;
   if (request.method !== "POST")
-    return demoError(405, "method_not_allowed", "the demo's session routes take POST");
+    return jsonError(405, "method_not_allowed", "the demo's session routes take POST");
   // Only the demo page itself (same origin), never another site the browser has open.
   const origin = request.headers.get("Origin");
   if (origin !== null && origin !== url.origin)
-    return demoError(403, "forbidden_origin", "the demo's routes answer their own page only");
+    return jsonError(403, "forbidden_origin", "the demo's routes answer their own page only");
   const secret = apiKey ?? "liveline-local-demo";
   const auth: Record<string, string> =
     apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` };
@@ -52,7 +53,7 @@ export async function serveDemo(
       const text = await request.text();
       body = DemoSessionBody.parse(text.trim() === "" ? {} : JSON.parse(text));
     } catch {
-      return demoError(400, "bad_request", 'the body is {"agent"?, "simulator"?}');
+      return jsonError(400, "bad_request", 'the body is {"agent"?, "simulator"?}');
     }
     const create = {
       ...(body.agent === undefined ? {} : { agent: body.agent }),
@@ -78,7 +79,7 @@ export async function serveDemo(
   // Compared in constant time: the grant is a MAC, and a compare that stops at the first
   // differing character would tell an attacker, by its timing, how much of a guess was right.
   if (!(await safeEqual(grant, await grantFor(sessionId, secret))))
-    return demoError(
+    return jsonError(
       403,
       "forbidden",
       "a fresh token needs the grant the session was created with",
@@ -104,8 +105,4 @@ async function grantFor(sessionId: string, secret: string): Promise<string> {
     .replace(/\+/g, "-")
     .replace(/\//g, "_")
     .replace(/=+$/, "");
-}
-
-function demoError(status: number, code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status });
 }

@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ZodError } from "zod";
+import { jsonError } from "../vocabulary/http-error.js";
 import { ConfigError } from "../worker-config.js";
 
 /** An error answered as `{"error":{"code","message"}}` with its status. */
@@ -29,16 +30,6 @@ const CODE_BY_STATUS: Partial<Record<number, string>> = {
   503: "unavailable",
 };
 
-export function errorResponse(
-  c: Context,
-  status: ContentfulStatusCode,
-  code: string,
-  message: string,
-  headers: Record<string, string> = {},
-): Response {
-  return c.json({ error: { code, message } }, status, headers);
-}
-
 /** `agent: Invalid input: expected string, received number; …` (at most five issues). */
 export function summariseIssues(error: ZodError): string {
   const parts = error.issues
@@ -49,14 +40,14 @@ export function summariseIssues(error: ZodError): string {
 }
 
 /** The one error handler of the app. Unexpected errors become a detail-free 500. */
-export function handleError(err: Error, c: Context): Response {
+export function handleError(err: Error, _c: Context): Response {
   if (err instanceof HttpError) {
-    return errorResponse(c, err.status, err.code, err.message, err.headers);
+    return jsonError(err.status, err.code, err.message, err.headers);
   }
   if (err instanceof HTTPException) {
     const status = err.status as ContentfulStatusCode;
     const code = CODE_BY_STATUS[status] ?? (status >= 500 ? "internal" : "bad_request");
-    return errorResponse(c, status, code, status >= 500 ? "internal error" : err.message || code);
+    return jsonError(status, code, status >= 500 ? "internal error" : err.message || code);
   }
   if (err instanceof ConfigError) {
     // ConfigError's message names vars, never values.
@@ -64,5 +55,5 @@ export function handleError(err: Error, c: Context): Response {
   } else {
     console.error("liveline: unhandled error", err instanceof Error ? err.stack : String(err));
   }
-  return errorResponse(c, 500, "internal", "internal error");
+  return jsonError(500, "internal", "internal error");
 }

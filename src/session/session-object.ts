@@ -13,6 +13,7 @@ import {
   type Timeline,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
+import { jsonError } from "../vocabulary/http-error.js";
 import type { Config } from "../worker-config.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
@@ -430,8 +431,4 @@ function attachmentOf(ws: WebSocket): SocketAttachment | null {
 function attach(ws: WebSocket, attachment: SocketAttachment): void {
   ws.serializeAttachment(attachment);
   attachments.set(ws, attachment);
-}
-
-function jsonError(status: number, code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status });
 }

@@ -5,6 +5,7 @@
  * its own machine.
  */
 import { DurableObject } from "cloudflare:workers";
+import { jsonError } from "../vocabulary/http-error.js";
 import type { SimulatorApi } from "./api.js";
 import {
   createSimulator,
@@ -194,10 +195,6 @@ const OPENAI_FACE: Face<OaiSimState, OaiSimInput, OaiSimEffect> = {
   },
 };
 
-function jsonError(status: number, code: string, message: string): Response {
-  return Response.json({ error: { code, message } }, { status });
-}
-
 /**
  * `GET /simulator/gemini` (WebSocket upgrade): a new simulated session per connection, named
  * by `?session=` or at random. Resumed connections may land anywhere: the handle names the
@@ -208,13 +205,7 @@ export async function handleSimulatorRequest(
   env: SimulatorEnv,
 ): Promise<Response> {
   if (request.method !== "GET") {
-    return new Response(
-      JSON.stringify({ error: { code: "method_not_allowed", message: "use GET" } }),
-      {
-        status: 405,
-        headers: { Allow: "GET", "Content-Type": "application/json" },
-      },
-    );
+    return jsonError(405, "method_not_allowed", "use GET", { Allow: "GET" });
   }
   if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
     return jsonError(426, "upgrade_required", "the simulator speaks WebSocket only");
