@@ -53,6 +53,9 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.toml" },
+            // The greeter with the naive relay as a second arm: the tests show each failure
+            // in that arm and its absence in liveline.
+            main: "./scripts/measurement/worker.ts",
             // A configured deployment: the secrets are set, origins are restricted and a
             // session takes few clients (so the limit is cheap to reach). Test-only values.
             miniflare: {

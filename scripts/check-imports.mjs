@@ -11,7 +11,8 @@
  *   simulator (a stand-in service that speaks each provider's wire, and the provider that
  *   reaches it), provider-registry (every provider), worker-config (the Worker's vars with
  *   every provider's), agents (definitions), app-options (createLiveline's options made
- *   ready), contracts (the Worker's env, the session's RPC surface), session, http,
+ *   ready), measurement (arms such as the naive relay: imported by nothing in src/), contracts
+ *   (the Worker's env, the session's RPC surface), session, http,
  *   liveline.ts (createLiveline), index.ts (the package's exports).
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
@@ -37,6 +38,9 @@ const LAYERS = [
   ["worker-config.ts"],
   ["agents/"],
   ["app-options.ts"],
+  // Measurement arms (the naive relay): imported by no module of src/, only by measurement
+  // workers and tests, so a gateway's bundle carries none of them.
+  ["measurement/"],
   ["contracts/"],
   ["session/"],
   ["http/"],
@@ -153,6 +157,13 @@ for (const app of statSync(EXAMPLES, { throwIfNoEntry: false }) ? readdirSync(EX
         problems.push(`${relative(ROOT, file)} imports liveline's internals: ${spec}`);
     }
   }
+}
+
+for (const [file, deps] of graph) {
+  if (relative(SRC, file).startsWith("measurement/")) continue;
+  for (const dep of deps)
+    if (relative(SRC, dep).startsWith("measurement/"))
+      problems.push(`${relative(ROOT, file)} imports a measurement arm: ${relative(ROOT, dep)}`);
 }
 
 // Base names: one name per concept. Two files may share one only as the same role.

@@ -14,6 +14,7 @@ import {
   flags,
   history,
   join,
+  MEASUREMENT_WORKER,
   machine,
   numFlag,
   pct,
@@ -624,7 +625,7 @@ async function main() {
   const servers = new Map();
   const serverFor = async (vars = {}) => {
     const key = JSON.stringify(vars);
-    if (!servers.has(key)) servers.set(key, await startServer({ vars }));
+    if (!servers.has(key)) servers.set(key, await startServer({ vars, main: MEASUREMENT_WORKER }));
     return servers.get(key);
   };
   await serverFor();

@@ -5,7 +5,10 @@
  */
 
 import { type Agent, agentProblems } from "./agents/define.js";
+import type { Guards } from "./core/core-config.js";
 import type { ProviderName } from "./provider-registry.js";
+import type { HistoryEvent } from "./vocabulary/log-events.js";
+import type { RebuiltContext } from "./vocabulary/model.js";
 import { type Config, configLoader, type SettingDefaults } from "./worker-config.js";
 
 export interface LivelineOptions<Env = unknown> {
@@ -17,6 +20,20 @@ export interface LivelineOptions<Env = unknown> {
   providers?: readonly ProviderName[];
   /** Settings in code, e.g. `{ TOKEN_TTL_SECONDS: 600 }`; the Worker's vars override them. */
   config?: SettingDefaults;
+  /**
+   * Measurement only (`npm run repro`, the tests): the naive relay that simulator sessions
+   * created with `metadata.naive: true` run as (src/measurement/naive-relay.ts). A gateway
+   * without it refuses such sessions, and its bundle carries none of the arm.
+   */
+  naiveRelay?: RelayArm;
+}
+
+/** A measurement arm: liveline with other protections and another seed, to show failures. */
+export interface RelayArm {
+  /** The core's protections in this arm's sessions. */
+  guards: Guards;
+  /** How a new model connection is seeded from the log (not validated). */
+  rebuild(events: readonly HistoryEvent[]): RebuiltContext;
 }
 
 /** The app as routes and session objects use it. */
@@ -28,6 +45,8 @@ export interface LivelineApp {
   settings(env: object): Config;
   /** The env with the code defaults filled in: what providers and tools are given. */
   env<E extends object>(env: E): E;
+  /** The naive relay, where this Worker is a measurement one; null in a gateway. */
+  readonly naiveRelay: RelayArm | null;
 }
 
 export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
@@ -57,5 +76,6 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
     agent: (name) => agents.get(name),
     settings: loader.settings,
     env: loader.env,
+    naiveRelay: options.naiveRelay ?? null,
   };
 }

@@ -80,6 +80,9 @@ function hookExit() {
   }
 }
 
+/** The greeter with the naive relay as a second arm (what `npm run repro` compares). */
+export const MEASUREMENT_WORKER = joinPath(ROOT, "scripts/measurement/worker.ts");
+
 /**
  * `wrangler dev` on a free loopback port, with fixed test secrets, a throwaway state
  * directory and no telemetry; resolves once GET /health answers.
@@ -94,6 +97,8 @@ export async function startServer(opts = {}) {
   const vars = { API_KEY, TOKEN_SECRET, ...opts.vars };
   const wrangler = joinPath(ROOT, "node_modules/wrangler/bin/wrangler.js");
   const config = opts.config ?? joinPath(ROOT, "wrangler.toml");
+  // `main`: a Worker served in place of the config's own (the measurement worker of repro).
+  const main = opts.main === undefined ? [] : [opts.main];
   // Bundle once into a throwaway directory and serve that bundle: `wrangler dev` would
   // otherwise watch src/ and reload (dropping every socket) whenever a source file changes
   // during a run.
@@ -101,7 +106,7 @@ export async function startServer(opts = {}) {
   await new Promise((ok, fail) => {
     const build = spawn(
       process.execPath,
-      [wrangler, "deploy", "--dry-run", "--outdir", bundle, "--config", config],
+      [wrangler, "deploy", "--dry-run", "--outdir", bundle, "--config", config, ...main],
       {
         cwd: opts.cwd ?? ROOT,
         stdio: ["ignore", out, out],

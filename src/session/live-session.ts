@@ -1,18 +1,12 @@
 import type { AgentDefinition } from "../agents/define.js";
 import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
+import type { RelayArm } from "../app-options.js";
 import type { HandoffAnswer, SessionResource, SessionStats } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
 import type { CoreInput } from "../core/inputs.js";
-import {
-  ALL_GUARDS,
-  type Arrival,
-  type CoreState,
-  defaultConfig,
-  NO_GUARDS,
-} from "../core/session-state.js";
+import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
-import { rebuildContextNaive } from "../history/rebuild-naive.js";
 import { providerSession } from "../provider-registry.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
@@ -55,7 +49,8 @@ export class LiveSession {
   private readonly timers = new DeadlineTimers();
   private readonly tools = new Map<string, AbortController>();
   private readonly startedAt: number;
-  private readonly naive: boolean;
+  /** The measurement arm this session runs as (the naive relay), or null: liveline itself. */
+  private readonly arm: RelayArm | null;
   private readonly pendingHandoffs: PendingHandoffStore;
 
   constructor(
@@ -66,15 +61,15 @@ export class LiveSession {
     agents: ReadonlyMap<string, AgentDefinition>,
     private readonly sockets: ClientSockets,
     connectedClients: string[],
+    arm: RelayArm | null,
   ) {
-    const naive = naiveRelay(meta);
-    this.store = new HistoryStore(storage, !naive, config.TIMELINE_MAX_ROWS);
+    this.arm = arm;
+    this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
     this.usage = new UsageStore(storage);
     this.pendingHandoffs = new PendingHandoffStore(storage);
     this.startedAt = Date.parse(meta.createdAt);
     // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
     this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
-    this.naive = naive;
     const provider = this.providerFor(meta.agent);
     const agentTools: Record<string, Record<string, ToolPolicy>> = {};
     const transfers: Record<string, string> = {};
@@ -92,7 +87,7 @@ export class LiveSession {
     }
     const coreConfig = defaultConfig({
       sessionId: meta.sessionId,
-      guards: naive ? NO_GUARDS : ALL_GUARDS,
+      guards: arm?.guards ?? ALL_GUARDS,
       tools: agentTools[meta.agent] ?? {},
       agent: meta.agent,
       agentTools,
@@ -168,8 +163,8 @@ export class LiveSession {
       timers: this.timers,
       clock: Date.now,
       rebuild: (events) => {
-        // The naive relay's seed is left as frameworks send it (that is what it measures).
-        if (naive) return rebuildContextNaive(events);
+        // A measurement arm seeds as it measures (the naive relay: as frameworks do).
+        if (arm !== null) return arm.rebuild(events);
         const checked = checkedContext(rebuildContext(events));
         if (checked.problems.length > 0) {
           this.store.trace([
@@ -233,7 +228,7 @@ export class LiveSession {
       sessionId: this.meta.sessionId,
       agent: this.specOf(name),
       metadata: this.meta.metadata,
-      naive: this.naive,
+      naive: this.arm !== null,
     });
     this.providers.set(name, provider);
     return provider;
@@ -343,13 +338,4 @@ export class LiveSession {
     this.tools.clear();
     this.link.close("session closed");
   }
-}
-
-/**
- * The naive relay: liveline with every protection off, forwarding what the model says and
- * sending each tool result the moment it is ready, as the frameworks in the field do. Only
- * for simulator sessions, to measure the failures side by side (`metadata.naive: true`).
- */
-export function naiveRelay(meta: SessionMeta): boolean {
-  return meta.provider === "simulator" && meta.metadata.naive === true;
 }

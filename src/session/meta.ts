@@ -109,3 +109,11 @@ export class MetaStore {
     this.storage.sql.exec("UPDATE meta SET ended_at = ? WHERE id = 1 AND ended_at IS NULL", at);
   }
 }
+
+/**
+ * Whether a session asks to run as the naive relay (a measurement arm, src/measurement): only
+ * simulator sessions may, with `metadata.naive: true`, on a Worker that has the arm.
+ */
+export function asksForNaiveRelay(meta: Pick<SessionMeta, "provider" | "metadata">): boolean {
+  return meta.provider === "simulator" && meta.metadata.naive === true;
+}

@@ -17,7 +17,7 @@ import { jsonError } from "../vocabulary/http-error.js";
 import type { Config } from "../worker-config.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
-import { MetaStore, type SessionMeta } from "./meta.js";
+import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
 import { type ClientSockets, closeQuietly, send } from "./sockets.js";
 
 /** What each client socket carries across hibernation. */
@@ -119,6 +119,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       "problem" in agent ? new Map([[meta.agent, NO_AGENT]]) : agent.agents,
       this.sockets,
       clients,
+      // The creation route refuses `naive` where the Worker has no such arm.
+      asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
     );
     return this.live;
   }

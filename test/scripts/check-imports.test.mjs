@@ -67,4 +67,15 @@ describe("npm run check:imports", () => {
     expect(fine.out).toContain("no cycle, no upward import");
     expect(fine.code).toBe(0);
   });
+
+  it("fails when a module of src/ imports a measurement arm", () => {
+    const root = project({
+      "measurement/naive.ts": "export const naive = 1;\n",
+      "session/live.ts":
+        'import { naive } from "../measurement/naive.js";\nexport const l = naive;\n',
+    });
+    const { code, out } = check(root);
+    expect(out).toContain("imports a measurement arm: src/measurement/naive.ts");
+    expect(code).toBe(1);
+  });
 });

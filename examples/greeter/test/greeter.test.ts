@@ -60,4 +60,16 @@ describe("the greeter app", () => {
     expect(answer.filter((f) => f.type === "turn_complete")).toHaveLength(1);
     ws.close();
   }, 30_000);
+
+  it("has no naive relay: a session asking for the measurement arm is refused", async () => {
+    const res = await exports.default.fetch("http://localhost/v1/sessions", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ metadata: { naive: true } }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("bad_request");
+    expect(body.error.message).toMatch(/no naive relay/);
+  });
 });

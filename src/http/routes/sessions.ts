@@ -14,6 +14,7 @@ import {
   providerMetadataProblem,
   providerUnavailable,
 } from "../../provider-registry.js";
+import { asksForNaiveRelay } from "../../session/meta.js";
 import { LOCATION_HINTS } from "../../worker-config.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
@@ -142,6 +143,12 @@ export const sessionRoutes = new Hono<AppEnv>()
       if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
       const problem = providerMetadataProblem(provider, env, body.metadata);
       if (problem) throw new HttpError(400, "bad_request", problem);
+      if (asksForNaiveRelay({ provider, metadata: body.metadata }) && app.naiveRelay === null)
+        throw new HttpError(
+          400,
+          "bad_request",
+          "metadata.naive: this gateway has no naive relay (a measurement arm, served by npm run repro's worker)",
+        );
 
       const sessionId = crypto.randomUUID();
       const options = sessionOptions(body);

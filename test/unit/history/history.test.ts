@@ -6,8 +6,8 @@ import {
   SYNTHETIC_CANCELLED,
   validateContext,
 } from "../../../src/history/rebuild.js";
-import { rebuildContextNaive } from "../../../src/history/rebuild-naive.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
+import { rebuildContextNaive } from "../../../src/measurement/rebuild-naive.js";
 import { frameOf } from "../../../src/vocabulary/frames.js";
 import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/log-events.js";
 import type { RebuiltContext } from "../../../src/vocabulary/model.js";
