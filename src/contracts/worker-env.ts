@@ -11,7 +11,6 @@ import type { SessionApi } from "./session-api.js";
 export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, string>> {
   /** Typed by the object's RPC surface, not its class: the env sits below the session layer. */
   SESSION: DurableObjectNamespace<SessionApi & Rpc.DurableObjectBranded>;
-  LIVELINE_VERSION?: string;
   /** "simulator" (default) | "gemini" | "openai": the provider when a session names none. */
   PROVIDER?: string;
   /** Secret: the bearer key of the app's backend. */

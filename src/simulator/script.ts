@@ -109,11 +109,6 @@ export function introduction(tag: string): string {
   return tagged("Hello, I am taking over from here. How can I help?", tag);
 }
 
-/** The owed reply after an empty one, when a nudge asks for it. */
-export function resumedSpeech(tag: string): string {
-  return tagged("Sorry for the pause.", tag);
-}
-
 /**
  * Which declared functions the model calls when answering user turn `turn`.
  * With a `calls` knob: exactly what it lists (names not declared are skipped). Without:
