@@ -4,13 +4,13 @@
  * recursively (issue 9: one such tool result made /history answer 500 for good). Checked
  * without recursion, so the check itself cannot overflow the stack.
  */
-export interface JsonLimits {
+interface JsonLimits {
   maxDepth: number;
   /** Object keys and array items, counted over the whole value. */
   maxEntries: number;
 }
 
-export const STORED_VALUE_LIMITS: JsonLimits = { maxDepth: 64, maxEntries: 10_000 };
+const STORED_VALUE_LIMITS: JsonLimits = { maxDepth: 64, maxEntries: 10_000 };
 
 /** Null when `value` is within the limits; else what is over, for the error message. */
 export function jsonLimitProblem(value: unknown, limits = STORED_VALUE_LIMITS): string | null {

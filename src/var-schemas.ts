@@ -30,7 +30,7 @@ export const positiveInt = (fallback: number, max = MAX_TIMER_MS) =>
     .describe(`a positive whole number up to ${max} (default ${fallback})`);
 
 /** The longest delay a timer takes (2^31 - 1 ms); every number setting stays within it. */
-export const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** One of a few names, with a default for absent or empty. */
 export const oneOf = <const T extends readonly [string, ...string[]]>(

@@ -12,7 +12,7 @@ import {
 } from "./define.js";
 
 /** The transfer tools an agent offers, one per target it may hand off to. */
-export function handoffTools(agent: AgentDefinition): ToolDefinition[] {
+function handoffTools(agent: AgentDefinition): ToolDefinition[] {
   return (agent.handoffs ?? []).map((target) =>
     defineTool({
       name: handoffToolName(target),

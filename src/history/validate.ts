@@ -1,6 +1,6 @@
 import type { HistoryEvent } from "../vocabulary/log-events.js";
 
-export interface HistoryViolation {
+interface HistoryViolation {
   seq: number;
   rule: string;
   message: string;

@@ -98,7 +98,7 @@ export async function requireApiKey(auth: AuthState, authorization: string | und
   }
 }
 
-export interface IssuedToken {
+interface IssuedToken {
   token: string;
   /** ISO 8601. */
   expiresAt: string;
@@ -117,11 +117,7 @@ export async function issueToken(
 }
 
 /** Whether `token` is a valid, unexpired token of session `sessionId`. */
-export async function isSessionToken(
-  auth: AuthState,
-  token: string,
-  sessionId: string,
-): Promise<boolean> {
+async function isSessionToken(auth: AuthState, token: string, sessionId: string): Promise<boolean> {
   try {
     const payload = await verify(token, auth.tokenSecret, "HS256");
     return typeof payload.exp === "number" && payload.sid === sessionId;

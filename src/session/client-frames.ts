@@ -7,7 +7,7 @@ import { jsonLimitProblem } from "../json-limits.js";
  * JSON objects with a `type`; binary frames are PCM16 audio. Unknown extra fields are
  * dropped, so clients written against a later protocol version still parse.
  */
-export const TextFrame = z.object({
+const TextFrame = z.object({
   type: z.literal("text"),
   // A blank line is no user turn (the model would be asked to answer nothing).
   text: z.string().refine((t) => t.trim().length > 0, "text must not be blank"),
@@ -17,7 +17,7 @@ export const TextFrame = z.object({
    */
   textId: z.string().min(1).max(128).optional(),
 });
-export const AudioEndFrame = z.object({ type: z.literal("audio_end") });
+const AudioEndFrame = z.object({ type: z.literal("audio_end") });
 /**
  * A JSON object, taken as the client sent it (the same object, not a copy). Not
  * `z.record`: zod rebuilds a record key by key into a fresh `{}`, where a `__proto__` key
@@ -30,7 +30,7 @@ const JsonObject = z.custom<Record<string, unknown>>(
   "expected an object",
 );
 
-export const ToolResultFrame = z
+const ToolResultFrame = z
   .object({
     type: z.literal("tool_result"),
     callId: z.string().min(1),
@@ -50,13 +50,13 @@ export const ToolResultFrame = z
         message: `${problem} (the limit for stored values)`,
       });
   });
-export const PingFrame = z.object({ type: z.literal("ping") });
+const PingFrame = z.object({ type: z.literal("ping") });
 /**
  * How much of the current reply's audio the client actually played, in ms (after an
  * `interrupted`, when it flushed its playback): the model's context is cut to what was heard
  * where the provider can (OpenAI `conversation.item.truncate`). A project extension.
  */
-export const PlayedFrame = z.object({
+const PlayedFrame = z.object({
   type: z.literal("played"),
   ms: z.number().int().nonnegative().max(3_600_000),
 });
@@ -72,17 +72,17 @@ export const JsonClientFrame = z.discriminatedUnion("type", [
 const JSON_TYPES = new Set<string>(JsonClientFrame.options.map((o) => o.shape.type.value));
 
 /** A chunk of live user audio: 16-bit little-endian PCM, mono, 16 kHz. */
-export interface AudioFrame {
+interface AudioFrame {
   type: "audio";
   pcm: ArrayBuffer;
 }
 
-export type ClientFrame = z.infer<typeof JsonClientFrame> | AudioFrame;
+type ClientFrame = z.infer<typeof JsonClientFrame> | AudioFrame;
 
 /** The inputs a client's message can be. */
 export type ClientInput = Extract<CoreInput, { clientId: string }>;
 
-export type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; message: string };
+type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; message: string };
 
 /** Parses one WebSocket message; a failure is answered with a `bad_frame` error. */
 export function parseClientFrame(data: string | ArrayBuffer): ParseResult {

@@ -27,7 +27,7 @@ export function hasSchema(sql: SqlStorage): boolean {
 }
 
 /** The component's current schema version; 0 when it never migrated. */
-export function schemaVersion(sql: SqlStorage, component: string): number {
+function schemaVersion(sql: SqlStorage, component: string): number {
   if (!hasSchema(sql)) return 0;
   const rows = sql
     .exec<{ version: number }>("SELECT version FROM schema_version WHERE component = ?", component)

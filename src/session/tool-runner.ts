@@ -1,7 +1,7 @@
 import type { AgentDefinition, ToolContext } from "../agents/define.js";
 import type { ToolPayload } from "../vocabulary/log-events.js";
 
-export type ToolOutcome =
+type ToolOutcome =
   | { result: ToolPayload; error?: undefined }
   | { error: string; result?: undefined };
 

@@ -9,7 +9,7 @@ import type {
 import type { ModelPort } from "./interpreter.js";
 import { closeQuietly } from "./sockets.js";
 
-export interface UpstreamCallbacks {
+interface UpstreamCallbacks {
   /** The socket is open and setup was sent. */
   opened(): void;
   events(events: ModelEvent[]): void;
@@ -22,10 +22,10 @@ export interface UpstreamCallbacks {
 }
 
 /** How the link reaches its model: a provider's session. */
-export type UpstreamTarget = Pick<ProviderSession, "connect" | "adapter">;
+type UpstreamTarget = Pick<ProviderSession, "connect" | "adapter">;
 
 /** An agent's way to its model: its provider session, and the agent as that session sets it up. */
-export interface AgentTarget {
+interface AgentTarget {
   target: UpstreamTarget;
   spec: AgentSpec;
 }

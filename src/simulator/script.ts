@@ -25,7 +25,7 @@ export function tagged(text: string, tag: string): string {
 }
 
 /** A reply in two halves: what is said before its tool calls and what after. */
-export interface ReplyText {
+interface ReplyText {
   before: string;
   after: string;
 }

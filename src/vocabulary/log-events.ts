@@ -66,7 +66,5 @@ export type HistoryEventBody =
       turnId?: string | undefined;
     };
 
-export type HistoryKind = HistoryEventBody["kind"];
-
 /** `at` is milliseconds since the epoch, taken from the input that caused the event. */
 export type HistoryEvent = HistoryEventBody & { seq: number; at: number };

@@ -41,8 +41,6 @@ export type ModelEvent =
   /** `fatal`: the provider adapter's reading of the close code (retrying cannot help). */
   | { type: "upstream_closed"; code: number; reason: string; fatal: boolean };
 
-export type ModelEventType = ModelEvent["type"];
-
 /** Token counts for one model response, normalised from any provider. */
 export interface TokenUsage {
   promptTokens: number;

@@ -6,10 +6,10 @@
  */
 import { DEFAULT_GEMINI_LIVE_URL, geminiUrl } from "./capabilities.js";
 
-export const DEFAULT_DEVELOPER_MODEL = "gemini-2.5-flash-native-audio-preview-09-2025";
+const DEFAULT_DEVELOPER_MODEL = "gemini-2.5-flash-native-audio-preview-09-2025";
 /** GA on Vertex (cloud.google.com Live API overview, supported models). */
-export const DEFAULT_VERTEX_MODEL = "gemini-live-2.5-flash-native-audio";
-export const DEFAULT_VERTEX_LOCATION = "us-central1";
+const DEFAULT_VERTEX_MODEL = "gemini-live-2.5-flash-native-audio";
+const DEFAULT_VERTEX_LOCATION = "us-central1";
 
 export type GeminiEndpointKind = "developer" | "vertex";
 
@@ -24,7 +24,7 @@ export interface GeminiEndpointSettings {
   vertexAccessToken?: string | undefined;
 }
 
-export interface GeminiConnection {
+interface GeminiConnection {
   /** The URL to open, credentials included where the endpoint wants them there. Never log it. */
   url: string;
   /** Extra request headers (Vertex: the access token). Never log them. */

@@ -17,10 +17,10 @@ import { z } from "zod";
 export const Int64 = z.union([z.string().regex(/^-?\d+$/), z.number().int()]);
 
 /** google.protobuf.Duration in proto3 JSON: decimal seconds with an "s" suffix ("10s", "1.5s"). */
-export const Duration = z.string().regex(/^-?\d+(\.\d+)?s$/);
+const Duration = z.string().regex(/^-?\d+(\.\d+)?s$/);
 
 /** Raw bytes with their type; `data` is base64. Vertex audio omits the rate ("audio/pcm"). */
-export const MediaBlob = z.looseObject({
+const MediaBlob = z.looseObject({
   data: z.string(),
   mimeType: z.string().optional(),
 });
@@ -55,12 +55,12 @@ export const FunctionResponse = z.looseObject({
   scheduling: Scheduling.optional(),
 });
 
-export const ExecutableCode = z.looseObject({
+const ExecutableCode = z.looseObject({
   language: z.string().optional(),
   code: z.string(),
 });
 
-export const CodeExecutionResult = z.looseObject({
+const CodeExecutionResult = z.looseObject({
   outcome: z.string().optional(),
   output: z.string().optional(),
 });
@@ -101,7 +101,7 @@ export const FunctionDeclaration = z.looseObject({
   behavior: Behavior.optional(),
 });
 
-export const Tool = z.looseObject({
+const Tool = z.looseObject({
   functionDeclarations: z.array(FunctionDeclaration).optional(),
   googleSearch: z.looseObject({}).optional(),
   codeExecution: z.looseObject({}).optional(),
@@ -109,7 +109,7 @@ export const Tool = z.looseObject({
 
 export const Modality = z.enum(["MODALITY_UNSPECIFIED", "TEXT", "IMAGE", "AUDIO"]);
 
-export const GenerationConfig = z.looseObject({
+const GenerationConfig = z.looseObject({
   responseModalities: z.array(Modality).optional(),
   speechConfig: z.looseObject({}).optional(),
   thinkingConfig: z.looseObject({}).optional(),
@@ -118,7 +118,7 @@ export const GenerationConfig = z.looseObject({
   mediaResolution: z.string().optional(),
 });
 
-export const RealtimeInputConfig = z.looseObject({
+const RealtimeInputConfig = z.looseObject({
   automaticActivityDetection: z
     .looseObject({
       disabled: z.boolean().optional(),
@@ -132,13 +132,13 @@ export const RealtimeInputConfig = z.looseObject({
   turnCoverage: z.string().optional(),
 });
 
-export const SessionResumptionConfig = z.looseObject({
+const SessionResumptionConfig = z.looseObject({
   handle: z.string().optional(),
   /** Vertex only. */
   transparent: z.boolean().optional(),
 });
 
-export const ContextWindowCompression = z.looseObject({
+const ContextWindowCompression = z.looseObject({
   triggerTokens: Int64.optional(),
   slidingWindow: z.looseObject({ targetTokens: Int64.optional() }).optional(),
 });
@@ -183,12 +183,7 @@ export const ToolResponseMessage = z.looseObject({
   functionResponses: z.array(FunctionResponse),
 });
 
-export const CLIENT_MESSAGE_KEYS = [
-  "setup",
-  "clientContent",
-  "realtimeInput",
-  "toolResponse",
-] as const;
+const CLIENT_MESSAGE_KEYS = ["setup", "clientContent", "realtimeInput", "toolResponse"] as const;
 
 /** A client message is a oneof: exactly one of the four top-level keys. */
 export const ClientMessage = z
@@ -206,7 +201,7 @@ export const ClientMessage = z
 // Server → client
 // ---------------------------------------------------------------------------
 
-export const Transcription = z.looseObject({
+const Transcription = z.looseObject({
   /** Vertex sends an empty `outputTranscription: {}` first. */
   text: z.string().optional(),
   finished: z.boolean().optional(),
@@ -229,15 +224,15 @@ export const ServerContent = z.looseObject({
   interactionStatus: z.string().optional(),
 });
 
-export const ToolCall = z.looseObject({
+const ToolCall = z.looseObject({
   functionCalls: z.array(FunctionCall).optional(),
 });
 
-export const ToolCallCancellation = z.looseObject({
+const ToolCallCancellation = z.looseObject({
   ids: z.array(z.string()).optional(),
 });
 
-export const GoAway = z.looseObject({
+const GoAway = z.looseObject({
   timeLeft: Duration.optional(),
 });
 
@@ -248,7 +243,7 @@ export const SessionResumptionUpdate = z.looseObject({
   lastConsumedClientMessageIndex: Int64.optional(),
 });
 
-export const ModalityTokenCount = z.looseObject({
+const ModalityTokenCount = z.looseObject({
   modality: z.string().optional(),
   tokenCount: z.number().int().optional(),
 });
@@ -264,19 +259,19 @@ export const UsageMetadata = z.looseObject({
   responseTokensDetails: z.array(ModalityTokenCount).optional(),
 });
 
-export const VoiceActivityDetectionSignal = z.looseObject({
+const VoiceActivityDetectionSignal = z.looseObject({
   /** VAD_SIGNAL_TYPE_SOS (start of speech) | VAD_SIGNAL_TYPE_EOS | …UNSPECIFIED. */
   vadSignalType: z.string().optional(),
 });
 
-export const VoiceActivity = z.looseObject({
+const VoiceActivity = z.looseObject({
   /** ACTIVITY_START | ACTIVITY_END | TYPE_UNSPECIFIED. */
   voiceActivityType: z.string().optional(),
   audioOffset: z.string().optional(),
 });
 
 /** The top-level keys a server message can carry; a frame with none of them is not Gemini. */
-export const SERVER_MESSAGE_KEYS = [
+const SERVER_MESSAGE_KEYS = [
   "setupComplete",
   "serverContent",
   "toolCall",
@@ -309,7 +304,6 @@ export const ServerMessage = z
     message: `no known server message field (expected one of ${SERVER_MESSAGE_KEYS.join(", ")})`,
   });
 
-export type GeminiBlob = z.infer<typeof MediaBlob>;
 export type GeminiFunctionCall = z.infer<typeof FunctionCall>;
 export type GeminiFunctionResponse = z.infer<typeof FunctionResponse>;
 export type GeminiScheduling = z.infer<typeof Scheduling>;
@@ -317,15 +311,11 @@ export type GeminiPart = z.infer<typeof Part>;
 export type GeminiContent = z.infer<typeof Content>;
 export type GeminiBehavior = z.infer<typeof Behavior>;
 export type GeminiFunctionDeclaration = z.infer<typeof FunctionDeclaration>;
-export type GeminiTool = z.infer<typeof Tool>;
-export type GeminiModality = z.infer<typeof Modality>;
 export type GeminiSetup = z.infer<typeof Setup>;
 export type GeminiClientContent = z.infer<typeof ClientContent>;
 export type GeminiRealtimeInput = z.infer<typeof RealtimeInput>;
 export type GeminiToolResponse = z.infer<typeof ToolResponseMessage>;
 export type GeminiClientMessage = z.infer<typeof ClientMessage>;
 export type GeminiServerContent = z.infer<typeof ServerContent>;
-export type GeminiToolCall = z.infer<typeof ToolCall>;
-export type GeminiSessionResumptionUpdate = z.infer<typeof SessionResumptionUpdate>;
 export type GeminiUsageMetadata = z.infer<typeof UsageMetadata>;
 export type GeminiServerMessage = z.infer<typeof ServerMessage>;

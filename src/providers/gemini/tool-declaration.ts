@@ -66,7 +66,7 @@ export function declareFunction(tool: GeminiToolSpec): GeminiFunctionDeclaration
 }
 
 /** JSON Schema of a tool's arguments as the model must produce them (zod *input* side). */
-export function toolParameters(schema: z.ZodType): JsonSchemaObject {
+function toolParameters(schema: z.ZodType): JsonSchemaObject {
   return sanitizeJsonSchema(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }));
 }
 

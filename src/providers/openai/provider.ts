@@ -5,11 +5,11 @@ import type { Provider } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
 import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "./adapter.js";
 
-export const OPENAI_REALTIME_URL = "wss://api.openai.com/v1/realtime";
-export const OPENAI_DEFAULT_MODEL = "gpt-realtime";
+const OPENAI_REALTIME_URL = "wss://api.openai.com/v1/realtime";
+const OPENAI_DEFAULT_MODEL = "gpt-realtime";
 
 /** The Worker vars OpenAI Realtime reads. Secret: OPENAI_API_KEY. */
-export const OpenAIVars = z.object({
+const OpenAIVars = z.object({
   OPENAI_API_KEY: optionalString,
   OPENAI_REALTIME_URL: optionalUrl,
   /** Default gpt-realtime. */
@@ -18,7 +18,7 @@ export const OpenAIVars = z.object({
 type OpenAIVars = z.output<typeof OpenAIVars>;
 
 /** The connect URL: the model rides in the query, as the service expects it. */
-export function openaiUrl(config: OpenAIVars, model?: string): string {
+function openaiUrl(config: OpenAIVars, model?: string): string {
   const url = new URL(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL);
   url.searchParams.set("model", model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL);
   return url.toString();

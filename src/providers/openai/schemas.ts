@@ -12,7 +12,7 @@ import { z } from "zod";
 
 const AudioFormat = z.object({ type: z.literal("audio/pcm"), rate: z.literal(24000) }).strict();
 
-export const FunctionTool = z
+const FunctionTool = z
   .object({
     type: z.literal("function"),
     name: z.string().min(1),
@@ -21,7 +21,7 @@ export const FunctionTool = z
   })
   .strict();
 
-export const SessionUpdate = z
+const SessionUpdate = z
   .object({
     type: z.literal("session.update"),
     session: z
@@ -67,7 +67,7 @@ export const SessionUpdate = z
 const InputText = z.object({ type: z.literal("input_text"), text: z.string() }).strict();
 const OutputText = z.object({ type: z.literal("output_text"), text: z.string() }).strict();
 
-export const ConversationItem = z.union([
+const ConversationItem = z.union([
   z
     .object({
       type: z.literal("message"),

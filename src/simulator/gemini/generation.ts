@@ -42,7 +42,7 @@ export function nextTag(s: SimState): string {
  * after tool results. With `workSigns`, a thought part every 1000 ms of it (before timeScale),
  * as a thinking model sends before it speaks; none at the moment the content comes.
  */
-export function latencyOps(s: SimState): Op[] {
+function latencyOps(s: SimState): Op[] {
   const ms = s.knobs.latencyMs;
   if (!s.knobs.workSigns) return [{ op: "pause", ms }];
   const ops: Op[] = [];
@@ -55,11 +55,11 @@ export function latencyOps(s: SimState): Op[] {
 }
 
 /** A thought summary's words: never speech (`thought: true`), the same on every run. */
-export function thoughtText(n: number): string {
+function thoughtText(n: number): string {
   return `**Working on it**\n\nStill thinking (${n} s).`;
 }
 
-export function sayOps(ctx: Ctx, text: string): Op[] {
+function sayOps(ctx: Ctx, text: string): Op[] {
   return chunkWords(text, () => ctx.draw()).map((chunk) => ({
     op: "say",
     text: chunk,
@@ -67,7 +67,7 @@ export function sayOps(ctx: Ctx, text: string): Op[] {
   }));
 }
 
-export function newGen(
+function newGen(
   ctx: Ctx,
   ops: Op[],
   opts: { remember: boolean; race?: boolean; userText?: string },
@@ -95,7 +95,7 @@ export function newGen(
 }
 
 /** Counts one reply and decides whether it comes out empty. */
-export function emptyReply(ctx: Ctx, answersTools: boolean): boolean {
+function emptyReply(ctx: Ctx, answersTools: boolean): boolean {
   const s = ctx.s;
   s.replies++;
   if (s.knobs.emptySchedule.includes(s.replies)) return true;
@@ -183,7 +183,7 @@ export function startOwedReply(ctx: Ctx, owed: string[]): void {
   newGen(ctx, [...sayOps(ctx, owed.join(" ")), { op: "end" }], { remember: true });
 }
 
-export function startReaction(ctx: Ctx, reaction: Reaction): void {
+function startReaction(ctx: Ctx, reaction: Reaction): void {
   const s = ctx.s;
   if (reaction.kind === "speak") {
     const speech = reaction.results.map((r) => resultSpeech(r.name, r.summary, nextTag(s)));
@@ -242,7 +242,7 @@ export function runGen(ctx: Ctx): void {
  * Past `wait`: the rest of the reply answers the tool results, and may come out empty. The
  * model takes `latencyMs` over the results first, as over a user's line.
  */
-export function continueAfterResults(ctx: Ctx, gen: Gen): void {
+function continueAfterResults(ctx: Ctx, gen: Gen): void {
   const s = ctx.s;
   const speech = gen.toSpeak.map((r) => resultSpeech(r.name, r.summary, nextTag(s)));
   gen.toSpeak = [];
@@ -256,7 +256,7 @@ export function continueAfterResults(ctx: Ctx, gen: Gen): void {
   gen.ops.splice(gen.pc, 0, ...latencyOps(s), ...spoken);
 }
 
-export function execute(ctx: Ctx, gen: Gen, op: Op): number {
+function execute(ctx: Ctx, gen: Gen, op: Op): number {
   switch (op.op) {
     case "pause":
       return ctx.paced(op.ms);
@@ -279,7 +279,7 @@ export function execute(ctx: Ctx, gen: Gen, op: Op): number {
   }
 }
 
-export function say(ctx: Ctx, gen: Gen, text: string, ms: number): void {
+function say(ctx: Ctx, gen: Gen, text: string, ms: number): void {
   const setup = ctx.s.setup!;
   gen.said.push(text);
   if (!setup.audio) {
@@ -295,7 +295,7 @@ export function say(ctx: Ctx, gen: Gen, text: string, ms: number): void {
 }
 
 /** `ms` of 24 kHz PCM16 LE: a quiet 220 Hz tone (deterministic). */
-export function pcm(ms: number): string {
+function pcm(ms: number): string {
   const samples = Math.round(ms * 24);
   const bytes = new Uint8Array(samples * 2);
   const view = new DataView(bytes.buffer);
@@ -310,13 +310,13 @@ export function pcm(ms: number): string {
 }
 
 /** A connection id as digits (call ids look like `function-call-<digits>` on the wire). */
-export function digitsOf(id: string): string {
+function digitsOf(id: string): string {
   let h = 0;
   for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
   return String(h % 100_000).padStart(5, "0");
 }
 
-export function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): void {
+function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): void {
   const s = ctx.s;
   const setup = s.setup!;
   const wire: Array<{ id?: string; name: string; args: Record<string, unknown> }> = [];
@@ -354,7 +354,7 @@ export function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boole
   ctx.send({ toolCall: { functionCalls: wire } });
 }
 
-export function endGen(ctx: Ctx, gen: Gen): void {
+function endGen(ctx: Ctx, gen: Gen): void {
   const s = ctx.s;
   s.gen = null;
   if (gen.remember && gen.said.length > 0) s.context.lastReply = [...gen.said];

@@ -51,7 +51,7 @@ export function simStep(state: SimState, input: SimInput, now: number): SimStepR
   return { state: s, effects: ctx.effects, wakeAt };
 }
 
-export function drain(ctx: Ctx): void {
+function drain(ctx: Ctx): void {
   const s = ctx.s;
   for (;;) {
     if (s.phase === "closed") return;
@@ -68,7 +68,7 @@ export function drain(ctx: Ctx): void {
   }
 }
 
-export function runScheduled(ctx: Ctx, item: Scheduled): void {
+function runScheduled(ctx: Ctx, item: Scheduled): void {
   switch (item.kind) {
     case "gen":
       if (ctx.s.gen?.id === item.genId) runGen(ctx);
@@ -89,7 +89,7 @@ export function runScheduled(ctx: Ctx, item: Scheduled): void {
 // Connection: open, setup, resumption, limits
 // ---------------------------------------------------------------------------
 
-export { handleSession, modelFamilyOf } from "./connection.js";
+export { handleSession } from "./connection.js";
 export type { ResumeContext, SimEffect, SimInput, SimState, SimStepResult } from "./state.js";
-export { createSimulator, INVALID_ARGUMENT } from "./state.js";
+export { createSimulator } from "./state.js";
 export { schedulingOf } from "./wire-in.js";

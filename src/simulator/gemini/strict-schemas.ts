@@ -92,7 +92,7 @@ const GenerationConfig = z.strictObject({
   enableAffectiveDialog: z.boolean().optional(),
 });
 
-export const StrictSetup = z.strictObject({
+const StrictSetup = z.strictObject({
   model: z.string(),
   generationConfig: GenerationConfig.optional(),
   systemInstruction: StrictContent.optional(),
@@ -116,12 +116,12 @@ export const StrictSetup = z.strictObject({
   explicitVadSignal: z.boolean().optional(),
 });
 
-export const StrictClientContent = z.strictObject({
+const StrictClientContent = z.strictObject({
   turns: z.array(StrictContent).optional(),
   turnComplete: z.boolean().optional(),
 });
 
-export const StrictRealtimeInput = z.strictObject({
+const StrictRealtimeInput = z.strictObject({
   audio: Blob.optional(),
   video: Blob.optional(),
   text: z.string().optional(),

@@ -41,14 +41,14 @@ import {
 } from "./state.js";
 import { refusalReason, StrictClientMessage } from "./strict-schemas.js";
 
-export const SNAKE_KEYS: Record<string, string> = {
+const SNAKE_KEYS: Record<string, string> = {
   client_content: "clientContent",
   realtime_input: "realtimeInput",
   tool_response: "toolResponse",
 };
 
 /** Parses one client frame; null (after closing with 1007) when it is not a client message. */
-export function parseClientFrame(ctx: Ctx, text: string): GeminiClientMessage | null {
+function parseClientFrame(ctx: Ctx, text: string): GeminiClientMessage | null {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -107,7 +107,7 @@ export function onFrame(ctx: Ctx, text: string): void {
   else if (msg.toolResponse !== undefined) onToolResponse(ctx, msg.toolResponse.functionResponses);
 }
 
-export function onSetup(ctx: Ctx, setup: GeminiSetup): void {
+function onSetup(ctx: Ctx, setup: GeminiSetup): void {
   const s = ctx.s;
   const declared: Record<string, GeminiFunctionDeclaration> = {};
   const declaredOrder: string[] = [];
@@ -178,7 +178,7 @@ export function onResumeContext(ctx: Ctx, _handle: string, context: ResumeContex
 // ---------------------------------------------------------------------------
 
 /** `functionCall` / `functionResponse` parts: the service takes them in no clientContent. */
-export function toolParts(content: GeminiClientContent): string[] {
+function toolParts(content: GeminiClientContent): string[] {
   const found: string[] = [];
   for (const turn of content.turns ?? []) {
     for (const part of turn.parts ?? []) {
@@ -191,7 +191,7 @@ export function toolParts(content: GeminiClientContent): string[] {
   return found;
 }
 
-export function onClientContent(ctx: Ctx, content: GeminiClientContent): void {
+function onClientContent(ctx: Ctx, content: GeminiClientContent): void {
   const s = ctx.s;
   // Tool history travels as text; function parts in clientContent are refused outright
   // (pipecat issue 4926, ADK 1.32's "No function call event found for function responses").
@@ -242,7 +242,7 @@ export function onClientContent(ctx: Ctx, content: GeminiClientContent): void {
 }
 
 /** Turns taken as context: they count as turns had; the last model turn can be repeated. */
-export function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
+function seedHistory(ctx: Ctx, turns: readonly GeminiContent[]): void {
   const s = ctx.s;
   s.context.userTurns += turns.filter((t) => t.role === undefined || t.role === "user").length;
   const lastModel = turns.filter((t) => t.role === "model").at(-1);
@@ -298,7 +298,7 @@ function summariseSeeded(json: string): string {
   }
 }
 
-export function onRealtimeInput(ctx: Ctx, input: GeminiRealtimeInput): void {
+function onRealtimeInput(ctx: Ctx, input: GeminiRealtimeInput): void {
   const s = ctx.s;
   s.historyOpen = false;
   if (input.activityStart !== undefined) interrupt(ctx);
@@ -328,7 +328,7 @@ export function onRealtimeInput(ctx: Ctx, input: GeminiRealtimeInput): void {
   }
 }
 
-export function base64Length(data: string): number {
+function base64Length(data: string): number {
   const padding = data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0;
   return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
 }
@@ -338,7 +338,7 @@ export function base64Length(data: string): number {
  * nudge) gets what it still owed; a new line gets its own answer, the owed results said
  * first (assumed: a model answers the latest input, with what it had not said yet).
  */
-export function userInput(ctx: Ctx, text: string): void {
+function userInput(ctx: Ctx, text: string): void {
   const s = ctx.s;
   const unanswered = s.context.unanswered;
   s.context.unanswered = undefined;
@@ -367,7 +367,7 @@ export function userInput(ctx: Ctx, text: string): void {
 }
 
 /** Barge-in: the running reply stops; its pending calls are cancelled. */
-export function interrupt(ctx: Ctx): void {
+function interrupt(ctx: Ctx): void {
   const s = ctx.s;
   const gen = s.gen;
   if (gen === null) return;
@@ -399,7 +399,7 @@ export function schedulingOf(fr: GeminiFunctionResponse): string | undefined {
   return inner.success ? inner.data : undefined;
 }
 
-export function findCall(ctx: Ctx, fr: GeminiFunctionResponse): SimCall | undefined {
+function findCall(ctx: Ctx, fr: GeminiFunctionResponse): SimCall | undefined {
   const s = ctx.s;
   if (fr.id !== undefined && fr.id !== "" && s.calls[fr.id]?.wireId === fr.id)
     return s.calls[fr.id];
@@ -411,7 +411,7 @@ export function findCall(ctx: Ctx, fr: GeminiFunctionResponse): SimCall | undefi
   return undefined;
 }
 
-export function onToolResponse(ctx: Ctx, responses: GeminiFunctionResponse[]): void {
+function onToolResponse(ctx: Ctx, responses: GeminiFunctionResponse[]): void {
   const s = ctx.s;
   s.historyOpen = false;
   const lateSpeak: Spoken[] = [];
