@@ -1,12 +1,12 @@
-import { z } from "zod";
-import type { CoreInput } from "../core/inputs.js";
-import { jsonLimitProblem } from "../json-limits.js";
-
 /**
  * Client → server frames of PROTOCOL.md, parsed at the socket boundary. Text frames are
  * JSON objects with a `type`; binary frames are PCM16 audio. Unknown extra fields are
  * dropped, so clients written against a later protocol version still parse.
  */
+import { z } from "zod";
+import type { CoreInput } from "../core/inputs.js";
+import { jsonLimitProblem } from "../json-limits.js";
+
 const TextFrame = z.object({
   type: z.literal("text"),
   // A blank line is no user turn (the model would be asked to answer nothing).

@@ -262,15 +262,15 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     attach(ws, { ...attachment, heardAt: now });
   }
 
-  /**
-   * Closes the sockets silent for STALE_SOCKET_MS (no message, no keepalive): a
-   * phone that changed networks leaves sockets behind that would otherwise hold its slots.
-   */
   /** Client sockets that hold a slot (one being closed holds none). */
   private openSockets(): WebSocket[] {
     return this.ctx.getWebSockets().filter((ws) => ws.readyState === WebSocket.OPEN);
   }
 
+  /**
+   * Closes the sockets silent for STALE_SOCKET_MS (no message, no keepalive): a
+   * phone that changed networks leaves sockets behind that would otherwise hold its slots.
+   */
   private reapStale(): void {
     const now = Date.now();
     for (const ws of this.ctx.getWebSockets()) {
