@@ -23,7 +23,7 @@ import { parseJsonBody, parseQuery, QueryToken, sessionIdParam } from "../json-b
 import { methodNotAllowed } from "../method-not-allowed.js";
 
 /** Bodies of POST /v1/sessions beyond this are refused with 413. */
-export const MAX_CREATE_BODY_BYTES = 64 * 1024;
+const MAX_CREATE_BODY_BYTES = 64 * 1024;
 
 /** An option's text: instructions may be long, a name or code is short. */
 const optionText = (max: number) => z.string().trim().min(1).max(max);
