@@ -7,6 +7,7 @@
 import { type Agent, agentProblems } from "./agents/define.js";
 import type { Guards } from "./core/core-config.js";
 import type { ProviderName } from "./provider-registry.js";
+import type { WireArm } from "./providers/contract.js";
 import type { HistoryEvent } from "./vocabulary/log-events.js";
 import type { RebuiltContext } from "./vocabulary/model.js";
 import { type Config, configLoader, type SettingDefaults } from "./worker-config.js";
@@ -34,6 +35,8 @@ export interface RelayArm {
   guards: Guards;
   /** How a new model connection is seeded from the log (not validated). */
   rebuild(events: readonly HistoryEvent[]): RebuiltContext;
+  /** How it speaks each model's wire. */
+  wire: WireArm;
 }
 
 /** The app as routes and session objects use it. */

@@ -8,10 +8,12 @@
  */
 import type { RelayArm } from "../app-options.js";
 import { NO_GUARDS } from "../core/session-state.js";
+import { naiveWire } from "./naive-wire.js";
 import { rebuildContextNaive } from "./rebuild-naive.js";
 
 export const naiveRelay: RelayArm = {
   guards: NO_GUARDS,
   // The seed is left as frameworks send it (that is what the arm measures).
   rebuild: rebuildContextNaive,
+  wire: naiveWire,
 };

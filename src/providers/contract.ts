@@ -1,6 +1,12 @@
 import type { z } from "zod";
 import { ConfigError, settingProblems } from "../var-schemas.js";
-import type { AgentSpec, ProviderSession } from "../vocabulary/provider-adapter.js";
+import type { RebuiltContext } from "../vocabulary/model.js";
+import type {
+  AgentSpec,
+  ProviderAdapter,
+  ProviderSession,
+} from "../vocabulary/provider-adapter.js";
+import type { OpenAIRealtimeAdapterOptions } from "./openai/adapter.js";
 
 /**
  * What a session's provider is set up from. `vars`: the provider's own Worker vars, parsed by
@@ -12,8 +18,19 @@ export interface ProviderRequest<Vars, Bindings> {
   sessionId: string;
   agent: AgentSpec;
   metadata: Record<string, unknown>;
-  /** The naive relay (a measurement arm): seeds a rebuild the way frameworks did. */
-  naive: boolean;
+  /** A measurement arm's wire (the naive relay's: as frameworks speak it), or null. */
+  wireArm: WireArm | null;
+}
+
+/**
+ * How a measurement arm speaks each wire instead of liveline (src/measurement): the seed of a
+ * rebuilt context on Gemini Live, the adapter on OpenAI Realtime.
+ */
+export interface WireArm {
+  /** Gemini Live: the frame that seeds a fresh connection with a rebuilt context. */
+  geminiSeed(ctx: RebuiltContext): unknown;
+  /** OpenAI Realtime: the adapter the arm runs in place of liveline's. */
+  openaiAdapter(opts: OpenAIRealtimeAdapterOptions): ProviderAdapter;
 }
 
 /**

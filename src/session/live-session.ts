@@ -228,7 +228,7 @@ export class LiveSession {
       sessionId: this.meta.sessionId,
       agent: this.specOf(name),
       metadata: this.meta.metadata,
-      naive: this.arm !== null,
+      wireArm: this.arm?.wire ?? null,
     });
     this.providers.set(name, provider);
     return provider;

@@ -112,7 +112,7 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
       ? null
       : `simulator knobs (SIMULATOR_KNOBS, metadata.simulator): ${problem}`;
   },
-  session({ vars, bindings, sessionId, agent, metadata, naive }) {
+  session({ vars, bindings, sessionId, agent, metadata, wireArm }) {
     const knobs = simulatorKnobs(vars.SIMULATOR_KNOBS, metadata);
     const modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
     knobs.delete("modality");
@@ -134,13 +134,10 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
         model,
         capabilities: OPENAI_CAPABILITIES,
         connect: (attempt) => connectTo("/simulator/openai", attempt),
-        adapter: () =>
-          new OpenAIRealtimeAdapter({
-            model,
-            agent,
-            modality: outputModality,
-            naive,
-          }),
+        adapter: () => {
+          const opts = { model, agent, modality: outputModality } as const;
+          return wireArm?.openaiAdapter(opts) ?? new OpenAIRealtimeAdapter(opts);
+        },
         sharedLinkKey: `openai ${model} ${agent.voice ?? ""}`,
       };
     }
@@ -160,7 +157,7 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
       agent,
       modality,
       compression: geminiCompression(vars.GEMINI_COMPRESSION_TRIGGER_TOKENS),
-      naive,
+      wireArm,
       connect: (attempt) => connectTo("/simulator/gemini", attempt),
     });
   },

@@ -16,7 +16,6 @@ import {
 import {
   encodeCommand,
   encodeRebuiltContext,
-  encodeRebuiltContextAsToolParts,
   encodeSetup,
   type GeminiSetupOptions,
   type GeminiWireRules,
@@ -33,8 +32,8 @@ export interface GeminiLiveAdapterOptions {
    * (e.g. "c3"), so ids of calls the server sent without an id never repeat.
    */
   callIdPrefix?: string | undefined;
-  /** The naive relay's control arm only: seed with tool parts, as the service refuses. */
-  seedAsToolParts?: boolean | undefined;
+  /** A measurement arm's seed of a rebuilt context in place of liveline's (text only). */
+  seed?: ((ctx: RebuiltContext) => unknown) | undefined;
   /** What every setup of this connection says (instructions, tools, modality, compression). */
   setup?: Omit<GeminiSetupOptions, "model" | "resumptionHandle" | "initialHistoryInClientContent">;
 }
@@ -44,7 +43,7 @@ export class GeminiLiveAdapter implements ProviderAdapter {
   readonly endpoint: string;
   readonly capabilities: ModelCapabilities;
   readonly rules: GeminiWireRules;
-  private readonly seedAsToolParts: boolean;
+  private readonly seed: (ctx: RebuiltContext) => unknown;
   private readonly setup: NonNullable<GeminiLiveAdapterOptions["setup"]>;
   private readonly decoder: DecoderState;
 
@@ -57,7 +56,7 @@ export class GeminiLiveAdapter implements ProviderAdapter {
       vertex: isVertexEndpoint(opts.endpoint, opts.model),
     };
     this.decoder = createDecoderState(opts.callIdPrefix);
-    this.seedAsToolParts = opts.seedAsToolParts ?? false;
+    this.seed = opts.seed ?? encodeRebuiltContext;
     this.setup = opts.setup ?? {};
   }
 
@@ -91,10 +90,7 @@ export class GeminiLiveAdapter implements ProviderAdapter {
    */
   encodeContext(ctx: RebuiltContext): string[] {
     if (ctx.items.length === 0) return [];
-    const seed = this.seedAsToolParts
-      ? encodeRebuiltContextAsToolParts(ctx)
-      : encodeRebuiltContext(ctx);
-    return [JSON.stringify(seed)];
+    return [JSON.stringify(this.seed(ctx))];
   }
 
   classifyClose(code: number): CloseClass {

@@ -155,7 +155,8 @@ function userText(text: string): GeminiContent {
   return { role: "user", parts: [{ text }] };
 }
 
-function responseBody(r: ToolResponse): Record<string, unknown> {
+/** A result as a function response's `response` body: `{output}` or `{error}`. */
+export function responseBody(r: ToolResponse): Record<string, unknown> {
   // Contract: exactly one of result / error. If both were set the error wins, because a
   // result the tool itself flagged as failed must not be spoken as an answer.
   if (r.error !== undefined) return { error: r.error };
@@ -232,47 +233,6 @@ export function encodeRebuiltContext(ctx: RebuiltContext): {
     append("user", SEED_RESUME_NOTE);
   }
   return { clientContent: { turns, turnComplete: true } };
-}
-
-/**
- * How frameworks seeded a rebuilt context before pipecat's PR 5028: calls and results as
- * `functionCall` / `functionResponse` parts, `turnComplete: false`. The service refuses it
- * (1007); kept only for the naive relay's control arm, which measures that failure.
- */
-export function encodeRebuiltContextAsToolParts(ctx: RebuiltContext): {
-  clientContent: { turns: GeminiContent[]; turnComplete: false };
-} {
-  const turns: { role: "user" | "model"; parts: GeminiPart[] }[] = [];
-  const append = (role: "user" | "model", parts: GeminiPart[]) => {
-    const last = turns[turns.length - 1];
-    if (last !== undefined && last.role === role) last.parts.push(...parts);
-    else turns.push({ role, parts });
-  };
-  for (const item of ctx.items) {
-    switch (item.role) {
-      case "user":
-      case "model":
-        append(item.role, [{ text: item.text }]);
-        break;
-      case "model_calls":
-        append(
-          "model",
-          item.calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: c.args } })),
-        );
-        break;
-      case "tool_results":
-        append(
-          "user",
-          item.results.map((r) => ({
-            functionResponse: { id: r.callId, name: r.name, response: responseBody(r) },
-          })),
-        );
-        break;
-      default:
-        assertNever(item);
-    }
-  }
-  return { clientContent: { turns, turnComplete: false } };
 }
 
 /** `[called lookup_faq {"topic":"hours"}]`: readable, bounded, never a functionCall part. */

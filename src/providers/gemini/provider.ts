@@ -3,7 +3,7 @@ import { z } from "zod";
 import { checkedString, oneOf, optionalString, optionalUrl } from "../../var-schemas.js";
 import type { ModelCapabilities } from "../../vocabulary/model.js";
 import type { AgentSpec, ProviderSession } from "../../vocabulary/provider-adapter.js";
-import { callIdPrefix, type Provider } from "../contract.js";
+import { callIdPrefix, type Provider, type WireArm } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
 import { GeminiLiveAdapter } from "./adapter.js";
 import { capabilitiesFor } from "./capabilities.js";
@@ -111,7 +111,7 @@ export function geminiWireSession(opts: {
   agent: AgentSpec;
   modality: "AUDIO" | "TEXT";
   compression: { triggerTokens?: number } | undefined;
-  naive: boolean;
+  wireArm: WireArm | null;
   connect: (attempt: number) => Promise<WebSocket>;
 }): ProviderSession {
   const { model, endpoint, capabilities, agent } = opts;
@@ -134,7 +134,7 @@ export function geminiWireSession(opts: {
         endpoint,
         capabilities,
         callIdPrefix: callIdPrefix(attempt, instance),
-        seedAsToolParts: opts.naive,
+        seed: opts.wireArm?.geminiSeed,
         setup: {
           systemInstruction: agent.systemInstruction,
           voiceName: agent.voice,
@@ -150,7 +150,7 @@ export function geminiWireSession(opts: {
 export const geminiProvider: Provider<typeof GeminiVars.shape> = {
   vars: GeminiVars,
   unavailable: (vars) => geminiEndpointProblem(geminiSettings(vars)),
-  session({ vars, agent, naive }) {
+  session({ vars, agent, wireArm }) {
     const settings = geminiSettings(vars);
     // A session's own model (an agent's, or its creator's where the agent allows it) wins.
     const connection = geminiConnection({ ...settings, model: agent.model ?? settings.model });
@@ -166,7 +166,7 @@ export const geminiProvider: Provider<typeof GeminiVars.shape> = {
       agent,
       modality: "AUDIO",
       compression: geminiCompression(vars.GEMINI_COMPRESSION_TRIGGER_TOKENS),
-      naive,
+      wireArm,
       // Credentials ride in the URL (Developer API) or a header (Vertex); neither is logged.
       connect: () => openWebSocket(connection.url, connection.headers),
     });

@@ -13,6 +13,7 @@ import type {
   RebuiltContext,
   TokenUsage,
   ToolCallRequest,
+  ToolResponse,
 } from "../../vocabulary/model.js";
 import type {
   AgentSpec,
@@ -44,11 +45,6 @@ export interface OpenAIRealtimeAdapterOptions {
   modality?: "audio" | "text" | undefined;
   /** The model that transcribes the user's speech. */
   transcriptionModel?: string | undefined;
-  /**
-   * The naive relay's control arm: a `response.create` after every tool output, at once, as
-   * openai-agents-js does (a second one while a response is active is refused by the service).
-   */
-  naive?: boolean | undefined;
 }
 
 export class OpenAIRealtimeAdapter implements ProviderAdapter {
@@ -238,10 +234,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         if (this.calls.has(event.call_id)) return ok([]); // delivered twice: one call
         this.calls.add(event.call_id);
         const call = { id: event.call_id, name: event.name, args: argumentsOf(event.arguments) };
-        // The naive relay runs each call the moment it is complete, as openai-agents-js does.
-        if (this.opts.naive === true) return ok([{ type: "tool_call", calls: [call] }]);
-        this.responseCalls.push(call);
-        return ok([]);
+        return ok(this.callComplete(call));
       }
       case "conversation.item.input_audio_transcription.delta":
         // The completed transcript follows in one piece; deltas would count it twice.
@@ -329,10 +322,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
             },
           }),
         );
-        // Silent results are added quietly; anything else prompts exactly one response.
-        const prompt =
-          this.opts.naive === true || command.responses.some((r) => r.scheduling !== "silent");
-        return prompt ? this.prompt(items) : items;
+        return this.promptsAfter(command.responses) ? this.prompt(items) : items;
       }
       default: {
         const unreachable: never = command;
@@ -348,12 +338,31 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   private prompt(items: string[]): string[] {
     const frames = [...items, wire({ type: "response.create" })];
     const busy = this.activeResponse !== null || this.responseRequested;
-    if (busy && this.opts.naive !== true) {
+    if (busy && this.holdsWhileBusy()) {
       this.owed.push(frames);
       return [];
     }
     this.responseRequested = true;
     return frames;
+  }
+
+  /**
+   * A call whose arguments are complete: held until its response is done, so the calls of one
+   * response go to the core together (a measurement arm may run it at once instead).
+   */
+  protected callComplete(call: ToolCallRequest): ModelEvent[] {
+    this.responseCalls.push(call);
+    return [];
+  }
+
+  /** Silent results are added quietly; anything else prompts exactly one response. */
+  protected promptsAfter(responses: readonly ToolResponse[]): boolean {
+    return responses.some((r) => r.scheduling !== "silent");
+  }
+
+  /** A prompt waits for the active response to be done: never two in flight. */
+  protected holdsWhileBusy(): boolean {
+    return true;
   }
 
   /** The conversation as items (OpenAI takes function calls and outputs as items); no response. */

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { naiveWire } from "../../../../src/measurement/naive-wire.js";
 import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
 import { resample16kTo24k } from "../../../../src/providers/openai/audio.js";
 import { openaiProvider } from "../../../../src/providers/openai/provider.js";
@@ -45,8 +46,8 @@ const agent = {
     },
   ],
 };
-const adapter = (opts: { naive?: boolean } = {}) =>
-  new OpenAIRealtimeAdapter({ model: "gpt-realtime", agent, ...opts });
+const OPTIONS = { model: "gpt-realtime", agent };
+const adapter = () => new OpenAIRealtimeAdapter(OPTIONS);
 const events = (r: DecodeResult): ModelEvent[] => (r.ok ? r.events : []);
 const sent = (frames: string[]) => frames.map((f) => (JSON.parse(f) as { type: string }).type);
 const server = (a: OpenAIRealtimeAdapter, event: Record<string, unknown>) =>
@@ -305,8 +306,8 @@ describe("the OpenAI Realtime adapter", () => {
   });
 
   it("the naive relay's arm runs each call the moment it is complete (openai-agents-js)", () => {
-    const a = adapter({ naive: true });
-    expect(events(server(a, functionCall("{}")))).toEqual([
+    const a = naiveWire.openaiAdapter(OPTIONS);
+    expect(events(a.decode(JSON.stringify(functionCall("{}"))))).toEqual([
       { type: "tool_call", calls: [{ id: "call_1", name: "lookup_faq", args: {} }] },
     ]);
   });
@@ -422,7 +423,7 @@ describe("which agents share one OpenAI connection", () => {
         sessionId: "s1",
         agent: { ...agent, ...spec },
         metadata: {},
-        naive: false,
+        wireArm: null,
       }).sharedLinkKey;
     expect(keyOf({ voice: "marin" })).toBe(keyOf({ voice: "marin" }));
     // The service refuses a new voice once the session has spoken audio.
