@@ -1,4 +1,5 @@
 /** Small helpers shared by the core's scenario tests. */
+import type { ModelCommand } from "../../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
 
 /** A session with one client connected and a live model connection. */
@@ -14,6 +15,15 @@ export const texts = (h: Harness, client = "phone") =>
   h.durableFrames(client).flatMap((f) => (f.type === "text" ? [f.text] : []));
 export const turnEnds = (h: Harness) =>
   h.durableFrames("phone").filter((f) => f.type === "turn_complete" || f.type === "interrupted");
+/** The tool results sent to the model. */
+export const toolResponses = (h: Harness) =>
+  h.sentToModel.filter(
+    (c): c is Extract<ModelCommand, { type: "tool_responses" }> => c.type === "tool_responses",
+  );
+/** How many model connections the session has opened. */
+export const opens = (h: Harness) => h.effects.filter((e) => e.type === "open_upstream").length;
+/** 20 ms of 16 kHz PCM16. */
+export const chunk = new Uint8Array(640);
 /** The user turns the clients saw: id, how it came in, what it said. */
 export const userTurns = (h: Harness) =>
   h.durableFrames("phone").flatMap((f) => (f.type === "user" ? [[f.turnId, f.text]] : []));

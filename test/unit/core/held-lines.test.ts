@@ -1,0 +1,54 @@
+/** Typed lines held for the answer to speech, and lines typed over one another joined as one input. */
+import { describe, expect, it } from "vitest";
+import { Harness } from "./harness.js";
+import { chunk, live, turnEnds } from "./sessions.js";
+
+// Found by the black-box attack (fourth round).
+describe("a typed line held for the answer to speech", () => {
+  it("audio_end with no audio before it holds no typed line", () => {
+    const h = live();
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    expect(h.traces).not.toContain("LINE_HELD");
+    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "hi" });
+  });
+
+  it("control: audio_end after audio holds the line for the speech's answer", () => {
+    const h = live();
+    h.clientAudio("phone", chunk);
+    h.input({ type: "client_audio_end", clientId: "phone" });
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    expect(h.traces).toContain("LINE_HELD");
+  });
+});
+
+// Found by the black-box attack on issue 10.
+describe("lines typed over one another are joined", () => {
+  it("lines typed over one another before the connection is set up: all reach the model, in order, as one input", () => {
+    const h = new Harness();
+    h.connect("phone");
+    for (const text of ["one", "two", "three"]) {
+      h.input({ type: "client_text", clientId: "phone", text });
+    }
+    h.model({ type: "setup_complete" });
+    // Each line reaches the model (issue 28: the model was never told the first two); the
+    // superseded turns end as the user typed over them, and say that their line went on.
+    expect(h.sentToModel).toEqual([{ type: "user_text", text: "one\ntwo\nthree" }]);
+    expect(
+      turnEnds(h).flatMap((f) => (f.type === "interrupted" ? [[f.turnId, f.joined]] : [])),
+    ).toEqual([
+      ["t1", true],
+      ["t2", true],
+    ]);
+    h.model({ type: "text_delta", text: "Three!" });
+    h.model({ type: "turn_complete" });
+    expect(turnEnds(h).map((f) => [f.turnId, f.type])).toEqual([
+      ["t1", "interrupted"],
+      ["t2", "interrupted"],
+      ["t3", "turn_complete"],
+    ]);
+    expect(h.durableFrames("phone").filter((f) => f.type === "text")).toEqual([
+      expect.objectContaining({ turnId: "t3", text: "Three!" }),
+    ]);
+  });
+});
