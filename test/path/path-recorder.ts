@@ -19,7 +19,10 @@ export class PathRecorder {
   private done = false;
 
   constructor(
-    /** The path starts when this file's function is entered (`file:fn`). */
+    /**
+     * The path starts when this file's function is entered (`file:fn`) from no traced call;
+     * a start that returns before `stopAfter` returned is dropped, and the next one starts.
+     */
     private readonly start: string,
     /** The path ends when this function (`file:fn`) returns. */
     private readonly stopAfter: string,
@@ -42,6 +45,14 @@ export class PathRecorder {
     const fn = this.fns.pop();
     this.depths.pop();
     if (`${file}:${fn}` === this.stopAfter) this.done = true;
+    // The start returned without reaching the end (a model message no client hears of): not
+    // the path; the next start begins it afresh.
+    else if (this.stack.length === 0) this.visits.length = 0;
+  }
+
+  /** The path reached its end (`stopAfter` returned). */
+  get complete(): boolean {
+    return this.done;
   }
 
   /** Files on the path, in first-visit order. */

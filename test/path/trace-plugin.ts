@@ -54,10 +54,12 @@ export function instrument(code: string, file: string): string {
         edits.push({ at: end, text: `);}finally{${hook}?.exit();}}` });
       }
     }
+    const listener = listenerOf(node);
     for (const [key, value] of Object.entries(node)) {
       if (key === "type" || key === "start" || key === "end") continue;
       if (Array.isArray(value)) {
-        for (const v of value) if (isNode(v)) walk(v, name);
+        for (const v of value)
+          if (isNode(v)) walk(v, v === listener?.fn ? listener.name(name) : name);
       } else if (isNode(value)) walk(value, name);
     }
   };
@@ -85,4 +87,24 @@ function nameFor(node: Node, inherited: string): string {
   )
     return id.name;
   return inherited;
+}
+
+/**
+ * `x.addEventListener("message", fn)`: `fn`, named for its event (`open (on message)`), so a
+ * listener is not taken for the function that added it.
+ */
+function listenerOf(node: Node): { fn: Node; name: (outer: string) => string } | null {
+  if (node.type !== "CallExpression") return null;
+  const callee = node.callee as Node;
+  const [event, fn] = node.arguments as Node[];
+  if (
+    callee.type !== "MemberExpression" ||
+    (callee.property as Node).name !== "addEventListener" ||
+    event?.type !== "Literal" ||
+    typeof event.value !== "string" ||
+    fn === undefined ||
+    !FUNCTIONS.has(fn.type)
+  )
+    return null;
+  return { fn, name: (outer) => `${outer} (on ${event.value})` };
 }
