@@ -1,6 +1,6 @@
 /**
  * A handoff to an agent that announces itself: the turn that asked for it is not ended when
- * the old agent has finished; it is held for the new agent's one line (upstream.ts applies
+ * the old agent has finished; it is held for the new agent's one line (handoff.ts applies
  * the handoff in the same step and asks the new agent), and ends once, after that line.
  */
 import { modelSettled, type TurnState } from "./session-state.js";

@@ -1,7 +1,7 @@
 import type { HistoryEvent, HistoryEventBody } from "../vocabulary/log-events.js";
 import { archiveSettledCalls } from "./call-archive.js";
+import { transferHandoff } from "./handoff.js";
 import { type CoreConfig, type CoreState, initialState } from "./session-state.js";
-import { transferHandoff } from "./tools.js";
 
 /**
  * Of a log's events, the ones a restore reads: every call, outcome and handoff,

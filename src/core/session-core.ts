@@ -3,6 +3,7 @@ import { archiveSettledCalls } from "./call-archive.js";
 import type { Effect } from "./effects.js";
 import { armLineWait, sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
+import { handoffBeforeInput, maybeApplyHandoff, requestHandoff } from "./handoff.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
 import type { CoreState, GenerationState } from "./session-state.js";
@@ -22,7 +23,6 @@ import {
   armIdle,
   audioMayOpen,
   ensureUpstream,
-  handoffBeforeInput,
   maybeReconnectForGoAway,
   noteUpstreamHealth,
   onConnectTimer,
@@ -33,8 +33,6 @@ import {
   onSetupComplete,
   onUpstreamClosed,
   onUpstreamFailed,
-  requestHandoff,
-  settleUpstream,
 } from "./upstream.js";
 import { armWatchdog, onWatchdogTimer } from "./watchdog.js";
 
@@ -77,7 +75,10 @@ export function step(
   // Held lines go once the speech they waited for has its turn (or is no longer pending).
   if (ctx.state.heldLines.length > 0 && (ctx.state.turn !== null || !speechPending(ctx)))
     releaseLines(ctx);
-  settleUpstream(ctx);
+  // After every input: the model connection moves on a go-away once it is quiet, and a
+  // pending handoff takes effect once nothing is in flight.
+  maybeReconnectForGoAway(ctx);
+  maybeApplyHandoff(ctx);
   armWatchdog(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };

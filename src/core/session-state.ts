@@ -1,5 +1,10 @@
 import type { RunOn } from "../vocabulary/log-events.js";
-import type { ModelCapabilities, ModelCommand, ToolResponse } from "../vocabulary/model.js";
+import type {
+  ModelCapabilities,
+  ModelCommand,
+  ToolPolicy,
+  ToolResponse,
+} from "../vocabulary/model.js";
 import type { CoreConfig } from "./core-config.js";
 
 // The configuration lives in core-config.ts; importers of the state find it here too.
@@ -408,4 +413,9 @@ export function capabilitiesOf(s: CoreState): ModelCapabilities {
   const caps = s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities;
   // The model was seen to regenerate: its record's SILENT is not to be trusted any more.
   return s.silentIgnored && caps.silentHonoured ? { ...caps, silentHonoured: false } : caps;
+}
+
+/** The policy of a tool of the agent that speaks now. */
+export function policyOf(s: CoreState, name: string): ToolPolicy | undefined {
+  return s.config.agentTools?.[s.agent]?.[name] ?? s.config.tools[name];
 }

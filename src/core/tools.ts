@@ -1,20 +1,10 @@
-import type { ToolPayload } from "../vocabulary/log-events.js";
-import {
-  type ToolCallRequest,
-  type ToolPolicy,
-  type ToolResponse,
-  toolResponse,
-} from "../vocabulary/model.js";
+import { type ToolCallRequest, type ToolResponse, toolResponse } from "../vocabulary/model.js";
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
+import { noteHandoff, type Outcome } from "./handoff.js";
 import { inputKey } from "./regeneration.js";
-import {
-  type CallState,
-  type CoreState,
-  capabilitiesOf,
-  type PendingHandoff,
-} from "./session-state.js";
+import { type CallState, capabilitiesOf, policyOf } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
 
@@ -82,8 +72,6 @@ function startCall(
     ctx.emit({ type: "run_tool", callId: call.id, name: call.name, args: request.args });
   }
 }
-
-type Outcome = { result?: ToolPayload | undefined; error?: string | undefined };
 
 export function onClientToolResult(
   ctx: StepContext,
@@ -167,23 +155,6 @@ function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void
   settleTurn(ctx);
 }
 
-/** The policy of a tool of the agent that speaks now. */
-export function policyOf(s: CoreState, name: string): ToolPolicy | undefined {
-  return s.config.agentTools?.[s.agent]?.[name] ?? s.config.tools[name];
-}
-
-/**
- * A transfer call answered without error asks for a handoff; it takes effect when nothing is
- * in flight (upstream.ts, maybeApplyHandoff). One at a time: a second transfer while one is
- * pending gets its result but changes nothing.
- */
-function noteHandoff(ctx: StepContext, call: CallState, outcome: Outcome): boolean {
-  const s = ctx.state;
-  if (s.pendingHandoff !== null) return false;
-  s.pendingHandoff = transferHandoff(s, call, outcome);
-  return s.pendingHandoff !== null;
-}
-
 /**
  * The model asked to hand the session over: the other calls of that turn still running are
  * cancelled now (reason handoff), so that a call the turn would wait for (an unanswered
@@ -196,21 +167,6 @@ function cancelForTransfer(ctx: StepContext, transfer: CallState): void {
     if (policyOf(ctx.state, call.name)?.onHandoff === "finish") continue;
     cancelCall(ctx, call, "handoff");
   }
-}
-
-/**
- * The handoff a call's outcome asks for: a transfer tool's result without error, to an
- * agent other than the one that speaks now (also read by restore.ts, from the log), or null.
- */
-export function transferHandoff(
-  s: CoreState,
-  call: Pick<CallState, "id" | "name" | "turnId">,
-  outcome: Outcome,
-): PendingHandoff | null {
-  const to = s.config.handoffTools?.[call.name];
-  if (to === undefined || outcome.error !== undefined || to === s.agent) return null;
-  const reason = typeof outcome.result?.reason === "string" ? outcome.result.reason : "";
-  return { to, reason, callId: call.id, turnId: call.turnId };
 }
 
 /**
