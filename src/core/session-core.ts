@@ -4,6 +4,7 @@ import type { Effect } from "./effects.js";
 import { armLineWait, sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
 import { handoffBeforeInput, maybeApplyHandoff, requestHandoff } from "./handoff.js";
+import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
 import type { CoreState, GenerationState } from "./session-state.js";
@@ -20,14 +21,12 @@ import {
 import { endTurn, openTurn } from "./turn-state.js";
 import { onFollowUpTimer, onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.js";
 import {
-  armIdle,
   audioMayOpen,
   ensureUpstream,
   maybeReconnectForGoAway,
   noteUpstreamHealth,
   onConnectTimer,
   onGoAway,
-  onIdleTimer,
   onReconnectTimer,
   onResumptionUpdate,
   onSetupComplete,

@@ -408,6 +408,17 @@ export function modelSettled(s: CoreState): boolean {
   );
 }
 
+/** A call of the session is still running (a tool, or a client answering one). */
+export function callsRunning(s: CoreState): boolean {
+  return Object.values(s.calls).some((c) => c.status === "running");
+}
+
+/** Nothing in flight: no generation, no running call, no turn waiting for the model. */
+export function upstreamQuiet(s: CoreState): boolean {
+  // Speech the model has not answered yet is in flight too: a move would lose it.
+  return !callsRunning(s) && modelSettled(s);
+}
+
 /** What the model of the agent that speaks now can do (agents may run different models). */
 export function capabilitiesOf(s: CoreState): ModelCapabilities {
   const caps = s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities;

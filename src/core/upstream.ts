@@ -1,7 +1,14 @@
+/**
+ * The model connection's lifecycle: opened (fresh, resumed with a handle, or rebuilt from the
+ * log), live, moved on a go-away, lost and reopened with backoff, refused, given up on. What
+ * it is used for lives elsewhere: handoff.ts replaces it for a new agent, idle.ts closes it
+ * for want of use.
+ */
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
 import { armLineWait } from "./follow-up.js";
-import { type CoreState, modelSettled } from "./session-state.js";
+import { armIdle, setIdleTimer } from "./idle.js";
+import { type CoreState, upstreamQuiet } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 
 /**
@@ -92,18 +99,6 @@ export function onResumptionUpdate(
   }
 }
 
-/** A call of the session is still running (a tool, or a client answering one). */
-function callsRunning(s: CoreState): boolean {
-  return Object.values(s.calls).some((c) => c.status === "running");
-}
-
-/** Nothing in flight: no generation, no running call, no turn waiting for the model. */
-export function upstreamQuiet(ctx: StepContext): boolean {
-  const s = ctx.state;
-  // Speech the model has not answered yet is in flight too: a move would lose it.
-  return !callsRunning(s) && modelSettled(s);
-}
-
 export function onGoAway(ctx: StepContext, timeLeftMs: number): void {
   const up = ctx.state.upstream;
   up.goingAway = true;
@@ -120,7 +115,7 @@ export function onGoAway(ctx: StepContext, timeLeftMs: number): void {
 export function maybeReconnectForGoAway(ctx: StepContext, force = false): void {
   const up = ctx.state.upstream;
   if (!up.goingAway || up.phase !== "live") return;
-  if (!force && !upstreamQuiet(ctx)) return;
+  if (!force && !upstreamQuiet(ctx.state)) return;
   // With resumption in use, wait (bounded by the go_away timer) for the handle that follows
   // the turn's end: moving on the turn's end itself would resume without that turn.
   if (!force && up.handle !== null && up.handleStale) return;
@@ -137,7 +132,7 @@ export function maybeReconnectForGoAway(ctx: StepContext, force = false): void {
   // fill the log with pairs). `goingAway` stays set while the next connection opens: if it
   // fails, scheduleReconnect says `reconnecting` then. A forced move may cut or carry a turn:
   // its `reconnecting`, `live` are said.
-  const quiet = !up.flapping && upstreamQuiet(ctx);
+  const quiet = !up.flapping && upstreamQuiet(ctx.state);
   up.goingAway = quiet;
   up.goAwayDeadline = null;
   ctx.emit({ type: "clear_timer", timer: "go_away" });
@@ -338,26 +333,6 @@ function fail(ctx: StepContext, message: string): void {
 }
 
 /**
- * Note activity for the idle timer. The timer is set once and, when it fires early because
- * of later activity, set again for the rest: live audio (50 frames a second) costs no timer
- * churn.
- */
-export function armIdle(ctx: StepContext): void {
-  ctx.state.lastActivityAt = ctx.now;
-  setIdleTimer(ctx);
-}
-
-/** The idle timer, set once while a connection is live (it re-arms itself for the rest). */
-function setIdleTimer(ctx: StepContext): void {
-  const s = ctx.state;
-  const ms = s.config.idleTimeoutMs;
-  if (ms > 0 && !s.idleArmed && s.upstream.phase === "live") {
-    s.idleArmed = true;
-    ctx.emit({ type: "set_timer", timer: "idle", at: s.lastActivityAt + ms });
-  }
-}
-
-/**
  * May this chunk of the user's audio open a connection? Not while one the service refused,
  * or gave up on, was tried within reconnectMaxMs: a microphone sends 50 chunks a second,
  * and each would try again (a phone with a bad key hammered the service and wrote three
@@ -368,40 +343,4 @@ export function audioMayOpen(s: CoreState, now: number): boolean {
   if (up.phase !== "failed") return true;
   const lastOpen = up.recentOpens.at(-1);
   return lastOpen === undefined || now - lastOpen >= s.config.reconnectMaxMs;
-}
-
-export function onIdleTimer(ctx: StepContext): void {
-  const s = ctx.state;
-  const up = s.upstream;
-  s.idleArmed = false;
-  if (up.phase !== "live") return;
-  const due = s.lastActivityAt + s.config.idleTimeoutMs;
-  if (ctx.now < due) {
-    s.idleArmed = true;
-    ctx.emit({ type: "set_timer", timer: "idle", at: due });
-    return;
-  }
-  if (!upstreamQuiet(ctx) || s.turn !== null) {
-    // What the model still owes belongs to turns that already ended (a timed-out turn's
-    // slots, a reply cut off mid-stream) and it has said nothing for the whole idle time:
-    // the connection is idle all the same. It goes as a lost one would, so that nothing it
-    // owed is waited for by the next connection (else the next turn's answer would be taken
-    // for a late one). Without this an unanswered turn kept the object in memory for ever.
-    const silentSince = Math.max(s.lastModelSignAt, s.lastActivityAt);
-    if (s.turn !== null || callsRunning(s) || ctx.now - silentSince < s.config.idleTimeoutMs) {
-      armIdle(ctx);
-      return;
-    }
-    ctx.trace("IDLE_OWED_DROPPED", {
-      expected: s.expected.length,
-      generation: s.generation !== null,
-    });
-    closeTurnOnUpstreamLoss(ctx);
-  }
-  up.phase = "closed";
-  ctx.emit({ type: "close_upstream", reason: "idle" });
-  // Said to clients: the model connection is closed on purpose, not lost (no alarm), and
-  // the next input opens it again (connecting, live).
-  ctx.record({ kind: "status", state: "idle" });
-  ctx.trace("UPSTREAM_IDLE_CLOSE");
 }
