@@ -39,7 +39,8 @@ async function withClientCall() {
   return { ...session, call: frames.at(-1)! };
 }
 
-describe("issue 9: input that cannot break the log", () => {
+// Issue 9.
+describe("input that cannot break the log", () => {
   it("a tool result nested 2,460 levels deep is refused with bad_frame naming the limit; /history keeps answering", async () => {
     const { sessionId, client, call } = await withClientCall();
     client.send({ type: "tool_result", callId: call.callId, result: nested(2460) });
@@ -69,7 +70,8 @@ describe("issue 9: input that cannot break the log", () => {
   });
 });
 
-describe("issue 9: nothing dropped silently", () => {
+// Issue 9.
+describe("nothing dropped silently", () => {
   it("a tool result after a burst of 100 audio frames is taken (separate budgets)", async () => {
     const { client, call } = await withClientCall();
     for (let i = 0; i < 100; i++) client.send(new ArrayBuffer(640));
@@ -93,7 +95,8 @@ describe("issue 9: nothing dropped silently", () => {
   });
 });
 
-describe("issue 9: unambiguous input", () => {
+// Issue 9.
+describe("unambiguous input", () => {
   it("a tool result with both result and error, or neither, is refused", async () => {
     const { client, call } = await withClientCall();
     client.send({ type: "tool_result", callId: call.callId, result: { a: 1 }, error: "no" });
@@ -133,7 +136,8 @@ describe("issue 9: unambiguous input", () => {
   });
 });
 
-describe("issue 9: stale sockets", () => {
+// Issue 9.
+describe("stale sockets", () => {
   it("sockets silent past STALE_SOCKET_MS are closed when the session is full; one sending keepalives stays", {
     timeout: 15_000,
   }, async () => {

@@ -42,7 +42,7 @@ async function quickLines(
   return { turns, order };
 }
 
-describe("honest answers that open alike, lines 250 ms apart (issue 8)", () => {
+describe("honest answers that open alike, lines 250 ms apart", () => {
   it(`every turn ends once, with its own answer, in ${SESSIONS} sessions`, {
     timeout: 120_000,
   }, async () => {

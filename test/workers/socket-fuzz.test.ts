@@ -175,7 +175,8 @@ async function play(moves: Move[]): Promise<void> {
   client.close();
 }
 
-describe("the socket boundary under random client frames (issue 9)", () => {
+// Issue 9.
+describe("the socket boundary under random client frames", () => {
   it(`keeps the log valid, every turn ended once, history and replay answering (${RUNS} sequences)`, {
     timeout: 240_000,
   }, async () => {

@@ -145,7 +145,8 @@ describe("calls of the old agent still running at a handoff", () => {
   });
 });
 
-describe("found by the black-box attack on the handoff", () => {
+// Found by the black-box attack on the handoff.
+describe("a transfer answered while a call, speech or a backend request is still open", () => {
   it("an unanswered call the transfer turn would wait for is cancelled when the transfer is answered", () => {
     const h = session({ agentArrival: { desk: "silent" } });
     h.input({ type: "client_text", clientId: "phone", text: "billing please" });
@@ -208,7 +209,8 @@ describe("found by the black-box attack on the handoff", () => {
   });
 });
 
-describe("a transfer answered with other results of its reply (found by a soak)", () => {
+// Found by a soak.
+describe("a transfer answered with other results of its reply", () => {
   it("goes back with them as one input: every spoken result is answered before the handoff", () => {
     const h = session({ agentArrival: { desk: "silent" } });
     h.input({ type: "client_text", clientId: "phone", text: "billing, and your hours?" });

@@ -288,7 +288,8 @@ describe("speech the model has not answered yet, when its connection goes", () =
   });
 });
 
-describe("a line typed right after the user spoke (found by the attack: the speech's answer took the line's place)", () => {
+// Found by the attack: the speech's answer took the line's place.
+describe("a line typed right after the user spoke", () => {
   function spokeThenTyped(h: Harness): void {
     h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
     h.input({ type: "client_audio_end", clientId: "phone" });
@@ -464,7 +465,8 @@ describe("a line typed right after the user spoke (found by the attack: the spee
   });
 });
 
-describe("the end of speech the model is already answering (found by the bench: the next line waited 1.5 s)", () => {
+// Found by the bench: the next line waited 1.5 s.
+describe("the end of speech the model is already answering", () => {
   it("belongs to the voice turn it answers: a line typed after that turn goes at once", () => {
     const h = live();
     h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
@@ -479,7 +481,8 @@ describe("the end of speech the model is already answering (found by the bench: 
   });
 });
 
-describe("the user speaks on before the answer to their speech begins (found by the attack: each pause ended a turn with empty_response)", () => {
+// Found by the attack: each pause ended a turn with empty_response.
+describe("the user speaks on before the answer to their speech begins", () => {
   /** The user pauses; the model begins to answer; the user speaks on before it says anything. */
   function pausedAndSpokeOn(h: Harness): void {
     h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });

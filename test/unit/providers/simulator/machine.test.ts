@@ -517,7 +517,8 @@ describe("knobs", () => {
   });
 });
 
-describe("asked to go on with nothing owed, after a seed (found by the attack: the nudge was echoed)", () => {
+// Found by the attack: the nudge was echoed.
+describe("asked to go on with nothing owed, after a seed", () => {
   it("answers the seed's last unanswered line, not the instruction", () => {
     const sim = new SimDriver({ seed: 2 });
     sim.setup();

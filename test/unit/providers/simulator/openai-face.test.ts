@@ -115,7 +115,8 @@ describe("a handoff on one connection (session.update between responses)", () =>
   });
 });
 
-describe("asked to go on with nothing owed (found by the attack: the nudge was echoed as a line)", () => {
+// Found by the attack: the nudge was echoed as a line.
+describe("asked to go on with nothing owed", () => {
   it("answers the seeded conversation's last unanswered line, not the instruction", () => {
     const face = new Face();
     face.send(setup);
