@@ -7,7 +7,7 @@
  * carry.ts read), and the cancelling of a transfer turn's other calls (tools.ts,
  * cancelForTransfer: cancelling is the tools module's, and it builds on this one).
  */
-import type { ToolPayload } from "../vocabulary/log-events.js";
+import type { ToolOutcome } from "../vocabulary/log-events.js";
 import { isHeldForAnnounce } from "./arrival.js";
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import {
@@ -20,8 +20,6 @@ import {
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 import { reconnectNow } from "./upstream.js";
-
-export type Outcome = { result?: ToolPayload | undefined; error?: string | undefined };
 
 /**
  * The app asks for a handoff (not a transfer call): it waits, like one, until nothing is in
@@ -151,7 +149,7 @@ function applyHandoff(ctx: StepContext, pending: PendingHandoff, announce = fals
  * in flight (maybeApplyHandoff). One at a time: a second transfer while one is
  * pending gets its result but changes nothing.
  */
-export function noteHandoff(ctx: StepContext, call: CallState, outcome: Outcome): boolean {
+export function noteHandoff(ctx: StepContext, call: CallState, outcome: ToolOutcome): boolean {
   const s = ctx.state;
   if (s.pendingHandoff !== null) return false;
   s.pendingHandoff = transferHandoff(s, call, outcome);
@@ -165,7 +163,7 @@ export function noteHandoff(ctx: StepContext, call: CallState, outcome: Outcome)
 export function transferHandoff(
   s: CoreState,
   call: Pick<CallState, "id" | "name" | "turnId">,
-  outcome: Outcome,
+  outcome: ToolOutcome,
 ): PendingHandoff | null {
   const to = s.config.handoffTools?.[call.name];
   if (to === undefined || outcome.error !== undefined || to === s.agent) return null;

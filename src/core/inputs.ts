@@ -1,4 +1,4 @@
-import type { ToolPayload } from "../vocabulary/log-events.js";
+import type { ToolOutcome } from "../vocabulary/log-events.js";
 import type { ModelEvent } from "../vocabulary/model.js";
 import type { TimerId } from "./effects.js";
 
@@ -25,13 +25,7 @@ export type CoreInput =
   | { type: "client_audio_end"; clientId: string }
   /** The client played this many ms of the current (or just interrupted) reply's audio. */
   | { type: "client_played"; clientId: string; ms: number }
-  | {
-      type: "client_tool_result";
-      clientId: string;
-      callId: string;
-      result?: ToolPayload | undefined;
-      error?: string | undefined;
-    }
+  | ({ type: "client_tool_result"; clientId: string; callId: string } & ToolOutcome)
   | { type: "client_ping"; clientId: string }
   /** A frame the boundary could not accept (parsed and rejected by the shell). */
   | { type: "client_bad_frame"; clientId: string; code: string; message: string }
@@ -47,12 +41,8 @@ export type CoreInput =
    * one the core asked the shell to close.
    */
   | { type: "model"; event: ModelEvent }
-  | {
-      type: "tool_outcome";
-      callId: string;
-      result?: ToolPayload | undefined;
-      error?: string | undefined;
-    }
+  /** A server tool's run ended (one aborted, its call already settled, is not reported). */
+  | ({ type: "tool_outcome"; callId: string } & ToolOutcome)
   | { type: "timer_fired"; timer: TimerId }
   /**
    * Audio passed the open audio gate (src/core/audio-gate.ts) since the last step, and no

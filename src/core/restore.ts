@@ -1,4 +1,4 @@
-import type { HistoryEvent, HistoryEventBody } from "../vocabulary/log-events.js";
+import type { HistoryEvent, HistoryEventBody, ToolOutcome } from "../vocabulary/log-events.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import { transferHandoff } from "./handoff.js";
 import { type CoreConfig, type CoreState, initialState } from "./session-state.js";
@@ -57,7 +57,14 @@ export function restoreState(
   }
   for (const e of events) {
     if (e.kind !== "tool_result" || handedOff.has(e.callId)) continue;
-    const pending = transferHandoff(state, { id: e.callId, name: e.name, turnId: e.turnId }, e);
+    // The logged result as the call's outcome (the log holds exactly one of the two).
+    const outcome: ToolOutcome =
+      e.error !== undefined ? { error: e.error } : { result: e.result ?? {} };
+    const pending = transferHandoff(
+      state,
+      { id: e.callId, name: e.name, turnId: e.turnId },
+      outcome,
+    );
     if (pending !== null) state.pendingHandoff = pending;
   }
   for (const e of events) {

@@ -184,10 +184,8 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "client_tool_result":
       armIdle(ctx);
-      onClientToolResult(ctx, input.clientId, input.callId, {
-        result: input.result,
-        error: input.error,
-      });
+      // The input carries its outcome (a ToolOutcome): its result or its error.
+      onClientToolResult(ctx, input.clientId, input.callId, input);
       return;
     case "client_ping":
       ctx.emit({ type: "send_ephemeral", clientId: input.clientId, frame: { type: "pong" } });
@@ -211,7 +209,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       onModelEvent(ctx, input.event);
       return;
     case "tool_outcome":
-      onServerToolOutcome(ctx, input.callId, { result: input.result, error: input.error });
+      onServerToolOutcome(ctx, input.callId, input);
       return;
     case "timer_fired":
       onTimer(ctx, input.timer);

@@ -1,8 +1,9 @@
+import type { ToolOutcome } from "../vocabulary/log-events.js";
 import { type ToolCallRequest, type ToolResponse, toolResponse } from "../vocabulary/model.js";
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
-import { noteHandoff, type Outcome } from "./handoff.js";
+import { noteHandoff } from "./handoff.js";
 import { inputKey } from "./regeneration.js";
 import { type CallState, capabilitiesOf, policyOf } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
@@ -77,7 +78,7 @@ export function onClientToolResult(
   ctx: StepContext,
   clientId: string,
   callId: string,
-  outcome: Outcome,
+  outcome: ToolOutcome,
 ): void {
   const s = ctx.state;
   const call = s.calls[callId];
@@ -120,7 +121,7 @@ function refuseSecondResult(
   );
 }
 
-export function onServerToolOutcome(ctx: StepContext, callId: string, outcome: Outcome): void {
+export function onServerToolOutcome(ctx: StepContext, callId: string, outcome: ToolOutcome): void {
   const call = ctx.state.calls[callId];
   // A server tool finishing after a timeout or cancellation: its outcome is already settled.
   if (!call || (call.status !== "running" && ctx.state.config.guards.dedupeResults)) return;
@@ -135,7 +136,7 @@ export function onToolTimeout(ctx: StepContext, callId: string): void {
 }
 
 /** The call's one result: recorded, announced, and delivered to the model per policy. */
-function completeCall(ctx: StepContext, call: CallState, outcome: Outcome): void {
+function completeCall(ctx: StepContext, call: CallState, outcome: ToolOutcome): void {
   call.status = "answered";
   const transfer = noteHandoff(ctx, call, outcome);
   ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });

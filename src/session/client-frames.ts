@@ -6,6 +6,7 @@
 import { z } from "zod";
 import type { CoreInput } from "../core/inputs.js";
 import { jsonLimitProblem } from "../json-limits.js";
+import type { ToolOutcome } from "../vocabulary/log-events.js";
 
 const TextFrame = z.object({
   type: z.literal("text"),
@@ -166,14 +167,12 @@ function toCoreInput(clientId: string, frame: ClientFrame): ClientInput {
       return { type: "client_audio_end", clientId };
     case "played":
       return { type: "client_played", clientId, ms: frame.ms };
-    case "tool_result":
-      return {
-        type: "client_tool_result",
-        clientId,
-        callId: frame.callId,
-        result: frame.result,
-        error: frame.error,
-      };
+    case "tool_result": {
+      // Exactly one of the two is set (the schema refuses both, and neither).
+      const outcome: ToolOutcome =
+        frame.error !== undefined ? { error: frame.error } : { result: frame.result ?? {} };
+      return { type: "client_tool_result", clientId, callId: frame.callId, ...outcome };
+    }
     default: {
       const unreachable: never = frame;
       throw new Error(`unhandled client frame ${JSON.stringify(unreachable)}`);

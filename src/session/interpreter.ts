@@ -13,7 +13,7 @@ import type { AudioPassed, CoreInput } from "../core/inputs.js";
 import { step } from "../core/session-core.js";
 import type { CoreState } from "../core/session-state.js";
 import type { DurableFrame, ServerFrame } from "../vocabulary/frames.js";
-import type { HistoryEvent, ToolPayload } from "../vocabulary/log-events.js";
+import type { HistoryEvent, ToolOutcome, ToolPayload } from "../vocabulary/log-events.js";
 import type { ModelCommand, RebuiltContext, TokenUsage } from "../vocabulary/model.js";
 
 /** A timeline row to write: when, what, and its detail (stored as JSON). */
@@ -59,8 +59,6 @@ export interface ModelPort {
   update(agent: string): void;
   close(reason: string): void;
 }
-
-export type ToolOutcome = { result?: ToolPayload | undefined; error?: string | undefined };
 
 export interface ToolsPort {
   /** Runs a server tool; resolves null when it was aborted (the core already settled it). */

@@ -9,12 +9,13 @@ import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { providerSession } from "../provider-registry.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
+import type { ToolOutcome } from "../vocabulary/log-events.js";
 import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
 import type { AgentSpec, ProviderSession } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { DeadlineTimers } from "./deadline-timers.js";
 import { HistoryStore } from "./history-store.js";
-import { SessionInterpreter, type ToolOutcome } from "./interpreter.js";
+import { SessionInterpreter } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";

@@ -1,9 +1,5 @@
 import type { AgentDefinition, ToolContext } from "../agents/define.js";
-import type { ToolPayload } from "../vocabulary/log-events.js";
-
-type ToolOutcome =
-  | { result: ToolPayload; error?: undefined }
-  | { error: string; result?: undefined };
+import type { ToolOutcome } from "../vocabulary/log-events.js";
 
 /**
  * Runs a server tool: arguments are parsed with the tool's zod schema first (bad arguments

@@ -9,6 +9,14 @@ export type InterruptReason = "barge_in" | "upstream_lost";
 export type RunOn = "server" | "client";
 export type ToolPayload = Record<string, unknown>;
 
+/**
+ * A tool call's one outcome: its result, or an error the model can read (never both). A
+ * server tool's run, a client's `tool_result` and the core's inputs carry it as such.
+ */
+export type ToolOutcome =
+  | { result: ToolPayload; error?: undefined }
+  | { error: string; result?: undefined };
+
 export type HistoryEventBody =
   | {
       kind: "user";
