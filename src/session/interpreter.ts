@@ -127,17 +127,24 @@ export class SessionInterpreter {
   modelEvents = 0;
 
   /**
-   * The shell's one entry for every input (client frames, the model link, tools, timers).
-   * Audio goes by the audio gate: a core step only when one would matter.
+   * The one way in for every input — client frames, the model link's events, tool outcomes,
+   * timers — so that what is done per input is done here. Audio goes by the audio gate: a
+   * core step only when one would matter. A line with a `textId` is looked up in the log.
+   * `direct` (tests that drive the core's own judgement): a core step for the input as it
+   * is, whatever the audio gate says, with no lookup.
    */
-  receive(input: CoreInput): void {
+  handleInput(input: CoreInput, direct = false): void {
+    if (direct) {
+      this.takeStep(input);
+      return;
+    }
     if (input.type === "client_audio") {
       this.clientAudio(input.clientId, input.pcm);
       return;
     }
     if (input.type === "client_text" && input.textId !== undefined) {
       // Whether the line was taken before is the log's to say (the core keeps no list of ids).
-      this.input({ ...input, recorded: this.ports.log.hasTextId(input.textId) });
+      this.takeStep({ ...input, recorded: this.ports.log.hasTextId(input.textId) });
       return;
     }
     if (input.type === "model") {
@@ -147,13 +154,13 @@ export class SessionInterpreter {
         return;
       }
     }
-    this.input(input);
+    this.takeStep(input);
   }
 
   /** A client's audio chunk: through the open gate to the model, or a core step. */
-  clientAudio(clientId: string, pcm: Uint8Array): void {
+  private clientAudio(clientId: string, pcm: Uint8Array): void {
     if (!this.gate.input) {
-      this.input({ type: "client_audio", clientId, pcm });
+      this.takeStep({ type: "client_audio", clientId, pcm });
       return;
     }
     this.passedClientAt = this.ports.clock();
@@ -162,9 +169,9 @@ export class SessionInterpreter {
   }
 
   /** A model audio chunk: through the open gate to the clients, or a core step. */
-  modelAudio(pcm: Uint8Array): void {
+  private modelAudio(pcm: Uint8Array): void {
     if (!this.gate.output) {
-      this.input({ type: "model", event: { type: "audio_delta", pcm } });
+      this.takeStep({ type: "model", event: { type: "audio_delta", pcm } });
       return;
     }
     this.passedModelAt = this.ports.clock();
@@ -173,7 +180,7 @@ export class SessionInterpreter {
   }
 
   /** A core step for `input` (whatever the audio gate says), then its effects, in order. */
-  input(input: CoreInput): void {
+  private takeStep(input: CoreInput): void {
     let passed: AudioPassed | null = null;
     if (this.passedClientAt !== null || this.passedModelAt !== null) {
       passed = { clientAt: this.passedClientAt, modelAt: this.passedModelAt };
@@ -298,7 +305,7 @@ export class SessionInterpreter {
       case "run_tool": {
         const { callId } = effect;
         void tools.run(callId, effect.name, effect.args).then((outcome) => {
-          if (outcome !== null) this.input({ type: "tool_outcome", callId, ...outcome });
+          if (outcome !== null) this.handleInput({ type: "tool_outcome", callId, ...outcome });
         });
         return;
       }
@@ -308,7 +315,7 @@ export class SessionInterpreter {
       case "set_timer": {
         const timer = effect.timer;
         timers.set(timer, effect.at, effect.jitterMs ?? 0, () =>
-          this.input({ type: "timer_fired", timer }),
+          this.handleInput({ type: "timer_fired", timer }),
         );
         return;
       }

@@ -4,7 +4,6 @@ import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
 import type { HandoffAnswer, SessionResource, SessionStats } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
-import type { CoreInput } from "../core/inputs.js";
 import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { providerSession } from "../provider-registry.js";
@@ -34,11 +33,11 @@ import { UsageStore } from "./usage-store.js";
 /**
  * The running session inside its Durable Object: the pure core plus everything that carries
  * out its effects — the log in SQLite, client sockets, the model connection, tool runs and
- * timers. Every input, whatever its source, goes through `input`, one at a time; the
- * object's single thread and synchronous SQLite make each step atomic.
+ * timers. Every input, whatever its source, goes through `interpreter.handleInput`, one at a
+ * time; the object's single thread and synchronous SQLite make each step atomic.
  */
 export class LiveSession {
-  /** Steps the core and carries out its effects: the shell hands it every input. */
+  /** Steps the core and carries out its effects: the shell hands it every input (handleInput). */
   readonly interpreter: SessionInterpreter;
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
@@ -103,17 +102,21 @@ export class LiveSession {
     const targetOf = (name: string) =>
       this.agents.has(name) ? { target: this.providerFor(name), spec: this.specOf(name) } : null;
     this.link = new UpstreamLink(meta.agent, targetOf, {
-      opened: () => this.input({ type: "upstream_opened" }),
+      opened: () => this.interpreter.handleInput({ type: "upstream_opened" }),
       events: (events) => {
-        for (const event of events) this.input({ type: "model", event });
+        for (const event of events) this.interpreter.handleInput({ type: "model", event });
       },
       protocolError: (message) =>
         this.store.trace([
           { at: Date.now(), kind: "UPSTREAM_CLOSED", detail: { protocolError: message } },
         ]),
       closed: (code, reason, fatal) =>
-        this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
-      failed: (message, refused) => this.input({ type: "upstream_failed", message, refused }),
+        this.interpreter.handleInput({
+          type: "model",
+          event: { type: "upstream_closed", code, reason, fatal },
+        }),
+      failed: (message, refused) =>
+        this.interpreter.handleInput({ type: "upstream_failed", message, refused }),
     });
     const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
     for (const e of recovered.closing) this.broadcast(frameOf(e));
@@ -179,13 +182,12 @@ export class LiveSession {
     // A backend's handoff asked for before the object restarted, and not yet in the log.
     const pending = this.pendingHandoffs.read();
     if (pending !== null && this.agents.has(pending.agent) && pending.agent !== this.state.agent)
-      this.input({ type: "handoff_requested", to: pending.agent, reason: pending.reason });
+      this.interpreter.handleInput({
+        type: "handoff_requested",
+        to: pending.agent,
+        reason: pending.reason,
+      });
     else if (pending !== null) this.pendingHandoffs.clear();
-  }
-
-  /** Every input's one entry (the shell hands client frames to `interpreter.receive` itself). */
-  input(input: CoreInput): void {
-    this.interpreter.receive(input);
   }
 
   /**
@@ -211,7 +213,7 @@ export class LiveSession {
     const revoked = to === this.state.agent;
     if (revoked) this.pendingHandoffs.clear();
     else this.pendingHandoffs.set(to, reason);
-    this.input({ type: "handoff_requested", to, reason });
+    this.interpreter.handleInput({ type: "handoff_requested", to, reason });
     return { pending: !revoked };
   }
 

@@ -173,7 +173,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   async end(): Promise<void> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt === null) this.meta.markEnded(new Date().toISOString());
-    live.input({ type: "end_session" });
+    live.interpreter.handleInput({ type: "end_session" });
     for (const ws of this.ctx.getWebSockets()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
     }
@@ -236,7 +236,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     attach(server, { clientId, resumeFrom, batchReplay, connectedAt: Date.now() });
     this.socketList = null;
     // The core sends `ready`, then the replay after resumeFrom, then the live stream.
-    live.input({
+    live.interpreter.handleInput({
       type: "client_connected",
       clientId,
       resumeFrom: resumeFrom ?? undefined,
@@ -297,7 +297,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private leave(ws: WebSocket): void {
     this.socketList = null;
     const clientId = attachmentOf(ws)?.clientId;
-    if (clientId) this.session()?.input({ type: "client_disconnected", clientId });
+    if (clientId)
+      this.session()?.interpreter.handleInput({ type: "client_disconnected", clientId });
   }
 
   // --- client frames ---------------------------------------------------------------------
@@ -316,7 +317,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       !this.withinRate(ws, live, input)
     )
       return;
-    live.interpreter.receive(input);
+    live.interpreter.handleInput(input);
   }
 
   /**
@@ -348,7 +349,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (window.count <= limit) return true;
     if (kind === "control" || !window.warned) {
       window.warned = true;
-      live.interpreter.receive({
+      live.interpreter.handleInput({
         type: "client_bad_frame",
         clientId,
         code: "rate_limited",

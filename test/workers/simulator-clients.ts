@@ -374,7 +374,7 @@ export class GuardedClient {
 
   input(input: CoreInput): void {
     this.lastActivity = Date.now();
-    this.interpreter.input(input);
+    this.interpreter.handleInput(input, true);
   }
 
   private later(fn: () => void): void {

@@ -172,27 +172,28 @@ export class Harness {
     return this.interpreter.state;
   }
 
+  /** A core step for the input as it is (`handleInput`'s `direct`: no audio gate, no lookup). */
   input(input: CoreInput): Effect[] {
     const before = this.effects.length;
-    this.interpreter.input(input);
+    this.interpreter.handleInput(input, true);
     return this.effects.slice(before);
   }
 
-  /** An input as the shell hands it over (`receive`: the audio gate, a line's lookup). */
+  /** An input as the shell hands it over (`handleInput`: the audio gate, a line's lookup). */
   receive(input: CoreInput): Effect[] {
     const before = this.effects.length;
-    this.interpreter.receive(input);
+    this.interpreter.handleInput(input);
     return this.effects.slice(before);
   }
 
   /** A client's audio chunk, as the shell hands it over (through the audio gate). */
   clientAudio(clientId: string, pcm: Uint8Array): void {
-    this.interpreter.clientAudio(clientId, pcm);
+    this.interpreter.handleInput({ type: "client_audio", clientId, pcm });
   }
 
   /** A model audio chunk, as the shell hands it over (through the audio gate). */
   modelAudio(pcm: Uint8Array): void {
-    this.interpreter.modelAudio(pcm);
+    this.interpreter.handleInput({ type: "model", event: { type: "audio_delta", pcm } });
   }
 
   /** Chunks that passed the gate without a step. */
