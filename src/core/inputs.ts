@@ -31,8 +31,10 @@ export type CoreInput =
   | { type: "client_bad_frame"; clientId: string; code: string; message: string }
   /** The model socket is open and setup was sent; `setup_complete` follows as a model event. */
   | { type: "upstream_opened" }
-  /** Opening the model socket failed before it was open. */
-  /** `refused`: the service said no in a way retrying cannot fix (a bad key, model). */
+  /**
+   * Opening the model socket failed before it was open. `refused`: the service said no in a
+   * way retrying cannot fix (a bad key, model).
+   */
   | { type: "upstream_failed"; message: string; refused?: boolean | undefined }
   /** The app (its backend, or a server tool) hands the session to another agent. */
   | { type: "handoff_requested"; to: string; reason: string }

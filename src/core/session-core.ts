@@ -40,10 +40,6 @@ export interface StepResult {
   effects: Effect[];
 }
 
-/**
- * The session core: a pure function of (state, input, now). It never reads a clock, does
- * no I/O and draws no random numbers; the shell carries out the returned effects in order.
- */
 /** Model events that change the conversation (a resumption handle issued before them is stale). */
 const SAYS_SOMETHING: ReadonlySet<ModelEvent["type"]> = new Set([
   "text_delta",
@@ -58,6 +54,8 @@ const SAYS_SOMETHING: ReadonlySet<ModelEvent["type"]> = new Set([
 ]);
 
 /**
+ * The session core: a pure function of (state, input, now). It never reads a clock, does
+ * no I/O and draws no random numbers; the shell carries out the returned effects in order.
  * `passed`: audio that went through the open audio gate since the last step (audio-gate.ts);
  * its timestamps are set first, as the chunks' own steps would have set them.
  */

@@ -51,8 +51,10 @@ export interface ClientsPort {
 }
 
 export interface ModelPort {
-  /** `rebuild` gives the context to seed a rebuilt connection with, read when it is needed. */
-  /** `agent`: whose setup the connection opens with (it changes at a handoff). */
+  /**
+   * `rebuild` gives the context to seed a rebuilt connection with, read when it is needed.
+   * `agent`: whose setup the connection opens with (it changes at a handoff).
+   */
   open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void;
   send(command: ModelCommand): void;
   /** The live connection takes `agent`'s setup in place (only for agents sharing a link). */
@@ -79,7 +81,10 @@ export interface InterpreterPorts {
   tools: ToolsPort;
   timers: TimersPort;
   clock: () => number;
-  /** The context for a rebuilt connection from the log up to (not including) `beforeSeq`. */
+  /**
+   * The context for a rebuilt connection from the log's events it is given: those before the
+   * input that waits in the outbox (`open_upstream` leaves that out; it goes as itself).
+   */
   rebuild: (events: readonly HistoryEvent[]) => RebuiltContext;
   /** An effect that failed, or a log write that was refused (never fatal to the session). */
   reportError?: ((message: string) => void) | undefined;
