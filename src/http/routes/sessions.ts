@@ -1,23 +1,13 @@
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
-import {
-  type AgentDefinition,
-  disallowedOptions,
-  resolveAgent,
-  SESSION_OPTIONS,
-  type SessionOptions,
-} from "../../agents/define.js";
+import { SESSION_OPTIONS, type SessionOptions } from "../../agents/define.js";
 import { jsonLimitProblem } from "../../json-limits.js";
-import {
-  PROVIDER_NAMES,
-  providerMetadataProblem,
-  providerUnavailable,
-} from "../../provider-registry.js";
-import { asksForNaiveRelay } from "../../session/meta.js";
+import { PROVIDER_NAMES } from "../../provider-registry.js";
 import { LOCATION_HINTS } from "../../worker-config.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
+import { createSession } from "../create-session.js";
 import { HttpError } from "../errors.js";
 import { parseJsonBody, parseQuery, QueryToken, sessionIdParam } from "../json-body.js";
 import { methodNotAllowed } from "../method-not-allowed.js";
@@ -121,71 +111,12 @@ export const sessionRoutes = new Hono<AppEnv>()
     }),
     async (c) => {
       const body = await parseJsonBody(c, CreateSessionBody);
-      const { app, config } = c.var;
-      const env = app.env(c.env);
-      const agentName = body.agent ?? app.defaultAgent;
-      const agent = app.agent(agentName);
-      if (agent === undefined) {
-        throw new HttpError(
-          400,
-          "unknown_agent",
-          `unknown agent "${agentName}"; known: ${app.agentNames.join(", ")}`,
-        );
-      }
-      const provider = body.provider ?? config.PROVIDER;
-      if (!config.providers.includes(provider))
-        throw new HttpError(
-          400,
-          "provider_unavailable",
-          `this gateway offers the providers ${config.providers.join(", ")}`,
-        );
-      const unavailable = providerUnavailable(env, provider);
-      if (unavailable) throw new HttpError(400, "provider_unavailable", unavailable);
-      const problem = providerMetadataProblem(provider, env, body.metadata);
-      if (problem) throw new HttpError(400, "bad_request", problem);
-      if (asksForNaiveRelay({ provider, metadata: body.metadata }) && app.naiveRelay === null)
-        throw new HttpError(
-          400,
-          "bad_request",
-          "metadata.naive: this gateway has no naive relay (a measurement arm, served by npm run repro's worker)",
-        );
-
-      const sessionId = crypto.randomUUID();
-      const options = sessionOptions(body);
-      // The agent is resolved now too: an agent function that refuses this session (or an
-      // option it does not allow) is a 400 here, not a broken session later.
-      let resolved: AgentDefinition;
-      try {
-        resolved = resolveAgent(agent, {
-          sessionId,
-          agent: agentName,
-          provider,
-          metadata: body.metadata,
-          options: {},
-          env,
-        });
-      } catch (err) {
-        throw new HttpError(
-          400,
-          "agent_refused",
-          `agent "${agentName}": ${err instanceof Error ? err.message : String(err)}`,
-        );
-      }
-      const disallowed = disallowedOptions(resolved, options);
-      if (disallowed.length > 0) {
-        throw new HttpError(
-          400,
-          "option_not_allowed",
-          `agent "${agentName}" does not allow ${disallowed.join(", ")} per session (it allows: ${(resolved.allow ?? []).join(", ") || "none"})`,
-        );
-      }
-      await sessionStub(c, sessionId, body.locationHint ?? config.SESSION_LOCATION_HINT).init({
-        sessionId,
-        agent: agentName,
-        provider,
+      const sessionId = await createSession(c, {
+        agent: body.agent,
+        provider: body.provider,
         metadata: body.metadata,
-        options,
-        createdAt: new Date().toISOString(),
+        options: sessionOptions(body),
+        locationHint: body.locationHint,
       });
       return c.json(await tokenAnswer(c, sessionId), 201);
     },
