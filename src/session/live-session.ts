@@ -18,14 +18,7 @@ import { SessionInterpreter } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";
-import {
-  type ClientSockets,
-  closeQuietly,
-  replayBatches,
-  send,
-  sendRaw,
-  sendText,
-} from "./sockets.js";
+import type { ClientSockets } from "./sockets.js";
 import { runServerTool } from "./tool-runner.js";
 import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
@@ -135,24 +128,16 @@ export class LiveSession {
         addUsage: (turnId, usage) => this.usage.add(turnId, usage),
       },
       clients: {
-        broadcast: (_frame, json) => {
-          for (const ws of this.sockets.all()) sendText(ws, json);
+        broadcast: (frame, json) => {
+          for (const client of this.sockets.all()) client.frame(frame, json);
         },
-        send: (clientId, frame) => {
-          const ws = this.sockets.byId(clientId);
-          if (ws) send(ws, frame);
-        },
-        sendEncoded: (clientId, frames) => {
-          const ws = this.sockets.byId(clientId);
-          if (!ws) return;
-          const messages = this.sockets.batchesReplay(ws) ? replayBatches(frames) : frames;
-          for (const json of messages) sendText(ws, json);
-        },
+        send: (clientId, frame) => this.sockets.byId(clientId)?.frame(frame),
+        sendEncoded: (clientId, frames) => this.sockets.byId(clientId)?.replay(frames),
         audio: (pcm) => {
-          for (const ws of this.sockets.all()) sendRaw(ws, pcm);
+          for (const client of this.sockets.all()) client.audio(pcm);
         },
         closeAll: (code, reason) => {
-          for (const ws of this.sockets.all()) closeQuietly(ws, code, reason);
+          for (const client of this.sockets.all()) client.close(code, reason);
           this.dispose();
         },
       },
@@ -331,7 +316,7 @@ export class LiveSession {
   }
 
   private broadcast(frame: ServerFrame): void {
-    for (const ws of this.sockets.all()) send(ws, frame);
+    for (const client of this.sockets.all()) client.frame(frame);
   }
 
   /** Stops timers and tools, closes the model connection (the object is going away). */

@@ -18,7 +18,13 @@ import type { Config } from "../worker-config.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
-import { type ClientSockets, closeQuietly, send } from "./sockets.js";
+import {
+  type ClientLink,
+  type ClientSockets,
+  closeQuietly,
+  protocolLink,
+  send,
+} from "./sockets.js";
 
 /** What each client socket carries across hibernation. */
 interface SocketAttachment {
@@ -69,17 +75,31 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private readonly startedAt = Date.now();
   /** Why the session's agent cannot run (gone, or its function threw), or null. */
   private agentProblem: string | null = null;
-  /** The runtime's socket list, read once per change (every model audio chunk goes to all). */
-  private socketList: WebSocket[] | null = null;
+  /** The clients, read once per change of the runtime's sockets (every audio chunk goes to all). */
+  private clientList: ClientLink[] | null = null;
   private readonly sockets: ClientSockets = {
     all: () => {
-      this.socketList ??= this.ctx.getWebSockets();
-      return this.socketList;
+      this.clientList ??= this.ctx.getWebSockets().flatMap((ws) => this.linkOf(ws) ?? []);
+      return this.clientList;
     },
-    batchesReplay: (ws) => attachmentOf(ws)?.batchReplay === true,
-    byId: (clientId) =>
-      this.ctx.getWebSockets().find((ws) => attachmentOf(ws)?.clientId === clientId),
+    byId: (clientId) => {
+      const ws = this.ctx.getWebSockets().find((w) => attachmentOf(w)?.clientId === clientId);
+      return ws === undefined ? undefined : (this.linkOf(ws) ?? undefined);
+    },
   };
+  /** Each socket's link, made once per object instance. */
+  private readonly links = new WeakMap<WebSocket, ClientLink>();
+
+  /** How the session sends to a socket's client (null: a socket that is no client yet). */
+  private linkOf(ws: WebSocket): ClientLink | null {
+    const cached = this.links.get(ws);
+    if (cached !== undefined) return cached;
+    const attachment = attachmentOf(ws);
+    if (attachment === null) return null;
+    const link = protocolLink(ws, attachment.batchReplay === true);
+    this.links.set(ws, link);
+    return link;
+  }
 
   /** `app`: the agents and settings createLiveline was given (it subclasses this class). */
   constructor(
@@ -234,7 +254,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const clientId = crypto.randomUUID();
     const batchReplay = request.headers.get(REPLAY_HEADER) === "batch";
     attach(server, { clientId, resumeFrom, batchReplay, connectedAt: Date.now() });
-    this.socketList = null;
+    this.clientList = null;
     // The core sends `ready`, then the replay after resumeFrom, then the live stream.
     live.interpreter.handleInput({
       type: "client_connected",
@@ -295,7 +315,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   }
 
   private leave(ws: WebSocket): void {
-    this.socketList = null;
+    this.clientList = null;
     const clientId = attachmentOf(ws)?.clientId;
     if (clientId)
       this.session()?.interpreter.handleInput({ type: "client_disconnected", clientId });

@@ -1,11 +1,24 @@
+import type { ClientLink } from "../vocabulary/client-link.js";
 import type { ServerFrame } from "../vocabulary/frames.js";
 
-/** How the session reaches its client sockets (the object's hibernatable WebSockets). */
+export type { ClientLink };
+
+/** How the session reaches its clients (the object's hibernatable WebSockets). */
 export interface ClientSockets {
-  all(): WebSocket[];
-  byId(clientId: string): WebSocket | undefined;
-  /** This socket's client asked for its replay in batches (`&replay=batch`). */
-  batchesReplay(ws: WebSocket): boolean;
+  all(): readonly ClientLink[];
+  byId(clientId: string): ClientLink | undefined;
+}
+
+/** A client speaking liveline's protocol; `batchReplay`: it asked for `&replay=batch`. */
+export function protocolLink(ws: WebSocket, batchReplay: boolean): ClientLink {
+  return {
+    frame: (frame, json) => (json === undefined ? send(ws, frame) : sendText(ws, json)),
+    replay: (frames) => {
+      for (const json of batchReplay ? replayBatches(frames) : frames) sendText(ws, json);
+    },
+    audio: (pcm) => sendRaw(ws, pcm),
+    close: (code, reason) => closeQuietly(ws, code, reason),
+  };
 }
 
 /** A batch of a replay: at most this many frames, or about this many bytes, per message. */

@@ -68,7 +68,7 @@ describe("a text frame's path from the socket to the model (traced call by call)
  * message listener to the client socket's send of the `text` frame. The shell's part, in
  * order: link → provider decode → the link's events callback → interpreter; after the core's
  * step, the interpreter's log port → store, then its clients port → the object's socket
- * list → the socket. Linear but for live-session.ts, entered three times: the link's
+ * list → the client's link (sockets.ts). Linear but for live-session.ts, entered three times: the link's
  * callback and the interpreter's log and clients ports are closures in it (the inbound leg's
  * model port is the link itself). Those two returns are a ratchet: 2 now, 0 when linear.
  */
@@ -129,7 +129,7 @@ describe("a model reply's path from the model connection to the client's socket 
     // of (a resumption update) returns before the end, and the recorder drops it.
     const recorder = new PathRecorder(
       "session/upstream-link.ts:open (on message)",
-      "session/sockets.ts:sendText",
+      "session/sockets.ts:frame",
     );
     globalThis.__livelinePath = recorder;
     let frames: Awaited<ReturnType<typeof playTurn>>;
@@ -150,7 +150,7 @@ describe("a model reply's path from the model connection to the client's socket 
     expect(recorder.complete, report).toBe(true);
     expect(recorder.visits.at(-1), report).toMatchObject({
       file: "session/sockets.ts",
-      fn: "sendText",
+      fn: "frame",
     });
 
     // (a) The shell: these files in this order, each once but for the ports' closures.
