@@ -74,6 +74,18 @@ export interface SimulatorKnobs {
   /** Audio of this many ms (16 kHz PCM16) ends an utterance without audioStreamEnd (0: off). */
   utteranceMs: number;
   /**
+   * How the faces detect speech in input audio (both faces). "off": every audio byte is speech
+   * (an utterance ends at audioStreamEnd/activityEnd or after `utteranceMs` of audio; any audio
+   * during a reply barges in). "energy": a 20 ms window is speech when its RMS exceeds
+   * `vadThreshold`; an utterance ends after `vadSilenceMs` of non-speech, and only speech barges
+   * in (./vad.ts). For continuous audio (phone calls), where silence is sent too.
+   */
+  vad: "off" | "energy";
+  /** `vad=energy`: RMS (of 32768, PCM16) above which a 20 ms window is speech. */
+  vadThreshold: number;
+  /** `vad=energy`: this many ms of non-speech after speech end an utterance. */
+  vadSilenceMs: number;
+  /**
    * Real ms before `setupComplete` (the service takes a moment; input meanwhile is buffered).
    * OpenAI face: a `session.update` sent sooner after the open is answered (`session.updated`)
    * that long after it.
@@ -118,6 +130,9 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   repeatAnswers: false,
   workSigns: false,
   utteranceMs: 0,
+  vad: "off",
+  vadThreshold: 500,
+  vadSilenceMs: 500,
   setupMs: 0,
   refuseUpgrade: 0,
 };
@@ -203,6 +218,15 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.repeatAnswers = bool("repeatAnswers") ?? k.repeatAnswers;
   k.workSigns = bool("workSigns") ?? k.workSigns;
   k.utteranceMs = num("utteranceMs", 0) ?? k.utteranceMs;
+  const vad = get("vad");
+  if (vad !== undefined) {
+    if (vad !== "off" && vad !== "energy") {
+      throw new KnobError(`vad must be "off" or "energy", got "${vad}"`);
+    }
+    k.vad = vad;
+  }
+  k.vadThreshold = num("vadThreshold", 0, 32768) ?? k.vadThreshold;
+  k.vadSilenceMs = num("vadSilenceMs", 0, 60_000) ?? k.vadSilenceMs;
   k.setupMs = num("setupMs", 0, 60_000) ?? k.setupMs;
   const refuse = int("refuseUpgrade");
   if (refuse !== undefined && refuse !== 0 && (refuse < 400 || refuse > 599))

@@ -6,6 +6,7 @@ import type {
 import type { SimulatorKnobs } from "../knobs.js";
 import { draw, seedState } from "../prng.js";
 import { wordCount } from "../script.js";
+import { createVad, type VadState } from "../vad.js";
 
 /** What a resumption handle restores: the conversation as the model remembers it. */
 export interface ResumeContext {
@@ -140,6 +141,8 @@ export interface SimState {
   owed: string[] | null;
   audioBytes: number;
   audioSinceGen: number;
+  /** The energy detector (`vad=energy`); untouched otherwise. */
+  vad: VadState;
   utterances: number;
   handles: number;
   goingAway: boolean;
@@ -186,6 +189,7 @@ export function createSimulator(opts: {
     owed: null,
     audioBytes: 0,
     audioSinceGen: 0,
+    vad: createVad(),
     utterances: 0,
     handles: 0,
     goingAway: false,

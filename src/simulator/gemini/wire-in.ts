@@ -21,6 +21,7 @@ import {
   summarise,
   UTTERANCES,
 } from "../script.js";
+import { endOfAudio, hear, pcmOf } from "../vad.js";
 import { modelFamilyOf, sendResumption } from "./connection.js";
 import {
   nextTag,
@@ -303,28 +304,59 @@ function onRealtimeInput(ctx: Ctx, input: GeminiRealtimeInput): void {
   s.historyOpen = false;
   if (input.activityStart !== undefined) interrupt(ctx);
   const blobs = [...(input.audio ? [input.audio] : []), ...(input.mediaChunks ?? [])];
+  const vad = s.knobs.vad === "energy";
   for (const blob of blobs) {
     if (blob.mimeType !== undefined && !blob.mimeType.startsWith("audio/")) continue;
+    if (vad) {
+      hearAudio(ctx, blob.data, blob.mimeType);
+      continue;
+    }
     const bytes = base64Length(blob.data);
     s.audioBytes += bytes;
     s.audioSinceGen += bytes;
   }
-  if (s.gen !== null && s.audioSinceGen >= BARGE_IN_BYTES) interrupt(ctx);
+  if (!vad && s.gen !== null && s.audioSinceGen >= BARGE_IN_BYTES) interrupt(ctx);
   if (input.text !== undefined && input.text !== "") {
     interrupt(ctx);
     userInput(ctx, input.text);
   }
+  const streamEnd = input.audioStreamEnd === true || input.activityEnd !== undefined;
+  if (vad) {
+    // The end of the stream ends an utterance under way at once; silence alone was none.
+    if (streamEnd && endOfAudio(s.vad)) utteranceEnded(ctx);
+    return;
+  }
   const utteranceBytes = s.knobs.utteranceMs * 32;
-  const ended =
-    input.audioStreamEnd === true ||
-    input.activityEnd !== undefined ||
-    (utteranceBytes > 0 && s.audioBytes >= utteranceBytes);
+  const ended = streamEnd || (utteranceBytes > 0 && s.audioBytes >= utteranceBytes);
   if (ended && s.audioBytes > 0) {
     s.audioBytes = 0;
-    const text = UTTERANCES[s.utterances++ % UTTERANCES.length]!;
-    ctx.send({ serverContent: { inputTranscription: { text, finished: true } } });
-    interrupt(ctx);
-    userInput(ctx, text);
+    utteranceEnded(ctx);
+  }
+}
+
+/** The user stopped speaking: the transcription of what they said, then the model answers. */
+function utteranceEnded(ctx: Ctx): void {
+  const s = ctx.s;
+  const text = UTTERANCES[s.utterances++ % UTTERANCES.length]!;
+  ctx.send({ serverContent: { inputTranscription: { text, finished: true } } });
+  interrupt(ctx);
+  userInput(ctx, text);
+}
+
+/**
+ * `vad=energy`: audio through the energy detector (../vad.ts). Speech (not silence) during a
+ * reply barges in once the utterance holds BARGE_IN_MS of it; `vadSilenceMs` of non-speech
+ * after it ends the utterance. The rate is the blob's (`audio/pcm;rate=16000`, the default).
+ */
+function hearAudio(ctx: Ctx, data: string, mimeType: string | undefined): void {
+  const s = ctx.s;
+  const pcm = pcmOf(data);
+  if (pcm === null) return;
+  const rate = Number(/rate=(\d+)/.exec(mimeType ?? "")?.[1] ?? 16000);
+  const cfg = { ...s.knobs, sampleRate: rate > 0 ? rate : 16000 };
+  for (const event of hear(s.vad, pcm, cfg)) {
+    if (event.type === "speech" && s.gen !== null) interrupt(ctx);
+    else if (event.type === "end") utteranceEnded(ctx);
   }
 }
 

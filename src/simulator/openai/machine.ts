@@ -15,9 +15,11 @@
  * - knobs shared with the Gemini face: seed, timeScale, msPerWord, latencyMs, calls,
  *   sideEffects, emptySchedule (empty responses), duplicateCalls (the arguments' done event
  *   twice), dropAfterMs, utteranceMs, repeatAnswers (the same line, the same words), setupMs
- *   (`session.updated` for a session.update sent within setupMs of the open comes then).
+ *   (`session.updated` for a session.update sent within setupMs of the open comes then), vad,
+ *   vadThreshold, vadSilenceMs (speech detected by energy, not every appended byte).
  */
 import { summarise, UTTERANCES } from "../script.js";
+import { endOfAudio, hear, pcmOf } from "../vad.js";
 import { cancel, respond } from "./respond.js";
 import {
   BYTES_PER_MS,
@@ -198,7 +200,8 @@ function onFrame(ctx: Ctx, text: string): void {
       cancel(ctx, "client_cancelled");
       return;
     case "input_audio_buffer.append":
-      onAudio(ctx, Math.floor((event.audio.length * 3) / 4));
+      if (s.knobs.vad === "energy") hearAudio(ctx, event.audio);
+      else onAudio(ctx, Math.floor((event.audio.length * 3) / 4));
       return;
     case "input_audio_buffer.commit":
       if (s.audioBytes < 100 * BYTES_PER_MS) {
@@ -214,6 +217,7 @@ function onFrame(ctx: Ctx, text: string): void {
     case "input_audio_buffer.clear":
       s.audioBytes = 0;
       s.speaking = false;
+      endOfAudio(s.vad);
       ctx.send({ type: "input_audio_buffer.cleared" });
       return;
     case "conversation.item.truncate":
@@ -257,14 +261,40 @@ function onAudio(ctx: Ctx, bytes: number): void {
   if (utterance > 0 && s.audioBytes >= utterance) endUtterance(ctx, true);
 }
 
+/**
+ * `vad=energy`: appended audio through the energy detector (../vad.ts): `speech_started` once
+ * the utterance holds BARGE_IN_MS of speech (dated from its first speech window), which is when
+ * a running response is cancelled; silence cancels nothing. `vadSilenceMs` of non-speech after
+ * it ends the utterance. Audio is 24 kHz PCM16, the format liveline's adapter sets.
+ */
+function hearAudio(ctx: Ctx, audio: string): void {
+  const s = ctx.s;
+  const pcm = pcmOf(audio);
+  if (pcm === null) return;
+  s.audioBytes += pcm.length;
+  for (const event of hear(s.vad, pcm, { ...s.knobs, sampleRate: BYTES_PER_MS * 500 })) {
+    if (event.type === "start") {
+      s.speaking = true;
+      ctx.send({
+        type: "input_audio_buffer.speech_started",
+        audio_start_ms: event.atMs,
+        item_id: ctx.id("item"),
+      });
+    } else if (event.type === "speech") {
+      if (s.active !== null) cancel(ctx, "turn_detected");
+    } else endUtterance(ctx, true, event.atMs);
+  }
+}
+
 /** The utterance is committed and transcribed; VAD answers it, a manual commit does not. */
-function endUtterance(ctx: Ctx, byVad: boolean): void {
+function endUtterance(ctx: Ctx, byVad: boolean, endMs = 0): void {
   const s = ctx.s;
   const itemId = ctx.id("item");
   if (s.speaking)
-    ctx.send({ type: "input_audio_buffer.speech_stopped", audio_end_ms: 0, item_id: itemId });
+    ctx.send({ type: "input_audio_buffer.speech_stopped", audio_end_ms: endMs, item_id: itemId });
   s.speaking = false;
   s.audioBytes = 0;
+  endOfAudio(s.vad);
   ctx.send({ type: "input_audio_buffer.committed", item_id: itemId, previous_item_id: null });
   const transcript = UTTERANCES[s.utterances++ % UTTERANCES.length]!;
   s.items.push({ kind: "user", text: transcript });

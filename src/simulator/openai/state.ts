@@ -1,6 +1,7 @@
 /** The OpenAI face's state, its inputs and effects, and the step context. */
 import type { SimulatorKnobs } from "../knobs.js";
 import { draw, seedState } from "../prng.js";
+import { createVad, type VadState } from "../vad.js";
 
 export type Json = Record<string, unknown>;
 
@@ -36,6 +37,8 @@ export interface OaiSimState {
   owed: string | null;
   audioBytes: number;
   speaking: boolean;
+  /** The energy detector (`vad=energy`); untouched otherwise. */
+  vad: VadState;
   utterances: number;
   /** When the connection opened (for dropAfterMs). */
   openedAt: number;
@@ -71,6 +74,7 @@ export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
     owed: null,
     audioBytes: 0,
     speaking: false,
+    vad: createVad(),
     utterances: 0,
     openedAt: 0,
   };
