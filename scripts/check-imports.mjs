@@ -7,13 +7,14 @@
  * Layers, lowest first; a module may import its own layer or a lower one. Each layer is a
  * folder or a file; no layer reaches into another's folder:
  *   vocabulary (the shared words: model events and commands, log events, frames),
- *   json-limits and version, core, history, var-schemas (how Worker vars are read), providers,
- *   simulator (a stand-in service that speaks each provider's wire, and the provider that
- *   reaches it), provider-registry (every provider), worker-config (the Worker's vars with
- *   every provider's), agents (definitions), app-options (createLiveline's options made
- *   ready), measurement (arms such as the naive relay: imported by nothing in src/), contracts
- *   (the Worker's env, the session's RPC surface), session, http,
- *   liveline.ts (createLiveline), index.ts (the package's exports).
+ *   json-limits, version and safe-equal (a constant-time compare of secrets), core, history,
+ *   var-schemas (how Worker vars are read), providers, telephony (phone calls: the carriers'
+ *   wire and the audio codec), simulator (a stand-in service that speaks each provider's wire,
+ *   the provider that reaches it, and a carrier stand-in), provider-registry (every
+ *   provider), worker-config (the Worker's vars with every provider's), agents (definitions),
+ *   app-options (createLiveline's options made ready), measurement (arms such as the naive
+ *   relay: imported by nothing in src/), contracts (the Worker's env, the session's RPC
+ *   surface), session, http, liveline.ts (createLiveline), index.ts (the package's exports).
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -28,11 +29,14 @@ const LAYERS = [
   ["client/"],
   // liveline/testing: the app's Worker started for its tests, driven through the client.
   ["testing/"],
-  ["json-limits.ts", "version.ts"],
+  ["json-limits.ts", "version.ts", "safe-equal.ts"],
   ["core/"],
   ["history/"],
   ["var-schemas.ts"],
   ["providers/"],
+  // Phone calls: the carriers' wire (Twilio Media Streams, TwiML, webhook signatures) and
+  // the audio codec; below the simulator, whose carrier stand-in speaks that wire.
+  ["telephony/"],
   ["simulator/"],
   ["provider-registry.ts"],
   ["worker-config.ts"],

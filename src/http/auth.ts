@@ -1,4 +1,5 @@
 import { sign, verify } from "hono/jwt";
+import { safeEqual } from "../safe-equal.js";
 import { type Config, normaliseOrigin } from "../worker-config.js";
 import { HttpError } from "./errors.js";
 
@@ -11,6 +12,9 @@ export interface AuthState {
   apiKey: string | null;
   tokenSecret: string;
 }
+
+// Re-exported: demo.ts and the tests take it from here; it lives below http for telephony.
+export { safeEqual };
 
 let isolateSecret: string | null = null;
 let warned = false;
@@ -70,16 +74,6 @@ function getIsolateSecret(): string {
     isolateSecret = [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
   }
   return isolateSecret;
-}
-
-/** Compares in constant time (both sides hashed first, so lengths do not leak either). */
-export async function safeEqual(a: string, b: string): Promise<boolean> {
-  const enc = new TextEncoder();
-  const [ha, hb] = await Promise.all([
-    crypto.subtle.digest("SHA-256", enc.encode(a)),
-    crypto.subtle.digest("SHA-256", enc.encode(b)),
-  ]);
-  return crypto.subtle.timingSafeEqual(ha, hb);
 }
 
 /** The credential of `Authorization: Bearer <x>`, or null. */
