@@ -62,6 +62,7 @@ export default defineConfig({
               bindings: {
                 API_KEY: "test-api-key",
                 TOKEN_SECRET: "test-token-secret",
+                TWILIO_AUTH_TOKEN: "test-twilio-auth-token",
                 ALLOWED_ORIGINS: "https://app.example",
                 MAX_CLIENTS_PER_SESSION: "3",
                 // Short, so the stale-socket test need not wait; it matters only when a session is full.

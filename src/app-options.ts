@@ -22,6 +22,11 @@ export interface LivelineOptions<Env = unknown> {
   /** Settings in code, e.g. `{ TOKEN_TTL_SECONDS: 600 }`; the Worker's vars override them. */
   config?: SettingDefaults;
   /**
+   * The agent that answers each phone number (E.164, e.g. "+15551230000") a call comes in on;
+   * a number not listed is answered by the default agent.
+   */
+  phoneNumbers?: Readonly<Record<string, string>>;
+  /**
    * Measurement only (`npm run repro`, the tests): the naive relay that simulator sessions
    * created with `metadata.naive: true` run as (src/measurement/naive-relay.ts). A gateway
    * without it refuses such sessions, and its bundle carries none of the arm.
@@ -50,6 +55,8 @@ export interface LivelineApp {
   env<E extends object>(env: E): E;
   /** The naive relay, where this Worker is a measurement one; null in a gateway. */
   readonly naiveRelay: RelayArm | null;
+  /** The agent that answers a call to `number`. */
+  agentForNumber(number: string): string;
 }
 
 export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
@@ -61,6 +68,11 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
     throw new Error(`createLiveline: defaultAgent "${defaultAgent}" is not one of agents`);
   // A fixed agent is checked now, at the Worker's start; a function of the session at
   // each session's creation (a 400 agent_refused there).
+  for (const [number, agent] of Object.entries(options.phoneNumbers ?? {}))
+    if (!agents.has(agent))
+      throw new Error(
+        `createLiveline: phoneNumbers: ${number} is answered by "${agent}", which is not an agent`,
+      );
   for (const [name, agent] of agents) {
     if (typeof agent === "function") continue;
     const problems = agentProblems(agent);
@@ -80,5 +92,6 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
     settings: loader.settings,
     env: loader.env,
     naiveRelay: options.naiveRelay ?? null,
+    agentForNumber: (number) => options.phoneNumbers?.[number] ?? defaultAgent,
   };
 }

@@ -85,6 +85,8 @@ const ConfigSchema = z.object({
   SIMULATOR_ROUTE: onOff,
   /** "on": the demo page and its session endpoint on any host (always on a local host). */
   DEMO_PAGE: onOff,
+  /** Secret: the Twilio account's auth token, which signs its webhooks (phone calls). */
+  TWILIO_AUTH_TOKEN: secret(16),
 });
 const ProviderVarsSchema = z.object(PROVIDER_VARS);
 

@@ -105,6 +105,8 @@ export const SESSION_HEADER = "x-liveline-session";
 export const RESUME_FROM_HEADER = "x-liveline-resume-from";
 /** Present ("batch") when the client asked for its replay in batches (`&replay=batch`). */
 export const REPLAY_HEADER = "x-liveline-replay";
+/** Present ("twilio") on a carrier's media stream: a phone call, bound by its `start`. */
+export const CARRIER_HEADER = "x-liveline-carrier";
 
 /**
  * The RPC surface of a session's Durable Object (SessionObject), as the Worker calls it.
@@ -130,6 +132,11 @@ export interface SessionApi {
   handoff(agent: string, reason: string): Promise<HandoffAnswer>;
   /** Ends the session: closes every socket with 1000; history stays readable. Idempotent. */
   end(): Promise<void>;
+  /**
+   * A single-use token a phone call's media stream binds to this session with (valid for
+   * `ttlMs`), or null when the session has ended.
+   */
+  callToken(ttlMs: number): Promise<string | null>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */
   crash(): Promise<void>;
   fetch(request: Request): Promise<Response>;

@@ -37,6 +37,8 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
    * (it is always served on a local host, when the Worker has its ASSETS binding).
    */
   DEMO_PAGE?: string;
+  /** Secret: the Twilio auth token that signs its webhooks (phone calls answered). */
+  TWILIO_AUTH_TOKEN?: string;
   /** Workers static assets (wrangler.toml `[assets]`): the demo page and the timeline viewer. */
   ASSETS?: Fetcher;
 }

@@ -9,6 +9,7 @@ import type { AppEnv } from "./context.js";
 import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
 import { sessionRoutes } from "./routes/sessions.js";
+import { telephonyRoutes } from "./routes/telephony.js";
 import { wsRoutes } from "./routes/ws.js";
 
 /** The HTTP front: routes, auth and request validation; sessions live in SessionObject. */
@@ -43,6 +44,7 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   });
   http.route("/v1/sessions", wsRoutes);
   http.route("/v1/sessions", sessionRoutes);
+  http.route("/v1/telephony", telephonyRoutes);
 
   http.notFound(() => jsonError(404, "not_found", "no such route"));
   http.onError(handleError);

@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { type AgentDefinition, NO_AGENT, resolveAgent } from "../agents/define.js";
 import type { LivelineApp } from "../app-options.js";
 import {
+  CARRIER_HEADER,
   type HandoffAnswer,
   REPLAY_HEADER,
   RESUME_FROM_HEADER,
@@ -13,8 +14,11 @@ import {
   type Timeline,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
+import { TwilioCallStream } from "../telephony/twilio/call-stream.js";
+import { readTwilioStreamEvent } from "../telephony/twilio/stream-messages.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { Config } from "../worker-config.js";
+import { CallTokenStore } from "./call-token-store.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
@@ -37,6 +41,11 @@ interface SocketAttachment {
   connectedAt: number;
   /** When it last sent a message, to within a third of STALE_SOCKET_MS (absent: not since it joined). */
   heardAt?: number | undefined;
+  /**
+   * A carrier's media stream (a phone call) in place of a protocol client: its carrier, and
+   * its stream once a `start` with a valid token bound it (till then it is no client).
+   */
+  call?: { carrier: "twilio"; streamSid: string | null } | undefined;
 }
 
 /** Answered by the runtime itself, byte for byte (see PROTOCOL.md, keepalive). */
@@ -45,6 +54,8 @@ const KEEPALIVE = '{"type":"keepalive"}';
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
 const CLOSE_TRY_AGAIN_LATER = 1013;
+/** A carrier's stream that broke the rules (no start, a bad token). */
+const CLOSE_POLICY = 1008;
 
 /**
  * Per-socket frame counting, one window per kind (in memory; a hibernated socket is idle):
@@ -89,6 +100,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   };
   /** Each socket's link, made once per object instance. */
   private readonly links = new WeakMap<WebSocket, ClientLink>();
+  /** The phone calls' media streams, by socket (made again from the attachment after a wake). */
+  private readonly calls = new WeakMap<WebSocket, TwilioCallStream>();
 
   /** How the session sends to a socket's client (null: a socket that is no client yet). */
   private linkOf(ws: WebSocket): ClientLink | null {
@@ -96,9 +109,27 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (cached !== undefined) return cached;
     const attachment = attachmentOf(ws);
     if (attachment === null) return null;
-    const link = protocolLink(ws, attachment.batchReplay === true);
+    const link =
+      attachment.call === undefined
+        ? protocolLink(ws, attachment.batchReplay === true)
+        : this.callStreamOf(ws, attachment);
+    if (link === null) return null;
     this.links.set(ws, link);
     return link;
+  }
+
+  /** A bound call's media stream (null before its `start`). */
+  private callStreamOf(ws: WebSocket, attachment: SocketAttachment): TwilioCallStream | null {
+    const streamSid = attachment.call?.streamSid ?? null;
+    if (streamSid === null) return null;
+    let stream = this.calls.get(ws);
+    if (stream === undefined) {
+      stream = new TwilioCallStream(ws, streamSid, {
+        played: (ms) => this.handleClientFrame(ws, JSON.stringify({ type: "played", ms })),
+      });
+      this.calls.set(ws, stream);
+    }
+    return stream;
   }
 
   /** `app`: the agents and settings createLiveline was given (it subclasses this class). */
@@ -190,6 +221,18 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return live.requestHandoff(agent, reason);
   }
 
+  async callToken(ttlMs: number): Promise<string | null> {
+    if (this.meta.read()?.endedAt !== null) return null;
+    return this.callTokens().issue(Date.now(), ttlMs);
+  }
+
+  private callTokenStore: CallTokenStore | null = null;
+
+  private callTokens(): CallTokenStore {
+    this.callTokenStore ??= new CallTokenStore(this.ctx.storage);
+    return this.callTokenStore;
+  }
+
   async end(): Promise<void> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt === null) this.meta.markEnded(new Date().toISOString());
@@ -252,6 +295,17 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     this.ctx.acceptWebSocket(server);
     server.binaryType = "arraybuffer";
     const clientId = crypto.randomUUID();
+    if (request.headers.get(CARRIER_HEADER) === "twilio") {
+      // A phone call's media stream: no client until its `start` presents a token of this
+      // session; nothing is sent to it or recorded before.
+      attach(server, {
+        clientId,
+        resumeFrom: null,
+        connectedAt: Date.now(),
+        call: { carrier: "twilio", streamSid: null },
+      });
+      return new Response(null, { status: 101, webSocket: client });
+    }
     const batchReplay = request.headers.get(REPLAY_HEADER) === "batch";
     attach(server, { clientId, resumeFrom, batchReplay, connectedAt: Date.now() });
     this.clientList = null;
@@ -268,7 +322,98 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     this.noteHeard(ws);
-    this.handleClientFrame(ws, data);
+    const attachment = attachmentOf(ws);
+    if (attachment?.call !== undefined) this.handleCallFrame(ws, attachment, data);
+    else this.handleClientFrame(ws, data);
+  }
+
+  // --- a phone call's media stream ------------------------------------------------------
+
+  /**
+   * Every message of a carrier's media stream enters here: parsed as the carrier documents
+   * it, then what it means to the session — the caller's audio, what the caller heard, a
+   * key pressed, the hang-up — goes in as a protocol client's frame would.
+   */
+  private handleCallFrame(ws: WebSocket, attachment: SocketAttachment, data: string | ArrayBuffer) {
+    const read =
+      typeof data === "string"
+        ? readTwilioStreamEvent(data)
+        : ({ ok: false, problem: "a binary message" } as const);
+    const stream = this.callStreamOf(ws, attachment);
+    if (!read.ok) {
+      // Counted (BAD_FRAME in the timeline) and skipped: the call goes on.
+      if (stream !== null)
+        this.session()?.interpreter.handleInput({
+          type: "client_bad_frame",
+          clientId: attachment.clientId,
+          code: "bad_frame",
+          message: `a media stream message the carrier does not send: ${read.problem}`,
+        });
+      return;
+    }
+    const event = read.message;
+    if (event.event === "connected") return;
+    if (event.event === "start") {
+      this.bindCall(ws, attachment, event.start.streamSid, event.start.customParameters.token);
+      return;
+    }
+    if (stream === null) {
+      // Audio, marks or keys before a `start` bound the stream: nobody's call.
+      closeQuietly(ws, CLOSE_POLICY, "the stream has not started");
+      return;
+    }
+    switch (event.event) {
+      case "media": {
+        const pcm = stream.callerAudio(event.media.payload);
+        if (pcm !== null) this.handleClientFrame(ws, pcm.slice().buffer);
+        return;
+      }
+      case "mark":
+        stream.marked(event.mark.name);
+        return;
+      case "dtmf":
+        this.handleClientFrame(
+          ws,
+          JSON.stringify({ type: "text", text: `(the caller pressed ${event.dtmf.digit})` }),
+        );
+        return;
+      case "stop":
+        // The caller hung up: the call's session ends (its history stays readable).
+        void this.end();
+        return;
+      default: {
+        const unreachable: never = event;
+        throw new Error(`unhandled media stream event ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /** A `start`: its token must be one this session issued, unused and unexpired. */
+  private bindCall(
+    ws: WebSocket,
+    attachment: SocketAttachment,
+    streamSid: string,
+    token: string | undefined,
+  ): void {
+    if (attachment.call?.streamSid !== null) {
+      closeQuietly(ws, CLOSE_POLICY, "the stream has already started");
+      return;
+    }
+    const check = token === undefined ? "unknown" : this.callTokens().take(token, Date.now());
+    const live = this.session();
+    if (check !== "ok" || live === null || this.meta.read()?.endedAt !== null) {
+      const why =
+        live === null || this.meta.read()?.endedAt !== null
+          ? "the session has ended"
+          : check === "expired"
+            ? "the stream token has expired"
+            : "the stream token is wrong or already used";
+      closeQuietly(ws, CLOSE_POLICY, why);
+      return;
+    }
+    attach(ws, { ...attachment, call: { carrier: "twilio", streamSid } });
+    this.clientList = null;
+    live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
   }
 
   /** Notes the socket's sign of life in its attachment (it survives hibernation), throttled. */
@@ -316,9 +461,15 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   private leave(ws: WebSocket): void {
     this.clientList = null;
-    const clientId = attachmentOf(ws)?.clientId;
-    if (clientId)
-      this.session()?.interpreter.handleInput({ type: "client_disconnected", clientId });
+    const attachment = attachmentOf(ws);
+    if (attachment?.call !== undefined && attachment.call.streamSid === null) return;
+    if (attachment)
+      this.session()?.interpreter.handleInput({
+        type: "client_disconnected",
+        clientId: attachment.clientId,
+      });
+    // A call's stream closed without a `stop` (the carrier dropped it): the call is over.
+    if (attachment?.call !== undefined && this.meta.read()?.endedAt === null) void this.end();
   }
 
   // --- client frames ---------------------------------------------------------------------

@@ -1,0 +1,163 @@
+/**
+ * The telephony door (Twilio): the voice webhook's signature, the TwiML it answers, and the
+ * media stream's binding by a single-use token — what a carrier, or someone posing as one,
+ * can and cannot do before a call is heard.
+ */
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { twilioSignature } from "../../src/telephony/twilio/signature.js";
+import { API_KEY, BASE, withKey } from "./helpers.js";
+
+const AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
+const VOICE = `${BASE}/v1/telephony/twilio/voice?simulator=timeScale%3D0`;
+
+const callParams = (callSid = "CA00000000000000000000000000000001") => ({
+  AccountSid: "AC00000000000000000000000000000001",
+  CallSid: callSid,
+  From: "+15550001111",
+  To: "+15550002222",
+  CallStatus: "ringing",
+  Direction: "inbound",
+  ApiVersion: "2010-04-01",
+});
+
+async function postVoice(params: Record<string, string>, signature: string | null) {
+  return exports.default.fetch(VOICE, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      ...(signature === null ? {} : { "X-Twilio-Signature": signature }),
+    },
+    body: new URLSearchParams(params).toString(),
+  });
+}
+
+/** A call answered: the session it made, the stream URL and the token from the TwiML. */
+async function answeredCall() {
+  const params = callParams();
+  const res = await postVoice(params, await twilioSignature(AUTH_TOKEN, VOICE, params));
+  expect(res.status).toBe(200);
+  expect(res.headers.get("Content-Type")).toMatch(/^text\/xml/);
+  const twiml = await res.text();
+  const url = /<Stream url="([^"]+)"/.exec(twiml)?.[1];
+  const token = /<Parameter name="token" value="([^"]+)"\/>/.exec(twiml)?.[1];
+  expect(url, twiml).toMatch(
+    /^ws:\/\/liveline\.test\/v1\/telephony\/twilio\/stream\/[0-9a-f-]{36}$/,
+  );
+  expect(token, twiml).toBeDefined();
+  const sessionId = url!.split("/").at(-1)!;
+  return { twiml, streamUrl: url!, token: token!, sessionId };
+}
+
+async function openStream(streamUrl: string) {
+  const res = await exports.default.fetch(streamUrl.replace(/^ws/, "http"), {
+    headers: { Upgrade: "websocket" },
+  });
+  expect(res.status).toBe(101);
+  const ws = res.webSocket!;
+  ws.accept();
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason })),
+  );
+  const received: string[] = [];
+  ws.addEventListener("message", (e) => received.push(String(e.data)));
+  return { ws, closed, received };
+}
+
+const start = (token: string) =>
+  JSON.stringify({
+    event: "start",
+    sequenceNumber: "1",
+    streamSid: "MZ00000000000000000000000000000001",
+    start: {
+      streamSid: "MZ00000000000000000000000000000001",
+      accountSid: "AC00000000000000000000000000000001",
+      callSid: "CA00000000000000000000000000000001",
+      tracks: ["inbound"],
+      customParameters: { token },
+      mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
+    },
+  });
+
+async function historyOf(sessionId: string): Promise<{ kind: string }[]> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
+    headers: withKey(API_KEY),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { events: { kind: string }[] }).events;
+}
+
+describe("the voice webhook takes only Twilio's signature", () => {
+  it("an unsigned or wrongly signed webhook is refused with 403 and creates nothing", async () => {
+    const params = callParams();
+    const unsigned = await postVoice(params, null);
+    expect(unsigned.status).toBe(403);
+    // A JSON error, not TwiML: no stream URL, no token, nothing to connect to.
+    expect(((await unsigned.json()) as { error: { code: string } }).error.code).toBe("forbidden");
+    const wrongKey = await twilioSignature("not-the-auth-token", VOICE, params);
+    expect((await postVoice(params, wrongKey)).status).toBe(403);
+    // Signed, then one parameter changed on the way.
+    const signed = await twilioSignature(AUTH_TOKEN, VOICE, params);
+    expect((await postVoice({ ...params, To: "+15559999999" }, signed)).status).toBe(403);
+  });
+
+  it("a signed call is answered with <Connect><Stream> and a token, never the API key", async () => {
+    const { twiml, token } = await answeredCall();
+    expect(twiml).toMatch(/^<\?xml[^>]*\?><Response><Connect><Stream url="[^"]+">/);
+    expect(twiml).not.toContain(API_KEY);
+    expect(token.length).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe("a media stream is bound by its start, once", () => {
+  it("a wrong token closes the stream with a reason, and nothing is recorded", async () => {
+    const { streamUrl, sessionId } = await answeredCall();
+    const stream = await openStream(streamUrl);
+    stream.ws.send(JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }));
+    stream.ws.send(start("not-the-token-not-the-token-not-the-token-x"));
+    const closed = await stream.closed;
+    expect(closed.code).toBe(1008);
+    expect(closed.reason).toMatch(/token is wrong or already used/);
+    expect(stream.received).toEqual([]);
+    expect(await historyOf(sessionId)).toEqual([]);
+  });
+
+  it("a token is taken once: a second stream presenting it is closed", async () => {
+    const { streamUrl, token } = await answeredCall();
+    const first = await openStream(streamUrl);
+    first.ws.send(start(token));
+    const second = await openStream(streamUrl);
+    second.ws.send(start(token));
+    expect((await second.closed).reason).toMatch(/token is wrong or already used/);
+    first.ws.close(1000, "done");
+  });
+
+  it("audio before a start is nobody's call: the stream is closed", async () => {
+    const { streamUrl } = await answeredCall();
+    const stream = await openStream(streamUrl);
+    stream.ws.send(
+      JSON.stringify({
+        event: "media",
+        sequenceNumber: "2",
+        streamSid: "MZ00000000000000000000000000000001",
+        media: { track: "inbound", chunk: "1", timestamp: "0", payload: "//////8=" },
+      }),
+    );
+    expect((await stream.closed).reason).toMatch(/not started/);
+  });
+
+  it("a start for an ended session is refused", async () => {
+    const { streamUrl, token, sessionId } = await answeredCall();
+    const ended = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+      method: "DELETE",
+      headers: withKey(API_KEY),
+    });
+    expect(ended.status).toBe(200);
+    const res = await exports.default.fetch(streamUrl.replace(/^ws/, "http"), {
+      headers: { Upgrade: "websocket" },
+    });
+    // The upgrade itself is refused (410); a token cannot revive the call.
+    expect(res.status).toBe(410);
+    void token;
+  });
+});
