@@ -9,5 +9,6 @@ export {
   VOICE_WEBHOOK_PATH,
 } from "./call-stand-in.js";
 export { MULAW_BYTES_PER_MS, PlaybackBuffer, type PlaybackProgress } from "./playback.js";
+export { fetcherTransport, webTransport } from "./transports.js";
 export { readStreamAnswer, type StreamAnswer, TwimlAnswerError } from "./twiml-reader.js";
 export { mulawFromWav, WavFormatError } from "./wav.js";
