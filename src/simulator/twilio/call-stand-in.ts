@@ -64,6 +64,11 @@ export interface PlaceCallOptions {
   to: string;
   callSid?: string;
   accountSid?: string;
+  /**
+   * The number's voice URL when it is not `${baseUrl}/v1/telephony/twilio/voice`, e.g. with a
+   * query string; signed as given, as Twilio signs the URL it was configured with.
+   */
+  voiceUrl?: string;
 }
 
 export interface PlacedCall {
@@ -151,7 +156,7 @@ export class TwilioCallStandIn {
     if (this.call !== null || this.socket !== null) throw new Error("one call per stand-in");
     const accountSid = options.accountSid ?? randomSid("AC");
     const callSid = options.callSid ?? randomSid("CA");
-    const url = `${options.baseUrl.replace(/\/+$/, "")}${VOICE_WEBHOOK_PATH}`;
+    const url = options.voiceUrl ?? `${options.baseUrl.replace(/\/+$/, "")}${VOICE_WEBHOOK_PATH}`;
     const form = new URLSearchParams({
       AccountSid: accountSid,
       ApiVersion: "2010-04-01",

@@ -118,6 +118,20 @@ describe("placing a call", () => {
     expect(line.openedUrls).toEqual([]);
   });
 
+  it("posts to and signs the number's own voice URL when given one (a query string too)", async () => {
+    const line = fakeLine();
+    const call = new TwilioCallStandIn({ transport: line.transport });
+    const voiceUrl = `${BASE_URL}/v1/telephony/twilio/voice?agent=greeter&x=%20y`;
+    await call.placeCall({
+      baseUrl: BASE_URL,
+      voiceUrl,
+      authToken: AUTH_TOKEN,
+      from: FROM,
+      to: TO,
+    });
+    expect(line.webhooks.map((w) => [w.request.url, w.signed])).toEqual([[voiceUrl, true]]);
+  });
+
   it("is refused by a webhook that checks the signature, when the token is wrong", async () => {
     const line = fakeLine();
     const call = new TwilioCallStandIn({ transport: line.transport });
