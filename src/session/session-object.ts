@@ -54,6 +54,9 @@ const KEEPALIVE = '{"type":"keepalive"}';
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
 const CLOSE_TRY_AGAIN_LATER = 1013;
+/** What the model is told when a call's stream starts (the caller waits to be greeted). */
+const CALL_CONNECTED = "(A phone call has connected. Greet the caller.)";
+
 /** A carrier's stream that broke the rules (no start, a bad token). */
 const CLOSE_POLICY = 1008;
 
@@ -414,6 +417,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     attach(ws, { ...attachment, call: { carrier: "twilio", streamSid } });
     this.clientList = null;
     live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
+    // The callee speaks first on a phone: the call's connection is said to the model, in the
+    // record like any line, so that it greets the caller.
+    this.handleClientFrame(ws, JSON.stringify({ type: "text", text: CALL_CONNECTED }));
   }
 
   /** Notes the socket's sign of life in its attachment (it survives hibernation), throttled. */

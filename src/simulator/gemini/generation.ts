@@ -11,6 +11,7 @@ import {
   resultSpeech,
   wordCount,
 } from "../script.js";
+import { spokenAudio } from "../spoken-audio.js";
 import { goAway, sendResumption } from "./connection.js";
 import {
   AUDIO_MIME,
@@ -288,25 +289,10 @@ function say(ctx: Ctx, gen: Gen, text: string, ms: number): void {
   }
   ctx.send({
     serverContent: {
-      modelTurn: { parts: [{ inlineData: { mimeType: AUDIO_MIME, data: pcm(ms) } }] },
+      modelTurn: { parts: [{ inlineData: { mimeType: AUDIO_MIME, data: spokenAudio(ms) } }] },
     },
   });
   if (setup.transcribe) ctx.send({ serverContent: { outputTranscription: { text } } });
-}
-
-/** `ms` of 24 kHz PCM16 LE: a quiet 220 Hz tone (deterministic). */
-function pcm(ms: number): string {
-  const samples = Math.round(ms * 24);
-  const bytes = new Uint8Array(samples * 2);
-  const view = new DataView(bytes.buffer);
-  for (let i = 0; i < samples; i++) {
-    view.setInt16(i * 2, Math.round(2000 * Math.sin((2 * Math.PI * 220 * i) / 24000)), true);
-  }
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 8192) {
-    binary += String.fromCharCode(...bytes.subarray(i, i + 8192));
-  }
-  return btoa(binary);
 }
 
 /** A connection id as digits (call ids look like `function-call-<digits>` on the wire). */

@@ -1,4 +1,5 @@
 /** The OpenAI face's responses: what a response says, its pacing, cancellation. */
+
 import {
   answerTag,
   asksToGoOn,
@@ -10,6 +11,7 @@ import {
   resultSpeech,
   tagged,
 } from "../script.js";
+import { spokenAudio } from "../spoken-audio.js";
 import type { Ctx, Json, OaiSimState } from "./state.js";
 
 /** The next answer's tag `[#rN]`, or none under `repeatAnswers` (the same input, the same words). */
@@ -157,10 +159,13 @@ export function respond(ctx: Ctx): void {
       item: message("in_progress", null),
     });
     for (const chunk of chunks) {
-      at += s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
+      const ms = s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
+      at += ms;
       const delta = { response_id: id, item_id: itemId, output_index: 0, content_index: 0 };
       if (s.audio) {
-        ctx.later(at, { type: "response.output_audio.delta", ...delta, delta: "AAAAAAAAAAA=" });
+        // At msPerWord=0 a word takes no time: a sample of it still goes out.
+        const audio = spokenAudio(Math.max(ms, 1));
+        ctx.later(at, { type: "response.output_audio.delta", ...delta, delta: audio });
         ctx.later(at, { type: "response.output_audio_transcript.delta", ...delta, delta: chunk });
       } else {
         ctx.later(at, { type: "response.output_text.delta", ...delta, delta: chunk });

@@ -82,12 +82,12 @@ export interface PlacedCall {
 /** The call did not get to a media stream: the webhook refused it, or answered otherwise. */
 export class CallSetupError extends Error {
   override name = "CallSetupError";
-  constructor(
-    message: string,
-    /** The webhook's HTTP status and body, when it answered. */
-    readonly answer?: { status: number; body: string },
-  ) {
+  /** The webhook's HTTP status and body, when it answered. */
+  readonly answer: { status: number; body: string } | undefined;
+  // No parameter properties: `npm run try -- --phone` runs this file with Node's type stripping.
+  constructor(message: string, answer?: { status: number; body: string }) {
     super(message);
+    this.answer = answer;
   }
 }
 

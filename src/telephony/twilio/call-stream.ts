@@ -2,10 +2,16 @@
  * A phone call's Twilio media stream as a client of the session: what the caller says comes
  * in as `media` (μ-law 8 kHz) and goes to the session as a protocol client's audio would
  * (PCM16 16 kHz); the model's speech goes out as `media` at the carrier's format, each chunk
- * followed by a `mark`, so that the echoed marks say what the caller actually heard. When the
- * session says a reply was interrupted (barge-in), Twilio's playback is cleared at once and
- * the session is told how much of the reply had played (`played`, as a client flushing its
- * playback says it), so OpenAI truncates its transcript where the caller stopped hearing.
+ * followed by a `mark`, so that the echoed marks say what the caller actually heard.
+ *
+ * Twilio plays what it is sent at real time, so a reply's audio can still be playing after
+ * its turn ended. Playback is cleared (`clear`) when:
+ * - the session says the reply was interrupted (the model's own barge-in): the session is
+ *   then told how much of the reply had played (`played`, as a client flushing its playback
+ *   says it), so OpenAI truncates its transcript where the caller stopped hearing;
+ * - the caller speaks over the tail of a reply whose turn has ended (the model has nothing
+ *   more to say there, so this is playback alone, as a phone's own player would stop).
+ * Marks that Twilio echoes because of a clear are not counted as heard.
  * Sources: https://www.twilio.com/docs/voice/media-streams/websocket-messages
  */
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
@@ -24,8 +30,15 @@ export interface CallStreamHooks {
 
 /** μ-law at 8 kHz: one byte a sample, eight samples a millisecond. */
 const SAMPLES_PER_MS = 8;
+/** Caller audio louder than this (RMS of PCM16) is speech: line noise is far below it. */
+const SPEECH_RMS = 500;
+/** Speech this long over a reply's tail stops its playback (a click or a cough does not). */
+const SPEECH_OVER_TAIL_MS = 100;
 
 export class TwilioCallStream implements ClientLink {
+  readonly streamSid: string;
+  private readonly ws: WebSocket;
+  private readonly hooks: CallStreamHooks;
   private readonly inbound: Resampler = createResampler(8000, 16000);
   private outbound: Resampler = createResampler(24000, 8000);
   /** The reply whose audio was sent last: its number (in mark names), the ms sent and heard. */
@@ -34,12 +47,14 @@ export class TwilioCallStream implements ClientLink {
   private heardMs = 0;
   /** Its turn has ended (its audio may still be playing): the next audio is a new reply. */
   private replyEnded = false;
+  /** How long the caller has been speaking without a pause (ms). */
+  private speakingMs = 0;
 
-  constructor(
-    private readonly ws: WebSocket,
-    readonly streamSid: string,
-    private readonly hooks: CallStreamHooks,
-  ) {}
+  constructor(ws: WebSocket, streamSid: string, hooks: CallStreamHooks) {
+    this.ws = ws;
+    this.streamSid = streamSid;
+    this.hooks = hooks;
+  }
 
   /** A `media` payload as the session's audio input (PCM16 16 kHz), or null if not base64. */
   callerAudio(payload: string): Uint8Array | null {
@@ -49,7 +64,9 @@ export class TwilioCallStream implements ClientLink {
     } catch {
       return null;
     }
-    return pcm16ToBytes(this.inbound.push(mulawToPcm16(mulaw)));
+    const pcm8k = mulawToPcm16(mulaw);
+    this.noteCallerSpeech(pcm8k);
+    return pcm16ToBytes(this.inbound.push(pcm8k));
   }
 
   /** A mark of ours came back: the reply's audio sent before it has played. */
@@ -63,23 +80,18 @@ export class TwilioCallStream implements ClientLink {
 
   frame(frame: ServerFrame): void {
     switch (frame.type) {
-      case "interrupted":
-        // The caller spoke over the reply: what Twilio still holds is dropped now, and the
-        // session learns what was heard (marks echoed by the clear are not counted).
-        if (this.sentMs > 0) {
-          const heard = this.heardMs;
-          this.clearIfPlaying();
-          this.hooks.played(heard);
-        }
+      case "interrupted": {
+        // The model stopped its reply (the caller spoke over it): what Twilio still holds is
+        // dropped now, and the session learns what was heard.
+        const heard = this.heardMs;
+        const spoke = this.sentMs > 0;
+        this.clear();
+        if (spoke) this.hooks.played(heard);
         this.replyEnded = true;
         return;
+      }
       case "turn_complete":
         this.replyEnded = true;
-        return;
-      case "user":
-        // A new turn while the last reply's tail still plays (its turn had ended): the caller
-        // is not made to hear it out.
-        if (this.replyEnded) this.clearIfPlaying();
         return;
       default:
         // The rest of the protocol (text, tool calls, the log) has no place on a phone line.
@@ -116,6 +128,24 @@ export class TwilioCallStream implements ClientLink {
     }
   }
 
+  /** The caller's speech over the tail of an ended turn's reply stops its playback. */
+  private noteCallerSpeech(pcm8k: Int16Array): void {
+    let sum = 0;
+    for (const sample of pcm8k) sum += sample * sample;
+    const loud = pcm8k.length > 0 && Math.sqrt(sum / pcm8k.length) > SPEECH_RMS;
+    this.speakingMs = loud ? this.speakingMs + pcm8k.length / SAMPLES_PER_MS : 0;
+    if (this.speakingMs >= SPEECH_OVER_TAIL_MS && this.replyEnded) this.clear();
+  }
+
+  /** Drops what Twilio still holds of the reply; its marks, echoed by the clear, count for nothing. */
+  private clear(): void {
+    if (this.heardMs >= this.sentMs) return;
+    this.command({ event: "clear", streamSid: this.streamSid });
+    this.reply++;
+    this.sentMs = 0;
+    this.heardMs = 0;
+  }
+
   private nextReply(): void {
     this.reply++;
     this.sentMs = 0;
@@ -123,14 +153,6 @@ export class TwilioCallStream implements ClientLink {
     this.replyEnded = false;
     // A new reply starts from silence: no filter history from the one before.
     this.outbound = createResampler(24000, 8000);
-  }
-
-  private clearIfPlaying(): void {
-    if (this.heardMs < this.sentMs) {
-      this.command({ event: "clear", streamSid: this.streamSid });
-      // Nothing more of this reply will play.
-      this.heardMs = this.sentMs = 0;
-    }
   }
 
   private command(command: TwilioStreamCommand): void {
