@@ -161,3 +161,66 @@ describe("a media stream is bound by its start, once", () => {
     void token;
   });
 });
+
+describe("a bound call's stream", () => {
+  const media = (payload: string, chunk: number) =>
+    JSON.stringify({
+      event: "media",
+      sequenceNumber: String(chunk + 1),
+      streamSid: "MZ00000000000000000000000000000001",
+      media: { track: "inbound", chunk: String(chunk), timestamp: String(chunk * 20), payload },
+    });
+  const stop = JSON.stringify({
+    event: "stop",
+    sequenceNumber: "99",
+    streamSid: "MZ00000000000000000000000000000001",
+    stop: {
+      accountSid: "AC00000000000000000000000000000001",
+      callSid: "CA00000000000000000000000000000001",
+    },
+  });
+
+  async function lifecycle(sessionId: string): Promise<number> {
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
+      method: "POST",
+      headers: withKey(API_KEY),
+    });
+    return res.status;
+  }
+
+  async function timelineKinds(sessionId: string): Promise<string[]> {
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
+      headers: withKey(API_KEY),
+    });
+    return ((await res.json()) as { rows: { kind: string }[] }).rows.map((r) => r.kind);
+  }
+
+  it("malformed media is counted and skipped, the call goes on, and stop ends the session", async () => {
+    const { streamUrl, token, sessionId } = await answeredCall();
+    const stream = await openStream(streamUrl);
+    stream.ws.send(start(token));
+    stream.ws.send(media("not base64 at all!", 1));
+    stream.ws.send(JSON.stringify({ event: "hello" }));
+    // The call goes on: a good chunk after the bad ones is taken, the session is open.
+    stream.ws.send(media("//////////8=", 2));
+    await new Promise((r) => setTimeout(r, 200));
+    const kinds = await timelineKinds(sessionId);
+    expect(kinds.filter((k) => k === "BAD_FRAME")).toHaveLength(2);
+    expect(await lifecycle(sessionId)).toBe(200);
+    stream.ws.send(stop);
+    await stream.closed;
+    expect(await lifecycle(sessionId)).toBe(410);
+  });
+
+  it("a stream dropped without a stop ends the call's session too, its history kept", async () => {
+    const { streamUrl, token, sessionId } = await answeredCall();
+    const stream = await openStream(streamUrl);
+    stream.ws.send(start(token));
+    await new Promise((r) => setTimeout(r, 100));
+    stream.ws.close(1001, "carrier went away");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await lifecycle(sessionId)).toBe(410);
+    const events = await historyOf(sessionId);
+    expect(events.map((e) => e.kind)).toContain("user");
+  });
+});
