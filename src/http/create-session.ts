@@ -20,6 +20,8 @@ import { type AppContext, sessionStub } from "./context.js";
 import { HttpError } from "./errors.js";
 
 export interface SessionRequest {
+  /** Default: a random UUID (a phone call's is named by its CallSid). */
+  sessionId?: string | undefined;
   /** Default: the app's default agent. */
   agent?: string | undefined;
   /** Default: the gateway's PROVIDER. */
@@ -60,7 +62,7 @@ export async function createSession(c: AppContext, request: SessionRequest): Pro
       "metadata.naive: this gateway has no naive relay (a measurement arm, served by npm run repro's worker)",
     );
 
-  const sessionId = crypto.randomUUID();
+  const sessionId = request.sessionId ?? crypto.randomUUID();
   // The agent is resolved now too: an agent function that refuses this session (or an
   // option it does not allow) is a 400 here, not a broken session later.
   let resolved: AgentDefinition;

@@ -11,7 +11,11 @@ import { API_KEY, BASE, withKey } from "./helpers.js";
 const AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
 const VOICE = `${BASE}/v1/telephony/twilio/voice?simulator=timeScale%3D0`;
 
-const callParams = (callSid = "CA00000000000000000000000000000001") => ({
+/** A fresh CallSid: each call is its own session (a call's session is named by its sid). */
+const newCallSid = () =>
+  `CA${[...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+
+const callParams = (callSid = newCallSid()) => ({
   AccountSid: "AC00000000000000000000000000000001",
   CallSid: callSid,
   From: "+15550001111",
@@ -33,8 +37,7 @@ async function postVoice(params: Record<string, string>, signature: string | nul
 }
 
 /** A call answered: the session it made, the stream URL and the token from the TwiML. */
-async function answeredCall() {
-  const params = callParams();
+async function answeredCall(params = callParams()) {
   const res = await postVoice(params, await twilioSignature(AUTH_TOKEN, VOICE, params));
   expect(res.status).toBe(200);
   expect(res.headers.get("Content-Type")).toMatch(/^text\/xml/);
@@ -222,5 +225,61 @@ describe("a bound call's stream", () => {
     expect(await lifecycle(sessionId)).toBe(410);
     const events = await historyOf(sessionId);
     expect(events.map((e) => e.kind)).toContain("user");
+  });
+});
+
+describe("a call is named by its CallSid", () => {
+  const STATUS = `${BASE}/v1/telephony/twilio/status`;
+  async function postStatus(params: Record<string, string>) {
+    return exports.default.fetch(STATUS, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Twilio-Signature": await twilioSignature(AUTH_TOKEN, STATUS, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
+  }
+  const tokenStatus = async (sessionId: string) =>
+    (
+      await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
+        method: "POST",
+        headers: withKey(API_KEY),
+      })
+    ).status;
+
+  it("a retried voice webhook finds the same session, with a new token", async () => {
+    const params = callParams();
+    const first = await answeredCall(params);
+    const again = await answeredCall(params);
+    expect(again.sessionId).toBe(first.sessionId);
+    expect(again.token).not.toBe(first.token);
+  });
+
+  it("the status callback ends a call's session whose stream never started", async () => {
+    const params = callParams();
+    const { sessionId } = await answeredCall(params);
+    expect(await tokenStatus(sessionId)).toBe(200);
+    const res = await postStatus({ ...params, CallStatus: "no-answer" });
+    expect(res.status).toBe(204);
+    expect(await tokenStatus(sessionId)).toBe(410);
+    // Unsigned: refused, as every webhook.
+    const unsigned = await exports.default.fetch(STATUS, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ ...params, CallStatus: "completed" }).toString(),
+    });
+    expect(unsigned.status).toBe(403);
+    // A call liveline never answered: nothing to end, nothing created.
+    expect((await postStatus({ ...callParams(), CallStatus: "completed" })).status).toBe(204);
+  });
+
+  it("a retried webhook after the call's session ended hangs up", async () => {
+    const params = callParams();
+    await answeredCall(params);
+    await postStatus({ ...params, CallStatus: "completed" });
+    const res = await postVoice(params, await twilioSignature(AUTH_TOKEN, VOICE, params));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/<Response><Hangup\/><\/Response>/);
   });
 });

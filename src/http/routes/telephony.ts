@@ -14,11 +14,12 @@
  */
 import { Hono } from "hono";
 import { CARRIER_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
+import { CALL_OVER, callSessionId } from "../../telephony/twilio/call-session.js";
 import {
   isValidTwilioSignature,
   TWILIO_SIGNATURE_HEADER,
 } from "../../telephony/twilio/signature.js";
-import { connectStreamTwiml } from "../../telephony/twilio/twiml.js";
+import { connectStreamTwiml, hangupTwiml } from "../../telephony/twilio/twiml.js";
 import { type AppContext, type AppEnv, sessionStub } from "../context.js";
 import { createSession } from "../create-session.js";
 import { HttpError } from "../errors.js";
@@ -27,6 +28,8 @@ import { methodNotAllowed } from "../method-not-allowed.js";
 
 /** How long the stream token of a call's answer is valid: Twilio connects within seconds. */
 const CALL_TOKEN_TTL_MS = 60_000;
+
+const XML = { "Content-Type": "text/xml; charset=utf-8" };
 
 /** Form bodies of Twilio's webhooks beyond this are refused (they are a few hundred bytes). */
 const MAX_WEBHOOK_BYTES = 16 * 1024;
@@ -37,7 +40,7 @@ const SIMULATED_CALL_KNOBS = { modality: "AUDIO", vad: "energy" };
 export const telephonyRoutes = new Hono<AppEnv>()
   .post("/twilio/voice", async (c) => {
     const params = await signedWebhook(c);
-    const callSid = params.get("CallSid") ?? "";
+    const callSid = requiredParam(params, "CallSid");
     const from = params.get("From") ?? "";
     const to = params.get("To") ?? "";
     const { app, config } = c.var;
@@ -47,19 +50,34 @@ export const telephonyRoutes = new Hono<AppEnv>()
     const knobs = new URLSearchParams(c.req.query("simulator") ?? "");
     const simulator = { ...SIMULATED_CALL_KNOBS, ...Object.fromEntries(knobs) };
     const sessionId = await createSession(c, {
+      // Named by the call: a retried webhook finds the session it made.
+      sessionId: await callSessionId(callSid),
       agent: app.agentForNumber(to),
       metadata: config.PROVIDER === "simulator" ? { telephony, simulator } : { telephony },
       options: {},
     });
     const token = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS);
-    if (token === null) throw new HttpError(410, "session_ended", "the session has ended");
+    // The call's session has ended (a retry after the stream was over): hang up.
+    if (token === null) return c.body(hangupTwiml(), 200, XML);
     const twiml = connectStreamTwiml({
       streamUrl: streamUrl(c.req.url, sessionId),
       parameters: { token },
     });
-    return c.body(twiml, 200, { "Content-Type": "text/xml; charset=utf-8" });
+    return c.body(twiml, 200, XML);
   })
   .all("/twilio/voice", methodNotAllowed("POST"))
+  .post("/twilio/status", async (c) => {
+    // The call's status callback: a call over before its stream started (or without one)
+    // leaves no session open.
+    const params = await signedWebhook(c);
+    const callSid = requiredParam(params, "CallSid");
+    if (CALL_OVER.has(params.get("CallStatus") ?? "")) {
+      const stub = sessionStub(c, await callSessionId(callSid));
+      if ((await stub.lifecycle()) === "open") await stub.end();
+    }
+    return c.body(null, 204);
+  })
+  .all("/twilio/status", methodNotAllowed("POST"))
   .get("/twilio/stream/:id", async (c) => {
     const sessionId = sessionIdParam(c);
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
@@ -98,6 +116,14 @@ async function signedWebhook(c: AppContext): Promise<URLSearchParams> {
   if (!(await isValidTwilioSignature(authToken, c.req.url, params, signature)))
     throw new HttpError(403, "forbidden", "the request is not signed by Twilio for this URL");
   return params;
+}
+
+/** A parameter every call's webhook carries; 400 without it. */
+function requiredParam(params: URLSearchParams, name: string): string {
+  const value = params.get(name);
+  if (value === null || value === "")
+    throw new HttpError(400, "bad_request", `the webhook has no ${name}`);
+  return value;
 }
 
 /** `wss://<host>/v1/telephony/twilio/stream/<id>` (ws:// for a plain-HTTP local server). */
