@@ -283,3 +283,45 @@ describe("a call is named by its CallSid", () => {
     expect(await res.text()).toMatch(/<Response><Hangup\/><\/Response>/);
   });
 });
+
+describe("a call across a crash of its object", () => {
+  it("the record stays valid, the stream dies with the object, and the carrier's next webhook is answered", async () => {
+    const params = callParams();
+    const { streamUrl, token, sessionId } = await answeredCall(params);
+    const stream = await openStream(streamUrl);
+    stream.ws.send(start(token));
+    // The greeting turn is under way when the object dies.
+    await new Promise((r) => setTimeout(r, 50));
+    const crashed = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
+      method: "POST",
+      headers: withKey(API_KEY),
+    });
+    expect(crashed.status).toBe(200);
+    const closed = await stream.closed;
+    expect(closed.code).not.toBe(1000);
+    // The restarted object answers: the record is whole, every turn in it ended once.
+    const events = (await historyOf(sessionId)) as { kind: string; turnId?: string }[];
+    const ends = new Map<string, number>();
+    for (const e of events)
+      if (e.kind === "turn_complete" || e.kind === "interrupted")
+        ends.set(e.turnId!, (ends.get(e.turnId!) ?? 0) + 1);
+    for (const e of events.filter((x) => x.kind === "user")) expect(ends.get(e.turnId!)).toBe(1);
+    // Twilio says the call is over: the restarted object ends its session.
+    const STATUS = `${BASE}/v1/telephony/twilio/status`;
+    const over = { ...params, CallStatus: "completed" };
+    const res = await exports.default.fetch(STATUS, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Twilio-Signature": await twilioSignature(AUTH_TOKEN, STATUS, over),
+      },
+      body: new URLSearchParams(over).toString(),
+    });
+    expect(res.status).toBe(204);
+    const token410 = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
+      method: "POST",
+      headers: withKey(API_KEY),
+    });
+    expect(token410.status).toBe(410);
+  });
+});
