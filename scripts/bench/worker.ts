@@ -15,10 +15,18 @@
  *   gateway must do: it speaks liveline's client protocol (binary PCM in and out, `text`,
  *   `ready`, `text`/`turn_complete` frames) and the Gemini wire upstream (base64 JSON), with
  *   no log, no guard and no state beyond the sockets — the arm liveline's cost is held to.
+ * - `GET /bench/phone-relay` (WebSocket): the same for a phone call, a plain transcoding
+ *   relay for a Twilio Media Stream: `media` (μ-law 8 kHz) → PCM16 16 kHz → base64 to the
+ *   probe model, and its PCM16 24 kHz back → μ-law 8 kHz as `media`, with the very functions
+ *   liveline's call stream uses (src/telephony/audio), no mark, no log, no guard, no
+ *   webhook: the arm liveline's call path is held to.
  */
 import { DurableObject } from "cloudflare:workers";
 import worker from "../../examples/greeter/src/worker.js";
 import { base64ToBytes, bytesToBase64 } from "../../src/providers/base64.js";
+import { mulawToPcm16, pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import { pcm16FromBytes, pcm16ToBytes } from "../../src/telephony/audio/pcm.js";
+import { createResampler } from "../../src/telephony/audio/resample.js";
 
 export { GeminiSimulatorObject, SessionObject } from "../../examples/greeter/src/worker.js";
 
@@ -27,6 +35,7 @@ interface BenchEnv {
   BENCH_MODEL: DurableObjectNamespace<ProbeModel>;
   BENCH_RELAY: DurableObjectNamespace<RelayObject>;
   BENCH_TRANSCODE: DurableObjectNamespace<TranscodingRelayObject>;
+  BENCH_PHONE_RELAY: DurableObjectNamespace<PhoneRelayObject>;
 }
 
 const enc = new TextEncoder();
@@ -197,6 +206,53 @@ export class TranscodingRelayObject extends DurableObject<BenchEnv> {
   }
 }
 
+/** A Twilio Media Stream message, as far as the phone relay reads one. */
+interface TwilioMessage {
+  event: string;
+  streamSid?: string;
+  media?: { payload: string };
+}
+
+export class PhoneRelayObject extends DurableObject<BenchEnv> {
+  override async fetch(): Promise<Response> {
+    const sockets = await relaySockets(this.env);
+    if (!sockets) return NO_UPSTREAM();
+    const { upstream, server, client } = sockets;
+    const up = (m: unknown) => upstream.send(enc.encode(JSON.stringify(m)));
+    const inbound = createResampler(8000, 16000);
+    const outbound = createResampler(24000, 8000);
+    let streamSid: string | null = null;
+    up({ setup: { model: "models/probe" } });
+    server.addEventListener("message", (e) => {
+      const m = JSON.parse(
+        typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
+      ) as TwilioMessage;
+      if (m.event === "start") streamSid = m.streamSid ?? null;
+      else if (m.event === "media" && m.media) {
+        const pcm = pcm16ToBytes(inbound.push(mulawToPcm16(base64ToBytes(m.media.payload))));
+        up({
+          realtimeInput: { audio: { mimeType: "audio/pcm;rate=16000", data: bytesToBase64(pcm) } },
+        });
+      } else if (m.event === "stop") server.close(1000, "call ended");
+    });
+    upstream.addEventListener("message", (e) => {
+      const m = JSON.parse(
+        typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
+      ) as GeminiServerMessage;
+      for (const part of m.serverContent?.modelTurn?.parts ?? []) {
+        if (!part.inlineData || streamSid === null) continue;
+        const pcm = pcm16FromBytes(base64ToBytes(part.inlineData.data));
+        const mulaw = pcm16ToMulaw(outbound.push(pcm));
+        if (mulaw.length === 0) continue;
+        server.send(
+          JSON.stringify({ event: "media", streamSid, media: { payload: bytesToBase64(mulaw) } }),
+        );
+      }
+    });
+    return new Response(null, { status: 101, webSocket: client });
+  }
+}
+
 export default {
   fetch(request: Request, env: BenchEnv, ctx: ExecutionContext) {
     const path = new URL(request.url).pathname;
@@ -206,6 +262,10 @@ export default {
     }
     if (path === "/bench/relay") {
       const ns = env.BENCH_RELAY;
+      return ns.get(ns.newUniqueId()).fetch(request);
+    }
+    if (path === "/bench/phone-relay") {
+      const ns = env.BENCH_PHONE_RELAY;
       return ns.get(ns.newUniqueId()).fetch(request);
     }
     if (path === "/bench/transcode") {
