@@ -34,7 +34,7 @@ describe("npm run repro / bench / soak, quick", () => {
     expect(code, out).toBe(0);
   });
 
-  it("bench prints latency, concurrency, storage, reconnect, long-session, idle and target tables", () => {
+  it("bench prints latency, phone-call, concurrency, storage, reconnect, long-session, idle and target tables", () => {
     const { code, out } = run("bench", [
       "--frames",
       "50",
@@ -48,6 +48,10 @@ describe("npm run repro / bench / soak, quick", () => {
     for (const heading of [
       "bare relay DO",
       "transcoding relay DO",
+      "phone relay DO",
+      "workerd CPU ms per call-second",
+      "First reply",
+      "carrier stand-in violations over the calls: 0",
       "Concurrency",
       "knee",
       "&replay=batch",
