@@ -7,6 +7,7 @@
  *   export const { SessionObject, GeminiSimulatorObject } = liveline;
  */
 
+export { endCallTool } from "./agents/call-tools.js";
 export {
   type Agent,
   type AgentDefinition,

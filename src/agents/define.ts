@@ -18,6 +18,11 @@ export interface ToolContext<Env = unknown> {
    * once the current turn has ended. Throws for an agent the session cannot reach.
    */
   handoff(agent: string, reason?: string): void;
+  /**
+   * Ends the phone call once the caller has heard this turn's reply (the goodbye), learned
+   * from the carrier's marks; the session ends with it. Throws where the session is no call.
+   */
+  endCall(): void;
 }
 
 /**

@@ -55,6 +55,8 @@ export class LiveSession {
     private readonly sockets: ClientSockets,
     connectedClients: string[],
     arm: RelayArm | null,
+    /** A phone call's control (null: no call): its end once the reply has been heard. */
+    private readonly call: { endAfterReply(): void } | null = null,
   ) {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
@@ -308,6 +310,10 @@ export class LiveSession {
       handoff: (to, reason = "") => {
         const answer = this.requestHandoff(to, reason);
         if ("problem" in answer) throw new Error(answer.problem);
+      },
+      endCall: () => {
+        if (this.call === null) throw new Error("this session is not a phone call");
+        this.call.endAfterReply();
       },
     });
     if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it

@@ -55,7 +55,7 @@ const KEEPALIVE = '{"type":"keepalive"}';
 const CLOSE_NORMAL = 1000;
 const CLOSE_TRY_AGAIN_LATER = 1013;
 /** What the model is told when a call's stream starts (the caller waits to be greeted). */
-const CALL_CONNECTED = "(A phone call has connected. Greet the caller.)";
+const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
 
 /** A carrier's stream that broke the rules (no start, a bad token). */
 const CLOSE_POLICY = 1008;
@@ -129,6 +129,21 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (stream === undefined) {
       stream = new TwilioCallStream(ws, streamSid, {
         played: (ms) => this.handleClientFrame(ws, JSON.stringify({ type: "played", ms })),
+        turnEnded: () => {
+          if (this.callEnding === "asked") this.callEnding = "goodbye_said";
+        },
+        drained: () => this.endCallIfAsked(),
+        clientToolCall: (callId, name) => {
+          // Answered at once where no app is connected to run it: the model hears why, and
+          // the call does not wait out the tool's timeout. (An app on the session answers it.)
+          const apps = this.ctx.getWebSockets().filter((w) => {
+            const a = attachmentOf(w);
+            return a !== null && a.call === undefined;
+          });
+          if (apps.length > 0) return;
+          const error = `${name} runs in an app, and this phone call has none`;
+          this.handleClientFrame(ws, JSON.stringify({ type: "tool_result", callId, error }));
+        },
       });
       this.calls.set(ws, stream);
     }
@@ -175,6 +190,13 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       clients,
       // The creation route refuses `naive` where the Worker has no such arm.
       asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
+      meta.metadata.telephony === undefined
+        ? null
+        : {
+            endAfterReply: () => {
+              this.callEnding = "asked";
+            },
+          },
     );
     return this.live;
   }
@@ -230,6 +252,11 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   }
 
   private callTokenStore: CallTokenStore | null = null;
+  /**
+   * The agent ended the call (`end_call`): `asked` until the turn of its goodbye ends, then
+   * `goodbye_said` until the caller has heard it; then the call ends.
+   */
+  private callEnding: "no" | "asked" | "goodbye_said" = "no";
 
   private callTokens(): CallTokenStore {
     this.callTokenStore ??= new CallTokenStore(this.ctx.storage);
@@ -389,6 +416,22 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
         throw new Error(`unhandled media stream event ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  /**
+   * A call asked to end (`end_call`): once every stream has played the last turn's reply
+   * through (its goodbye), the call's session ends and the carrier hangs up.
+   */
+  private endCallIfAsked(): void {
+    if (this.callEnding !== "goodbye_said") return;
+    const streams = this.ctx
+      .getWebSockets()
+      .flatMap((ws) => {
+        const a = attachmentOf(ws);
+        return a?.call === undefined ? [] : [this.callStreamOf(ws, a)];
+      })
+      .filter((s): s is TwilioCallStream => s !== null);
+    if (streams.every((s) => s.drained)) void this.end();
   }
 
   /** A `start`: its token must be one this session issued, unused and unexpired. */

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join as joinPath } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { history, startServer } from "../../scripts/lib/harness.mjs";
+import { API_KEY, history, startServer } from "../../scripts/lib/harness.mjs";
 import { mulawFromWav, TwilioCallStandIn, webTransport } from "../../src/simulator/twilio/index.js";
 
 const AUTH_TOKEN = "phone-test-auth-token";
@@ -76,9 +76,9 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
   });
 
   /** `timeScale` 1: the model speaks at real pace, so a reply is still under way as it plays. */
-  const place = async (timeScale = "0") => {
+  const place = async (timeScale = "0", calls = "greeting:;2:lookup_faq;*:") => {
     const call = new TwilioCallStandIn({ transport: webTransport(), allowInsecureStream: true });
-    const knobs = new URLSearchParams({ wire, timeScale, calls: "greeting:;2:lookup_faq;*:" });
+    const knobs = new URLSearchParams({ wire, timeScale, calls });
     const placed = await call.placeCall({
       baseUrl: server.base,
       voiceUrl: `${server.base}/v1/telephony/twilio/voice?simulator=${encodeURIComponent(knobs.toString())}`,
@@ -139,5 +139,25 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
     expect(events.some((e) => e.kind === "turn_complete" && e.turnId === lastTurn)).toBe(true);
     expect(call.violations).toEqual([]);
     call.hangUp();
+  }, 90_000);
+
+  it("the agent hangs up with end_call: after its goodbye has played, the call and its session end", async () => {
+    const { call, sessionId } = await place("0", "greeting:;2:end_call;*:");
+    await heardReply(call, 0);
+    const before = call.heardMs();
+    await say(call, spoken("That is all, goodbye.", `bye-${wire}`));
+    await call.waitFor((c) => c.closed !== null, 20_000);
+    expect(call.closed.by).toBe("liveline");
+    // The goodbye was heard through before the line went dead.
+    expect(call.heardMs()).toBeGreaterThan(before + 300);
+    expect(call.queuedMs()).toBe(0);
+    const events = await history(server, sessionId);
+    expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["end_call"]);
+    const ended = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    expect(ended.status).toBe(410);
+    expect(call.violations).toEqual([]);
   }, 90_000);
 });

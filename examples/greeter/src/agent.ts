@@ -1,4 +1,4 @@
-import { defineAgent, defineTool } from "liveline";
+import { defineAgent, defineTool, endCallTool } from "liveline";
 import { z } from "zod";
 
 /** A small built-in FAQ, so the demo answers something real without any backend. */
@@ -28,8 +28,10 @@ export const greeter = defineAgent({
   // Handed back to, it waits for the caller to speak (billing, by default, announces itself).
   arrival: "silent",
   instructions:
-    "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference.",
+    "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference. On a phone call, call end_call when the caller says goodbye.",
   tools: [
+    // On a phone call the greeter may hang up, after its goodbye has been heard.
+    endCallTool,
     defineTool({
       name: "suggest_topics",
       description: "Show the user a few topics as tappable chips in the app.",

@@ -26,6 +26,12 @@ import type { TwilioStreamCommand } from "./stream-messages.js";
 export interface CallStreamHooks {
   /** How many ms of the interrupted reply the caller heard (the session's `played`). */
   played(ms: number): void;
+  /** A turn ended (its reply may still be playing). */
+  turnEnded(): void;
+  /** The model asked a client tool of this call (a phone has no app to run it). */
+  clientToolCall(callId: string, name: string): void;
+  /** The last turn has ended and the caller has heard all of its reply. */
+  drained(): void;
 }
 
 /** μ-law at 8 kHz: one byte a sample, eight samples a millisecond. */
@@ -74,6 +80,12 @@ export class TwilioCallStream implements ClientLink {
     const [reply, ms] = name.split(":").map(Number);
     if (reply === this.reply && ms !== undefined && Number.isFinite(ms))
       this.heardMs = Math.max(this.heardMs, ms);
+    if (this.drained) this.hooks.drained();
+  }
+
+  /** The last turn has ended and all of its reply has played (or was cleared). */
+  get drained(): boolean {
+    return this.replyEnded && this.heardMs >= this.sentMs;
   }
 
   // --- ClientLink: what the session sends to its clients ------------------------------------
@@ -88,13 +100,20 @@ export class TwilioCallStream implements ClientLink {
         this.clear();
         if (spoke) this.hooks.played(heard);
         this.replyEnded = true;
+        this.hooks.turnEnded();
+        if (this.drained) this.hooks.drained();
         return;
       }
       case "turn_complete":
         this.replyEnded = true;
+        this.hooks.turnEnded();
+        if (this.drained) this.hooks.drained();
+        return;
+      case "tool_call":
+        if (frame.runOn === "client") this.hooks.clientToolCall(frame.callId, frame.name);
         return;
       default:
-        // The rest of the protocol (text, tool calls, the log) has no place on a phone line.
+        // The rest of the protocol (text, results, the log) has no place on a phone line.
         return;
     }
   }
