@@ -3,12 +3,51 @@
 // http://localhost:8787, as `npm run dev` serves it), connects over WebSocket, says "hi",
 // answers client tool calls (the UI chips) like an app would, and prints every frame.
 // Then each line you type is a text turn; Ctrl-D ends. Usage: [API_KEY=…] npm run try [-- BASE_URL]
+//
+// `--phone`: a phone call instead, through the Twilio stand-in (scripts/lib/try-phone.mjs):
+// the voice webhook signed with TWILIO_AUTH_TOKEN (unset: dev-twilio-token, for
+// `npm run dev -- --var TWILIO_AUTH_TOKEN:dev-twilio-token`); prints what the caller hears
+// ("heard 2.4 s of speech") and the recorded lines (the history; API_KEY when the server wants
+// one). Each typed line is spoken (espeak-ng, sox: μ-law 8 kHz) at real-time pace, `#5`
+// presses 5, an empty line or Ctrl-D hangs up. `--to`/`--from` the numbers; `--say "…"`
+// (repeatable) says those lines, one per reply, hangs up, and exits 0 once every reply was heard.
+//   [TWILIO_AUTH_TOKEN=…] [API_KEY=…] npm run try -- --phone [--say "…"]… [BASE_URL]
 import { createInterface } from "node:readline";
 
-const base = (process.argv[2] ?? process.env.LIVELINE_URL ?? "http://localhost:8787").replace(
-  /\/$/,
-  "",
-);
+/** `--phone`, `--to`/`--from`/`--say <value>` (`--say` repeatable), and the base URL. */
+function parseArgs(argv) {
+  const out = { phone: false, say: [], url: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "--phone") out.phone = true;
+    else if (arg === "--to" || arg === "--from" || arg === "--say") {
+      const value = argv[++i];
+      if (value === undefined) throw new Error(`${arg} needs a value`);
+      if (arg === "--say") out.say.push(value);
+      else out[arg.slice(2)] = value;
+    } else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
+    else out.url = arg;
+  }
+  return out;
+}
+let args;
+try {
+  args = parseArgs(process.argv.slice(2));
+} catch (error) {
+  console.error(
+    `${error.message}. Usage: npm run try -- [--phone [--to N] [--from N] [--say "…"]…] [BASE_URL]`,
+  );
+  process.exit(2);
+}
+const base = (args.url ?? process.env.LIVELINE_URL ?? "http://localhost:8787").replace(/\/$/, "");
+if (args.phone) {
+  const { runPhoneCall } = await import("./lib/try-phone.mjs");
+  process.exit(await runPhoneCall({ base, ...args, apiKey: process.env.API_KEY || undefined }));
+}
+if (args.say.length > 0 || args.to !== undefined || args.from !== undefined) {
+  console.error("--say, --to and --from go with --phone.");
+  process.exit(2);
+}
 const headers = { "Content-Type": "application/json" };
 if (process.env.API_KEY) headers.Authorization = `Bearer ${process.env.API_KEY}`;
 
