@@ -404,7 +404,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       case "dtmf":
         this.handleClientFrame(
           ws,
-          JSON.stringify({ type: "text", text: `(the caller pressed ${event.dtmf.digit})` }),
+          JSON.stringify({ type: "text", text: `(key ${event.dtmf.digit} pressed on the phone)` }),
         );
         return;
       case "stop":

@@ -62,7 +62,7 @@ describe("npm run try -- --phone", () => {
     expect(out).toContain("→ pressed 5");
     // The record, read with the API key: the question as heard, the key press, the replies.
     expect(out).toContain("caller (heard): ");
-    expect(out).toContain("caller: (the caller pressed 5)");
+    expect(out).toContain("caller: (key 5 pressed on the phone)");
     expect(out.match(/^ {2}liveline: \S/gm)?.length ?? 0, out).toBeGreaterThanOrEqual(3);
     // The caller hangs up, or the agent did after its goodbye (end_call) was heard.
     expect(out).toMatch(/^(hung up|liveline hung up \(1000 )/m);
