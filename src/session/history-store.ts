@@ -213,13 +213,10 @@ export class HistoryStore {
   }
 
   /**
-   * The body of GET /history, joined from the stored bodies: nothing is parsed or encoded
-   * again, so no stored value can make reading the log fail (and it costs no JSON work).
-   */
-  /**
-   * `{events, turns}`: the log as stored (the bodies are not parsed again), and which agents
-   * spoke in each user turn — the one in force at its input, then any a handoff put in force
-   * before it said something in that turn (an announcing agent's line).
+   * The body of GET /history, `{events, turns}`: the log as stored, joined from the stored
+   * bodies (nothing is parsed or encoded again, so no stored value can make reading the log
+   * fail), and which agents spoke in each user turn — the one in force at its input, then any
+   * a handoff put in force before it said something in that turn (an announcing agent's line).
    */
   historyJson(firstAgent: string): string {
     const rows = this.sql
