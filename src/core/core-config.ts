@@ -120,14 +120,11 @@ export interface CoreConfig {
    * ended with a `model_timeout` error. 0: off (only to show what it prevents).
    */
   modelTimeoutMs: number;
-  /** The opening-words judgement that issue 8 removed; only for the liveness control. */
-  legacyOpeningCheck?: boolean | undefined;
   /**
-   * The repeat judgement before issue 28, only for the liveness control: it ran on every wire
-   * (OpenAI's too, where liveline causes every response), judged answers to repeated questions,
-   * and ended a turn whose kept repeat was its answer with a durable `repeated_reply`.
+   * Judgements liveline no longer makes, put back only so that a property's control can show
+   * what they did (test/unit/core/legacy-judgements.ts; never set in a gateway).
    */
-  legacyRepeatJudgement?: boolean | undefined;
+  legacy?: LegacyJudgements | undefined;
   audio: { inputRate: number; outputRate: number };
   /** Client audio held while the model connection is not set up, at most (oldest dropped). */
   heldAudioMaxBytes: number;
@@ -171,4 +168,20 @@ export function defaultConfig(
     heldAudioMaxBytes: 5 * 16000 * 2,
     ...overrides,
   };
+}
+
+/** See CoreConfig.legacy. */
+export interface LegacyJudgements {
+  /**
+   * Issue 8 removed it: whether a reply's opening so far repeats a recent reply's, which gave
+   * the reply's slot back (and dropped honest answers that open alike).
+   */
+  openingRepeats?:
+    | ((soFar: string, recent: readonly string[]) => boolean | "undecided")
+    | undefined;
+  /**
+   * Issue 28 replaced it: the repeat judgement on every wire (OpenAI's too), answers to a
+   * repeated input included, and a kept repeat ending its turn with `repeated_reply`.
+   */
+  repeatsOnEveryWire?: boolean | undefined;
 }

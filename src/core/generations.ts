@@ -4,13 +4,7 @@
  */
 
 import { closeWindow, openWindow, resultsAnswered, spokeAfterTurnEnded } from "./follow-up.js";
-import {
-  inputKey,
-  LEGACY_MIN_PREFIX,
-  legacyOpeningRepeats,
-  normalizedReply,
-  repeatsRecentReply,
-} from "./regeneration.js";
+import { inputKey, normalizedReply, repeatsRecentReply } from "./regeneration.js";
 import {
   capabilitiesOf,
   type GenerationState,
@@ -142,7 +136,7 @@ function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
   return (
     ctx.state.config.guards.suppressUnsolicited &&
     (!capabilitiesOf(ctx.state).responsesOnRequest ||
-      ctx.state.config.legacyRepeatJudgement === true) &&
+      ctx.state.config.legacy?.repeatsOnEveryWire === true) &&
     ctx.now <= ctx.state.regenUntil &&
     (gen.claim === "expected" || gen.claim === "absorbed" || gen.claim === "grace")
   );
@@ -151,16 +145,21 @@ function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
 /** A piece of the generation's text. Nothing is held back: it is forwarded as it comes. */
 function noteText(ctx: StepContext, gen: GenerationState, text: string): void {
   if (gen.text.length < KEPT_TEXT) gen.text = (gen.text + text).slice(0, KEPT_TEXT);
-  if (ctx.state.config.legacyOpeningCheck) legacyJudgeOpening(ctx, gen);
+  const openingRepeats = ctx.state.config.legacy?.openingRepeats;
+  if (openingRepeats !== undefined) legacyJudgeOpening(ctx, gen, openingRepeats);
 }
 
 /** The removed judgement by opening words (see regeneration.ts), for the liveness control. */
-function legacyJudgeOpening(ctx: StepContext, gen: GenerationState): void {
+function legacyJudgeOpening(
+  ctx: StepContext,
+  gen: GenerationState,
+  openingRepeats: (soFar: string, recent: readonly string[]) => boolean | "undecided",
+): void {
   const s = ctx.state;
   if (gen.judged || !regenerationPossible(ctx, gen)) return;
-  const soFar = normalizedReply(gen.text);
-  if (!legacyOpeningRepeats(soFar, s.recentReplies)) {
-    gen.judged = soFar.length >= LEGACY_MIN_PREFIX;
+  const verdict = openingRepeats(normalizedReply(gen.text), s.recentReplies);
+  if (verdict !== true) {
+    gen.judged = verdict === false;
     return;
   }
   gen.judged = true;
@@ -248,14 +247,14 @@ export function givesSlotBackAsRepeat(
   reply: string,
 ): boolean {
   const s = ctx.state;
-  if (!s.config.guards.detectRepeats || s.config.legacyOpeningCheck) return false;
+  if (!s.config.guards.detectRepeats || s.config.legacy?.openingRepeats !== undefined) return false;
   if (gen.unansweredSpeak) return false;
   // An honest model answers the same question with the same words: a reply that says again
   // what was said to the same input before is that answer, never a regeneration.
   const sameAnswer = s.recentAnswers.some(
     (a) => a.reply === reply && gen.answers.includes(a.input),
   );
-  if (sameAnswer && !s.config.legacyRepeatJudgement) return false;
+  if (sameAnswer && s.config.legacy?.repeatsOnEveryWire !== true) return false;
   if (!canGiveSlotBack(ctx, gen, true) || !repeatsRecentReply(reply, s.recentReplies)) return false;
   giveSlotBack(ctx, gen);
   // The model ignores SILENT: each other SILENT message sent lately may bring one more, and

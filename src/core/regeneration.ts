@@ -57,17 +57,3 @@ export function inputKey(
   const outcomes = input.results.map((r) => [r.name, r.error ?? r.result ?? null]);
   return `results:${JSON.stringify(outcomes).slice(0, KEPT_CHARS)}`;
 }
-
-/**
- * The judgement this module replaced, kept only so that the liveness property's control can
- * show what it did: a reply whose first 12 characters repeated a recent reply's opening was
- * taken for a regeneration and dropped — and with it the honest answers that open alike,
- * leaving their turns open (issue 8). Never enabled outside tests.
- */
-export const LEGACY_MIN_PREFIX = 12;
-
-export function legacyOpeningRepeats(soFar: string, recent: readonly string[]): boolean {
-  if (soFar.length < LEGACY_MIN_PREFIX) return false;
-  const opening = soFar.slice(0, LEGACY_MIN_PREFIX);
-  return recent.some((previous) => previous.startsWith(opening));
-}

@@ -163,7 +163,7 @@ export interface GenerationState {
   resultsUnanswered?: string | undefined;
   /** It answers this turn, which the watchdog ended before it began: named when it speaks. */
   lateFor?: string | undefined;
-  /** Only with legacyOpeningCheck: its opening has been judged. */
+  /** Only with a legacy opening judgement (CoreConfig.legacy): its opening has been judged. */
   judged: boolean;
   /**
    * Speak results went to the model during this generation and it has said nothing since:

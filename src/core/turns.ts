@@ -149,7 +149,7 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   const turn = s.turn?.id === turnId ? s.turn : null;
   const gaveBack = turn ? s.followUpWindow.gaveBack : undefined;
   const empty = turn?.modelEnded && replyIsEmpty(s, turn);
-  if (turn && gaveBack === "repeat" && s.config.legacyRepeatJudgement) {
+  if (turn && gaveBack === "repeat" && s.config.legacy?.repeatsOnEveryWire === true) {
     ctx.recordError("repeated_reply", "the model's reply repeated an earlier one", turn.id);
   } else if (turn && gaveBack === "repeat" && !empty) {
     // No other answer came: the reply that said an earlier one again was the answer (an

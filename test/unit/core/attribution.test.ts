@@ -4,9 +4,11 @@
  * answers that open alike, a transcription that finishes late, a generation cut by the input it
  * was taken to answer, and a reply that repeats a recent one word for word.
  */
+
 import { describe, expect, it } from "vitest";
 import { OPENAI_CAPABILITIES } from "../../../src/providers/openai/adapter.js";
 import type { Harness } from "./harness.js";
+import { OPENING_JUDGEMENT } from "./legacy-judgements.js";
 import { greetWithLateChips, live, texts, turnEnds } from "./sessions.js";
 
 /** Each line asked in turn, the same words answered each time; the turns' ends and errors. */
@@ -155,7 +157,7 @@ describe("honest answers that open alike are never dropped, every turn ends once
   });
 
   it("control: the opening-words judgement this replaced drops the answers and leaves turns open", () => {
-    const h = live({ legacyOpeningCheck: true, modelTimeoutMs: 0 });
+    const h = live({ legacy: OPENING_JUDGEMENT, modelTimeoutMs: 0 });
     greetThenAsk(h, ["one", "two", "three", "four"]);
     for (let i = 0; i < 10 && h.fireNextTimer(); i++);
     const ends = turnEnds(h);

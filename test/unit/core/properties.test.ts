@@ -6,6 +6,7 @@ import {
   type Guards,
   NO_GUARDS,
 } from "../../../src/core/session-state.js";
+import { OPENING_JUDGEMENT, REPEAT_JUDGEMENT_ON_EVERY_WIRE } from "./legacy-judgements.js";
 import {
   checkAnswersDelivered,
   checkProgress,
@@ -223,7 +224,7 @@ describe("the session core over random interleavings", () => {
   it("control: the opening-words judgement that issue 8 removed drops honest answers", {
     timeout: TIMEOUT,
   }, () => {
-    const result = fc.check(liveness(ALL_GUARDS, { legacyOpeningCheck: true }), {
+    const result = fc.check(liveness(ALL_GUARDS, { legacy: OPENING_JUDGEMENT }), {
       numRuns: RUNS,
       seed: SEED,
     });
@@ -239,7 +240,7 @@ describe("the session core over random interleavings", () => {
     timeout: TIMEOUT,
   }, () => {
     const result = fc.check(
-      liveness(ALL_GUARDS, { legacyRepeatJudgement: true }, undefined, ["openai"]),
+      liveness(ALL_GUARDS, { legacy: REPEAT_JUDGEMENT_ON_EVERY_WIRE }, undefined, ["openai"]),
       // It needs a late silent result and then the same question again: rarer than a run in 2,000.
       { numRuns: RUNS * 5, seed: SEED },
     );
