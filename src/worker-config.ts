@@ -181,13 +181,6 @@ function defaultProvider(env: object, providers: readonly ProviderName[]): Provi
   return real ?? (providers.includes("simulator") ? "simulator" : (providers[0] ?? "simulator"));
 }
 
-const plain = configLoader();
-
-/** The settings of an env with nothing given in code (see configLoader). Throws ConfigError. */
-export function loadConfig(env: object): Config {
-  return plain.settings(env);
-}
-
 /** `https://App.example/` → `https://app.example`, the form browsers send in `Origin`. */
 export function normaliseOrigin(origin: string): string {
   return origin.trim().toLowerCase().replace(/\/+$/, "");

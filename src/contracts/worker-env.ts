@@ -3,7 +3,7 @@ import type { SessionApi } from "./session-api.js";
 
 /**
  * The Worker's bindings: wrangler.toml `[vars]`, secrets and the Durable Object namespace.
- * Every var arrives as a string (or is absent); `loadConfig` in src/worker-config.ts turns them into
+ * Every var arrives as a string (or is absent); `configLoader` in src/worker-config.ts turns them into
  * typed values. Each provider's vars and bindings come from its folder in src/providers (the
  * registry collects them). Secrets (`API_KEY`, `TOKEN_SECRET`, the providers' keys) come
  * from `wrangler secret put` in a deployment and from `.dev.vars` locally.
