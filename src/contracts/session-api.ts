@@ -108,6 +108,9 @@ export const REPLAY_HEADER = "x-liveline-replay";
 /** Present ("twilio") on a carrier's media stream: a phone call, bound by its `start`. */
 export const CARRIER_HEADER = "x-liveline-carrier";
 
+/** A call stream's token, or why none is given. */
+export type CallTokenAnswer = { token: string } | { refused: "ended" | "in_progress" };
+
 /**
  * The RPC surface of a session's Durable Object (SessionObject), as the Worker calls it.
  * `fetch` takes the WebSocket upgrade, already authenticated by the Worker, with the
@@ -134,9 +137,10 @@ export interface SessionApi {
   end(): Promise<void>;
   /**
    * A single-use token a phone call's media stream binds to this session with (valid for
-   * `ttlMs`), or null when the session has ended.
+   * `ttlMs`; it cancels the call's earlier ones); refused when the session has ended or the
+   * call's stream is already up (a replayed webhook must not get a way in).
    */
-  callToken(ttlMs: number): Promise<string | null>;
+  callToken(ttlMs: number): Promise<CallTokenAnswer>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */
   crash(): Promise<void>;
   fetch(request: Request): Promise<Response>;

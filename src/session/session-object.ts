@@ -3,6 +3,7 @@ import { type AgentDefinition, NO_AGENT, resolveAgent } from "../agents/define.j
 import type { LivelineApp } from "../app-options.js";
 import {
   CARRIER_HEADER,
+  type CallTokenAnswer,
   type HandoffAnswer,
   REPLAY_HEADER,
   RESUME_FROM_HEADER,
@@ -54,6 +55,11 @@ const KEEPALIVE = '{"type":"keepalive"}';
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
 const CLOSE_TRY_AGAIN_LATER = 1013;
+/** A call's stream must say `start` within this long of its upgrade (Twilio does at once). */
+const START_WITHIN_MS = 10_000;
+/** Call streams waiting for their `start` at once, at most (a call has one). */
+const MAX_WAITING_STREAMS = 2;
+
 /** What the model is told when a call's stream starts (the caller waits to be greeted). */
 const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
 
@@ -246,9 +252,19 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return live.requestHandoff(agent, reason);
   }
 
-  async callToken(ttlMs: number): Promise<string | null> {
-    if (this.meta.read()?.endedAt !== null) return null;
-    return this.callTokens().issue(Date.now(), ttlMs);
+  async callToken(ttlMs: number): Promise<CallTokenAnswer> {
+    if (this.meta.read()?.endedAt !== null) return { refused: "ended" };
+    // A webhook replayed while the call's stream is up gets nothing that could join it.
+    if (this.boundCallStreams().length > 0) return { refused: "in_progress" };
+    return { token: this.callTokens().issue(Date.now(), ttlMs) };
+  }
+
+  /** The sockets of call streams a `start` has bound. */
+  private boundCallStreams(): WebSocket[] {
+    return this.ctx.getWebSockets().filter((w) => {
+      const a = attachmentOf(w);
+      return a?.call !== undefined && a.call.streamSid !== null && w.readyState === WebSocket.OPEN;
+    });
   }
 
   private callTokenStore: CallTokenStore | null = null;
@@ -305,6 +321,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       );
     }
 
+    if (request.headers.get(CARRIER_HEADER) === "twilio") return this.acceptCallStream(meta);
+
     const { 0: client, 1: server } = new WebSocketPair();
     if (this.openSockets().length >= this.config.MAX_CLIENTS_PER_SESSION) this.reapStale();
     const held = this.openSockets();
@@ -325,17 +343,6 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     this.ctx.acceptWebSocket(server);
     server.binaryType = "arraybuffer";
     const clientId = crypto.randomUUID();
-    if (request.headers.get(CARRIER_HEADER) === "twilio") {
-      // A phone call's media stream: no client until its `start` presents a token of this
-      // session; nothing is sent to it or recorded before.
-      attach(server, {
-        clientId,
-        resumeFrom: null,
-        connectedAt: Date.now(),
-        call: { carrier: "twilio", streamSid: null },
-      });
-      return new Response(null, { status: 101, webSocket: client });
-    }
     const batchReplay = request.headers.get(REPLAY_HEADER) === "batch";
     attach(server, { clientId, resumeFrom, batchReplay, connectedAt: Date.now() });
     this.clientList = null;
@@ -345,6 +352,36 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       clientId,
       resumeFrom: resumeFrom ?? undefined,
     });
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /**
+   * A phone call's media stream: only for a call's session, and no client until its `start`
+   * presents a token of this session (nothing is sent to it or recorded before). Streams not
+   * yet started hold no client's slot; a few at most are let in, each for a few seconds.
+   */
+  private acceptCallStream(meta: SessionMeta): Response {
+    if (meta.metadata.telephony === undefined)
+      return jsonError(404, "unknown_session", "no phone call has this session");
+    const waiting = this.ctx.getWebSockets().filter((w) => {
+      const a = attachmentOf(w);
+      return a?.call !== undefined && a.call.streamSid === null && w.readyState === WebSocket.OPEN;
+    });
+    if (waiting.length >= MAX_WAITING_STREAMS)
+      return jsonError(429, "rate_limited", "too many media streams wait for their start");
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server);
+    server.binaryType = "arraybuffer";
+    attach(server, {
+      clientId: crypto.randomUUID(),
+      resumeFrom: null,
+      connectedAt: Date.now(),
+      call: { carrier: "twilio", streamSid: null },
+    });
+    setTimeout(() => {
+      if (attachmentOf(server)?.call?.streamSid === null)
+        closeQuietly(server, CLOSE_POLICY, "the stream has not started");
+    }, START_WITHIN_MS);
     return new Response(null, { status: 101, webSocket: client });
   }
 
@@ -370,26 +407,40 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
         ? readTwilioStreamEvent(data)
         : ({ ok: false, problem: "a binary message" } as const);
     const stream = this.callStreamOf(ws, attachment);
+    if (stream === null) {
+      // Before a `start` bound it, the stream may only say `connected`, then `start`:
+      // anything else (audio, marks, keys, a malformed start) is nobody's call.
+      if (read.ok && read.message.event === "connected") return;
+      if (read.ok && read.message.event === "start") {
+        this.bindCall(ws, attachment, read.message.start);
+        return;
+      }
+      closeQuietly(
+        ws,
+        CLOSE_POLICY,
+        read.ok ? "the stream has not started" : `not a start the carrier sends: ${read.problem}`,
+      );
+      return;
+    }
     if (!read.ok) {
       // Counted (BAD_FRAME in the timeline) and skipped: the call goes on.
-      if (stream !== null)
-        this.session()?.interpreter.handleInput({
-          type: "client_bad_frame",
-          clientId: attachment.clientId,
-          code: "bad_frame",
-          message: `a media stream message the carrier does not send: ${read.problem}`,
-        });
+      this.session()?.interpreter.handleInput({
+        type: "client_bad_frame",
+        clientId: attachment.clientId,
+        code: "bad_frame",
+        message: `a media stream message the carrier does not send: ${read.problem}`,
+      });
       return;
     }
     const event = read.message;
-    if (event.event === "connected") return;
-    if (event.event === "start") {
-      this.bindCall(ws, attachment, event.start.streamSid, event.start.customParameters.token);
-      return;
-    }
-    if (stream === null) {
-      // Audio, marks or keys before a `start` bound the stream: nobody's call.
-      closeQuietly(ws, CLOSE_POLICY, "the stream has not started");
+    if (event.event === "connected" || event.event === "start") {
+      // Said again on a bound stream: skipped, as any message out of place (the call goes on).
+      this.session()?.interpreter.handleInput({
+        type: "client_bad_frame",
+        clientId: attachment.clientId,
+        code: "bad_frame",
+        message: `the stream has already started: a second ${event.event} is skipped`,
+      });
       return;
     }
     switch (event.event) {
@@ -434,29 +485,37 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (streams.every((s) => s.drained)) void this.end();
   }
 
-  /** A `start`: its token must be one this session issued, unused and unexpired. */
+  /**
+   * A `start`: its token must be one this session issued, unused and unexpired, for this
+   * call (its CallSid), while no other stream of the call is bound.
+   */
   private bindCall(
     ws: WebSocket,
     attachment: SocketAttachment,
-    streamSid: string,
-    token: string | undefined,
+    start: { streamSid: string; callSid: string; customParameters: Record<string, string> },
   ): void {
-    if (attachment.call?.streamSid !== null) {
-      closeQuietly(ws, CLOSE_POLICY, "the stream has already started");
-      return;
-    }
-    const check = token === undefined ? "unknown" : this.callTokens().take(token, Date.now());
+    const meta = this.meta.read();
     const live = this.session();
-    if (check !== "ok" || live === null || this.meta.read()?.endedAt !== null) {
-      const why =
-        live === null || this.meta.read()?.endedAt !== null
-          ? "the session has ended"
-          : check === "expired"
-            ? "the stream token has expired"
-            : "the stream token is wrong or already used";
-      closeQuietly(ws, CLOSE_POLICY, why);
+    const token = start.customParameters.token;
+    const check = token === undefined ? "unknown" : this.callTokens().take(token, Date.now());
+    const callSid = (meta?.metadata.telephony as { callSid?: unknown } | undefined)?.callSid;
+    const why =
+      live === null || meta === null || meta.endedAt !== null
+        ? "the session has ended"
+        : check === "expired"
+          ? "the stream token has expired"
+          : check === "unknown"
+            ? "the stream token is wrong or already used"
+            : start.callSid !== callSid
+              ? "the stream is not this session's call"
+              : this.boundCallStreams().length > 0
+                ? "the call's stream is already up"
+                : null;
+    if (why !== null || live === null) {
+      closeQuietly(ws, CLOSE_POLICY, why ?? "the session has ended");
       return;
     }
+    const { streamSid } = start;
     attach(ws, { ...attachment, call: { carrier: "twilio", streamSid } });
     this.clientList = null;
     live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
@@ -478,7 +537,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   /** Client sockets that hold a slot (one being closed holds none). */
   private openSockets(): WebSocket[] {
-    return this.ctx.getWebSockets().filter((ws) => ws.readyState === WebSocket.OPEN);
+    // A call's stream is no app's client: it holds no slot (a call has one, bound by token).
+    return this.ctx
+      .getWebSockets()
+      .filter((ws) => ws.readyState === WebSocket.OPEN && attachmentOf(ws)?.call === undefined);
   }
 
   /**

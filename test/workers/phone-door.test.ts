@@ -49,7 +49,7 @@ async function answeredCall(params = callParams()) {
   );
   expect(token, twiml).toBeDefined();
   const sessionId = url!.split("/").at(-1)!;
-  return { twiml, streamUrl: url!, token: token!, sessionId };
+  return { twiml, streamUrl: url!, token: token!, sessionId, callSid: params.CallSid };
 }
 
 async function openStream(streamUrl: string) {
@@ -67,7 +67,7 @@ async function openStream(streamUrl: string) {
   return { ws, closed, received };
 }
 
-const start = (token: string) =>
+const start = (token: string, callSid = "CA00000000000000000000000000000001") =>
   JSON.stringify({
     event: "start",
     sequenceNumber: "1",
@@ -75,7 +75,7 @@ const start = (token: string) =>
     start: {
       streamSid: "MZ00000000000000000000000000000001",
       accountSid: "AC00000000000000000000000000000001",
-      callSid: "CA00000000000000000000000000000001",
+      callSid,
       tracks: ["inbound"],
       customParameters: { token },
       mediaFormat: { encoding: "audio/x-mulaw", sampleRate: 8000, channels: 1 },
@@ -126,11 +126,11 @@ describe("a media stream is bound by its start, once", () => {
   });
 
   it("a token is taken once: a second stream presenting it is closed", async () => {
-    const { streamUrl, token } = await answeredCall();
+    const { streamUrl, token, callSid } = await answeredCall();
     const first = await openStream(streamUrl);
-    first.ws.send(start(token));
+    first.ws.send(start(token, callSid));
     const second = await openStream(streamUrl);
-    second.ws.send(start(token));
+    second.ws.send(start(token, callSid));
     expect((await second.closed).reason).toMatch(/token is wrong or already used/);
     first.ws.close(1000, "done");
   });
@@ -199,9 +199,9 @@ describe("a bound call's stream", () => {
   }
 
   it("malformed media is counted and skipped, the call goes on, and stop ends the session", async () => {
-    const { streamUrl, token, sessionId } = await answeredCall();
+    const { streamUrl, token, sessionId, callSid } = await answeredCall();
     const stream = await openStream(streamUrl);
-    stream.ws.send(start(token));
+    stream.ws.send(start(token, callSid));
     stream.ws.send(media("not base64 at all!", 1));
     stream.ws.send(JSON.stringify({ event: "hello" }));
     // The call goes on: a good chunk after the bad ones is taken, the session is open.
@@ -216,9 +216,9 @@ describe("a bound call's stream", () => {
   });
 
   it("a stream dropped without a stop ends the call's session too, its history kept", async () => {
-    const { streamUrl, token, sessionId } = await answeredCall();
+    const { streamUrl, token, sessionId, callSid } = await answeredCall();
     const stream = await openStream(streamUrl);
-    stream.ws.send(start(token));
+    stream.ws.send(start(token, callSid));
     await new Promise((r) => setTimeout(r, 100));
     stream.ws.close(1001, "carrier went away");
     await new Promise((r) => setTimeout(r, 200));
@@ -289,7 +289,7 @@ describe("a call across a crash of its object", () => {
     const params = callParams();
     const { streamUrl, token, sessionId } = await answeredCall(params);
     const stream = await openStream(streamUrl);
-    stream.ws.send(start(token));
+    stream.ws.send(start(token, params.CallSid));
     // The greeting turn is under way when the object dies.
     await new Promise((r) => setTimeout(r, 50));
     const crashed = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
@@ -298,7 +298,8 @@ describe("a call across a crash of its object", () => {
     });
     expect(crashed.status).toBe(200);
     const closed = await stream.closed;
-    expect(closed.code).not.toBe(1000);
+    // Bound, then cut by the crash (not refused by policy, not ended normally).
+    expect([1000, 1008]).not.toContain(closed.code);
     // The restarted object answers: the record is whole, every turn in it ended once.
     const events = (await historyOf(sessionId)) as { kind: string; turnId?: string }[];
     const ends = new Map<string, number>();
@@ -323,5 +324,77 @@ describe("a call across a crash of its object", () => {
       headers: withKey(API_KEY),
     });
     expect(token410.status).toBe(410);
+  });
+});
+
+describe("found by the black-box attack on the phone door", () => {
+  it("a signed webhook replayed while the call's stream is up gets <Hangup/>, no token", async () => {
+    const params = callParams();
+    const { streamUrl, token } = await answeredCall(params);
+    const stream = await openStream(streamUrl);
+    stream.ws.send(start(token, params.CallSid));
+    await new Promise((r) => setTimeout(r, 100));
+    const replay = await postVoice(params, await twilioSignature(AUTH_TOKEN, VOICE, params));
+    expect(await replay.text()).toMatch(/<Response><Hangup\/><\/Response>/);
+    stream.ws.close(1000, "done");
+  });
+
+  it("a newer token cancels the older one, and a start for another call is refused", async () => {
+    const params = callParams();
+    const first = await answeredCall(params);
+    const second = await answeredCall(params);
+    const old = await openStream(first.streamUrl);
+    old.ws.send(start(first.token, params.CallSid));
+    expect((await old.closed).reason).toMatch(/wrong or already used/);
+    const other = await openStream(second.streamUrl);
+    // The right token, but a start naming another call.
+    other.ws.send(start(second.token));
+    expect((await other.closed).reason).toMatch(/not this session's call/);
+  });
+
+  it("marks, keys or a malformed start before a start close the stream", async () => {
+    for (const message of [
+      JSON.stringify({
+        event: "mark",
+        sequenceNumber: "2",
+        streamSid: "MZ00000000000000000000000000000001",
+        mark: { name: "x" },
+      }),
+      JSON.stringify({ event: "start", start: { customParameters: { token: 5 } } }),
+    ]) {
+      const { streamUrl } = await answeredCall();
+      const stream = await openStream(streamUrl);
+      stream.ws.send(message);
+      expect((await stream.closed).code).toBe(1008);
+    }
+  });
+
+  it("streams that never start hold no client's slot, and only a few may wait", async () => {
+    const { streamUrl, sessionId } = await answeredCall();
+    const waiting = [await openStream(streamUrl), await openStream(streamUrl)];
+    const third = await exports.default.fetch(streamUrl.replace(/^ws/, "http"), {
+      headers: { Upgrade: "websocket" },
+    });
+    expect(third.status).toBe(429);
+    // An app's client still gets in with its token.
+    const tokenRes = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
+      method: "POST",
+      headers: withKey(API_KEY),
+    });
+    expect(tokenRes.status).toBe(200);
+    for (const s of waiting) s.ws.close(1000, "done");
+  });
+
+  it("the stream route is for calls only: an app's session has none", async () => {
+    const created = await exports.default.fetch(`${BASE}/v1/sessions`, {
+      method: "POST",
+      headers: { ...withKey(API_KEY), "Content-Type": "application/json" },
+      body: "{}",
+    });
+    const { sessionId } = (await created.json()) as { sessionId: string };
+    const res = await exports.default.fetch(`${BASE}/v1/telephony/twilio/stream/${sessionId}`, {
+      headers: { Upgrade: "websocket" },
+    });
+    expect(res.status).toBe(404);
   });
 });

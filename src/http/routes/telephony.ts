@@ -56,12 +56,13 @@ export const telephonyRoutes = new Hono<AppEnv>()
       metadata: config.PROVIDER === "simulator" ? { telephony, simulator } : { telephony },
       options: {},
     });
-    const token = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS);
-    // The call's session has ended (a retry after the stream was over): hang up.
-    if (token === null) return c.body(hangupTwiml(), 200, XML);
+    const answer = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS);
+    // The call's session has ended, or its stream is already up (a replayed webhook): a
+    // retry gets nothing that could join the call.
+    if ("refused" in answer) return c.body(hangupTwiml(), 200, XML);
     const twiml = connectStreamTwiml({
       streamUrl: streamUrl(c.req.url, sessionId),
-      parameters: { token },
+      parameters: { token: answer.token },
     });
     return c.body(twiml, 200, XML);
   })
