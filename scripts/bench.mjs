@@ -370,6 +370,9 @@ async function livelineCall(server) {
   if (!res.ok) throw new Error(`voice webhook: ${res.status} ${body}`);
   const answer = readStreamAnswer(body, { allowInsecure: true });
   const phone = new PhoneClient(answer.streamUrl);
+  // The stream's start names the webhook's call, as Twilio's does (liveline checks it).
+  phone.callSid = form.get("CallSid");
+  phone.accountSid = form.get("AccountSid");
   await phone.open(answer.parameters);
   return phone;
 }
