@@ -5,8 +5,10 @@
  * which never leaves it. Served on a local host, or anywhere with `DEMO_PAGE = "on"` (which
  * lets anyone who finds the page open sessions: for demos, not for production).
  */
+
 import { z } from "zod";
 import type { Env } from "../contracts/worker-env.js";
+import { bytesToBase64Url } from "../providers/base64.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import { isLocalHostname, safeEqual } from "./auth.js";
 
@@ -101,8 +103,5 @@ async function grantFor(sessionId: string, secret: string): Promise<string> {
   const mac = new Uint8Array(
     await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`demo:${sessionId}`)),
   );
-  return btoa(String.fromCharCode(...mac))
-    .replace(/\+/g, "-")
-    .replace(/\//g, "_")
-    .replace(/=+$/, "");
+  return bytesToBase64Url(mac);
 }

@@ -21,6 +21,11 @@ export function bytesToBase64(bytes: Uint8Array): string {
 }
 
 /** Throws on malformed input (atob does); callers that must not throw catch it. */
+/** Base64url without padding (URL- and header-safe), for tokens and signatures. */
+export function bytesToBase64Url(bytes: Uint8Array): string {
+  return bytesToBase64(bytes).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
 export function base64ToBytes(base64: string): Uint8Array {
   const binary = atob(base64);
   const out = new Uint8Array(binary.length);

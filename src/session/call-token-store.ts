@@ -1,3 +1,4 @@
+import { bytesToBase64Url } from "../providers/base64.js";
 import { type Migration, migrate } from "./migrations.js";
 
 const MIGRATIONS: readonly Migration[] = [
@@ -38,10 +39,7 @@ export class CallTokenStore {
   issue(now: number, ttlMs: number): string {
     this.sql.exec("DELETE FROM call_tokens");
     const bytes = crypto.getRandomValues(new Uint8Array(TOKEN_BYTES));
-    const token = btoa(String.fromCharCode(...bytes))
-      .replace(/\+/g, "-")
-      .replace(/\//g, "_")
-      .replace(/=+$/, "");
+    const token = bytesToBase64Url(bytes);
     this.sql.exec("INSERT INTO call_tokens (token, expires_at) VALUES (?, ?)", token, now + ttlMs);
     return token;
   }
