@@ -3,6 +3,7 @@ import type { LivelineApp } from "../app-options.js";
 import type { Env } from "../contracts/worker-env.js";
 import type { Config, LocationHint } from "../worker-config.js";
 import type { AuthState } from "./auth.js";
+import { HttpError } from "./errors.js";
 
 /** The Hono environment of the app: bindings, plus config and auth resolved per request. */
 export interface AppEnv {
@@ -43,7 +44,19 @@ function sessionNamespace(env: Env, jurisdiction: DurableObjectJurisdiction | un
 
 /** `ws(s)://<host>/v1/sessions/<id>/ws?token=…`, matching the scheme of the request. */
 export function wsUrl(requestUrl: string, sessionId: string, token: string): string {
+  return `${wsOrigin(requestUrl)}/v1/sessions/${sessionId}/ws?token=${encodeURIComponent(token)}`;
+}
+
+/** `wss://<host>` for a request over https, `ws://<host>` for a plain-HTTP local server. */
+export function wsOrigin(requestUrl: string): string {
   const url = new URL(requestUrl);
-  const scheme = url.protocol === "https:" ? "wss:" : "ws:";
-  return `${scheme}//${url.host}/v1/sessions/${sessionId}/ws?token=${encodeURIComponent(token)}`;
+  return `${url.protocol === "https:" ? "wss:" : "ws:"}//${url.host}`;
+}
+
+/** A WebSocket route's first check: 426 without `Upgrade: websocket`. */
+export function requireWebSocketUpgrade(c: AppContext): void {
+  if (c.req.header("Upgrade")?.toLowerCase() !== "websocket")
+    throw new HttpError(426, "upgrade_required", "this endpoint takes a WebSocket upgrade", {
+      Upgrade: "websocket",
+    });
 }

@@ -20,7 +20,14 @@ import {
   TWILIO_SIGNATURE_HEADER,
 } from "../../telephony/twilio/signature.js";
 import { connectStreamTwiml, hangupTwiml } from "../../telephony/twilio/twiml.js";
-import { type AppContext, type AppEnv, sessionStub } from "../context.js";
+import { limitBody } from "../body-limit.js";
+import {
+  type AppContext,
+  type AppEnv,
+  requireWebSocketUpgrade,
+  sessionStub,
+  wsOrigin,
+} from "../context.js";
 import { createSession } from "../create-session.js";
 import { HttpError } from "../errors.js";
 import { sessionIdParam } from "../json-body.js";
@@ -38,7 +45,7 @@ const MAX_WEBHOOK_BYTES = 16 * 1024;
 const SIMULATED_CALL_KNOBS = { modality: "AUDIO", vad: "energy" };
 
 export const telephonyRoutes = new Hono<AppEnv>()
-  .post("/twilio/voice", async (c) => {
+  .post("/twilio/voice", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
     const params = await signedWebhook(c);
     const callSid = requiredParam(params, "CallSid");
     const from = params.get("From") ?? "";
@@ -67,7 +74,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
     return c.body(twiml, 200, XML);
   })
   .all("/twilio/voice", methodNotAllowed("POST"))
-  .post("/twilio/status", async (c) => {
+  .post("/twilio/status", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
     // The call's status callback: a call over before its stream started (or without one)
     // leaves no session open.
     const params = await signedWebhook(c);
@@ -81,11 +88,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
   .all("/twilio/status", methodNotAllowed("POST"))
   .get("/twilio/stream/:id", async (c) => {
     const sessionId = sessionIdParam(c);
-    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
-      throw new HttpError(426, "upgrade_required", "this endpoint takes a WebSocket upgrade", {
-        Upgrade: "websocket",
-      });
-    }
+    requireWebSocketUpgrade(c);
     const stub = sessionStub(c, sessionId);
     if (!(await stub.exists())) throw new HttpError(404, "unknown_session", "no such session");
     // Only the headers the object trusts, set here: the stream proves itself by its `start`.
@@ -106,12 +109,6 @@ async function signedWebhook(c: AppContext): Promise<URLSearchParams> {
       "phone calls need TWILIO_AUTH_TOKEN (wrangler secret put TWILIO_AUTH_TOKEN)",
     );
   const text = await c.req.text();
-  if (text.length > MAX_WEBHOOK_BYTES)
-    throw new HttpError(
-      413,
-      "payload_too_large",
-      `bodies are limited to ${MAX_WEBHOOK_BYTES} bytes`,
-    );
   const params = new URLSearchParams(text);
   const signature = c.req.header(TWILIO_SIGNATURE_HEADER) ?? null;
   if (!(await isValidTwilioSignature(authToken, c.req.url, params, signature)))
@@ -129,7 +126,5 @@ function requiredParam(params: URLSearchParams, name: string): string {
 
 /** `wss://<host>/v1/telephony/twilio/stream/<id>` (ws:// for a plain-HTTP local server). */
 function streamUrl(requestUrl: string, sessionId: string): string {
-  const url = new URL(requestUrl);
-  const scheme = url.protocol === "https:" ? "wss:" : "ws:";
-  return `${scheme}//${url.host}/v1/telephony/twilio/stream/${sessionId}`;
+  return `${wsOrigin(requestUrl)}/v1/telephony/twilio/stream/${sessionId}`;
 }

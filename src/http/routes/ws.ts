@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { REPLAY_HEADER, RESUME_FROM_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
 import { bearer, checkOrigin, requireSessionToken } from "../auth.js";
-import { type AppEnv, sessionStub } from "../context.js";
+import { type AppEnv, requireWebSocketUpgrade, sessionStub } from "../context.js";
 import { HttpError } from "../errors.js";
 import { parseQuery, QueryToken, sessionIdParam } from "../json-body.js";
 import { methodNotAllowed } from "../method-not-allowed.js";
@@ -28,11 +28,7 @@ export const wsRoutes = new Hono<AppEnv>()
   .get("/:id/ws", async (c) => {
     const sessionId = sessionIdParam(c);
     const query = parseQuery(c, WsQuery);
-    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
-      throw new HttpError(426, "upgrade_required", "this endpoint takes a WebSocket upgrade", {
-        Upgrade: "websocket",
-      });
-    }
+    requireWebSocketUpgrade(c);
     const token = query.token ?? bearer(c.req.header("Authorization"));
     await requireSessionToken(c.var.auth, token, sessionId);
     const stub = sessionStub(c, sessionId);
