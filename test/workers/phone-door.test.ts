@@ -104,6 +104,15 @@ describe("the voice webhook takes only Twilio's signature", () => {
     expect((await postVoice({ ...params, To: "+15559999999" }, signed)).status).toBe(403);
   });
 
+  it("a webhook body over 16 KiB is refused with 413 before anything is read of it", async () => {
+    const params = { ...callParams(), Padding: "x".repeat(20_000) };
+    const res = await postVoice(params, await twilioSignature(AUTH_TOKEN, VOICE, params));
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe(
+      "payload_too_large",
+    );
+  });
+
   it("a signed call is answered with <Connect><Stream> and a token, never the API key", async () => {
     const { twiml, token } = await answeredCall();
     expect(twiml).toMatch(/^<\?xml[^>]*\?><Response><Connect><Stream url="[^"]+">/);

@@ -1,11 +1,11 @@
 import { Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { SESSION_OPTIONS, type SessionOptions } from "../../agents/define.js";
 import { jsonLimitProblem } from "../../json-limits.js";
 import { PROVIDER_NAMES } from "../../provider-registry.js";
 import { LOCATION_HINTS } from "../../worker-config.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
+import { limitBody } from "../body-limit.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
 import { createSession } from "../create-session.js";
 import { HttpError } from "../errors.js";
@@ -99,16 +99,7 @@ export const sessionRoutes = new Hono<AppEnv>()
       await requireApiKey(c.var.auth, c.req.header("Authorization"));
       await next();
     },
-    bodyLimit({
-      maxSize: MAX_CREATE_BODY_BYTES,
-      onError: () => {
-        throw new HttpError(
-          413,
-          "payload_too_large",
-          `bodies are limited to ${MAX_CREATE_BODY_BYTES} bytes`,
-        );
-      },
-    }),
+    limitBody(MAX_CREATE_BODY_BYTES),
     async (c) => {
       const body = await parseJsonBody(c, CreateSessionBody);
       const sessionId = await createSession(c, {
