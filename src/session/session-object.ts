@@ -142,11 +142,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
         clientToolCall: (callId, name) => {
           // Answered at once where no app is connected to run it: the model hears why, and
           // the call does not wait out the tool's timeout. (An app on the session answers it.)
-          const apps = this.ctx.getWebSockets().filter((w) => {
-            const a = attachmentOf(w);
-            return a !== null && a.call === undefined;
-          });
-          if (apps.length > 0) return;
+          if (this.openSockets("app").length > 0) return;
           const error = `${name} runs in an app, and this phone call has none`;
           this.handleClientFrame(ws, JSON.stringify({ type: "tool_result", callId, error }));
         },
@@ -255,16 +251,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   async callToken(ttlMs: number): Promise<CallTokenAnswer> {
     if (this.meta.read()?.endedAt !== null) return { refused: "ended" };
     // A webhook replayed while the call's stream is up gets nothing that could join it.
-    if (this.boundCallStreams().length > 0) return { refused: "in_progress" };
+    if (this.openSockets("bound_call").length > 0) return { refused: "in_progress" };
     return { token: this.callTokens().issue(Date.now(), ttlMs) };
-  }
-
-  /** The sockets of call streams a `start` has bound. */
-  private boundCallStreams(): WebSocket[] {
-    return this.ctx.getWebSockets().filter((w) => {
-      const a = attachmentOf(w);
-      return a?.call !== undefined && a.call.streamSid !== null && w.readyState === WebSocket.OPEN;
-    });
   }
 
   private callTokenStore: CallTokenStore | null = null;
@@ -324,8 +312,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (request.headers.get(CARRIER_HEADER) === "twilio") return this.acceptCallStream(meta);
 
     const { 0: client, 1: server } = new WebSocketPair();
-    if (this.openSockets().length >= this.config.MAX_CLIENTS_PER_SESSION) this.reapStale();
-    const held = this.openSockets();
+    if (this.openSockets("app").length >= this.config.MAX_CLIENTS_PER_SESSION) this.reapStale();
+    const held = this.openSockets("app");
     if (held.length >= this.config.MAX_CLIENTS_PER_SESSION) {
       // Accepted only to say why, then closed; never joins the session.
       const since = Math.min(...held.map((ws) => attachmentOf(ws)?.connectedAt ?? Date.now()));
@@ -363,11 +351,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private acceptCallStream(meta: SessionMeta): Response {
     if (meta.metadata.telephony === undefined)
       return jsonError(404, "unknown_session", "no phone call has this session");
-    const waiting = this.ctx.getWebSockets().filter((w) => {
-      const a = attachmentOf(w);
-      return a?.call !== undefined && a.call.streamSid === null && w.readyState === WebSocket.OPEN;
-    });
-    if (waiting.length >= MAX_WAITING_STREAMS)
+    if (this.openSockets("waiting_call").length >= MAX_WAITING_STREAMS)
       return jsonError(429, "rate_limited", "too many media streams wait for their start");
     const { 0: client, 1: server } = new WebSocketPair();
     this.ctx.acceptWebSocket(server);
@@ -422,25 +406,22 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       );
       return;
     }
-    if (!read.ok) {
-      // Counted (BAD_FRAME in the timeline) and skipped: the call goes on.
+    // A message out of place is counted (BAD_FRAME in the timeline) and skipped: the call
+    // goes on.
+    const skip = (message: string) =>
       this.session()?.interpreter.handleInput({
         type: "client_bad_frame",
         clientId: attachment.clientId,
         code: "bad_frame",
-        message: `a media stream message the carrier does not send: ${read.problem}`,
+        message,
       });
+    if (!read.ok) {
+      skip(`a media stream message the carrier does not send: ${read.problem}`);
       return;
     }
     const event = read.message;
     if (event.event === "connected" || event.event === "start") {
-      // Said again on a bound stream: skipped, as any message out of place (the call goes on).
-      this.session()?.interpreter.handleInput({
-        type: "client_bad_frame",
-        clientId: attachment.clientId,
-        code: "bad_frame",
-        message: `the stream has already started: a second ${event.event} is skipped`,
-      });
+      skip(`the stream has already started: a second ${event.event} is skipped`);
       return;
     }
     switch (event.event) {
@@ -475,14 +456,11 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
    */
   private endCallIfAsked(): void {
     if (this.callEnding !== "goodbye_said") return;
-    const streams = this.ctx
-      .getWebSockets()
-      .flatMap((ws) => {
-        const a = attachmentOf(ws);
-        return a?.call === undefined ? [] : [this.callStreamOf(ws, a)];
-      })
-      .filter((s): s is TwilioCallStream => s !== null);
-    if (streams.every((s) => s.drained)) void this.end();
+    const drained = this.openSockets("bound_call").every((ws) => {
+      const attachment = attachmentOf(ws);
+      return attachment === null || this.callStreamOf(ws, attachment)?.drained !== false;
+    });
+    if (drained) void this.end();
   }
 
   /**
@@ -508,7 +486,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
             ? "the stream token is wrong or already used"
             : start.callSid !== callSid
               ? "the stream is not this session's call"
-              : this.boundCallStreams().length > 0
+              : this.openSockets("bound_call").length > 0
                 ? "the call's stream is already up"
                 : null;
     if (why !== null || live === null) {
@@ -535,12 +513,18 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     attach(ws, { ...attachment, heardAt: now });
   }
 
-  /** Client sockets that hold a slot (one being closed holds none). */
-  private openSockets(): WebSocket[] {
-    // A call's stream is no app's client: it holds no slot (a call has one, bound by token).
-    return this.ctx
-      .getWebSockets()
-      .filter((ws) => ws.readyState === WebSocket.OPEN && attachmentOf(ws)?.call === undefined);
+  /**
+   * The open sockets of one kind (one being closed counts for none): `app`, the clients that
+   * hold a slot (a call's stream holds none: a call has one, bound by its token); a call's
+   * stream `waiting_call` for its `start`, or `bound_call` by it.
+   */
+  private openSockets(kind: "app" | "waiting_call" | "bound_call"): WebSocket[] {
+    return this.ctx.getWebSockets().filter((ws) => {
+      if (ws.readyState !== WebSocket.OPEN) return false;
+      const call = attachmentOf(ws)?.call;
+      if (kind === "app") return call === undefined;
+      return call !== undefined && (call.streamSid === null) === (kind === "waiting_call");
+    });
   }
 
   /**
