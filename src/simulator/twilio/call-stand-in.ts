@@ -8,7 +8,8 @@
  *   "inbound", From, To) and its X-Twilio-Signature over that exact URL.
  * - The answer ("TwiML <Stream>", https://www.twilio.com/docs/voice/twiml/stream): must be
  *   `<Response><Connect><Stream url="wss://…">` with <Parameter>s (twiml-reader.ts);
- *   anything else is a CallSetupError saying what came back.
+ *   anything else is a CallSetupError saying what came back. `answerCall` takes an answer
+ *   fetched elsewhere (the demo page's calls: the Worker signs their webhook) the same way.
  * - The stream ("Media Streams - WebSocket Messages",
  *   https://www.twilio.com/docs/voice/media-streams/websocket-messages): `connected`, then
  *   `start` (a fresh MZ… streamSid, tracks ["inbound"], the <Parameter>s as
@@ -69,6 +70,12 @@ export interface PlaceCallOptions {
    * query string; signed as given, as Twilio signs the URL it was configured with.
    */
   voiceUrl?: string;
+}
+
+/** The call a webhook answer belongs to: the sids its `start` names. */
+export interface CallIdentity {
+  callSid: string;
+  accountSid: string;
 }
 
 export interface PlacedCall {
@@ -183,9 +190,27 @@ export class TwilioCallStandIn {
     const answer = { status: response.status, body };
     if (!response.ok)
       throw new CallSetupError(`the voice webhook answered ${response.status}: ${body}`, answer);
+    return this.followAnswer(answer, { callSid, accountSid });
+  }
+
+  /**
+   * Follows a voice webhook's answer that the stand-in did not fetch itself, and starts the
+   * media stream: the demo page's calls, whose webhook the Worker signs (the Auth Token never
+   * reaches a page). `twiml` is what the webhook answered (200); `call` the sids it was for.
+   */
+  async answerCall(twiml: string, call: CallIdentity): Promise<PlacedCall> {
+    if (this.call !== null || this.socket !== null) throw new Error("one call per stand-in");
+    return this.followAnswer({ status: 200, body: twiml }, call);
+  }
+
+  /** Reads the webhook's answer (kept in a CallSetupError) and starts the call's stream. */
+  private async followAnswer(
+    answer: { status: number; body: string },
+    { callSid, accountSid }: CallIdentity,
+  ): Promise<PlacedCall> {
     let stream: ReturnType<typeof readStreamAnswer>;
     try {
-      stream = readStreamAnswer(body, { allowInsecure: this.allowInsecureStream });
+      stream = readStreamAnswer(answer.body, { allowInsecure: this.allowInsecureStream });
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       throw new CallSetupError(

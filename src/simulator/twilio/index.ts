@@ -1,5 +1,6 @@
 /** The carrier stand-in: Twilio toward liveline, for tests and local runs (call-stand-in.ts). */
 export {
+  type CallIdentity,
   CallSetupError,
   type CarrierTransport,
   type PlaceCallOptions,
