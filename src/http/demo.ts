@@ -1,14 +1,20 @@
 /**
- * The demo page and the timeline viewer (Workers static assets), and the one thing they need
- * from the gateway that a page may not hold itself: a session and its tokens. The page asks
- * `/demo/sessions`; the Worker creates the session through its own API with its API key,
- * which never leaves it. Served on a local host, or anywhere with `DEMO_PAGE = "on"` (which
- * lets anyone who finds the page open sessions: for demos, not for production).
+ * The demo page and the timeline viewer (Workers static assets), and the things they need
+ * from the gateway that a page may not hold itself: a session and its tokens, and a phone
+ * call's signed webhook. The page asks `/demo/sessions`; the Worker creates the session
+ * through its own API with its API key, which never leaves it. The call view asks
+ * `/demo/calls`; the Worker plays the carrier's voice webhook, signed with its own
+ * TWILIO_AUTH_TOKEN (which never leaves it either), and hands the page the TwiML, which the
+ * page's carrier stand-in follows to the call's media stream. Served on a local host, or
+ * anywhere with `DEMO_PAGE = "on"` (which lets anyone who finds the page open sessions and
+ * calls: for demos, not for production).
  */
 
 import { z } from "zod";
 import type { Env } from "../contracts/worker-env.js";
 import { bytesToBase64Url } from "../providers/base64.js";
+import { callSessionId } from "../telephony/twilio/call-session.js";
+import { TWILIO_SIGNATURE_HEADER, twilioSignature } from "../telephony/twilio/signature.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import { isLocalHostname, safeEqual } from "./auth.js";
 
@@ -16,13 +22,26 @@ import { isLocalHostname, safeEqual } from "./auth.js";
 const PAGES = new Set(["/", "/index.html", "/timeline", "/timeline.html"]);
 const FILES = /^\/[\w.-]+\.(js|css|svg|png|ico)$/;
 
+/** Simulator knobs, as POST /v1/sessions takes them in metadata.simulator. */
+const SimulatorKnobs = z.record(z.string(), z.union([z.string(), z.number()]));
+
 const DemoSessionBody = z
   .object({
     agent: z.string().min(1).max(64).optional(),
-    /** Simulator knobs, as POST /v1/sessions takes them in metadata.simulator. */
-    simulator: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+    simulator: SimulatorKnobs.optional(),
   })
   .strict();
+
+/** `simulator`: the voice webhook URL's `?simulator=` query, as a number's webhook sets it. */
+const DemoCallBody = z.object({ simulator: SimulatorKnobs.optional() }).strict();
+
+/** The demo's caller and number (555-01xx: reserved for fiction). */
+const DEMO_FROM = "+15555550100";
+const DEMO_TO = "+15555550199";
+const VOICE_WEBHOOK_PATH = "/v1/telephony/twilio/voice";
+/** The same local token as `npm run try -- --phone`'s hint (scripts/lib/try-phone.mjs). */
+const NOT_CONFIGURED =
+  "phone calls need TWILIO_AUTH_TOKEN: start it with npm run dev -- --var TWILIO_AUTH_TOKEN:dev-twilio-token (deployed: npx wrangler secret put TWILIO_AUTH_TOKEN)";
 
 /** The demo's answer to `request`, or null when it is not the demo's (or the demo is off). */
 export async function serveDemo(
@@ -39,14 +58,15 @@ export async function serveDemo(
   if (request.method === "GET" && (PAGES.has(path) || FILES.test(path)))
     return assets.fetch(request);
   const token = /^\/demo\/sessions\/([0-9a-f-]{36})\/token$/.exec(path);
-  if (path !== "/demo/sessions" && token === null) return null;
+  if (path !== "/demo/sessions" && path !== "/demo/calls" && token === null) return null;
   if (request.method !== "POST")
-    return jsonError(405, "method_not_allowed", "the demo's session routes take POST");
+    return jsonError(405, "method_not_allowed", "the demo's routes take POST");
   // Only the demo page itself (same origin), never another site the browser has open.
   const origin = request.headers.get("Origin");
   if (origin !== null && origin !== url.origin)
     return jsonError(403, "forbidden_origin", "the demo's routes answer their own page only");
   const secret = apiKey ?? "liveline-local-demo";
+  if (path === "/demo/calls") return placeDemoCall(request, env, url, api, secret);
   const auth: Record<string, string> =
     apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` };
   if (path === "/demo/sessions") {
@@ -89,6 +109,83 @@ export async function serveDemo(
   return api(
     new Request(new URL(`/v1/sessions/${sessionId}/token`, url), { method: "POST", headers: auth }),
   );
+}
+
+/**
+ * POST /demo/calls: the Worker plays the carrier's voice webhook for a new inbound call — the
+ * parameters the carrier stand-in sends (src/simulator/twilio/call-stand-in.ts), a fresh
+ * CallSid, signed over the exact voice URL — through its own fetch, and answers 201 with the
+ * TwiML the carrier would get, the call's sids and its session (with the demo's grant, so
+ * the timeline viewer can read it). Any other answer of the webhook is passed on as it is.
+ */
+async function placeDemoCall(
+  request: Request,
+  env: Env,
+  url: URL,
+  api: (request: Request) => Promise<Response>,
+  secret: string,
+): Promise<Response> {
+  let body: z.infer<typeof DemoCallBody>;
+  try {
+    const text = await request.text();
+    body = DemoCallBody.parse(text.trim() === "" ? {} : JSON.parse(text));
+  } catch {
+    return jsonError(400, "bad_request", 'the body is {"simulator"?}');
+  }
+  // The gateway's own signing key, from the Worker's env (serveDemo is not given the app's
+  // settings: a token set only in createLiveline's `config` is not seen here).
+  const authToken = env.TWILIO_AUTH_TOKEN;
+  if (authToken === undefined || authToken === "")
+    return jsonError(503, "not_configured", NOT_CONFIGURED);
+  const voice = new URL(VOICE_WEBHOOK_PATH, url);
+  if (body.simulator !== undefined) {
+    const knobs = Object.entries(body.simulator).map(([k, v]): [string, string] => [k, String(v)]);
+    voice.searchParams.set("simulator", new URLSearchParams(knobs).toString());
+  }
+  const voiceUrl = voice.toString();
+  const accountSid = randomSid("AC");
+  const callSid = randomSid("CA");
+  const form = new URLSearchParams({
+    AccountSid: accountSid,
+    ApiVersion: "2010-04-01",
+    CallSid: callSid,
+    CallStatus: "ringing",
+    Called: DEMO_TO,
+    Caller: DEMO_FROM,
+    Direction: "inbound",
+    From: DEMO_FROM,
+    To: DEMO_TO,
+  });
+  const answer = await api(
+    new Request(voiceUrl, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        [TWILIO_SIGNATURE_HEADER]: await twilioSignature(authToken, voiceUrl, form),
+      },
+      body: form.toString(),
+    }),
+  );
+  if (answer.status !== 200) return answer;
+  const sessionId = await callSessionId(callSid);
+  return Response.json(
+    {
+      callSid,
+      accountSid,
+      from: DEMO_FROM,
+      to: DEMO_TO,
+      twiml: await answer.text(),
+      sessionId,
+      demoGrant: await grantFor(sessionId, secret),
+    },
+    { status: 201 },
+  );
+}
+
+/** A Twilio sid: its two-letter kind and 32 hex digits, fresh for each call. */
+function randomSid(prefix: "AC" | "CA"): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return prefix + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** HMAC-SHA256 of the session id under the Worker's key, base64url: the demo's grant. */

@@ -1,11 +1,15 @@
 /**
  * The demo page's routes (found by the black-box attack): served on a local host only, to
  * its own page only (Origin), and a fresh token only for the holder of the session's grant —
- * never for a session the app's backend made.
+ * never for a session the app's backend made. The call view's route plays the carrier's
+ * signed webhook for the page, which follows the TwiML with the carrier stand-in.
  */
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { BASE, createSession } from "./helpers.js";
+import type { Env } from "../../src/contracts/worker-env.js";
+import { serveDemo } from "../../src/http/demo.js";
+import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
+import { API_KEY, BASE, createSession, withKey } from "./helpers.js";
 
 const LOCAL = "http://localhost:8787";
 const post = (path: string, init: RequestInit = {}, base = LOCAL) =>
@@ -59,5 +63,87 @@ describe("the demo's routes", () => {
     expect(remote.status).toBe(404);
     const page = await exports.default.fetch(`${BASE}/`);
     expect(page.status).toBe(404);
+  });
+});
+
+interface DemoCall {
+  callSid: string;
+  accountSid: string;
+  from: string;
+  to: string;
+  twiml: string;
+  sessionId: string;
+  demoGrant: string;
+}
+
+describe("the demo's call route", () => {
+  it("plays the signed voice webhook and answers the TwiML, which the stand-in follows to a greeting", async () => {
+    const res = await post("/demo/calls", {
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ simulator: { timeScale: 0, msPerWord: 50 } }),
+    });
+    expect(res.status).toBe(201);
+    const placed = (await res.json()) as DemoCall;
+    expect(placed.callSid).toMatch(/^CA[0-9a-f]{32}$/);
+    expect(placed.accountSid).toMatch(/^AC[0-9a-f]{32}$/);
+    expect(placed.twiml).toMatch(
+      /<Response><Connect><Stream url="ws:\/\/localhost:8787\/v1\/telephony\/twilio\/stream\/[0-9a-f-]{36}">/,
+    );
+    expect(placed.twiml).toContain(placed.sessionId);
+
+    const call = new TwilioCallStandIn({
+      transport: fetcherTransport(exports.default),
+      allowInsecureStream: true,
+    });
+    await call.answerCall(placed.twiml, placed);
+    await call.waitFor((c) => c.heardMs() > 100, 10_000);
+    // The grant gives the page a token for the call's session (the timeline viewer reads it).
+    const token = await post(`/demo/sessions/${placed.sessionId}/token`, {
+      headers: { "X-Demo-Grant": placed.demoGrant },
+    });
+    expect(token.status).toBe(200);
+    call.hangUp();
+    expect(call.violations).toEqual([]);
+    const history = await exports.default.fetch(`${BASE}/v1/sessions/${placed.sessionId}/history`, {
+      headers: withKey(API_KEY),
+    });
+    const events = ((await history.json()) as { events: { kind: string; text?: string }[] }).events;
+    expect(events.find((e) => e.kind === "user")?.text).toMatch(/caller is on the line/);
+  });
+
+  it("answers its own page only, POST only, and refuses a body it does not know", async () => {
+    const get = await exports.default.fetch(`${LOCAL}/demo/calls`);
+    expect(get.status).toBe(405);
+    const cross = await post("/demo/calls", {
+      headers: { Origin: "https://evil.example", "Content-Type": "text/plain" },
+      body: "{}",
+    });
+    expect(cross.status).toBe(403);
+    expect(((await cross.json()) as { error: { code: string } }).error.code).toBe(
+      "forbidden_origin",
+    );
+    const unknown = await post("/demo/calls", { body: JSON.stringify({ to: "+15550000000" }) });
+    expect(unknown.status).toBe(400);
+    const remote = await post("/demo/calls", { body: "{}" }, BASE);
+    expect(remote.status).toBe(404);
+  });
+
+  it("without TWILIO_AUTH_TOKEN says how to start the gateway with one (503 not_configured)", async () => {
+    // This project binds the token, so the route is called with an env that lacks it.
+    const unsigned = { ...(env as unknown as Env), TWILIO_AUTH_TOKEN: undefined };
+    const url = new URL(`${LOCAL}/demo/calls`);
+    const api = () => Promise.reject(new Error("no webhook without a token"));
+    const res = await serveDemo(
+      new Request(url, { method: "POST", body: "{}" }),
+      unsigned,
+      url,
+      false,
+      api,
+      undefined,
+    );
+    expect(res?.status).toBe(503);
+    const body = (await res?.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("not_configured");
+    expect(body.error.message).toContain("npm run dev -- --var TWILIO_AUTH_TOKEN:dev-twilio-token");
   });
 });
