@@ -2,8 +2,9 @@
  * The demo page in real Chromium (Debian's, driven by playwright-core), served by wrangler
  * dev with the simulator: a greeting and its chips, a chip clicked, the connection dropped
  * from the page and resumed with no duplicate and no gap, a voice turn from a fake
- * microphone (a WAV spoken by espeak-ng, or a tone), and screenshots of the page and the
- * timeline viewer (test-results/browser/).
+ * microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view through
+ * the carrier stand-in, and screenshots of the page, the call and the timeline viewer
+ * (test-results/browser/).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
@@ -30,7 +31,8 @@ let browser;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
   mkdirSync(OUT, { recursive: true });
-  server = await startServer();
+  // The call view's webhook is signed by the gateway with its own token.
+  server = await startServer({ vars: { TWILIO_AUTH_TOKEN: "browser-test-twilio-token" } });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -49,6 +51,38 @@ afterAll(async () => {
 
 const turnEnds = (events) =>
   events.filter((e) => e.type === "turn_complete" || e.type === "interrupted");
+
+/** How many times each user turn of a session's record has ended. */
+function endsByTurn(log) {
+  const ends = new Map();
+  for (const e of log)
+    if (e.kind === "turn_complete" || e.kind === "interrupted")
+      ends.set(e.turnId, (ends.get(e.turnId) ?? 0) + 1);
+  return ends;
+}
+
+/** The record once it holds `users` user turns and every one of them has ended. */
+async function settledHistory(sessionId, users, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const log = await history(server, sessionId);
+    const lines = log.filter((e) => e.kind === "user");
+    const ends = endsByTurn(log);
+    if (lines.length >= users && lines.every((e) => ends.has(e.turnId))) return log;
+    if (Date.now() > deadline)
+      throw new Error(`not ${users} ended turns within ${timeoutMs} ms: ${JSON.stringify(log)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+}
+
+/** The caller has heard a reply through: more than `sinceMs` played, nothing left queued. */
+const heardThrough = (page, sinceMs) =>
+  page.waitForFunction(
+    (since) => window.livelineCall.heardMs() > since + 300 && window.livelineCall.queuedMs() === 0,
+    sinceMs,
+    { timeout: 15_000 },
+  );
+const heardMs = (page) => page.evaluate(() => window.livelineCall.heardMs());
 
 describe("the demo page in Chromium", () => {
   it("greets once with three chips, takes a chip, resumes a dropped connection, takes a voice turn", async () => {
@@ -156,5 +190,89 @@ describe("the demo page in Chromium", () => {
     expect(await page.evaluate(() => window.livelinePlayer.running)).toBe(true);
     // The spoken reply is in the transcript too (transcript frames).
     expect(await page.locator("#transcript li.model").count()).toBe(1);
+  }, 60_000);
+
+  it("places a phone call through the carrier stand-in: greeted, spoken over, asked by voice, a key, hung up", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems = [];
+    page.on("pageerror", (err) => problems.push(String(err)));
+    // Short words (the line plays them at real pace) and the lookup on the question's turn.
+    const knobs = "timeScale=0.2&msPerWord=100&calls=greeting:;2:lookup_faq;*:";
+    await page.goto(`${server.base}/?simulator=${encodeURIComponent(knobs)}#call`);
+    await page.waitForFunction(() => document.body.dataset.callState === "idle");
+    // The fake microphone says its line over and over: muted until the question.
+    await page.click("#call-mute");
+    await page.click("#call-dial");
+    await page.waitForFunction(() => document.body.dataset.callState === "connected", null, {
+      timeout: 10_000,
+    });
+    const sessionId = await page.evaluate(() => document.body.dataset.callSession);
+    expect(await page.locator("#call-session a").getAttribute("href")).toBe(
+      `/timeline?session=${sessionId}`,
+    );
+
+    // The greeting plays at the line's pace; the caller speaks over it: the gateway's clear
+    // stops it on the line and in the speakers at once.
+    await page.waitForFunction(() => window.livelineCall.heardMs() > 400, null, {
+      timeout: 10_000,
+    });
+    await page.waitForFunction(() => document.body.dataset.callMic === "on");
+    await page.click("#call-mute");
+    const spoke = Date.now();
+    // (callClears: the page has seen the clear and stopped its speakers.)
+    await page.waitForFunction(() => Number(document.body.dataset.callClears) > 0, null, {
+      timeout: 5_000,
+    });
+    const cleared = await page.evaluate(() => ({
+      queuedMs: window.livelineCall.queuedMs(),
+      speakersMs: window.livelineCallPlayer.bufferedMs,
+      heardMs: window.livelineCall.heardMs(),
+    }));
+    expect(cleared).toMatchObject({ queuedMs: 0, speakersMs: 0 });
+    // The rest of the question, then the line quiet again: the answer is heard through.
+    await page.waitForTimeout(Math.max(0, 2_000 - (Date.now() - spoke)));
+    await page.click("#call-mute");
+    await settledHistory(sessionId, 2);
+    await heardThrough(page, cleared.heardMs);
+    const answered = await heardMs(page);
+
+    // A key: its line is answered too.
+    await page.click('#keypad button[data-digit="5"]');
+    const keyed = await settledHistory(sessionId, 3);
+    await heardThrough(page, answered);
+    expect(keyed.some((e) => e.kind === "user" && /key 5 pressed/.test(e.text))).toBe(true);
+    expect(await page.locator("#call-status").textContent()).toMatch(/^Connected · heard \d/);
+    await page.screenshot({ path: join(OUT, "call.png"), fullPage: true });
+
+    await page.click("#call-hangup");
+    await page.waitForFunction(() => document.body.dataset.callState === "ended");
+    expect(await page.locator("#call-status").textContent()).toMatch(/^Call ended by you/);
+    const call = await page.evaluate(() => ({
+      endedBy: document.body.dataset.callEndedBy,
+      violations: Number(document.body.dataset.callViolations),
+      heardMs: Number(document.body.dataset.callHeardMs),
+      // What reached the speakers: the line's audio, decoded from μ-law.
+      playedMs: window.livelineCallPlayer.receivedMs,
+    }));
+    expect(call).toMatchObject({ endedBy: "caller", violations: 0 });
+    expect(call.playedMs).toBeGreaterThan(call.heardMs - 100);
+
+    const log = await history(server, sessionId);
+    const lines = log.filter((e) => e.kind === "user");
+    expect(lines[0].text).toMatch(/caller is on the line/);
+    // Every turn of the call ended exactly once, none with an error.
+    const ends = endsByTurn(log);
+    for (const line of lines) expect(ends.get(line.turnId), line.text).toBe(1);
+    expect(log.filter((e) => e.kind === "error")).toEqual([]);
+    expect(log.filter((e) => e.kind === "tool_call").map((e) => e.name)).toEqual(["lookup_faq"]);
+    expect(problems).toEqual([]);
+
+    // The call is over, and its timeline still opens (with the token the call view kept).
+    const timeline = await context.newPage();
+    await timeline.goto(`${server.base}/timeline?session=${sessionId}`);
+    await timeline.waitForFunction(() => document.body.dataset.loaded === "true");
+    expect(await timeline.locator("section.turn").count()).toBeGreaterThanOrEqual(3);
+    await context.close();
   }, 60_000);
 });

@@ -1,0 +1,210 @@
+// The call view: a phone call to the gateway, placed through the carrier stand-in the tests
+// use (src/simulator/twilio, bundled as /liveline-phone.js), so the page hears what a caller
+// hears. The Worker plays the voice webhook (POST /demo/calls: it signs it with its own
+// TWILIO_AUTH_TOKEN, which a page must never hold); the page's stand-in follows the TwiML to
+// the call's Media Stream. The microphone goes out as μ-law 8 kHz `media`; what the stand-in
+// plays of the gateway's `media` (at the line's pace, stopped by a `clear`) is what the
+// speakers play. The view switch (Chat / Call) lives here too.
+import { createPlayer, startMicrophone } from "/liveline-client.js";
+import {
+  createResampler,
+  mulawToPcm16,
+  pcm16ToMulaw,
+  TwilioCallStandIn,
+  webTransport,
+} from "/liveline-phone.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+/** The demo's knobs (`?simulator=timeScale%3D0.2`) go to the call's simulator too. */
+const knobs = params.has("simulator")
+  ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
+  : undefined;
+const MULAW_SILENCE = 0xff;
+/** How often the stand-in's playback is read into the speakers: one `media` chunk. */
+const PUMP_MS = 20;
+
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+function show(view) {
+  document.body.dataset.view = view;
+  $("view-chat").setAttribute("aria-pressed", String(view === "chat"));
+  $("view-call").setAttribute("aria-pressed", String(view === "call"));
+  history.replaceState(null, "", view === "call" ? "#call" : location.pathname + location.search);
+}
+$("view-chat").onclick = () => show("chat");
+$("view-call").onclick = () => show("call");
+show(location.hash === "#call" ? "call" : "chat");
+
+/** The call under way, or null between calls. */
+let current = null;
+let muted = false;
+
+/** The status line, the buttons each state allows, and the state for the browser tests. */
+function setCall(state, text) {
+  document.body.dataset.callState = state;
+  $("call-status").textContent = text;
+  const live = state === "connected";
+  $("call-dial").disabled = state === "ringing" || live;
+  $("call-hangup").disabled = !live;
+  $("keypad").disabled = !live;
+}
+setCall("idle", "Ready to call");
+
+function showSession(sessionId) {
+  const link = document.createElement("a");
+  link.href = `/timeline?session=${encodeURIComponent(sessionId)}`;
+  link.target = "_blank";
+  link.rel = "noopener";
+  link.textContent = "Timeline";
+  const id = document.createElement("code");
+  id.textContent = sessionId;
+  $("call-session").replaceChildren("session ", id, " · ", link);
+  document.body.dataset.callSession = sessionId;
+}
+
+async function placeCall() {
+  if (current !== null) return;
+  // Made in the click, so the browser lets its audio start; the line is 8 kHz.
+  const player = createPlayer({ sampleRate: 8000 });
+  window.livelineCallPlayer = player;
+  const call = { standIn: null, player, mic: null, pump: null, heard: 0, clears: 0, ended: false };
+  current = call;
+  $("call-session").replaceChildren();
+  setCall("ringing", "Ringing…");
+  let answer;
+  try {
+    const res = await fetch("/demo/calls", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(knobs === undefined ? {} : { simulator: knobs }),
+    });
+    answer = await res.json();
+    if (!res.ok) throw new Error(answer.error?.message ?? `/demo/calls: ${res.status}`);
+    // The grant lets this browser's timeline tab read the call's session, as for a chat.
+    localStorage.setItem(`liveline.grant.${answer.sessionId}`, answer.demoGrant);
+    showSession(answer.sessionId);
+    call.standIn = new TwilioCallStandIn({
+      transport: webTransport(),
+      // A gateway on plain http (npm run dev) names a ws:// stream; Twilio takes wss:// only.
+      allowInsecureStream: location.protocol === "http:",
+    });
+    window.livelineCall = call.standIn;
+    await call.standIn.answerCall(answer.twiml, answer);
+  } catch (err) {
+    player.close();
+    current = null;
+    setCall("failed", String(err.message ?? err));
+    return;
+  }
+  setCall("connected", "Connected");
+  call.pump = setInterval(() => pump(call), PUMP_MS);
+  void keepReadToken(answer.sessionId, answer.demoGrant);
+  await startLine(call);
+}
+
+/**
+ * A token read while the call is up: an ended session gets no fresh one, and the timeline
+ * viewer falls back on this one to show a call after it was hung up.
+ */
+async function keepReadToken(sessionId, grant) {
+  const res = await fetch(`/demo/sessions/${encodeURIComponent(sessionId)}/token`, {
+    method: "POST",
+    headers: { "X-Demo-Grant": grant },
+  });
+  if (res.ok) localStorage.setItem(`liveline.token.${sessionId}`, (await res.json()).token);
+}
+
+/**
+ * The microphone as the phone line: 20 ms of PCM16 16 kHz at a time, down to 8 kHz and
+ * μ-law, one `media` chunk each. Muted, the line still carries 20 ms every 20 ms, of silence,
+ * as a phone's does (and the model hears the end of what was said).
+ */
+async function startLine(call) {
+  const down = createResampler(16000, 8000);
+  try {
+    const mic = await startMicrophone({
+      sendAudio(pcm) {
+        if (call.ended) return;
+        // Always through the resampler, so that unmuting starts without a seam.
+        const line = pcm16ToMulaw(down.push(new Int16Array(pcm)));
+        if (muted) line.fill(MULAW_SILENCE);
+        void call.standIn.sendAudio(line, { realTime: false });
+      },
+    });
+    if (call.ended) return mic.stop();
+    call.mic = mic;
+    document.body.dataset.callMic = "on";
+  } catch (err) {
+    document.body.dataset.callMic = "failed";
+    if (!call.ended) $("call-status").textContent = `Connected · no microphone: ${err.message}`;
+  }
+}
+
+/** μ-law chunks as one 8 kHz PCM16 buffer for the player. */
+function decode(chunks) {
+  const mulaw = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let at = 0;
+  for (const c of chunks) {
+    mulaw.set(c, at);
+    at += c.length;
+  }
+  return mulawToPcm16(mulaw).buffer;
+}
+
+/** What the stand-in has played since the last pump goes to the speakers; the line's state to the page. */
+function pump(call) {
+  const { standIn, player } = call;
+  const heardMs = standIn.heardMs(); // steps the stand-in's playback to now
+  const fresh = standIn.heard.slice(call.heard);
+  call.heard = standIn.heard.length;
+  if (standIn.clears > call.clears) {
+    // A clear: the line dropped what it had not played, and the speakers drop what they hold
+    // ahead (the ≤ 20 ms played just before it are dropped with it).
+    call.clears = standIn.clears;
+    player.flush();
+  } else if (fresh.length > 0) {
+    player.enqueue(decode(fresh));
+  }
+  const violations = standIn.violations.length;
+  Object.assign(document.body.dataset, {
+    callHeardMs: String(Math.round(heardMs)),
+    callClears: String(standIn.clears),
+    callViolations: String(violations),
+  });
+  if (standIn.closed !== null) return ended(call, heardMs);
+  const broken = violations === 0 ? "" : ` · ${violations} protocol violation(s), see the console`;
+  $("call-status").textContent = `Connected · heard ${seconds(heardMs)}${broken}`;
+}
+
+function ended(call, heardMs) {
+  if (call.ended) return;
+  call.ended = true;
+  clearInterval(call.pump);
+  call.mic?.stop();
+  call.player.flush();
+  call.player.close();
+  current = null;
+  for (const v of call.standIn.violations) console.warn(`carrier stand-in: ${v}`);
+  const { by, code, reason } = call.standIn.closed;
+  document.body.dataset.callEndedBy = by;
+  document.body.dataset.callMic = "off";
+  const who = by === "caller" ? "you" : `liveline (${code}${reason ? ` ${reason}` : ""})`;
+  setCall("ended", `Call ended by ${who} · heard ${seconds(heardMs)}`);
+}
+
+$("call-dial").onclick = () => void placeCall();
+$("call-hangup").onclick = () => {
+  if (current?.standIn == null || current.ended) return;
+  current.standIn.hangUp();
+  pump(current);
+};
+$("call-mute").onclick = () => {
+  muted = !muted;
+  $("call-mute").setAttribute("aria-pressed", String(muted));
+};
+$("keypad").onclick = (event) => {
+  const digit = event.target.closest("button")?.dataset.digit;
+  if (digit === undefined || current?.standIn == null || current.ended) return;
+  current.standIn.sendDtmf(digit);
+};
