@@ -1,10 +1,13 @@
 /**
  * The telephony door (Twilio): the voice webhook's signature, the TwiML it answers, and the
  * media stream's binding by a single-use token — what a carrier, or someone posing as one,
- * can and cannot do before a call is heard.
+ * can and cannot do before a call is heard. Twilio's own details only: what every carrier's
+ * call must do (forged webhooks, wrong or reused tokens, malformed media, hang-ups, drops, a
+ * crash mid-call) is the carrier contract, test/contract/carriers.test.ts.
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { callSessionId } from "../../src/telephony/twilio/call-session.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import { API_KEY, BASE, withKey } from "./helpers.js";
 
@@ -82,26 +85,15 @@ const start = (token: string, callSid = "CA00000000000000000000000000000001") =>
     },
   });
 
-async function historyOf(sessionId: string): Promise<{ kind: string }[]> {
-  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
-    headers: withKey(API_KEY),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { events: { kind: string }[] }).events;
-}
-
 describe("the voice webhook takes only Twilio's signature", () => {
-  it("an unsigned or wrongly signed webhook is refused with 403 and creates nothing", async () => {
+  // Unsigned and wrongly signed webhooks: the carrier contract (test/contract/carriers.test.ts).
+  it("a webhook changed after it was signed is refused with a JSON 403, not TwiML", async () => {
     const params = callParams();
-    const unsigned = await postVoice(params, null);
-    expect(unsigned.status).toBe(403);
-    // A JSON error, not TwiML: no stream URL, no token, nothing to connect to.
-    expect(((await unsigned.json()) as { error: { code: string } }).error.code).toBe("forbidden");
-    const wrongKey = await twilioSignature("not-the-auth-token", VOICE, params);
-    expect((await postVoice(params, wrongKey)).status).toBe(403);
-    // Signed, then one parameter changed on the way.
     const signed = await twilioSignature(AUTH_TOKEN, VOICE, params);
-    expect((await postVoice({ ...params, To: "+15559999999" }, signed)).status).toBe(403);
+    const res = await postVoice({ ...params, To: "+15559999999" }, signed);
+    expect(res.status).toBe(403);
+    // No stream URL, no token, nothing to connect to.
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("forbidden");
   });
 
   it("a webhook body over 16 KiB is refused with 413 before anything is read of it", async () => {
@@ -122,28 +114,6 @@ describe("the voice webhook takes only Twilio's signature", () => {
 });
 
 describe("a media stream is bound by its start, once", () => {
-  it("a wrong token closes the stream with a reason, and nothing is recorded", async () => {
-    const { streamUrl, sessionId } = await answeredCall();
-    const stream = await openStream(streamUrl);
-    stream.ws.send(JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }));
-    stream.ws.send(start("not-the-token-not-the-token-not-the-token-x"));
-    const closed = await stream.closed;
-    expect(closed.code).toBe(1008);
-    expect(closed.reason).toMatch(/token is wrong or already used/);
-    expect(stream.received).toEqual([]);
-    expect(await historyOf(sessionId)).toEqual([]);
-  });
-
-  it("a token is taken once: a second stream presenting it is closed", async () => {
-    const { streamUrl, token, callSid } = await answeredCall();
-    const first = await openStream(streamUrl);
-    first.ws.send(start(token, callSid));
-    const second = await openStream(streamUrl);
-    second.ws.send(start(token, callSid));
-    expect((await second.closed).reason).toMatch(/token is wrong or already used/);
-    first.ws.close(1000, "done");
-  });
-
   it("audio before a start is nobody's call: the stream is closed", async () => {
     const { streamUrl } = await answeredCall();
     const stream = await openStream(streamUrl);
@@ -156,84 +126,6 @@ describe("a media stream is bound by its start, once", () => {
       }),
     );
     expect((await stream.closed).reason).toMatch(/not started/);
-  });
-
-  it("a start for an ended session is refused", async () => {
-    const { streamUrl, token, sessionId } = await answeredCall();
-    const ended = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
-      method: "DELETE",
-      headers: withKey(API_KEY),
-    });
-    expect(ended.status).toBe(200);
-    const res = await exports.default.fetch(streamUrl.replace(/^ws/, "http"), {
-      headers: { Upgrade: "websocket" },
-    });
-    // The upgrade itself is refused (410); a token cannot revive the call.
-    expect(res.status).toBe(410);
-    void token;
-  });
-});
-
-describe("a bound call's stream", () => {
-  const media = (payload: string, chunk: number) =>
-    JSON.stringify({
-      event: "media",
-      sequenceNumber: String(chunk + 1),
-      streamSid: "MZ00000000000000000000000000000001",
-      media: { track: "inbound", chunk: String(chunk), timestamp: String(chunk * 20), payload },
-    });
-  const stop = JSON.stringify({
-    event: "stop",
-    sequenceNumber: "99",
-    streamSid: "MZ00000000000000000000000000000001",
-    stop: {
-      accountSid: "AC00000000000000000000000000000001",
-      callSid: "CA00000000000000000000000000000001",
-    },
-  });
-
-  async function lifecycle(sessionId: string): Promise<number> {
-    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
-      method: "POST",
-      headers: withKey(API_KEY),
-    });
-    return res.status;
-  }
-
-  async function timelineKinds(sessionId: string): Promise<string[]> {
-    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
-      headers: withKey(API_KEY),
-    });
-    return ((await res.json()) as { rows: { kind: string }[] }).rows.map((r) => r.kind);
-  }
-
-  it("malformed media is counted and skipped, the call goes on, and stop ends the session", async () => {
-    const { streamUrl, token, sessionId, callSid } = await answeredCall();
-    const stream = await openStream(streamUrl);
-    stream.ws.send(start(token, callSid));
-    stream.ws.send(media("not base64 at all!", 1));
-    stream.ws.send(JSON.stringify({ event: "hello" }));
-    // The call goes on: a good chunk after the bad ones is taken, the session is open.
-    stream.ws.send(media("//////////8=", 2));
-    await new Promise((r) => setTimeout(r, 200));
-    const kinds = await timelineKinds(sessionId);
-    expect(kinds.filter((k) => k === "BAD_FRAME")).toHaveLength(2);
-    expect(await lifecycle(sessionId)).toBe(200);
-    stream.ws.send(stop);
-    await stream.closed;
-    expect(await lifecycle(sessionId)).toBe(410);
-  });
-
-  it("a stream dropped without a stop ends the call's session too, its history kept", async () => {
-    const { streamUrl, token, sessionId, callSid } = await answeredCall();
-    const stream = await openStream(streamUrl);
-    stream.ws.send(start(token, callSid));
-    await new Promise((r) => setTimeout(r, 100));
-    stream.ws.close(1001, "carrier went away");
-    await new Promise((r) => setTimeout(r, 200));
-    expect(await lifecycle(sessionId)).toBe(410);
-    const events = await historyOf(sessionId);
-    expect(events.map((e) => e.kind)).toContain("user");
   });
 });
 
@@ -249,13 +141,6 @@ describe("a call is named by its CallSid", () => {
       body: new URLSearchParams(params).toString(),
     });
   }
-  const tokenStatus = async (sessionId: string) =>
-    (
-      await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
-        method: "POST",
-        headers: withKey(API_KEY),
-      })
-    ).status;
 
   it("a retried voice webhook finds the same session, with a new token", async () => {
     const params = callParams();
@@ -265,22 +150,22 @@ describe("a call is named by its CallSid", () => {
     expect(again.token).not.toBe(first.token);
   });
 
-  it("the status callback ends a call's session whose stream never started", async () => {
-    const params = callParams();
-    const { sessionId } = await answeredCall(params);
-    expect(await tokenStatus(sessionId)).toBe(200);
-    const res = await postStatus({ ...params, CallStatus: "no-answer" });
-    expect(res.status).toBe(204);
-    expect(await tokenStatus(sessionId)).toBe(410);
-    // Unsigned: refused, as every webhook.
+  // Ending a call whose stream never started: the carrier contract.
+  it("the status callback is signed as every webhook; a call never answered is nothing to end", async () => {
+    const params = { ...callParams(), CallStatus: "completed" };
     const unsigned = await exports.default.fetch(STATUS, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ ...params, CallStatus: "completed" }).toString(),
+      body: new URLSearchParams(params).toString(),
     });
     expect(unsigned.status).toBe(403);
     // A call liveline never answered: nothing to end, nothing created.
-    expect((await postStatus({ ...callParams(), CallStatus: "completed" })).status).toBe(204);
+    expect((await postStatus(params)).status).toBe(204);
+    const sessionId = await callSessionId(params.CallSid);
+    const history = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
+      headers: withKey(API_KEY),
+    });
+    expect(history.status).toBe(404);
   });
 
   it("a retried webhook after the call's session ended hangs up", async () => {
@@ -290,49 +175,6 @@ describe("a call is named by its CallSid", () => {
     const res = await postVoice(params, await twilioSignature(AUTH_TOKEN, VOICE, params));
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/<Response><Hangup\/><\/Response>/);
-  });
-});
-
-describe("a call across a crash of its object", () => {
-  it("the record stays valid, the stream dies with the object, and the carrier's next webhook is answered", async () => {
-    const params = callParams();
-    const { streamUrl, token, sessionId } = await answeredCall(params);
-    const stream = await openStream(streamUrl);
-    stream.ws.send(start(token, params.CallSid));
-    // The greeting turn is under way when the object dies.
-    await new Promise((r) => setTimeout(r, 50));
-    const crashed = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
-      method: "POST",
-      headers: withKey(API_KEY),
-    });
-    expect(crashed.status).toBe(200);
-    const closed = await stream.closed;
-    // Bound, then cut by the crash (not refused by policy, not ended normally).
-    expect([1000, 1008]).not.toContain(closed.code);
-    // The restarted object answers: the record is whole, every turn in it ended once.
-    const events = (await historyOf(sessionId)) as { kind: string; turnId?: string }[];
-    const ends = new Map<string, number>();
-    for (const e of events)
-      if (e.kind === "turn_complete" || e.kind === "interrupted")
-        ends.set(e.turnId!, (ends.get(e.turnId!) ?? 0) + 1);
-    for (const e of events.filter((x) => x.kind === "user")) expect(ends.get(e.turnId!)).toBe(1);
-    // Twilio says the call is over: the restarted object ends its session.
-    const STATUS = `${BASE}/v1/telephony/twilio/status`;
-    const over = { ...params, CallStatus: "completed" };
-    const res = await exports.default.fetch(STATUS, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/x-www-form-urlencoded",
-        "X-Twilio-Signature": await twilioSignature(AUTH_TOKEN, STATUS, over),
-      },
-      body: new URLSearchParams(over).toString(),
-    });
-    expect(res.status).toBe(204);
-    const token410 = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
-      method: "POST",
-      headers: withKey(API_KEY),
-    });
-    expect(token410.status).toBe(410);
   });
 });
 

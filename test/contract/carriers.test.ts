@@ -1,0 +1,820 @@
+/**
+ * One contract, every carrier (hono's runtime-tests pattern, as providers.test.ts does for
+ * the models): a phone call placed through the carrier's stand-in, the same scenarios, the
+ * same outcome in the session's durable history, on the simulator's faces. A carrier is one
+ * entry in CARRIERS with a driver; it skips a scenario only with a written reason.
+ *
+ * What every carrier's call must do: be greeted once; answer a question that calls a server
+ * tool once; on a barge-in, stop the caller's playback within one chunk and tell the session
+ * what was heard (OpenAI truncates there); refuse forged webhooks, wrong or reused stream
+ * tokens and streams for an ended session, and count and skip malformed media; end the
+ * call's session when the caller hangs up, the socket drops or the carrier says the call is
+ * over; keep a valid record across a crash of the session's object. The door's own details
+ * (TwiML, the signature's rules, body limits, the token store) are the carrier's own tests
+ * (test/workers/phone-door.test.ts for Twilio).
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { CoreInput } from "../../src/core/inputs.js";
+import {
+  CallSetupError,
+  type CarrierTransport,
+  fetcherTransport,
+  TwilioCallStandIn,
+} from "../../src/simulator/twilio/index.js";
+import { BARGE_IN_MS } from "../../src/simulator/vad.js";
+import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import { callSessionId } from "../../src/telephony/twilio/call-session.js";
+import { twilioSignature } from "../../src/telephony/twilio/signature.js";
+import type { ModelCommand } from "../../src/vocabulary/model.js";
+import { BASE, withKey } from "../workers/helpers.js";
+
+type Knobs = Record<string, string | number>;
+
+/** A call in progress, as the contract drives it (whatever carrier carries it). */
+interface CallUnderContract {
+  /** The call's liveline session. */
+  readonly sessionId: string;
+  /** What the carrier stand-in saw liveline do that the carrier would refuse, in words. */
+  readonly violations: readonly string[];
+  /** Milliseconds of liveline's audio the caller has heard. */
+  heardMs(): number;
+  /** How many times liveline told the carrier to drop the caller's playback. */
+  clears(): number;
+  /** How the carrier's stream closed (null: still open). */
+  closed(): { code: number; reason: string } | null;
+  /** Resolves when `predicate` holds (checked on every message and playback step). */
+  waitFor(predicate: () => boolean, timeoutMs: number): Promise<void>;
+  /**
+   * The caller speaks for `speechMs` (loud enough for any VAD), then is silent for
+   * `silenceMs`, sent at once: the model's VAD is timed by the audio, not the clock.
+   */
+  say(speechMs: number, silenceMs: number): Promise<void>;
+  /**
+   * The caller speaks over what plays, chunk by chunk at real time, until liveline clears the
+   * playback (or `maxMs` of speech): how many of the carrier's chunks were sent by then.
+   */
+  speakUntilCleared(maxMs: number): Promise<{ chunks: number; chunkMs: number }>;
+  /** Malformed media on the call's stream (bad audio, an unknown event): how many sent. */
+  sendMalformed(): number;
+  /** The caller hangs up, as the carrier says it. */
+  hangUp(): void;
+  /** The stream's socket goes away without a word from the carrier. */
+  drop(): void;
+  /** The carrier's own notice that the call is over (a status callback): its HTTP status. */
+  over(): Promise<number>;
+}
+
+/** A stream the door closed before anything was heard. */
+interface RefusedStream {
+  sessionId: string;
+  closed: { code: number; reason: string };
+  /** How many messages liveline sent on the stream before closing it. */
+  messages: number;
+}
+
+interface CarrierDriver {
+  /** A signed call through the carrier stand-in, its stream started with the answered token. */
+  placeCall(knobs: Knobs): Promise<CallUnderContract>;
+  /**
+   * A call's webhook unsigned, and signed with the wrong key: each HTTP status, and the
+   * session the call would have had.
+   */
+  forgedWebhooks(knobs: Knobs): Promise<{ statuses: number[]; sessionId: string }>;
+  /** A call whose stream presents a token liveline never issued. */
+  wrongToken(knobs: Knobs): Promise<RefusedStream>;
+  /** A second stream presenting the token `call`'s stream already used. */
+  reusedToken(call: CallUnderContract): Promise<RefusedStream>;
+  /**
+   * A call whose session ends between its webhook and its stream: what refused the stream
+   * (null: it started and stayed up).
+   */
+  streamAfterEnd(knobs: Knobs): Promise<{ sessionId: string; refusal: string | null }>;
+  /** A call answered (its webhook) whose stream never starts. */
+  ringOnly(knobs: Knobs): Promise<{ sessionId: string; over(): Promise<number> }>;
+}
+
+/** Every scenario of the contract, by name (a skip names one). */
+const SCENARIOS = [
+  "a call is greeted once",
+  "a question that calls a server tool is answered once",
+  "a barge-in clears the caller's playback within a chunk and says what was heard",
+  "a forged webhook is refused and creates nothing",
+  "a wrong or reused stream token closes the stream, and nothing is recorded",
+  "malformed media is counted and skipped, and the call goes on",
+  "a stream for an ended session is refused",
+  "a hang-up ends the call's session, its history kept",
+  "a dropped stream ends the call's session, its history kept",
+  "the carrier's call-over notice ends a call whose stream never started",
+  "a crash of the session's object mid-call: the record stays valid, the next webhook is answered",
+] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+interface CarrierUnderContract {
+  name: string;
+  driver: CarrierDriver;
+  /** Scenario → why this carrier cannot run it. */
+  skips: Partial<Record<Scenario, string>>;
+}
+
+interface Face {
+  name: string;
+  knobs: Knobs;
+  /** The face's wire cuts the model's context at what was heard (OpenAI's truncate). */
+  truncates: boolean;
+  /** Scenario → why it is not run on this face. */
+  skips: Partial<Record<Scenario, string>>;
+}
+
+/** Decided at the door, before a model is reached: the face changes nothing. */
+const AT_THE_DOOR = "decided by the door before any model is reached: run once, on the gemini face";
+
+const FACES: Face[] = [
+  // The 2.x default: turnComplete right after a toolCall (the race).
+  { name: "gemini", knobs: { wire: "gemini", race: 1 }, truncates: false, skips: {} },
+  {
+    name: "openai",
+    knobs: { wire: "openai" },
+    truncates: true,
+    skips: {
+      "a forged webhook is refused and creates nothing": AT_THE_DOOR,
+      "a wrong or reused stream token closes the stream, and nothing is recorded": AT_THE_DOOR,
+      "a stream for an ended session is refused": AT_THE_DOOR,
+      "the carrier's call-over notice ends a call whose stream never started": AT_THE_DOOR,
+    },
+  },
+];
+
+// --- Twilio --------------------------------------------------------------------------------
+
+const TWILIO_AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
+const TWILIO_VOICE = `${BASE}/v1/telephony/twilio/voice`;
+const TWILIO_STATUS = `${BASE}/v1/telephony/twilio/status`;
+/** Twilio's chunk: 20 ms of μ-law at 8 kHz. */
+const TWILIO_CHUNK_MS = 20;
+
+/** The number's voice URL with the simulator's knobs (signed as given, as Twilio does). */
+const twilioVoiceUrl = (knobs: Knobs) =>
+  `${TWILIO_VOICE}?simulator=${encodeURIComponent(
+    new URLSearchParams(Object.entries(knobs).map(([k, v]) => [k, String(v)])).toString(),
+  )}`;
+
+/** A tone loud enough for any VAD (RMS about 4,200 of 32,768), as μ-law 8 kHz. */
+function spokenMulaw(ms: number): Uint8Array {
+  const pcm = new Int16Array(ms * 8);
+  for (let i = 0; i < pcm.length; i++)
+    pcm[i] = Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 8000));
+  return pcm16ToMulaw(pcm);
+}
+const silentMulaw = (ms: number) => new Uint8Array(ms * 8).fill(0xff);
+
+/**
+ * The fetch transport into this Worker, with the sockets it opened kept (so the driver can
+ * say what the stand-in never would) and ways to tamper with the way in: the webhook's
+ * signature dropped, its answer rewritten or replaced, something done before the stream opens.
+ */
+function tappedTransport(
+  tamper: {
+    unsigned?: boolean;
+    answer?: (body: string) => string;
+    replayAnswer?: string;
+    beforeStream?: () => Promise<void>;
+  } = {},
+) {
+  const inner = fetcherTransport(exports.default);
+  const sockets: WebSocket[] = [];
+  const answers: string[] = [];
+  const transport: CarrierTransport = {
+    async fetch(request) {
+      if (tamper.replayAnswer !== undefined)
+        return new Response(tamper.replayAnswer, { headers: { "Content-Type": "text/xml" } });
+      const headers = new Headers(request.headers);
+      if (tamper.unsigned) headers.delete("X-Twilio-Signature");
+      const res = await inner.fetch(new Request(request, { headers }));
+      if (!res.ok) return res;
+      const body = await res.text();
+      answers.push(body);
+      return new Response(tamper.answer ? tamper.answer(body) : body, {
+        status: res.status,
+        headers: res.headers,
+      });
+    },
+    async openWebSocket(url) {
+      await tamper.beforeStream?.();
+      const socket = await inner.openWebSocket(url);
+      sockets.push(socket);
+      return socket;
+    },
+  };
+  return { transport, sockets, answers };
+}
+
+async function twilioStatus(callSid: string, callStatus: string): Promise<number> {
+  const params = {
+    AccountSid: "AC00000000000000000000000000000001",
+    CallSid: callSid,
+    CallStatus: callStatus,
+    ApiVersion: "2010-04-01",
+  };
+  const res = await exports.default.fetch(TWILIO_STATUS, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "X-Twilio-Signature": await twilioSignature(TWILIO_AUTH_TOKEN, TWILIO_STATUS, params),
+    },
+    body: new URLSearchParams(params).toString(),
+  });
+  return res.status;
+}
+
+/** A fresh CallSid: each call is its own session. */
+const newCallSid = () =>
+  `CA${[...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+
+class TwilioCall implements CallUnderContract {
+  constructor(
+    private readonly standIn: TwilioCallStandIn,
+    private readonly socket: WebSocket,
+    readonly sessionId: string,
+    readonly callSid: string,
+    /** The voice webhook's TwiML answer (with the stream's token). */
+    readonly answer: string,
+  ) {}
+
+  get violations(): readonly string[] {
+    return this.standIn.violations;
+  }
+  heardMs(): number {
+    return this.standIn.heardMs();
+  }
+  clears(): number {
+    return this.standIn.clears;
+  }
+  closed(): { code: number; reason: string } | null {
+    return this.standIn.closed;
+  }
+  waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
+    return this.standIn.waitFor(predicate, timeoutMs);
+  }
+  async say(speechMs: number, silenceMs: number): Promise<void> {
+    await this.standIn.sendAudio(spokenMulaw(speechMs), { realTime: false });
+    await this.standIn.sendAudio(silentMulaw(silenceMs), { realTime: false });
+  }
+  async speakUntilCleared(maxMs: number): Promise<{ chunks: number; chunkMs: number }> {
+    const before = this.standIn.clears;
+    const speech = spokenMulaw(maxMs);
+    const bytes = TWILIO_CHUNK_MS * 8;
+    const startedAt = Date.now();
+    let chunks = 0;
+    // Each chunk when its 20 ms have been spoken; none once the clear has come.
+    while (chunks * TWILIO_CHUNK_MS < maxMs) {
+      const wait = startedAt + (chunks + 1) * TWILIO_CHUNK_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (this.standIn.clears !== before) break;
+      const chunk = speech.subarray(chunks * bytes, (chunks + 1) * bytes);
+      await this.standIn.sendAudio(chunk, { realTime: false });
+      chunks++;
+    }
+    return { chunks, chunkMs: TWILIO_CHUNK_MS };
+  }
+  sendMalformed(): number {
+    const streamSid = this.standIn.call?.streamSid ?? "";
+    const malformed = [
+      // Audio that is not base64.
+      {
+        event: "media",
+        sequenceNumber: "900",
+        streamSid,
+        media: { track: "inbound", chunk: "900", timestamp: "18000", payload: "not base64!" },
+      },
+      // An event Twilio does not send.
+      { event: "hello", sequenceNumber: "901", streamSid },
+    ];
+    for (const m of malformed) this.socket.send(JSON.stringify(m));
+    return malformed.length;
+  }
+  hangUp(): void {
+    this.standIn.hangUp();
+  }
+  drop(): void {
+    this.socket.close(1001, "carrier went away");
+  }
+  over(): Promise<number> {
+    return twilioStatus(this.callSid, "completed");
+  }
+}
+
+const twilio: CarrierDriver = {
+  async placeCall(knobs) {
+    const { transport, sockets, answers } = tappedTransport();
+    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
+    const placed = await standIn.placeCall({
+      baseUrl: BASE,
+      voiceUrl: twilioVoiceUrl(knobs),
+      authToken: TWILIO_AUTH_TOKEN,
+      from: "+15550001111",
+      to: "+15550002222",
+    });
+    const sessionId = placed.streamUrl.split("/").at(-1)!;
+    return new TwilioCall(standIn, sockets[0]!, sessionId, placed.callSid, answers[0]!);
+  },
+
+  async forgedWebhooks(knobs) {
+    const callSid = newCallSid();
+    const statuses: number[] = [];
+    const attempts = [
+      { tamper: { unsigned: true }, authToken: TWILIO_AUTH_TOKEN },
+      { tamper: {}, authToken: "not-the-auth-token" },
+    ];
+    for (const { tamper, authToken } of attempts) {
+      const { transport } = tappedTransport(tamper);
+      const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
+      const refused = await standIn
+        .placeCall({
+          baseUrl: BASE,
+          voiceUrl: twilioVoiceUrl(knobs),
+          authToken,
+          from: "+15550001111",
+          to: "+15550002222",
+          callSid,
+        })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
+      expect(refused).toBeInstanceOf(CallSetupError);
+      statuses.push((refused as CallSetupError).answer?.status ?? 0);
+    }
+    return { statuses, sessionId: await callSessionId(callSid) };
+  },
+
+  async wrongToken(knobs) {
+    const { transport } = tappedTransport({
+      answer: (body) => {
+        const forged = body.replace(
+          /(name="token" value=")[^"]+/,
+          "$1not-the-token-not-the-token-x",
+        );
+        if (forged === body) throw new Error(`no token in the answer: ${body}`);
+        return forged;
+      },
+    });
+    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
+    const placed = await standIn.placeCall({
+      baseUrl: BASE,
+      voiceUrl: twilioVoiceUrl(knobs),
+      authToken: TWILIO_AUTH_TOKEN,
+      from: "+15550001111",
+      to: "+15550002222",
+    });
+    await standIn.waitFor((c) => c.closed !== null, 5000);
+    return {
+      sessionId: placed.streamUrl.split("/").at(-1)!,
+      closed: standIn.closed!,
+      messages: standIn.received.length + standIn.violations.length,
+    };
+  },
+
+  async reusedToken(call) {
+    if (!(call instanceof TwilioCall)) throw new Error("not a Twilio call");
+    // Someone who saw the call's TwiML: the same answer, the same call, a second stream.
+    const { transport } = tappedTransport({ replayAnswer: call.answer });
+    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
+    await standIn.placeCall({
+      baseUrl: BASE,
+      authToken: TWILIO_AUTH_TOKEN,
+      from: "+15550001111",
+      to: "+15550002222",
+      callSid: call.callSid,
+    });
+    await standIn.waitFor((c) => c.closed !== null, 5000);
+    return {
+      sessionId: call.sessionId,
+      closed: standIn.closed!,
+      messages: standIn.received.length + standIn.violations.length,
+    };
+  },
+
+  async streamAfterEnd(knobs) {
+    let sessionId = "";
+    const { transport, answers } = tappedTransport({
+      beforeStream: async () => {
+        sessionId = /stream\/([0-9a-f-]{36})/.exec(answers[0] ?? "")?.[1] ?? "";
+        const ended = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+          method: "DELETE",
+          headers: withKey(),
+        });
+        expect(ended.status).toBe(200);
+      },
+    });
+    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
+    const placing = standIn.placeCall({
+      baseUrl: BASE,
+      voiceUrl: twilioVoiceUrl(knobs),
+      authToken: TWILIO_AUTH_TOKEN,
+      from: "+15550001111",
+      to: "+15550002222",
+    });
+    const refusal = await placing.then(
+      async () => {
+        // Upgraded after all: its start must be refused.
+        await standIn.waitFor((c) => c.closed !== null, 2000).catch(() => undefined);
+        return standIn.closed === null ? null : `closed: ${standIn.closed.reason}`;
+      },
+      (e: unknown) => (e instanceof Error ? e.message : String(e)),
+    );
+    // Twilio's stream route refuses the upgrade itself.
+    expect(refusal).toMatch(/answered 410/);
+    return { sessionId, refusal };
+  },
+
+  async ringOnly(knobs) {
+    const callSid = newCallSid();
+    const url = twilioVoiceUrl(knobs);
+    const params = {
+      AccountSid: "AC00000000000000000000000000000001",
+      CallSid: callSid,
+      From: "+15550001111",
+      To: "+15550002222",
+      CallStatus: "ringing",
+      Direction: "inbound",
+      ApiVersion: "2010-04-01",
+    };
+    const res = await exports.default.fetch(url, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-www-form-urlencoded",
+        "X-Twilio-Signature": await twilioSignature(TWILIO_AUTH_TOKEN, url, params),
+      },
+      body: new URLSearchParams(params).toString(),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/<Connect><Stream url=/);
+    return {
+      sessionId: await callSessionId(callSid),
+      over: () => twilioStatus(callSid, "no-answer"),
+    };
+  },
+};
+
+// --- the contract ----------------------------------------------------------------------------
+
+const CARRIERS: CarrierUnderContract[] = [{ name: "twilio", driver: twilio, skips: {} }];
+
+interface HistoryEvent {
+  kind: string;
+  turnId?: string;
+  name?: string;
+  callId?: string;
+  reason?: string;
+  text?: string;
+  code?: string;
+}
+
+async function historyOf(sessionId: string): Promise<{ status: number; events: HistoryEvent[] }> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
+    headers: withKey(),
+  });
+  if (res.status !== 200) return { status: res.status, events: [] };
+  return { status: 200, events: ((await res.json()) as { events: HistoryEvent[] }).events };
+}
+
+const ofKind = (events: HistoryEvent[], kind: string) => events.filter((e) => e.kind === kind);
+
+/** How many times each turn of the record ended (turn_complete or interrupted). */
+function turnEnds(events: HistoryEvent[]): Map<string, number> {
+  const ends = new Map<string, number>();
+  for (const e of events)
+    if (e.kind === "turn_complete" || e.kind === "interrupted")
+      ends.set(e.turnId!, (ends.get(e.turnId!) ?? 0) + 1);
+  return ends;
+}
+
+/** Every user turn of the record ended exactly once. */
+function expectEveryTurnEndedOnce(events: HistoryEvent[]): void {
+  const ends = turnEnds(events);
+  const users = ofKind(events, "user");
+  expect(users.length).toBeGreaterThan(0);
+  for (const e of users) expect(ends.get(e.turnId!), JSON.stringify(events)).toBe(1);
+}
+
+/**
+ * The record once it holds `users` user turns and every one of them has ended, read again
+ * `settleMs` later (a second end or a repeated reply would be in it by then).
+ */
+async function settledHistory(
+  sessionId: string,
+  users = 1,
+  settleMs = 100,
+): Promise<HistoryEvent[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const { events } = await historyOf(sessionId);
+    const ends = turnEnds(events);
+    const lines = ofKind(events, "user");
+    if (lines.length >= users && lines.every((e) => ends.has(e.turnId!))) break;
+    if (Date.now() > deadline)
+      throw new Error(`the record did not settle: ${JSON.stringify(events.map((e) => e.kind))}`);
+    await new Promise((r) => setTimeout(r, 40));
+  }
+  await new Promise((r) => setTimeout(r, settleMs));
+  return (await historyOf(sessionId)).events;
+}
+
+/** Whether the session still takes clients: 200 open, 410 ended. */
+async function tokenStatus(sessionId: string): Promise<number> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
+    method: "POST",
+    headers: withKey(),
+  });
+  return res.status;
+}
+
+/** Waits until the session has ended (its token refused with 410). */
+async function ended(sessionId: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if ((await tokenStatus(sessionId)) === 410) return;
+    await new Promise((r) => setTimeout(r, 30));
+  }
+  throw new Error(`the session ${sessionId} did not end`);
+}
+
+async function timelineKinds(sessionId: string): Promise<string[]> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
+    headers: withKey(),
+  });
+  return ((await res.json()) as { rows: { kind: string }[] }).rows.map((r) => r.kind);
+}
+
+/** What the session of a call took in and told its model, from the spy's installation on. */
+interface ModelSpy {
+  /** The caller's audio chunks the session took in. */
+  audioIn: number;
+  /** How many of them it had when the model interrupted its reply (null: it has not). */
+  interruptedAt: number | null;
+  /** Every `audio_played` told to the model, and the wire frames it became. */
+  played: { ms: number; wire: string[] }[];
+}
+
+/**
+ * Spies on a call's session: the caller's audio it takes in, when the model interrupts its
+ * reply (Gemini's `interrupted`, OpenAI's `speech_started`), and what it tells the model the
+ * caller heard — each `audio_played` and the wire frames it became on the current model
+ * connection (OpenAI: `conversation.item.truncate`; Gemini: none). It reaches into the
+ * session's object (its running session's interpreter and model link), so a rename there
+ * breaks it loudly.
+ */
+async function spyOnModel(sessionId: string): Promise<ModelSpy> {
+  const spy: ModelSpy = { audioIn: 0, interruptedAt: null, played: [] };
+  const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+  await runInDurableObject(stub, (instance: unknown) => {
+    type Adapter = { encode(command: ModelCommand): string[] };
+    type Interpreter = { handleInput(input: CoreInput, direct?: boolean): void };
+    const live = (
+      instance as { live: { interpreter: Interpreter; link: { adapter: Adapter | null } } | null }
+    ).live;
+    const adapter = live?.link.adapter;
+    if (!live || !adapter) throw new Error("the call's session has no model connection");
+    const encode = adapter.encode.bind(adapter);
+    adapter.encode = (command) => {
+      const frames = encode(command);
+      if (command.type === "audio_played") spy.played.push({ ms: command.ms, wire: frames });
+      return frames;
+    };
+    const { interpreter } = live;
+    const handleInput = interpreter.handleInput.bind(interpreter);
+    interpreter.handleInput = (input, direct) => {
+      if (input.type === "client_audio") spy.audioIn++;
+      const cut =
+        input.type === "model" &&
+        (input.event.type === "interrupted" || input.event.type === "speech_started");
+      if (cut && spy.interruptedAt === null) spy.interruptedAt = spy.audioIn;
+      handleInput(input, direct);
+    };
+  });
+  return spy;
+}
+
+const registered = new Map<string, Set<Scenario>>();
+
+for (const carrier of CARRIERS) {
+  for (const face of FACES) {
+    const run = `${carrier.name} on ${face.name}`;
+    registered.set(run, new Set());
+    const scenario = (name: Scenario, fn: () => Promise<void>, timeout = 20_000) => {
+      registered.get(run)!.add(name);
+      const reason = carrier.skips[name] ?? face.skips[name];
+      if (reason !== undefined) it.skip(`${name} (skipped: ${reason})`, fn);
+      else it(name, { timeout }, fn);
+    };
+    const knobs = (more: Knobs = {}): Knobs => ({
+      timeScale: 0,
+      calls: "greeting:;*:",
+      ...face.knobs,
+      ...more,
+    });
+    const place = (more: Knobs = {}) => carrier.driver.placeCall(knobs(more));
+
+    describe(`the carrier contract: ${run}`, () => {
+      scenario("a call is greeted once", async () => {
+        const call = await place();
+        await call.waitFor(() => call.heardMs() > 0, 5000);
+        const events = await settledHistory(call.sessionId);
+        // One line (the call's connection, said to the model), one reply, one end.
+        expect(ofKind(events, "user")).toHaveLength(1);
+        expectEveryTurnEndedOnce(events);
+        expect(ofKind(events, "turn_complete")).toHaveLength(1);
+        const said = events.filter((e) => e.kind === "transcript" || e.kind === "model_text");
+        expect(said.length).toBeGreaterThan(0);
+        expect(new Set(said.map((e) => e.text)).size).toBe(said.length);
+        expect(
+          said
+            .map((e) => e.text)
+            .join("")
+            .match(/Hello!/g),
+        ).toHaveLength(1);
+        expect(ofKind(events, "error")).toEqual([]);
+        expect(call.violations).toEqual([]);
+        call.hangUp();
+      });
+
+      scenario("a question that calls a server tool is answered once", async () => {
+        const call = await place({ calls: "greeting:;2:lookup_faq;*:" });
+        await call.waitFor(() => call.heardMs() > 0, 5000);
+        await settledHistory(call.sessionId);
+        await call.say(300, 700);
+        const events = await settledHistory(call.sessionId, 2, 200);
+        expect(ofKind(events, "user")).toHaveLength(2);
+        const calls = ofKind(events, "tool_call");
+        expect(calls.map((e) => e.name)).toEqual(["lookup_faq"]);
+        expect(ofKind(events, "tool_result")).toEqual([
+          expect.objectContaining({ callId: calls[0]!.callId, name: "lookup_faq" }),
+        ]);
+        expectEveryTurnEndedOnce(events);
+        expect(ofKind(events, "interrupted")).toEqual([]);
+        expect(ofKind(events, "error")).toEqual([]);
+        expect(call.violations).toEqual([]);
+        call.hangUp();
+      });
+
+      scenario(
+        "a barge-in clears the caller's playback within a chunk and says what was heard",
+        async () => {
+          // Paced at real time: the greeting is still being said while the caller hears it.
+          const call = await place({ timeScale: 1, msPerWord: 80, latencyMs: 0 });
+          await call.waitFor(() => call.heardMs() > 300, 5000);
+          const spy = await spyOnModel(call.sessionId);
+          const { chunks, chunkMs } = await call.speakUntilCleared(1000);
+          expect(call.clears()).toBe(1);
+          // The model heard enough speech to barge in (BARGE_IN_MS, after resampling), and
+          // the clear reached the carrier before the caller's next chunk but one.
+          expect(spy.interruptedAt).not.toBeNull();
+          expect(spy.interruptedAt! * chunkMs).toBeGreaterThanOrEqual(BARGE_IN_MS);
+          expect(chunks - spy.interruptedAt!).toBeLessThanOrEqual(1);
+          const heard = call.heardMs();
+          await call.waitFor(() => spy.played.length > 0, 2000);
+          // The session was told what was heard: some of the reply, no more than played.
+          expect(spy.played).toHaveLength(1);
+          const { ms, wire } = spy.played[0]!;
+          expect(ms).toBeGreaterThan(0);
+          expect(ms).toBeLessThanOrEqual(heard);
+          if (face.truncates)
+            expect(wire.map((f) => JSON.parse(f) as Record<string, unknown>)).toEqual([
+              expect.objectContaining({ type: "conversation.item.truncate", audio_end_ms: ms }),
+            ]);
+          else expect(wire).toEqual([]);
+          // The caller stops speaking: what they said is answered, each turn ended once.
+          await call.say(0, 700);
+          const events = await settledHistory(call.sessionId, 2);
+          expect(ofKind(events, "interrupted")).toEqual([
+            expect.objectContaining({ reason: "barge_in" }),
+          ]);
+          expectEveryTurnEndedOnce(events);
+          expect(ofKind(events, "error")).toEqual([]);
+          expect(call.violations).toEqual([]);
+          call.hangUp();
+        },
+      );
+
+      scenario("a forged webhook is refused and creates nothing", async () => {
+        const { statuses, sessionId } = await carrier.driver.forgedWebhooks(knobs());
+        expect(statuses).toEqual([403, 403]);
+        expect((await historyOf(sessionId)).status).toBe(404);
+      });
+
+      scenario(
+        "a wrong or reused stream token closes the stream, and nothing is recorded",
+        async () => {
+          const wrong = await carrier.driver.wrongToken(knobs());
+          expect(wrong.closed.code).toBe(1008);
+          expect(wrong.closed.reason).toMatch(/token is wrong or already used/);
+          expect(wrong.messages).toBe(0);
+          expect(await historyOf(wrong.sessionId)).toEqual({ status: 200, events: [] });
+
+          const call = await place();
+          await call.waitFor(() => call.heardMs() > 0, 5000);
+          const reused = await carrier.driver.reusedToken(call);
+          expect(reused.closed.code).toBe(1008);
+          expect(reused.closed.reason).toMatch(/token is wrong or already used/);
+          expect(reused.messages).toBe(0);
+          // The call itself goes on; its record holds its own line only.
+          expect(call.closed()).toBeNull();
+          const events = await settledHistory(call.sessionId);
+          expect(ofKind(events, "user")).toHaveLength(1);
+          expect(call.violations).toEqual([]);
+          call.hangUp();
+        },
+      );
+
+      scenario("malformed media is counted and skipped, and the call goes on", async () => {
+        const call = await place();
+        await call.waitFor(() => call.heardMs() > 0, 5000);
+        const sent = call.sendMalformed();
+        await call.say(300, 700);
+        const events = await settledHistory(call.sessionId, 2);
+        expectEveryTurnEndedOnce(events);
+        expect(ofKind(events, "error")).toEqual([]);
+        const kinds = await timelineKinds(call.sessionId);
+        expect(kinds.filter((k) => k === "BAD_FRAME")).toHaveLength(sent);
+        expect(call.closed()).toBeNull();
+        expect(call.violations).toEqual([]);
+        call.hangUp();
+      });
+
+      scenario("a stream for an ended session is refused", async () => {
+        const { sessionId, refusal } = await carrier.driver.streamAfterEnd(knobs());
+        expect(refusal).not.toBeNull();
+        // Nothing of the call was recorded: the session's record holds its end alone.
+        const { status, events } = await historyOf(sessionId);
+        expect(status).toBe(200);
+        expect(events.map((e) => e.kind)).toEqual(["status"]);
+      });
+
+      scenario("a hang-up ends the call's session, its history kept", async () => {
+        const call = await place();
+        await call.waitFor(() => call.heardMs() > 0, 5000);
+        await settledHistory(call.sessionId);
+        expect(await tokenStatus(call.sessionId)).toBe(200);
+        call.hangUp();
+        await ended(call.sessionId);
+        const events = await settledHistory(call.sessionId);
+        expect(ofKind(events, "user")).toHaveLength(1);
+        expectEveryTurnEndedOnce(events);
+        expect(call.violations).toEqual([]);
+      });
+
+      scenario("a dropped stream ends the call's session, its history kept", async () => {
+        const call = await place();
+        await call.waitFor(() => call.heardMs() > 0, 5000);
+        await settledHistory(call.sessionId);
+        expect(await tokenStatus(call.sessionId)).toBe(200);
+        call.drop();
+        await ended(call.sessionId);
+        const events = await settledHistory(call.sessionId);
+        expect(ofKind(events, "user")).toHaveLength(1);
+        expectEveryTurnEndedOnce(events);
+        expect(call.violations).toEqual([]);
+      });
+
+      scenario(
+        "the carrier's call-over notice ends a call whose stream never started",
+        async () => {
+          const rung = await carrier.driver.ringOnly(knobs());
+          expect(await tokenStatus(rung.sessionId)).toBe(200);
+          expect(await rung.over()).toBe(204);
+          expect(await tokenStatus(rung.sessionId)).toBe(410);
+        },
+      );
+
+      scenario(
+        "a crash of the session's object mid-call: the record stays valid, the next webhook is answered",
+        async () => {
+          // Paced: the greeting is under way when the object dies.
+          const call = await place({ timeScale: 0.2 });
+          await call.waitFor(() => call.heardMs() > 0, 5000);
+          const crashed = await exports.default.fetch(
+            `${BASE}/v1/sessions/${call.sessionId}/restart`,
+            { method: "POST", headers: withKey() },
+          );
+          expect(crashed.status).toBe(200);
+          await call.waitFor(() => call.closed() !== null, 5000);
+          // Cut by the crash: not refused by policy, not ended normally.
+          expect([1000, 1008]).not.toContain(call.closed()!.code);
+          // The restarted object answers: the record is whole, every turn in it ended once.
+          const events = await settledHistory(call.sessionId);
+          expectEveryTurnEndedOnce(events);
+          // The carrier's next webhook (the call is over) is answered, and ends the session.
+          expect(await call.over()).toBe(204);
+          expect(await tokenStatus(call.sessionId)).toBe(410);
+          expect(call.violations).toEqual([]);
+        },
+      );
+    });
+  }
+}
+
+it("every carrier runs every scenario on every face, or skips it with a reason", () => {
+  for (const [run, names] of registered)
+    expect([...names].sort(), run).toEqual([...SCENARIOS].sort());
+});
