@@ -127,7 +127,10 @@ function onFrame(ctx: Ctx, text: string): void {
         return;
       }
       if (voice !== undefined) s.voice = voice;
-      if (session.tools) s.tools = session.tools.map((t) => t.name);
+      if (session.tools) {
+        s.tools = session.tools.map((t) => t.name);
+        s.toolParameters = Object.fromEntries(session.tools.map((t) => [t.name, t.parameters]));
+      }
       if (session.output_modalities) s.audio = session.output_modalities[0] === "audio";
       const updated = {
         type: "session.updated",

@@ -2,6 +2,7 @@
 
 import {
   answerTag,
+  argsFor,
   asksToGoOn,
   asksToIntroduce,
   chunkWords,
@@ -185,7 +186,10 @@ export function respond(ctx: Ctx): void {
   for (const [index, name] of calls.entries()) {
     const callId = ctx.id("call");
     s.items.push({ kind: "call", callId, name });
-    const args = JSON.stringify({ question: userText ?? "" });
+    // Shaped after the tool's declared parameters, as the Gemini face does.
+    const args = JSON.stringify(
+      argsFor({ name, parametersJsonSchema: s.toolParameters[name] }, userText ?? ""),
+    );
     const fcId = ctx.id("fc");
     const item = (status: string, argumentsSoFar: string): Json => ({
       id: fcId,

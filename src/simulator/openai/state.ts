@@ -16,6 +16,8 @@ export interface OaiSimState {
   rng: number;
   closed: boolean;
   tools: string[];
+  /** Each declared tool's parameter schema (JSON Schema), to shape its calls' arguments. */
+  toolParameters: Record<string, Record<string, unknown> | undefined>;
   audio: boolean;
   /** The session's voice, and whether it has spoken (after which it cannot change). */
   voice: string | null;
@@ -58,6 +60,7 @@ export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
     rng: seedState(knobs.seed),
     closed: false,
     tools: [],
+    toolParameters: {},
     audio: true,
     voice: null,
     spokeAudio: false,
