@@ -63,6 +63,8 @@ export default defineConfig({
                 API_KEY: "test-api-key",
                 TOKEN_SECRET: "test-token-secret",
                 TWILIO_AUTH_TOKEN: "test-twilio-auth-token",
+                // Nothing listens there: a transfer's request to the carrier fails at once.
+                TWILIO_API_BASE_URL: "http://127.0.0.1:9",
                 ALLOWED_ORIGINS: "https://app.example",
                 MAX_CLIENTS_PER_SESSION: "3",
                 // Short, so the stale-socket test need not wait; it matters only when a session is full.

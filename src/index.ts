@@ -7,12 +7,13 @@
  *   export const { SessionObject, GeminiSimulatorObject } = liveline;
  */
 
-export { endCallTool } from "./agents/call-tools.js";
+export { endCallTool, transferCallTool } from "./agents/call-tools.js";
 export {
   type Agent,
   type AgentDefinition,
   defineAgent,
   defineTool,
+  type PhoneCall,
   SESSION_OPTIONS,
   type SessionInfo,
   type SessionOptionName,

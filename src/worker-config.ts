@@ -87,6 +87,11 @@ const ConfigSchema = z.object({
   DEMO_PAGE: onOff,
   /** Secret: the Twilio account's auth token, which signs its webhooks (phone calls). */
   TWILIO_AUTH_TOKEN: secret(16),
+  /** Where Twilio's REST API is (call transfers): https://api.twilio.com unless set. */
+  TWILIO_API_BASE_URL: checkedString("an http(s) URL, e.g. https://api.twilio.com", (v) => {
+    const url = new URL(v);
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("is not http(s)");
+  }),
 });
 const ProviderVarsSchema = z.object(PROVIDER_VARS);
 

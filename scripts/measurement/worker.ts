@@ -7,10 +7,10 @@
  * every gateway built on `createLiveline` alone, carries none of the arm.
  */
 import { createLiveline } from "liveline";
-import { billing, greeter } from "../../examples/greeter/src/agent.js";
+import { billing, greeter, phoneNumbers } from "../../examples/greeter/src/agent.js";
 import { naiveRelay } from "../../src/measurement/naive-relay.js";
 
-const liveline = createLiveline({ agents: { greeter, billing }, naiveRelay });
+const liveline = createLiveline({ agents: { greeter, billing }, phoneNumbers, naiveRelay });
 
 export default { fetch: liveline.fetch };
 export const { SessionObject, GeminiSimulatorObject } = liveline;

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { KeypadMode } from "../telephony/keypad.js";
 import type { ToolPayload } from "../vocabulary/log-events.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 
@@ -18,11 +19,32 @@ export interface ToolContext<Env = unknown> {
    * once the current turn has ended. Throws for an agent the session cannot reach.
    */
   handoff(agent: string, reason?: string): void;
+  /** The phone call this session is (null: the session is no call). */
+  call: PhoneCall | null;
+}
+
+/** A phone call, as the tools of its session see it. */
+export interface PhoneCall {
+  /** The caller's number and the number called, as the carrier gave them. */
+  from: string;
+  to: string;
   /**
-   * Ends the phone call once the caller has heard this turn's reply (the goodbye), learned
-   * from the carrier's marks; the session ends with it. Throws where the session is no call.
+   * Ends the call once the caller has heard this turn's reply (the goodbye), learned from the
+   * carrier's marks; the session ends with it.
    */
-  endCall(): void;
+  end(): void;
+  /**
+   * Transfers the call to `number` (E.164, e.g. "+15550100") once the caller has heard this
+   * turn's reply, through the carrier's API; the session ends when the carrier took it. If the
+   * carrier refuses, the model is told why and the call goes on. Throws for a number not in
+   * E.164 form.
+   */
+  transfer(number: string): void;
+  /**
+   * The oldest entry the caller typed on the keypad that no tool has read yet (its keys,
+   * without the closing #), or null. Only agents with `keypad: "tools"` keep entries.
+   */
+  takeKeys(): string | null;
 }
 
 /**
@@ -74,6 +96,13 @@ export interface AgentDefinition {
    * line in that turn (it introduces itself), `silent` waits for the user to speak.
    */
   arrival?: "announce" | "silent" | undefined;
+  /**
+   * On a phone call, what the keys the caller types become (an entry ends at # or a pause):
+   * `said` (default) — a line the model hears, "(keys 1234 pressed on the phone)"; `tools` —
+   * the model hears only that an entry was typed, and tools read its keys with
+   * `ctx.call.takeKeys()`, so a PIN or a card number never reaches the model or the record.
+   */
+  keypad?: KeypadMode | undefined;
 }
 
 /** Who a session is for, as an agent function sees it (at creation and at every start). */
@@ -150,6 +179,8 @@ export function agentProblems(agent: AgentDefinition): string[] {
     if (tool?.runOn === "server" && typeof tool.run !== "function")
       problems.push(`the server tool "${tool.name}" has no run function`);
   }
+  if (agent.keypad !== undefined && agent.keypad !== "said" && agent.keypad !== "tools")
+    problems.push(`keypad must be "said" or "tools", not ${JSON.stringify(agent.keypad)}`);
   if (agent.arrival !== undefined && agent.arrival !== "announce" && agent.arrival !== "silent")
     problems.push(`arrival must be "announce" or "silent", not ${JSON.stringify(agent.arrival)}`);
   for (const target of agent.handoffs ?? []) {

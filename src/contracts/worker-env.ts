@@ -39,6 +39,8 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
   DEMO_PAGE?: string;
   /** Secret: the Twilio auth token that signs its webhooks (phone calls answered). */
   TWILIO_AUTH_TOKEN?: string;
+  /** Where Twilio's REST API is (call transfers): https://api.twilio.com unless set. */
+  TWILIO_API_BASE_URL?: string;
   /** Workers static assets (wrangler.toml `[assets]`): the demo page and the timeline viewer. */
   ASSETS?: Fetcher;
 }

@@ -1,4 +1,4 @@
-import type { AgentDefinition } from "../agents/define.js";
+import type { AgentDefinition, PhoneCall } from "../agents/define.js";
 import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
@@ -55,8 +55,8 @@ export class LiveSession {
     private readonly sockets: ClientSockets,
     connectedClients: string[],
     arm: RelayArm | null,
-    /** A phone call's control (null: no call): its end once the reply has been heard. */
-    private readonly call: { endAfterReply(): void } | null = null,
+    /** The phone call this session is, as its tools see it (null: no call). */
+    private readonly call: PhoneCall | null = null,
   ) {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
@@ -241,6 +241,11 @@ export class LiveSession {
   }
 
   /** The last durable seq of the session (what `ready.lastSeq` says). */
+  /** The agent speaking now (its definition). */
+  currentAgent(): AgentDefinition {
+    return this.agents.get(this.state.agent) ?? NO_AGENT;
+  }
+
   lastSeq(): number {
     return this.state.nextSeq - 1;
   }
@@ -311,10 +316,7 @@ export class LiveSession {
         const answer = this.requestHandoff(to, reason);
         if ("problem" in answer) throw new Error(answer.problem);
       },
-      endCall: () => {
-        if (this.call === null) throw new Error("this session is not a phone call");
-        this.call.endAfterReply();
-      },
+      call: this.call,
     });
     if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it
     this.tools.delete(callId);

@@ -15,10 +15,12 @@ import {
   type Timeline,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
+import { callMetadataOf } from "../telephony/twilio/call-session.js";
 import { TwilioCallStream } from "../telephony/twilio/call-stream.js";
 import { readTwilioStreamEvent } from "../telephony/twilio/stream-messages.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { Config } from "../worker-config.js";
+import { CallLine } from "./call-line.js";
 import { CallTokenStore } from "./call-token-store.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
@@ -135,10 +137,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (stream === undefined) {
       stream = new TwilioCallStream(ws, streamSid, {
         played: (ms) => this.handleClientFrame(ws, JSON.stringify({ type: "played", ms })),
-        turnEnded: () => {
-          if (this.callEnding === "asked") this.callEnding = "goodbye_said";
-        },
-        drained: () => this.endCallIfAsked(),
+        turnEnded: () => this.callLine?.turnEnded(),
+        drained: () => this.callLine?.drained(),
         clientToolCall: (callId, name) => {
           // Answered at once where no app is connected to run it: the model hears why, and
           // the call does not wait out the tool's timeout. (An app on the session answers it.)
@@ -192,13 +192,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       clients,
       // The creation route refuses `naive` where the Worker has no such arm.
       asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
-      meta.metadata.telephony === undefined
-        ? null
-        : {
-            endAfterReply: () => {
-              this.callEnding = "asked";
-            },
-          },
+      this.callLineFor(meta)?.phoneCall ?? null,
     );
     return this.live;
   }
@@ -256,11 +250,32 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   }
 
   private callTokenStore: CallTokenStore | null = null;
-  /**
-   * The agent ended the call (`end_call`): `asked` until the turn of its goodbye ends, then
-   * `goodbye_said` until the caller has heard it; then the call ends.
-   */
-  private callEnding: "no" | "asked" | "goodbye_said" = "no";
+  /** A phone call's session: its hang-up, transfer and keypad (null: no call). */
+  private callLine: CallLine | null = null;
+
+  private callLineFor(meta: SessionMeta): CallLine | null {
+    const call = callMetadataOf(meta.metadata);
+    if (call === null) return null;
+    this.callLine?.dispose();
+    this.callLine = new CallLine(
+      call,
+      { authToken: this.config.TWILIO_AUTH_TOKEN, apiBaseUrl: this.config.TWILIO_API_BASE_URL },
+      {
+        say: (text) => {
+          const ws = this.openSockets("bound_call")[0];
+          if (ws !== undefined) this.handleClientFrame(ws, JSON.stringify({ type: "text", text }));
+        },
+        end: () => void this.end(),
+        drained: () =>
+          this.openSockets("bound_call").every((ws) => {
+            const attachment = attachmentOf(ws);
+            return attachment === null || this.callStreamOf(ws, attachment)?.drained !== false;
+          }),
+        keypadMode: () => this.live?.currentAgent().keypad ?? "said",
+      },
+    );
+    return this.callLine;
+  }
 
   private callTokens(): CallTokenStore {
     this.callTokenStore ??= new CallTokenStore(this.ctx.storage);
@@ -271,6 +286,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt === null) this.meta.markEnded(new Date().toISOString());
     live.interpreter.handleInput({ type: "end_session" });
+    this.callLine?.dispose();
     for (const ws of this.ctx.getWebSockets()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
     }
@@ -349,7 +365,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
    * yet started hold no client's slot; a few at most are let in, each for a few seconds.
    */
   private acceptCallStream(meta: SessionMeta): Response {
-    if (meta.metadata.telephony === undefined)
+    if (callMetadataOf(meta.metadata) === null)
       return jsonError(404, "unknown_session", "no phone call has this session");
     if (this.openSockets("waiting_call").length >= MAX_WAITING_STREAMS)
       return jsonError(429, "rate_limited", "too many media streams wait for their start");
@@ -434,10 +450,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
         stream.marked(event.mark.name);
         return;
       case "dtmf":
-        this.handleClientFrame(
-          ws,
-          JSON.stringify({ type: "text", text: `(key ${event.dtmf.digit} pressed on the phone)` }),
-        );
+        this.callLine?.pressed(event.dtmf.digit);
         return;
       case "stop":
         // The caller hung up: the call's session ends (its history stays readable).
@@ -448,19 +461,6 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
         throw new Error(`unhandled media stream event ${JSON.stringify(unreachable)}`);
       }
     }
-  }
-
-  /**
-   * A call asked to end (`end_call`): once every stream has played the last turn's reply
-   * through (its goodbye), the call's session ends and the carrier hangs up.
-   */
-  private endCallIfAsked(): void {
-    if (this.callEnding !== "goodbye_said") return;
-    const drained = this.openSockets("bound_call").every((ws) => {
-      const attachment = attachmentOf(ws);
-      return attachment === null || this.callStreamOf(ws, attachment)?.drained !== false;
-    });
-    if (drained) void this.end();
   }
 
   /**
@@ -476,7 +476,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const live = this.session();
     const token = start.customParameters.token;
     const check = token === undefined ? "unknown" : this.callTokens().take(token, Date.now());
-    const callSid = (meta?.metadata.telephony as { callSid?: unknown } | undefined)?.callSid;
+    const callSid = meta === null ? undefined : callMetadataOf(meta.metadata)?.callSid;
     const why =
       live === null || meta === null || meta.endedAt !== null
         ? "the session has ended"

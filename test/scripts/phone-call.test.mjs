@@ -5,7 +5,8 @@
  * pace, on the simulator's Gemini and OpenAI faces. The caller hears the greeting, asks a
  * question that calls a server tool and hears the answer once; the durable history holds one
  * call and one result; speaking over a reply gets a `clear` and the next question is
- * answered once.
+ * answered once. The agent's transfer_call reaches the carrier's REST API (its stand-in, served
+ * here: TWILIO_API_BASE_URL) only after its line has been heard, and the call leaves the stream.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
@@ -13,9 +14,12 @@ import { tmpdir } from "node:os";
 import { join as joinPath } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_KEY, history, startServer } from "../../scripts/lib/harness.mjs";
+import { serveWeb } from "../../scripts/lib/web-server.mjs";
+import { TwilioCallApiStandIn } from "../../src/simulator/twilio/call-api-stand-in.js";
 import { mulawFromWav, TwilioCallStandIn, webTransport } from "../../src/simulator/twilio/index.js";
 
 const AUTH_TOKEN = "phone-test-auth-token";
+const ACCOUNT_SID = `AC${"7".repeat(32)}`;
 const SILENCE = 0xff;
 const dir = mkdtempSync(joinPath(tmpdir(), "liveline-phone-"));
 
@@ -68,26 +72,35 @@ async function settledHistory(server, sessionId, timeoutMs = 20_000) {
 
 describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (wire) => {
   let server;
+  let api;
+  let apiServer;
   beforeAll(async () => {
-    server = await startServer({ vars: { TWILIO_AUTH_TOKEN: AUTH_TOKEN } });
+    api = new TwilioCallApiStandIn({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+    apiServer = await serveWeb((request) => api.handle(request));
+    server = await startServer({
+      vars: { TWILIO_AUTH_TOKEN: AUTH_TOKEN, TWILIO_API_BASE_URL: apiServer.url },
+    });
   }, 120_000);
   afterAll(async () => {
     await server?.stop();
+    await apiServer?.close();
   });
 
   /** `timeScale` 1: the model speaks at real pace, so a reply is still under way as it plays. */
-  const place = async (timeScale = "0", calls = "greeting:;2:lookup_faq;*:") => {
+  const place = async (timeScale = "0", calls = "greeting:;2:lookup_faq;*:", more = {}) => {
     const call = new TwilioCallStandIn({ transport: webTransport(), allowInsecureStream: true });
-    const knobs = new URLSearchParams({ wire, timeScale, calls });
+    const knobs = new URLSearchParams({ wire, timeScale, calls, ...more });
     const placed = await call.placeCall({
       baseUrl: server.base,
       voiceUrl: `${server.base}/v1/telephony/twilio/voice?simulator=${encodeURIComponent(knobs.toString())}`,
       authToken: AUTH_TOKEN,
+      accountSid: ACCOUNT_SID,
       from: "+15550001111",
       to: "+15550002222",
     });
+    api.register(placed.callSid, call);
     const sessionId = placed.streamUrl.split("/").at(-1);
-    return { call, sessionId };
+    return { call, sessionId, callSid: placed.callSid };
   };
 
   it("greets, answers a question with a server tool once, and the record holds one call and one result", async () => {
@@ -153,6 +166,34 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
     expect(call.queuedMs()).toBe(0);
     const events = await history(server, sessionId);
     expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["end_call"]);
+    const ended = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    expect(ended.status).toBe(410);
+    expect(call.violations).toEqual([]);
+  }, 90_000);
+
+  it("the agent transfers the call with transfer_call: after its line has played, through the carrier's API", async () => {
+    // Short words (100 ms of audio each): what the caller must hear through is brief.
+    const { call, sessionId, callSid } = await place("0", "greeting:;2:transfer_call;*:", {
+      msPerWord: "100",
+    });
+    await heardReply(call, 0);
+    const before = call.heardMs();
+    await say(call, spoken("Can I talk to a person?", `person-${wire}`));
+    await call.waitFor((c) => c.closed !== null, 20_000);
+    // The carrier was asked once, for this call, to dial the front desk…
+    expect(api.transfers.filter((t) => t.callSid === callSid)).toEqual([
+      { callSid, number: "+15550003000" },
+    ]);
+    // …after the caller had heard the agent's line through.
+    expect(call.heardMs()).toBeGreaterThan(before + 300);
+    expect(call.queuedMs()).toBe(0);
+    const events = await history(server, sessionId);
+    expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["transfer_call"]);
+    expect(kinds(events, "tool_result")).toHaveLength(1);
+    expect(kinds(events, "error")).toEqual([]);
     const ended = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
       method: "POST",
       headers: { Authorization: `Bearer ${API_KEY}` },

@@ -1,4 +1,4 @@
-import { defineAgent, defineTool, endCallTool } from "liveline";
+import { defineAgent, defineTool, endCallTool, transferCallTool } from "liveline";
 import { z } from "zod";
 
 /** A small built-in FAQ, so the demo answers something real without any backend. */
@@ -28,10 +28,12 @@ export const greeter = defineAgent({
   // Handed back to, it waits for the caller to speak (billing, by default, announces itself).
   arrival: "silent",
   instructions:
-    "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference. On a phone call, call end_call when the caller says goodbye.",
+    "You are a friendly assistant. Greet the user briefly, then call suggest_topics with a few topics they could ask about. Use lookup_faq to answer questions about hours, pricing, support or refunds, get_user_profile when they ask about their own account, and set_preference when the user states a preference. On a phone call, call end_call when the caller says goodbye, and transfer_call when they ask for a person.",
   tools: [
     // On a phone call the greeter may hang up, after its goodbye has been heard.
     endCallTool,
+    // …or put the caller through to the front desk (a number of the app's, never the model's).
+    transferCallTool({ front_desk: "+15550003000" }),
     defineTool({
       name: "suggest_topics",
       description: "Show the user a few topics as tappable chips in the app.",
@@ -77,17 +79,29 @@ export const greeter = defineAgent({
 /** The billing specialist the greeter hands callers to (and who can hand them back). */
 export const billing = defineAgent({
   instructions:
-    "You are the billing specialist. Answer questions about invoices with lookup_invoice; hand the user back to the greeter for anything else.",
+    "You are the billing specialist. Answer questions about invoices with lookup_invoice; on a phone call, ask the caller to type the invoice number on the keypad first. Hand the user back to the greeter for anything else.",
   handoffs: ["greeter"],
+  // On a phone call, the keys typed reach lookup_invoice only: the model hears that an
+  // entry was typed, never its digits.
+  keypad: "tools",
   tools: [
+    endCallTool,
     defineTool({
       name: "lookup_invoice",
-      description: "Read the user's latest invoice: amount, due date and status.",
+      description:
+        "Read an invoice: amount, due date and status. On a phone call, it reads the invoice number the caller typed.",
       args: z.object({ question: z.string().default("") }),
       runOn: "server",
       followUp: "speak",
       timeoutMs: 5_000,
-      run: async () => ({ amount: "12.00 EUR", due: "2026-12-01", status: "open" }),
+      run: async (_args, ctx) => {
+        const typed = ctx.call?.takeKeys() ?? null;
+        const invoice = typed === null ? "the latest" : `the one ending in ${typed.slice(-2)}`;
+        return { invoice, amount: "12.00 EUR", due: "2026-12-01", status: "open" };
+      },
     }),
   ],
 });
+
+/** The agent that answers each of the app's phone numbers (others reach the greeter). */
+export const phoneNumbers = { "+15550002000": "billing" };

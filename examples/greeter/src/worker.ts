@@ -3,10 +3,11 @@
  * needs; the repository's wrangler.toml serves it for `npm run dev`.
  */
 import { createLiveline } from "liveline";
-import { billing, greeter } from "./agent.js";
+import { billing, greeter, phoneNumbers } from "./agent.js";
 
-// The first agent is the default; the greeter may hand callers to billing and back.
-const liveline = createLiveline({ agents: { greeter, billing } });
+// The first agent is the default; the greeter may hand callers to billing and back, and
+// billing answers its own phone number.
+const liveline = createLiveline({ agents: { greeter, billing }, phoneNumbers });
 
 export default { fetch: liveline.fetch };
 export const { SessionObject, GeminiSimulatorObject } = liveline;

@@ -14,7 +14,11 @@
  */
 import { Hono } from "hono";
 import { CARRIER_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
-import { CALL_OVER, callSessionId } from "../../telephony/twilio/call-session.js";
+import {
+  CALL_OVER,
+  type CallMetadata,
+  callSessionId,
+} from "../../telephony/twilio/call-session.js";
 import {
   isValidTwilioSignature,
   TWILIO_SIGNATURE_HEADER,
@@ -51,7 +55,14 @@ export const telephonyRoutes = new Hono<AppEnv>()
     const from = params.get("From") ?? "";
     const to = params.get("To") ?? "";
     const { app, config } = c.var;
-    const telephony = { carrier: "twilio", callSid, from, to };
+    const accountSid = params.get("AccountSid");
+    const telephony: CallMetadata = {
+      carrier: "twilio",
+      callSid,
+      from,
+      to,
+      ...(accountSid === null ? {} : { accountSid }),
+    };
     // On the simulator, the webhook URL's `simulator` query (set where the number's webhook
     // is configured, and covered by the signature) adds knobs: `?simulator=wire%3Dopenai`.
     const knobs = new URLSearchParams(c.req.query("simulator") ?? "");

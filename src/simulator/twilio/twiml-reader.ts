@@ -186,3 +186,16 @@ export function readStreamAnswer(
   if (stream.attributes.name !== undefined) answer.name = stream.attributes.name;
   return answer;
 }
+
+/** The number of a `<Response><Dial>+1…</Dial></Response>` (a transfer), or a TwimlAnswerError. */
+export function readDialAnswer(twiml: string): { number: string } {
+  const response = parseXml(twiml);
+  if (response.name !== "Response")
+    throw new TwimlAnswerError(`the root is <${response.name}>, not <Response>`);
+  const dial = onlyChild(response, "Dial");
+  if (dial.children.length > 0)
+    throw new TwimlAnswerError("<Dial> holds elements; expected a number");
+  if (!/^\+[1-9]\d{6,14}$/.test(dial.text))
+    throw new TwimlAnswerError(`<Dial> holds ${JSON.stringify(dial.text)}, not an E.164 number`);
+  return { number: dial.text };
+}

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /**
  * A call's session id, from its CallSid: the same call always names the same session, so a
  * voice webhook Twilio retries finds the session it already made, and the call's status
@@ -16,3 +18,20 @@ export async function callSessionId(callSid: string): Promise<string> {
 
 /** The call statuses after which no stream will come (Twilio's CallStatus values). */
 export const CALL_OVER = new Set(["completed", "busy", "failed", "no-answer", "canceled"]);
+
+/** What a call's session keeps in `metadata.telephony` (the voice webhook's parameters). */
+export const CallMetadata = z.object({
+  carrier: z.literal("twilio"),
+  callSid: z.string(),
+  /** Absent in sessions made before transfers existed: such a call cannot be transferred. */
+  accountSid: z.string().optional(),
+  from: z.string(),
+  to: z.string(),
+});
+export type CallMetadata = z.infer<typeof CallMetadata>;
+
+/** A session's call, or null when its metadata holds none. */
+export function callMetadataOf(metadata: Record<string, unknown>): CallMetadata | null {
+  const read = CallMetadata.safeParse(metadata.telephony);
+  return read.success ? read.data : null;
+}

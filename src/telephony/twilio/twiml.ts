@@ -40,3 +40,12 @@ export function hangupTwiml(): string {
 export function sayTwiml(text: string): string {
   return `${XML_DECLARATION}<Response><Say>${escapeXml(text)}</Say><Hangup/></Response>`;
 }
+
+/** Numbers a call may be transferred to: E.164 (a plus, the country code, up to 15 digits). */
+export const E164 = /^\+[1-9]\d{6,14}$/;
+
+/** Connects the caller to `number` (E.164): what a transferred call runs next. */
+export function dialTwiml(number: string): string {
+  if (!E164.test(number)) throw new Error(`not an E.164 number: ${JSON.stringify(number)}`);
+  return `${XML_DECLARATION}<Response><Dial>${escapeXml(number)}</Dial></Response>`;
+}

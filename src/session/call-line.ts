@@ -1,0 +1,147 @@
+/**
+ * What a phone call's session does beyond what a protocol client's does, for the session's
+ * object: it ends or transfers the call once the caller has heard the agent's last words (the
+ * carrier's marks say so), and it gathers the keys the caller types into entries.
+ *
+ * Nothing here needs to survive the object: a crash ends the call's stream with it. Typed
+ * entries a tool has not read yet are kept in memory for the same reason.
+ */
+import type { PhoneCall } from "../agents/define.js";
+import { ENTRY_PAUSE_MS, entryLine, Keypad, type KeypadMode } from "../telephony/keypad.js";
+import { TWILIO_API_BASE_URL, updateCall } from "../telephony/twilio/call-api.js";
+import type { CallMetadata } from "../telephony/twilio/call-session.js";
+import { dialTwiml, E164 } from "../telephony/twilio/twiml.js";
+
+/** What the call's line needs from its session's object. */
+export interface CallLineHost {
+  /** A line to the model, as the caller's (it is recorded like any line). */
+  say(text: string): void;
+  /** Ends the call's session (its history stays readable); the stream is closed with it. */
+  end(): void;
+  /** Whether every stream of the call has played the last turn's reply through. */
+  drained(): boolean;
+  /** What the keys typed become under the agent speaking now. */
+  keypadMode(): KeypadMode;
+}
+
+export interface CallLineSettings {
+  /** The account's auth token (REST API calls are authenticated with it). */
+  authToken: string | undefined;
+  /** Where Twilio's REST API is (TWILIO_API_BASE_URL). */
+  apiBaseUrl: string | undefined;
+}
+
+/** The call's last act, once the caller has heard the turn's reply. */
+type Leaving = { kind: "hang_up" } | { kind: "transfer"; number: string };
+
+export class CallLine {
+  /**
+   * Asked by a tool: `asked` until the turn of its goodbye ends, then `goodbye_said` until the
+   * caller has heard it; `transferring` while the carrier is asked to transfer the call.
+   */
+  private leaving: { act: Leaving; phase: "asked" | "goodbye_said" | "transferring" } | null = null;
+  private readonly keypad = new Keypad();
+  private entryTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly entries: string[] = [];
+
+  /** The call as its session's tools see it (`ctx.call`). */
+  readonly phoneCall: PhoneCall;
+
+  constructor(
+    private readonly call: CallMetadata,
+    private readonly settings: CallLineSettings,
+    private readonly host: CallLineHost,
+  ) {
+    this.phoneCall = {
+      from: call.from,
+      to: call.to,
+      end: () => this.leaveAfterReply({ kind: "hang_up" }),
+      transfer: (number) => {
+        if (!E164.test(number)) throw new Error(`not an E.164 number: ${JSON.stringify(number)}`);
+        this.leaveAfterReply({ kind: "transfer", number });
+      },
+      takeKeys: () => this.entries.shift() ?? null,
+    };
+  }
+
+  /** A turn of the session ended (its reply may still be playing). */
+  turnEnded(): void {
+    if (this.leaving?.phase === "asked") this.leaving.phase = "goodbye_said";
+  }
+
+  /** A stream has played all it was sent: the call leaves if its goodbye has been heard. */
+  drained(): void {
+    const leaving = this.leaving;
+    if (leaving?.phase !== "goodbye_said" || !this.host.drained()) return;
+    switch (leaving.act.kind) {
+      case "hang_up":
+        this.host.end();
+        return;
+      case "transfer":
+        leaving.phase = "transferring";
+        void this.transfer(leaving.act.number);
+        return;
+      default: {
+        const unreachable: never = leaving.act;
+        throw new Error(`unknown call act ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /** A key the caller pressed: an entry ends at # or after a pause. */
+  pressed(digit: string): void {
+    if (this.entryTimer !== null) clearTimeout(this.entryTimer);
+    this.entryTimer = null;
+    const entry = this.keypad.press(digit);
+    if (entry !== null) {
+      this.entryTyped(entry);
+      return;
+    }
+    this.entryTimer = setTimeout(() => {
+      this.entryTimer = null;
+      const paused = this.keypad.pause();
+      if (paused !== null) this.entryTyped(paused);
+    }, ENTRY_PAUSE_MS);
+  }
+
+  /** The session is going away: no entry is said after it. */
+  dispose(): void {
+    if (this.entryTimer !== null) clearTimeout(this.entryTimer);
+    this.entryTimer = null;
+  }
+
+  private entryTyped(entry: string): void {
+    const mode = this.host.keypadMode();
+    if (mode === "tools") this.entries.push(entry);
+    this.host.say(entryLine(entry, mode));
+  }
+
+  private leaveAfterReply(act: Leaving): void {
+    if (act.kind === "transfer" && this.call.accountSid === undefined)
+      throw new Error("this call's session has no AccountSid: it cannot be transferred");
+    if (act.kind === "transfer" && this.settings.authToken === undefined)
+      throw new Error("transfers need TWILIO_AUTH_TOKEN");
+    this.leaving = { act, phase: "asked" };
+  }
+
+  /** Asks the carrier to run a <Dial> for the call; the session ends when it took it. */
+  private async transfer(number: string): Promise<void> {
+    const outcome = await updateCall({
+      baseUrl: this.settings.apiBaseUrl ?? TWILIO_API_BASE_URL,
+      accountSid: this.call.accountSid ?? "",
+      authToken: this.settings.authToken ?? "",
+      callSid: this.call.callSid,
+      twiml: dialTwiml(number),
+    });
+    this.leaving = null;
+    if (outcome.ok) {
+      // The carrier stops the media stream as the call leaves <Connect>.
+      this.host.end();
+      return;
+    }
+    // The caller is still on the line: the model hears why, and can say so.
+    this.host.say(
+      `(the transfer to ${number} failed: ${outcome.problem}; the caller is still on the line)`,
+    );
+  }
+}
