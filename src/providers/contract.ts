@@ -3,6 +3,7 @@ import { ConfigError, settingProblems } from "../var-schemas.js";
 import type { RebuiltContext } from "../vocabulary/model.js";
 import type {
   AgentSpec,
+  AudioEncoding,
   ProviderAdapter,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
@@ -18,6 +19,8 @@ export interface ProviderRequest<Vars, Bindings> {
   sessionId: string;
   agent: AgentSpec;
   metadata: Record<string, unknown>;
+  /** The audio the session would rather speak (a phone call's: g711_ulaw); pcm16 always works. */
+  audio: AudioEncoding;
   /** A measurement arm's wire (the naive relay's: as frameworks speak it), or null. */
   wireArm: WireArm | null;
 }

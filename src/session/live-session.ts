@@ -7,10 +7,11 @@ import type { Env } from "../contracts/worker-env.js";
 import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { providerSession } from "../provider-registry.js";
+import { callMetadataOf } from "../telephony/twilio/call-session.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import type { ToolOutcome } from "../vocabulary/log-events.js";
 import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
-import type { AgentSpec, ProviderSession } from "../vocabulary/provider-adapter.js";
+import type { AgentSpec, AudioEncoding, ProviderSession } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { DeadlineTimers } from "./deadline-timers.js";
 import { HistoryStore } from "./history-store.js";
@@ -204,6 +205,11 @@ export class LiveSession {
     return { pending: !revoked };
   }
 
+  /** How the session's audio is encoded, both ways (its model connection's). */
+  get audio(): AudioEncoding {
+    return this.providerFor(this.state.agent).audio;
+  }
+
   /** The model the session's current agent asks its provider for. */
   get model(): string {
     return this.providerFor(this.state.agent).model;
@@ -218,6 +224,8 @@ export class LiveSession {
       sessionId: this.meta.sessionId,
       agent: this.specOf(name),
       metadata: this.meta.metadata,
+      // A phone call's audio is G.711 μ-law: a provider that takes it gets it untouched.
+      audio: callMetadataOf(this.meta.metadata) === null ? "pcm16" : "g711_ulaw",
       wireArm: this.arm?.wire ?? null,
     });
     this.providers.set(name, provider);

@@ -15,10 +15,12 @@ import {
   type Timeline,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
+import { mulawDecoder, mulawEncoder } from "../telephony/audio/transcode.js";
 import { callMetadataOf } from "../telephony/twilio/call-session.js";
 import { TwilioCallStream } from "../telephony/twilio/call-stream.js";
 import { readTwilioStreamEvent } from "../telephony/twilio/stream-messages.js";
 import { jsonError } from "../vocabulary/http-error.js";
+import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { CallLine } from "./call-line.js";
 import { CallTokenStore } from "./call-token-store.js";
@@ -122,11 +124,41 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (attachment === null) return null;
     const link =
       attachment.call === undefined
-        ? protocolLink(ws, attachment.batchReplay === true)
+        ? this.appLink(ws, attachment)
         : this.callStreamOf(ws, attachment);
     if (link === null) return null;
     this.links.set(ws, link);
     return link;
+  }
+
+  /**
+   * An app's socket. On a session whose audio is a phone line's (μ-law 8 kHz, passed to the
+   * model untouched), an app still speaks the protocol's PCM16: its link converts the model's
+   * audio for it, and `appAudioIn` its own.
+   */
+  private appLink(ws: WebSocket, attachment: SocketAttachment): ClientLink {
+    const link = protocolLink(ws, attachment.batchReplay === true);
+    if (this.sessionAudio() !== "g711_ulaw") return link;
+    const toPcm = mulawDecoder(24000);
+    return { ...link, audio: (mulaw) => link.audio(toPcm(mulaw)) };
+  }
+
+  /** An app's audio chunk (PCM16 16 kHz) as the session takes it (see appLink). */
+  private appAudioIn(ws: WebSocket, pcm: Uint8Array): Uint8Array {
+    if (this.sessionAudio() !== "g711_ulaw") return pcm;
+    let encode = this.appEncoders.get(ws);
+    if (encode === undefined) {
+      encode = mulawEncoder(16000);
+      this.appEncoders.set(ws, encode);
+    }
+    return encode(pcm).slice();
+  }
+
+  private readonly appEncoders = new WeakMap<WebSocket, (pcm: Uint8Array) => Uint8Array>();
+
+  /** How the session's audio is encoded (its model connection's); pcm16 with no session. */
+  private sessionAudio(): AudioEncoding {
+    return this.session()?.audio ?? "pcm16";
   }
 
   /** A bound call's media stream (null before its `start`). */
@@ -135,18 +167,23 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (streamSid === null) return null;
     let stream = this.calls.get(ws);
     if (stream === undefined) {
-      stream = new TwilioCallStream(ws, streamSid, {
-        played: (ms) => this.handleClientFrame(ws, JSON.stringify({ type: "played", ms })),
-        turnEnded: () => this.callLine?.turnEnded(),
-        drained: () => this.callLine?.drained(),
-        clientToolCall: (callId, name) => {
-          // Answered at once where no app is connected to run it: the model hears why, and
-          // the call does not wait out the tool's timeout. (An app on the session answers it.)
-          if (this.openSockets("app").length > 0) return;
-          const error = `${name} runs in an app, and this phone call has none`;
-          this.handleClientFrame(ws, JSON.stringify({ type: "tool_result", callId, error }));
+      stream = new TwilioCallStream(
+        ws,
+        streamSid,
+        {
+          played: (ms) => this.handleClientFrame(ws, JSON.stringify({ type: "played", ms })),
+          turnEnded: () => this.callLine?.turnEnded(),
+          drained: () => this.callLine?.drained(),
+          clientToolCall: (callId, name) => {
+            // Answered at once where no app is connected to run it: the model hears why, and
+            // the call does not wait out the tool's timeout. (An app on the session answers it.)
+            if (this.openSockets("app").length > 0) return;
+            const error = `${name} runs in an app, and this phone call has none`;
+            this.handleClientFrame(ws, JSON.stringify({ type: "tool_result", callId, error }));
+          },
         },
-      });
+        this.sessionAudio(),
+      );
       this.calls.set(ws, stream);
     }
     return stream;
@@ -571,10 +608,14 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   /** Every client message enters here: size and parse (one input), rate, then the interpreter. */
   handleClientFrame(ws: WebSocket, data: string | ArrayBuffer): void {
-    const clientId = attachmentOf(ws)?.clientId;
+    const attachment = attachmentOf(ws);
+    const clientId = attachment?.clientId;
     const live = this.session();
     if (!clientId || !live) return;
-    const input = clientInput(clientId, data, this.config.MAX_FRAME_BYTES);
+    let input = clientInput(clientId, data, this.config.MAX_FRAME_BYTES);
+    // An app's audio on a phone line's session is converted to the line's (a call's is already).
+    if (input.type === "client_audio" && attachment?.call === undefined)
+      input = { ...input, pcm: this.appAudioIn(ws, input.pcm) };
     // A tool result is never dropped for rate: there is at most one per call the model made.
     // A bad frame is answered as it is.
     if (

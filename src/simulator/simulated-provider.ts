@@ -112,7 +112,7 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
       ? null
       : `simulator knobs (SIMULATOR_KNOBS, metadata.simulator): ${problem}`;
   },
-  session({ vars, bindings, sessionId, agent, metadata, wireArm }) {
+  session({ vars, bindings, sessionId, agent, metadata, audio, wireArm }) {
     const knobs = simulatorKnobs(vars.SIMULATOR_KNOBS, metadata);
     const modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
     knobs.delete("modality");
@@ -133,9 +133,10 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
       return {
         model,
         capabilities: OPENAI_CAPABILITIES,
+        audio,
         connect: (attempt) => connectTo("/simulator/openai", attempt),
         adapter: () => {
-          const opts = { model, agent, modality: outputModality } as const;
+          const opts = { model, agent, modality: outputModality, audio } as const;
           return wireArm?.openaiAdapter(opts) ?? new OpenAIRealtimeAdapter(opts);
         },
         sharedLinkKey: `openai ${model} ${agent.voice ?? ""}`,

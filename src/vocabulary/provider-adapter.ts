@@ -55,9 +55,18 @@ export interface ProviderAdapter {
 }
 
 /** A session's way to its model, as a provider sets it up. */
+/**
+ * How a session's audio is encoded, both ways: PCM16 (16 kHz in, 24 kHz out: what clients
+ * speak), or G.711 μ-law at 8 kHz (a phone line's), which a provider that takes it natively
+ * gets untouched from a call and gives back untouched.
+ */
+export type AudioEncoding = "pcm16" | "g711_ulaw";
+
 export interface ProviderSession {
   /** The model the session asks for, as the provider names it. */
   readonly model: string;
+  /** The audio this session's connection speaks (g711_ulaw only where one was asked for). */
+  readonly audio: AudioEncoding;
   readonly capabilities: ModelCapabilities;
   /** Opens the provider's WebSocket (accepted, binaryType set). */
   connect(attempt: number): Promise<WebSocket>;

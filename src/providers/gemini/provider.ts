@@ -127,6 +127,8 @@ export function geminiWireSession(opts: {
   return {
     model,
     capabilities,
+    // Gemini Live takes PCM16 only: a call's audio is converted on the way.
+    audio: "pcm16",
     connect: opts.connect,
     adapter: (attempt) =>
       new GeminiLiveAdapter({

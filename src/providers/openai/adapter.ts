@@ -17,6 +17,7 @@ import type {
 } from "../../vocabulary/model.js";
 import type {
   AgentSpec,
+  AudioEncoding,
   CloseClass,
   DecodeResult,
   ProviderAdapter,
@@ -38,6 +39,10 @@ export const OPENAI_CAPABILITIES: ModelCapabilities = {
   responsesOnRequest: true,
 };
 
+const PCM16_24K = { type: "audio/pcm", rate: 24000 } as const;
+/** G.711 μ-law at 8 kHz (the rate is implied). */
+const PCMU = { type: "audio/pcmu" } as const;
+
 export interface OpenAIRealtimeAdapterOptions {
   model: string;
   agent: AgentSpec;
@@ -45,6 +50,8 @@ export interface OpenAIRealtimeAdapterOptions {
   modality?: "audio" | "text" | undefined;
   /** The model that transcribes the user's speech. */
   transcriptionModel?: string | undefined;
+  /** g711_ulaw: audio/pcmu both ways, passed through untouched (a phone call's). Default pcm16. */
+  audio?: AudioEncoding | undefined;
 }
 
 export class OpenAIRealtimeAdapter implements ProviderAdapter {
@@ -80,12 +87,17 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   /** A handoff's `session.update`, held while a response is active. */
   private heldUpdate: string | null = null;
 
-  constructor(private readonly opts: OpenAIRealtimeAdapterOptions) {}
+  /** The session's audio is G.711 μ-law (a phone call's), sent and received as it is. */
+  private readonly mulaw: boolean;
+
+  constructor(private readonly opts: OpenAIRealtimeAdapterOptions) {
+    this.mulaw = opts.audio === "g711_ulaw";
+  }
 
   /** No resumption exists: every connection starts with the session's setup (a seed may follow). */
   setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
     const { agent, modality = "audio" } = this.opts;
-    const format = { type: "audio/pcm", rate: 24000 } as const;
+    const format = this.mulaw ? PCMU : PCM16_24K;
     const voice = agent.voice;
     return wire({
       type: "session.update",
@@ -287,7 +299,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         // the conformance test, not parsed again per chunk.
         const append: ClientEvent = {
           type: "input_audio_buffer.append",
-          audio: bytesToBase64(resample16kTo24k(command.pcm)),
+          audio: bytesToBase64(this.mulaw ? command.pcm : resample16kTo24k(command.pcm)),
         };
         return [JSON.stringify(append)];
       }

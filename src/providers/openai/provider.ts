@@ -30,7 +30,7 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
     config.OPENAI_API_KEY === undefined
       ? "the openai provider needs the OPENAI_API_KEY secret (wrangler secret put OPENAI_API_KEY)"
       : null,
-  session({ vars: config, agent }) {
+  session({ vars: config, agent, audio }) {
     // A session's own model (an agent's, or its creator's where the agent allows it) wins.
     const model = agent.model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
     const url = openaiUrl(config, model);
@@ -39,8 +39,10 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
     return {
       model,
       capabilities: OPENAI_CAPABILITIES,
+      // OpenAI Realtime takes G.711 μ-law natively (audio/pcmu): a call's audio passes untouched.
+      audio,
       connect: () => openWebSocket(url, headers),
-      adapter: () => new OpenAIRealtimeAdapter({ model, agent }),
+      adapter: () => new OpenAIRealtimeAdapter({ model, agent, audio }),
       // Agents on one model and voice hand off in place (session.update), see updateAgent.
       sharedLinkKey: `${url} ${agent.voice ?? ""}`,
     };

@@ -10,7 +10,11 @@ import { z } from "zod";
 // Client events (what liveline sends)
 // ---------------------------------------------------------------------------
 
-const AudioFormat = z.object({ type: z.literal("audio/pcm"), rate: z.literal(24000) }).strict();
+// PCM16 at 24 kHz, or G.711 μ-law (8 kHz, its rate implied) for a phone call's audio.
+const AudioFormat = z.union([
+  z.object({ type: z.literal("audio/pcm"), rate: z.literal(24000) }).strict(),
+  z.object({ type: z.literal("audio/pcmu") }).strict(),
+]);
 
 const FunctionTool = z
   .object({

@@ -18,12 +18,15 @@
  *   (`session.updated` for a session.update sent within setupMs of the open comes then), vad,
  *   vadThreshold, vadSilenceMs (speech detected by energy, not every appended byte).
  */
+import { mulawToPcm16 } from "../../telephony/audio/g711.js";
+import { pcm16ToBytes } from "../../telephony/audio/pcm.js";
 import { summarise, UTTERANCES } from "../script.js";
 import { endOfAudio, hear, pcmOf } from "../vad.js";
 import { cancel, respond } from "./respond.js";
 import {
   BYTES_PER_MS,
   Ctx,
+  inputBytesPerMs,
   type Json,
   type OaiSimEffect,
   type OaiSimInput,
@@ -132,6 +135,10 @@ function onFrame(ctx: Ctx, text: string): void {
         s.toolParameters = Object.fromEntries(session.tools.map((t) => [t.name, t.parameters]));
       }
       if (session.output_modalities) s.audio = session.output_modalities[0] === "audio";
+      const input = session.audio?.input?.format;
+      if (input !== undefined) s.inputMulaw = input.type === "audio/pcmu";
+      const output = session.audio?.output?.format;
+      if (output !== undefined) s.outputMulaw = output.type === "audio/pcmu";
       const updated = {
         type: "session.updated",
         session: { type: "realtime", tools: session.tools ?? [] },
@@ -207,11 +214,11 @@ function onFrame(ctx: Ctx, text: string): void {
       else onAudio(ctx, Math.floor((event.audio.length * 3) / 4));
       return;
     case "input_audio_buffer.commit":
-      if (s.audioBytes < 100 * BYTES_PER_MS) {
+      if (s.audioBytes < 100 * inputBytesPerMs(s)) {
         error(
           ctx,
           "input_audio_buffer_commit_empty",
-          `Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has ${(s.audioBytes / BYTES_PER_MS).toFixed(2)}ms of audio.`,
+          `Error committing input audio buffer: buffer too small. Expected at least 100ms of audio, but buffer only has ${(s.audioBytes / inputBytesPerMs(s)).toFixed(2)}ms of audio.`,
         );
         return;
       }
@@ -260,7 +267,7 @@ function onAudio(ctx: Ctx, bytes: number): void {
     if (s.active !== null) cancel(ctx, "turn_detected");
   }
   s.audioBytes += bytes;
-  const utterance = s.knobs.utteranceMs * BYTES_PER_MS;
+  const utterance = s.knobs.utteranceMs * inputBytesPerMs(s);
   if (utterance > 0 && s.audioBytes >= utterance) endUtterance(ctx, true);
 }
 
@@ -268,14 +275,16 @@ function onAudio(ctx: Ctx, bytes: number): void {
  * `vad=energy`: appended audio through the energy detector (../vad.ts): `speech_started` once
  * the utterance holds BARGE_IN_MS of speech (dated from its first speech window), which is when
  * a running response is cancelled; silence cancels nothing. `vadSilenceMs` of non-speech after
- * it ends the utterance. Audio is 24 kHz PCM16, the format liveline's adapter sets.
+ * it ends the utterance. Audio is 24 kHz PCM16, or μ-law at 8 kHz (audio/pcmu, a call's).
  */
 function hearAudio(ctx: Ctx, audio: string): void {
   const s = ctx.s;
-  const pcm = pcmOf(audio);
-  if (pcm === null) return;
-  s.audioBytes += pcm.length;
-  for (const event of hear(s.vad, pcm, { ...s.knobs, sampleRate: BYTES_PER_MS * 500 })) {
+  const bytes = pcmOf(audio);
+  if (bytes === null) return;
+  s.audioBytes += bytes.length;
+  const pcm = s.inputMulaw ? pcm16ToBytes(mulawToPcm16(bytes)) : bytes;
+  const sampleRate = s.inputMulaw ? 8000 : BYTES_PER_MS * 500;
+  for (const event of hear(s.vad, pcm, { ...s.knobs, sampleRate })) {
     if (event.type === "start") {
       s.speaking = true;
       ctx.send({

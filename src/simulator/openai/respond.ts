@@ -12,7 +12,7 @@ import {
   resultSpeech,
   tagged,
 } from "../script.js";
-import { spokenAudio } from "../spoken-audio.js";
+import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
 import type { Ctx, Json, OaiSimState } from "./state.js";
 
 /** The next answer's tag `[#rN]`, or none under `repeatAnswers` (the same input, the same words). */
@@ -165,7 +165,7 @@ export function respond(ctx: Ctx): void {
       const delta = { response_id: id, item_id: itemId, output_index: 0, content_index: 0 };
       if (s.audio) {
         // At msPerWord=0 a word takes no time: a sample of it still goes out.
-        const audio = spokenAudio(Math.max(ms, 1));
+        const audio = (s.outputMulaw ? spokenMulaw : spokenAudio)(Math.max(ms, 1));
         ctx.later(at, { type: "response.output_audio.delta", ...delta, delta: audio });
         ctx.later(at, { type: "response.output_audio_transcript.delta", ...delta, delta: chunk });
       } else {

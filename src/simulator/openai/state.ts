@@ -16,6 +16,9 @@ export interface OaiSimState {
   rng: number;
   closed: boolean;
   tools: string[];
+  /** The session's audio formats (session.update): G.711 μ-law at 8 kHz, or PCM16 at 24 kHz. */
+  inputMulaw: boolean;
+  outputMulaw: boolean;
   /** Each declared tool's parameter schema (JSON Schema), to shape its calls' arguments. */
   toolParameters: Record<string, Record<string, unknown> | undefined>;
   audio: boolean;
@@ -54,12 +57,19 @@ export type OaiSimEffect =
 /** 24 kHz PCM16: 48 bytes a millisecond. */
 export const BYTES_PER_MS = 48;
 
+/** Bytes of input audio a millisecond: PCM16 at 24 kHz, or μ-law at 8 kHz. */
+export function inputBytesPerMs(s: OaiSimState): number {
+  return s.inputMulaw ? 8 : BYTES_PER_MS;
+}
+
 export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
   return {
     knobs,
     rng: seedState(knobs.seed),
     closed: false,
     tools: [],
+    inputMulaw: false,
+    outputMulaw: false,
     toolParameters: {},
     audio: true,
     voice: null,

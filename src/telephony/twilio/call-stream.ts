@@ -12,11 +12,15 @@
  * - the caller speaks over the tail of a reply whose turn has ended (the model has nothing
  *   more to say there, so this is playback alone, as a phone's own player would stop).
  * Marks that Twilio echoes because of a clear are not counted as heard.
+ *
+ * Where the session's model takes G.711 μ-law itself (its audio is `g711_ulaw`: OpenAI
+ * Realtime's audio/pcmu), the caller's audio and the model's go through untouched.
  * Sources: https://www.twilio.com/docs/voice/media-streams/websocket-messages
  */
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { ClientLink } from "../../vocabulary/client-link.js";
 import type { ServerFrame } from "../../vocabulary/frames.js";
+import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
 import { mulawToPcm16, pcm16ToMulaw } from "../audio/g711.js";
 import { pcm16FromBytes, pcm16ToBytes } from "../audio/pcm.js";
 import { createResampler, type Resampler } from "../audio/resample.js";
@@ -56,13 +60,22 @@ export class TwilioCallStream implements ClientLink {
   /** How long the caller has been speaking without a pause (ms). */
   private speakingMs = 0;
 
-  constructor(ws: WebSocket, streamSid: string, hooks: CallStreamHooks) {
+  /** The session's audio is μ-law too: nothing to convert either way. */
+  private readonly passThrough: boolean;
+
+  constructor(
+    ws: WebSocket,
+    streamSid: string,
+    hooks: CallStreamHooks,
+    sessionAudio: AudioEncoding = "pcm16",
+  ) {
     this.ws = ws;
     this.streamSid = streamSid;
     this.hooks = hooks;
+    this.passThrough = sessionAudio === "g711_ulaw";
   }
 
-  /** A `media` payload as the session's audio input (PCM16 16 kHz), or null if not base64. */
+  /** A `media` payload as the session's audio input, or null if not base64. */
   callerAudio(payload: string): Uint8Array | null {
     let mulaw: Uint8Array;
     try {
@@ -72,7 +85,7 @@ export class TwilioCallStream implements ClientLink {
     }
     const pcm8k = mulawToPcm16(mulaw);
     this.noteCallerSpeech(pcm8k);
-    return pcm16ToBytes(this.inbound.push(pcm8k));
+    return this.passThrough ? mulaw : pcm16ToBytes(this.inbound.push(pcm8k));
   }
 
   /** A mark of ours came back: the reply's audio sent before it has played. */
@@ -122,9 +135,11 @@ export class TwilioCallStream implements ClientLink {
     // A call has no history to catch up on.
   }
 
-  audio(pcm: Uint8Array): void {
+  audio(audio: Uint8Array): void {
     if (this.replyEnded) this.nextReply();
-    const mulaw = pcm16ToMulaw(this.outbound.push(pcm16FromBytes(pcm)));
+    const mulaw = this.passThrough
+      ? audio
+      : pcm16ToMulaw(this.outbound.push(pcm16FromBytes(audio)));
     if (mulaw.length === 0) return;
     this.sentMs += mulaw.length / SAMPLES_PER_MS;
     this.command({

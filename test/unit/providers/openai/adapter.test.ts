@@ -423,6 +423,7 @@ describe("which agents share one OpenAI connection", () => {
         sessionId: "s1",
         agent: { ...agent, ...spec },
         metadata: {},
+        audio: "pcm16",
         wireArm: null,
       }).sharedLinkKey;
     expect(keyOf({ voice: "marin" })).toBe(keyOf({ voice: "marin" }));
@@ -445,5 +446,42 @@ describe("16 kHz client audio to the 24 kHz OpenAI takes", () => {
       new DataView(out.buffer).getInt16(i * 2, true),
     );
     expect(samples).toEqual([0, 200, 400, 600, 800, 900]);
+  });
+});
+
+describe("a phone call's audio (g711_ulaw): G.711 μ-law passes through untouched", () => {
+  const mulaw = () => new OpenAIRealtimeAdapter({ ...OPTIONS, audio: "g711_ulaw" });
+  it("the session is set up with audio/pcmu both ways, a message the service's schema takes", () => {
+    const setup = JSON.parse(mulaw().setupFrame({ seeded: false }));
+    expect(ClientEvent.safeParse(setup).success).toBe(true);
+    expect(setup.session.audio.input.format).toEqual({ type: "audio/pcmu" });
+    expect(setup.session.audio.output.format).toEqual({ type: "audio/pcmu" });
+    // The default stays PCM16 at 24 kHz.
+    const pcm = JSON.parse(adapter().setupFrame({ seeded: false }));
+    expect(pcm.session.audio.input.format).toEqual({ type: "audio/pcm", rate: 24000 });
+  });
+
+  it("the caller's bytes go out as they came, and the model's come back as they went", () => {
+    const a = mulaw();
+    const line = Uint8Array.from({ length: 160 }, (_, i) => (i * 37) & 0xff);
+    const [append] = a.encode({ type: "user_audio", pcm: line });
+    const audio = (JSON.parse(append!) as { audio: string }).audio;
+    expect(Buffer.from(audio, "base64")).toEqual(Buffer.from(line));
+    // PCM16 would have been resampled (16 → 24 kHz: half again as many bytes).
+    const [pcmAppend] = adapter().encode({ type: "user_audio", pcm: line });
+    expect(Buffer.from((JSON.parse(pcmAppend!) as { audio: string }).audio, "base64").length).toBe(
+      240,
+    );
+    const back = events(
+      server(a, {
+        type: "response.output_audio.delta",
+        response_id: "r1",
+        item_id: "i1",
+        output_index: 0,
+        content_index: 0,
+        delta: Buffer.from(line).toString("base64"),
+      }),
+    );
+    expect(back).toEqual([{ type: "audio_delta", pcm: line }]);
   });
 });
