@@ -44,7 +44,8 @@ export function createLiveline<AppEnv = unknown>(options: LivelineOptions<AppEnv
       }
       const demo = await serveDemo(
         request,
-        env,
+        // With the app's settings in code filled in (TWILIO_AUTH_TOKEN for its calls).
+        app.env(env),
         url,
         demoPageOn(app, env),
         (inner) => Promise.resolve(http.fetch(inner, env, ctx)),
