@@ -87,7 +87,12 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
   });
 
   /** `timeScale` 1: the model speaks at real pace, so a reply is still under way as it plays. */
-  const place = async (timeScale = "0", calls = "greeting:;2:lookup_faq;*:", more = {}) => {
+  /** Short words (100 ms of audio each) unless asked: a reply is heard through in seconds. */
+  const place = async (
+    timeScale = "0",
+    calls = "greeting:;2:lookup_faq;*:",
+    more = { msPerWord: "100" },
+  ) => {
     const call = new TwilioCallStandIn({ transport: webTransport(), allowInsecureStream: true });
     const knobs = new URLSearchParams({ wire, timeScale, calls, ...more });
     const placed = await call.placeCall({
@@ -126,7 +131,8 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
   }, 90_000);
 
   it("speaking over a reply clears the caller's playback at once, and the next question is answered once", async () => {
-    const { call, sessionId } = await place("1");
+    // Words at their real length: the reply is long enough to speak over.
+    const { call, sessionId } = await place("1", undefined, {});
     await heardReply(call, 0);
     const before = call.heardMs();
     await say(call, spoken("Tell me something interesting about your services.", `long-${wire}`));
@@ -175,10 +181,7 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
   }, 90_000);
 
   it("the agent transfers the call with transfer_call: after its line has played, through the carrier's API", async () => {
-    // Short words (100 ms of audio each): what the caller must hear through is brief.
-    const { call, sessionId, callSid } = await place("0", "greeting:;2:transfer_call;*:", {
-      msPerWord: "100",
-    });
+    const { call, sessionId, callSid } = await place("0", "greeting:;2:transfer_call;*:");
     await heardReply(call, 0);
     const before = call.heardMs();
     await say(call, spoken("Can I talk to a person?", `person-${wire}`));
