@@ -70,13 +70,8 @@ export async function serveDemo(
   const auth: Record<string, string> =
     apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` };
   if (path === "/demo/sessions") {
-    let body: z.infer<typeof DemoSessionBody>;
-    try {
-      const text = await request.text();
-      body = DemoSessionBody.parse(text.trim() === "" ? {} : JSON.parse(text));
-    } catch {
-      return jsonError(400, "bad_request", 'the body is {"agent"?, "simulator"?}');
-    }
+    const body = await demoBody(request, DemoSessionBody);
+    if (body === null) return jsonError(400, "bad_request", 'the body is {"agent"?, "simulator"?}');
     const create = {
       ...(body.agent === undefined ? {} : { agent: body.agent }),
       metadata: body.simulator === undefined ? {} : { simulator: body.simulator },
@@ -125,15 +120,9 @@ async function placeDemoCall(
   api: (request: Request) => Promise<Response>,
   secret: string,
 ): Promise<Response> {
-  let body: z.infer<typeof DemoCallBody>;
-  try {
-    const text = await request.text();
-    body = DemoCallBody.parse(text.trim() === "" ? {} : JSON.parse(text));
-  } catch {
-    return jsonError(400, "bad_request", 'the body is {"simulator"?}');
-  }
-  // The gateway's own signing key, from the Worker's env (serveDemo is not given the app's
-  // settings: a token set only in createLiveline's `config` is not seen here).
+  const body = await demoBody(request, DemoCallBody);
+  if (body === null) return jsonError(400, "bad_request", 'the body is {"simulator"?}');
+  // The gateway's own signing key (the env has createLiveline's settings filled in).
   const authToken = env.TWILIO_AUTH_TOKEN;
   if (authToken === undefined || authToken === "")
     return jsonError(503, "not_configured", NOT_CONFIGURED);
@@ -201,4 +190,14 @@ async function grantFor(sessionId: string, secret: string): Promise<string> {
     await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(`demo:${sessionId}`)),
   );
   return bytesToBase64Url(mac);
+}
+
+/** A demo route's JSON body (empty: `{}`), or null when it is not what `schema` takes. */
+async function demoBody<T>(request: Request, schema: z.ZodType<T>): Promise<T | null> {
+  try {
+    const text = await request.text();
+    return schema.parse(text.trim() === "" ? {} : JSON.parse(text));
+  } catch {
+    return null;
+  }
 }

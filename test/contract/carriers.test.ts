@@ -28,7 +28,7 @@ import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
 import { callSessionId } from "../../src/telephony/twilio/call-session.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
-import { BASE, withKey } from "../workers/helpers.js";
+import { BASE, newCallSid, twilioCallParams, withKey } from "../workers/helpers.js";
 
 type Knobs = Record<string, string | number>;
 
@@ -227,10 +227,6 @@ async function twilioStatus(callSid: string, callStatus: string): Promise<number
   });
   return res.status;
 }
-
-/** A fresh CallSid: each call is its own session. */
-const newCallSid = () =>
-  `CA${[...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 
 class TwilioCall implements CallUnderContract {
   constructor(
@@ -432,15 +428,7 @@ const twilio: CarrierDriver = {
   async ringOnly(knobs) {
     const callSid = newCallSid();
     const url = twilioVoiceUrl(knobs);
-    const params = {
-      AccountSid: "AC00000000000000000000000000000001",
-      CallSid: callSid,
-      From: "+15550001111",
-      To: "+15550002222",
-      CallStatus: "ringing",
-      Direction: "inbound",
-      ApiVersion: "2010-04-01",
-    };
+    const params = twilioCallParams(callSid);
     const res = await exports.default.fetch(url, {
       method: "POST",
       headers: {
@@ -751,31 +739,30 @@ for (const carrier of CARRIERS) {
         expect(events.map((e) => e.kind)).toEqual(["status"]);
       });
 
-      scenario("a hang-up ends the call's session, its history kept", async () => {
-        const call = await place();
-        await call.waitFor(() => call.heardMs() > 0, 5000);
-        await settledHistory(call.sessionId);
-        expect(await tokenStatus(call.sessionId)).toBe(200);
-        call.hangUp();
-        await ended(call.sessionId);
-        const events = await settledHistory(call.sessionId);
-        expect(ofKind(events, "user")).toHaveLength(1);
-        expectEveryTurnEndedOnce(events);
-        expect(call.violations).toEqual([]);
-      });
-
-      scenario("a dropped stream ends the call's session, its history kept", async () => {
-        const call = await place();
-        await call.waitFor(() => call.heardMs() > 0, 5000);
-        await settledHistory(call.sessionId);
-        expect(await tokenStatus(call.sessionId)).toBe(200);
-        call.drop();
-        await ended(call.sessionId);
-        const events = await settledHistory(call.sessionId);
-        expect(ofKind(events, "user")).toHaveLength(1);
-        expectEveryTurnEndedOnce(events);
-        expect(call.violations).toEqual([]);
-      });
+      // The caller hangs up (`stop`), or the carrier's socket just drops: the same end.
+      for (const [name, leave] of [
+        [
+          "a hang-up ends the call's session, its history kept",
+          (c: CallUnderContract) => c.hangUp(),
+        ],
+        [
+          "a dropped stream ends the call's session, its history kept",
+          (c: CallUnderContract) => c.drop(),
+        ],
+      ] as const) {
+        scenario(name, async () => {
+          const call = await place();
+          await call.waitFor(() => call.heardMs() > 0, 5000);
+          await settledHistory(call.sessionId);
+          expect(await tokenStatus(call.sessionId)).toBe(200);
+          leave(call);
+          await ended(call.sessionId);
+          const events = await settledHistory(call.sessionId);
+          expect(ofKind(events, "user")).toHaveLength(1);
+          expectEveryTurnEndedOnce(events);
+          expect(call.violations).toEqual([]);
+        });
+      }
 
       scenario(
         "the carrier's call-over notice ends a call whose stream never started",

@@ -87,6 +87,15 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
   });
 
   /** `timeScale` 1: the model speaks at real pace, so a reply is still under way as it plays. */
+  /** A fresh token's status: 200 while the session is open, 410 once it has ended. */
+  const tokenStatus = async (sessionId) =>
+    (
+      await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${API_KEY}` },
+      })
+    ).status;
+
   /** Short words (100 ms of audio each) unless asked: a reply is heard through in seconds. */
   const place = async (
     timeScale = "0",
@@ -172,11 +181,7 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
     expect(call.queuedMs()).toBe(0);
     const events = await history(server, sessionId);
     expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["end_call"]);
-    const ended = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${API_KEY}` },
-    });
-    expect(ended.status).toBe(410);
+    expect(await tokenStatus(sessionId), "the call's session has ended").toBe(410);
     expect(call.violations).toEqual([]);
   }, 90_000);
 
@@ -197,11 +202,7 @@ describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (
     expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["transfer_call"]);
     expect(kinds(events, "tool_result")).toHaveLength(1);
     expect(kinds(events, "error")).toEqual([]);
-    const ended = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${API_KEY}` },
-    });
-    expect(ended.status).toBe(410);
+    expect(await tokenStatus(sessionId), "the call's session has ended").toBe(410);
     expect(call.violations).toEqual([]);
   }, 90_000);
 });

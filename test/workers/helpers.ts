@@ -166,3 +166,18 @@ export function nested(depth: number): Record<string, unknown> {
   }
   return root;
 }
+
+/** A fresh CallSid: each call is its own session (a call's session is named by its sid). */
+export const newCallSid = () =>
+  `CA${[...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+
+/** A ringing inbound call's voice webhook parameters, as Twilio posts them. */
+export const twilioCallParams = (callSid = newCallSid()) => ({
+  AccountSid: "AC00000000000000000000000000000001",
+  CallSid: callSid,
+  From: "+15550001111",
+  To: "+15550002222",
+  CallStatus: "ringing",
+  Direction: "inbound",
+  ApiVersion: "2010-04-01",
+});

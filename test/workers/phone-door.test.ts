@@ -9,24 +9,12 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callSessionId } from "../../src/telephony/twilio/call-session.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
-import { API_KEY, BASE, withKey } from "./helpers.js";
+import { API_KEY, BASE, twilioCallParams, withKey } from "./helpers.js";
 
 const AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
 const VOICE = `${BASE}/v1/telephony/twilio/voice?simulator=timeScale%3D0`;
 
-/** A fresh CallSid: each call is its own session (a call's session is named by its sid). */
-const newCallSid = () =>
-  `CA${[...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
-
-const callParams = (callSid = newCallSid()) => ({
-  AccountSid: "AC00000000000000000000000000000001",
-  CallSid: callSid,
-  From: "+15550001111",
-  To: "+15550002222",
-  CallStatus: "ringing",
-  Direction: "inbound",
-  ApiVersion: "2010-04-01",
-});
+const callParams = twilioCallParams;
 
 async function postVoice(params: Record<string, string>, signature: string | null) {
   return exports.default.fetch(VOICE, {
