@@ -41,8 +41,9 @@ export interface PhoneCall {
    */
   transfer(number: string): void;
   /**
-   * The oldest entry the caller typed on the keypad that no tool has read yet (its keys,
-   * without the closing #), or null. Only agents with `keypad: "tools"` keep entries.
+   * The latest entry the caller typed on the keypad that no tool has read yet (its keys,
+   * without the closing #), or null; a newer entry replaces an unread one (a retyped PIN).
+   * Only agents with `keypad: "tools"` keep entries.
    */
   takeKeys(): string | null;
 }

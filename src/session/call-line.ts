@@ -42,7 +42,10 @@ export class CallLine {
   private leaving: { act: Leaving; phase: "asked" | "goodbye_said" | "transferring" } | null = null;
   private readonly keypad = new Keypad();
   private entryTimer: ReturnType<typeof setTimeout> | null = null;
-  private readonly entries: string[] = [];
+  /** The latest entry typed that no tool has read (a newer one replaces it: a retyped PIN). */
+  private unreadEntry: string | null = null;
+  /** The session has ended: nothing more is said, ended or transferred. */
+  private disposed = false;
 
   /** The call as its session's tools see it (`ctx.call`). */
   readonly phoneCall: PhoneCall;
@@ -60,7 +63,11 @@ export class CallLine {
         if (!E164.test(number)) throw new Error(`not an E.164 number: ${JSON.stringify(number)}`);
         this.leaveAfterReply({ kind: "transfer", number });
       },
-      takeKeys: () => this.entries.shift() ?? null,
+      takeKeys: () => {
+        const entry = this.unreadEntry;
+        this.unreadEntry = null;
+        return entry;
+      },
     };
   }
 
@@ -69,10 +76,29 @@ export class CallLine {
     if (this.leaving?.phase === "asked") this.leaving.phase = "goodbye_said";
   }
 
+  /**
+   * The caller spoke over the agent's last line (its playback was cleared): it was not heard
+   * through, so the call does not leave on it — the caller may be saying "no, wait". The
+   * model is told, and may end or transfer the call again.
+   */
+  cut(): void {
+    const leaving = this.leaving;
+    if (this.disposed || leaving === null || leaving.phase === "transferring") return;
+    this.leaving = null;
+    const line =
+      leaving.act.kind === "hang_up"
+        ? "(the caller spoke over your goodbye: the call goes on)"
+        : `(the caller spoke over your line: the transfer to ${leaving.act.number} was not made)`;
+    // Said after the step that cut the reply, not inside it.
+    queueMicrotask(() => {
+      if (!this.disposed) this.host.say(line);
+    });
+  }
+
   /** A stream has played all it was sent: the call leaves if its goodbye has been heard. */
   drained(): void {
     const leaving = this.leaving;
-    if (leaving?.phase !== "goodbye_said" || !this.host.drained()) return;
+    if (this.disposed || leaving?.phase !== "goodbye_said" || !this.host.drained()) return;
     switch (leaving.act.kind) {
       case "hang_up":
         this.host.end();
@@ -104,19 +130,24 @@ export class CallLine {
     }, ENTRY_PAUSE_MS);
   }
 
-  /** The session is going away: no entry is said after it. */
+  /** The session is going away: no entry is said, and the call neither ends nor transfers. */
   dispose(): void {
+    this.disposed = true;
+    this.leaving = null;
     if (this.entryTimer !== null) clearTimeout(this.entryTimer);
     this.entryTimer = null;
   }
 
   private entryTyped(entry: string): void {
+    if (this.disposed) return;
     const mode = this.host.keypadMode();
-    if (mode === "tools") this.entries.push(entry);
+    if (mode === "tools") this.unreadEntry = entry;
     this.host.say(entryLine(entry, mode));
   }
 
   private leaveAfterReply(act: Leaving): void {
+    if (act.kind === "transfer" && this.call.demo === true)
+      throw new Error("a demo page's call cannot be transferred");
     if (act.kind === "transfer" && this.call.accountSid === undefined)
       throw new Error("this call's session has no AccountSid: it cannot be transferred");
     if (act.kind === "transfer" && this.settings.authToken === undefined)
@@ -134,6 +165,7 @@ export class CallLine {
       twiml: dialTwiml(number),
     });
     this.leaving = null;
+    if (this.disposed) return;
     if (outcome.ok) {
       // The carrier stops the media stream as the call leaves <Connect>.
       this.host.end();

@@ -174,6 +174,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
           played: (ms) => this.handleClientFrame(ws, JSON.stringify({ type: "played", ms })),
           turnEnded: () => this.callLine?.turnEnded(),
           drained: () => this.callLine?.drained(),
+          cut: () => this.callLine?.cut(),
           clientToolCall: (callId, name) => {
             // Answered at once where no app is connected to run it: the model hears why, and
             // the call does not wait out the tool's timeout. (An app on the session answers it.)
@@ -322,8 +323,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   async end(): Promise<void> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt === null) this.meta.markEnded(new Date().toISOString());
-    live.interpreter.handleInput({ type: "end_session" });
+    // First: the turn the end cuts short must not end or transfer the call on its way out.
     this.callLine?.dispose();
+    live.interpreter.handleInput({ type: "end_session" });
     for (const ws of this.ctx.getWebSockets()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
     }
@@ -595,6 +597,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     this.clientList = null;
     const attachment = attachmentOf(ws);
     if (attachment?.call !== undefined && attachment.call.streamSid === null) return;
+    // A call's stream gone: the call neither ends nor transfers on what happens next.
+    if (attachment?.call !== undefined) this.callLine?.dispose();
     if (attachment)
       this.session()?.interpreter.handleInput({
         type: "client_disconnected",

@@ -77,6 +77,33 @@ interface DemoCall {
 }
 
 describe("the demo's call route", () => {
+  it("a demo call cannot be transferred: the page cannot make the Worker call Twilio's API", async () => {
+    const res = await post("/demo/calls", {
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ simulator: { timeScale: 0, calls: "greeting:transfer_call;*:" } }),
+    });
+    const placed = (await res.json()) as DemoCall;
+    const call = new TwilioCallStandIn({
+      transport: fetcherTransport(exports.default),
+      allowInsecureStream: true,
+    });
+    await call.answerCall(placed.twiml, placed);
+    type Event = { kind: string; name?: string; error?: string };
+    let events: Event[] = [];
+    for (let i = 0; i < 100 && !events.some((e) => e.kind === "tool_result"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const history = await exports.default.fetch(
+        `${BASE}/v1/sessions/${placed.sessionId}/history`,
+        { headers: withKey(API_KEY) },
+      );
+      events = ((await history.json()) as { events: Event[] }).events;
+    }
+    const result = events.find((e) => e.kind === "tool_result");
+    expect(result?.name).toBe("transfer_call");
+    expect(result?.error).toMatch(/demo page's call cannot be transferred/);
+    call.hangUp();
+  });
+
   it("plays the signed voice webhook and answers the TwiML, which the stand-in follows to a greeting", async () => {
     const res = await post("/demo/calls", {
       headers: { "Content-Type": "application/json" },

@@ -11,6 +11,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
+import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
 import { ENTRY_PAUSE_MS } from "../../src/telephony/keypad.js";
 import { BASE, withKey } from "./helpers.js";
 
@@ -34,13 +35,13 @@ async function historyOf(sessionId: string): Promise<Event[]> {
 }
 
 /** A call to `to`, with the simulator's `calls` script; its greeting's turn ended (still playing). */
-async function placeCall(to: string, calls: string) {
+async function placeCall(to: string, calls: string, msPerWord = "30") {
   const call = new TwilioCallStandIn({
     transport: fetcherTransport(exports.default),
     allowInsecureStream: true,
   });
   // Short words (30 ms of audio each): the caller hears a reply through in a fraction of a second.
-  const knobs = new URLSearchParams({ timeScale: "0", msPerWord: "30", calls });
+  const knobs = new URLSearchParams({ timeScale: "0", msPerWord, calls });
   const placed = await call.placeCall({
     baseUrl: BASE,
     voiceUrl: `${BASE}/v1/telephony/twilio/voice?simulator=${encodeURIComponent(knobs.toString())}`,
@@ -102,7 +103,7 @@ describe("keys typed on a call", () => {
       "(the caller typed 4 keys on the phone; a tool can read them)",
     ]);
     const results = events.filter((e) => e.kind === "tool_result");
-    expect(results.map((e) => e.result?.invoice)).toEqual(["the one ending in 21"]);
+    expect(results.map((e) => e.result?.invoice)).toEqual(["the one typed (4 digits)"]);
     expect(JSON.stringify(events)).not.toContain("4921");
     expect(call.violations).toEqual([]);
     call.hangUp();
@@ -123,6 +124,40 @@ describe("a transfer the carrier does not take", () => {
       /^\(the transfer to \+15550003000 failed: the carrier could not be reached; the caller is still on the line\)$/,
     );
     expect(events.filter((e) => e.kind === "error")).toEqual([]);
+    expect(call.closed).toBeNull();
+    call.hangUp();
+  });
+
+  it("a transfer line the caller speaks over is not acted on: the model is told, the call goes on", async () => {
+    // Words at their real length: the line plays for seconds.
+    const { call, sessionId } = await placeCall(
+      GREETER_LINE,
+      "greeting:;2:transfer_call;*:",
+      "300",
+    );
+    call.sendDtmf("0");
+    call.sendDtmf("#");
+    // The tool has answered: its line is being said, and plays for seconds.
+    const deadline = Date.now() + 5_000;
+    while (
+      !(await historyOf(sessionId)).some((e) => e.kind === "tool_result") &&
+      Date.now() < deadline
+    )
+      await new Promise((r) => setTimeout(r, 50));
+    // The line is playing: the caller talks over it (a loud 300 Hz voice, 400 ms).
+    const loud = pcm16ToMulaw(
+      Int16Array.from({ length: 3200 }, (_, i) =>
+        Math.round(12_000 * Math.sin((2 * Math.PI * 300 * i) / 8000)),
+      ),
+    );
+    await call.sendAudio(loud, { realTime: false });
+    await call.waitFor((c) => c.clears > 0, 3_000);
+    const events = await settled(sessionId, 3);
+    const lines = userLines(events);
+    expect(lines).toContain(
+      "(the caller spoke over your line: the transfer to +15550003000 was not made)",
+    );
+    expect(lines.some((l) => l?.includes("failed"))).toBe(false);
     expect(call.closed).toBeNull();
     call.hangUp();
   });

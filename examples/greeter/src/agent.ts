@@ -96,7 +96,8 @@ export const billing = defineAgent({
       timeoutMs: 5_000,
       run: async (_args, ctx) => {
         const typed = ctx.call?.takeKeys() ?? null;
-        const invoice = typed === null ? "the latest" : `the one ending in ${typed.slice(-2)}`;
+        // A real app looks the number up; its digits are not handed back to the model.
+        const invoice = typed === null ? "the latest" : `the one typed (${typed.length} digits)`;
         return { invoice, amount: "12.00 EUR", due: "2026-12-01", status: "open" };
       },
     }),

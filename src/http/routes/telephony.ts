@@ -62,6 +62,8 @@ export const telephonyRoutes = new Hono<AppEnv>()
       from,
       to,
       ...(accountSid === null ? {} : { accountSid }),
+      // Placed by the demo page (the Worker signed its webhook): never transferred.
+      ...(c.req.query("demo") === "1" ? { demo: true as const } : {}),
     };
     // On the simulator, the webhook URL's `simulator` query (set where the number's webhook
     // is configured, and covered by the signature) adds knobs: `?simulator=wire%3Dopenai`.

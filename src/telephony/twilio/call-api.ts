@@ -15,6 +15,10 @@ export const TWILIO_API_BASE_URL = "https://api.twilio.com";
 
 /** How long a transfer waits for Twilio before it is taken as failed. */
 const REQUEST_TIMEOUT_MS = 10_000;
+/** Of a refusal's message, this much is told (it goes to the model as a line). */
+const MAX_PROBLEM_CHARS = 200;
+/** Of a refusal's body, this much is read (Twilio's error bodies are a few hundred bytes). */
+const MAX_ERROR_BODY_BYTES = 16 * 1024;
 
 export interface CallUpdate {
   baseUrl: string;
@@ -70,9 +74,50 @@ export async function updateCall(
     return { ok: true };
   }
   // Twilio's error body names the problem (20404: the call is over; 20003: authentication).
-  const body = TwilioErrorBody.safeParse(await response.json().catch(() => null));
+  const body = TwilioErrorBody.safeParse(await boundedJson(response));
   const said = body.success
-    ? `${body.data.message}${body.data.code === undefined ? "" : ` (${body.data.code})`}`
+    ? `${told(body.data.message, update)}${body.data.code === undefined ? "" : ` (${body.data.code})`}`
     : "no reason given";
   return { ok: false, problem: `the carrier refused it with ${response.status}: ${said}` };
+}
+
+/** The body as JSON, read up to MAX_ERROR_BODY_BYTES (null past it, or when it is not JSON). */
+async function boundedJson(response: Response): Promise<unknown> {
+  const reader = response.body?.getReader();
+  if (reader === undefined) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_ERROR_BODY_BYTES) {
+        await reader.cancel();
+        return null;
+      }
+      chunks.push(value);
+    }
+    const bytes = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.byteLength;
+    }
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A refusal's message as the model may hear it: short, and never carrying the credentials
+ * (a misbehaving endpoint could echo them).
+ */
+function told(message: string, update: CallUpdate): string {
+  const basic = btoa(`${update.accountSid}:${update.authToken}`);
+  let text = message;
+  for (const secret of [update.authToken, basic])
+    if (secret !== "") text = text.split(secret).join("[redacted]");
+  return text.length > MAX_PROBLEM_CHARS ? `${text.slice(0, MAX_PROBLEM_CHARS - 1)}…` : text;
 }

@@ -27,6 +27,8 @@ export const CallMetadata = z.object({
   accountSid: z.string().optional(),
   from: z.string(),
   to: z.string(),
+  /** Placed by the demo page (its webhook signed by the Worker itself): never transferred. */
+  demo: z.literal(true).optional(),
 });
 export type CallMetadata = z.infer<typeof CallMetadata>;
 

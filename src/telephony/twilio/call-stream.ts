@@ -36,6 +36,8 @@ export interface CallStreamHooks {
   clientToolCall(callId: string, name: string): void;
   /** The last turn has ended and the caller has heard all of its reply. */
   drained(): void;
+  /** The caller spoke over a reply, and what was still to play of it was dropped. */
+  cut(): void;
 }
 
 /** μ-law at 8 kHz: one byte a sample, eight samples a millisecond. */
@@ -178,6 +180,7 @@ export class TwilioCallStream implements ClientLink {
     this.reply++;
     this.sentMs = 0;
     this.heardMs = 0;
+    this.hooks.cut();
   }
 
   private nextReply(): void {

@@ -121,6 +121,41 @@ describe("a transfer through the carrier's REST API", () => {
   });
 });
 
+describe("what a refusal tells the model", () => {
+  const refusedWith = (body: BodyInit) =>
+    updateCall(
+      {
+        baseUrl: API,
+        accountSid: ACCOUNT,
+        authToken: AUTH_TOKEN,
+        callSid: `CA${"1".repeat(32)}`,
+        twiml: dialTwiml("+14155550123"),
+      },
+      async () =>
+        new Response(body, { status: 400, headers: { "Content-Type": "application/json" } }),
+    );
+
+  it("a long message is cut short, and echoed credentials are never repeated", async () => {
+    const basic = btoa(`${ACCOUNT}:${AUTH_TOKEN}`);
+    const echo = await refusedWith(
+      JSON.stringify({ code: 1, message: `you sent Basic ${basic} with ${AUTH_TOKEN}` }),
+    );
+    expect(echo.ok || echo.problem).not.toContain(AUTH_TOKEN);
+    expect(echo.ok || echo.problem).not.toContain(basic);
+    expect(echo.ok || echo.problem).toContain("[redacted]");
+    const long = await refusedWith(JSON.stringify({ message: "x".repeat(100_000) }));
+    expect(long.ok || long.problem.length).toBeLessThan(300);
+  });
+
+  it("an error body past 16 KiB is not read: no reason given", async () => {
+    const huge = await refusedWith(JSON.stringify({ message: "y".repeat(20_000), code: 2 }));
+    expect(huge).toEqual({
+      ok: false,
+      problem: "the carrier refused it with 400: no reason given",
+    });
+  });
+});
+
 describe("dialTwiml", () => {
   it("dials an E.164 number and refuses anything else", () => {
     expect(dialTwiml("+14155550123")).toContain("<Response><Dial>+14155550123</Dial></Response>");

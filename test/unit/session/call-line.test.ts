@@ -1,0 +1,137 @@
+// A call's line (session/call-line.ts) with a stand-in host: it leaves (hangs up or
+// transfers) only once the caller heard the agent's line through; a line the caller spoke
+// over, a hang-up or the session's end cancels that; a tool reads the latest typed entry.
+// Transfers go over HTTP to the carrier stand-in's REST API (served on localhost).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serveWeb } from "../../../scripts/lib/web-server.mjs";
+import { CallLine, type CallLineHost } from "../../../src/session/call-line.js";
+import { TwilioCallApiStandIn } from "../../../src/simulator/twilio/call-api-stand-in.js";
+import type { KeypadMode } from "../../../src/telephony/keypad.js";
+
+const ACCOUNT = `AC${"2".repeat(32)}`;
+const CALL = `CA${"3".repeat(32)}`;
+const TOKEN = "line-test-auth-token";
+
+let api: TwilioCallApiStandIn;
+let server: { url: string; close(): Promise<void> };
+/** Every request the REST API got (the stand-in refuses them all: no call is registered). */
+const requests: string[] = [];
+
+beforeAll(async () => {
+  api = new TwilioCallApiStandIn({ accountSid: ACCOUNT, authToken: TOKEN });
+  server = await serveWeb(async (request: Request) => {
+    requests.push(new URL(request.url).pathname);
+    return api.handle(request);
+  });
+});
+afterAll(async () => {
+  await server.close();
+});
+
+function line(opts: { demo?: boolean; keypad?: KeypadMode } = {}) {
+  const said: string[] = [];
+  let ended = 0;
+  let drained = true;
+  const host: CallLineHost = {
+    say: (text) => said.push(text),
+    end: () => {
+      ended++;
+    },
+    drained: () => drained,
+    keypadMode: () => opts.keypad ?? "tools",
+  };
+  const call = {
+    carrier: "twilio" as const,
+    callSid: CALL,
+    accountSid: ACCOUNT,
+    from: "+15550001111",
+    to: "+15550002222",
+    ...(opts.demo === true ? { demo: true as const } : {}),
+  };
+  const callLine = new CallLine(call, { authToken: TOKEN, apiBaseUrl: server.url }, host);
+  return {
+    callLine,
+    said,
+    ended: () => ended,
+    setDrained: (d: boolean) => {
+      drained = d;
+    },
+  };
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 150));
+
+describe("leaving the call after the agent's line", () => {
+  it("a transfer is asked of the carrier once the line was heard through, not before", async () => {
+    const { callLine, said } = line();
+    const before = requests.length;
+    callLine.phoneCall.transfer("+15550003000");
+    callLine.drained(); // the turn has not ended: its line is still being said
+    await settle();
+    expect(requests.length).toBe(before);
+    callLine.turnEnded();
+    callLine.drained();
+    await settle();
+    expect(requests.length).toBe(before + 1);
+    // The stand-in knows no such call: the model hears why, the call goes on.
+    expect(said.at(-1)).toMatch(/^\(the transfer to \+15550003000 failed: .*404.*\)$/);
+  });
+
+  it("a line the caller spoke over does not transfer or hang up; the model is told", async () => {
+    for (const leave of ["transfer", "end"] as const) {
+      const { callLine, said, ended } = line();
+      const before = requests.length;
+      if (leave === "transfer") callLine.phoneCall.transfer("+15550003000");
+      else callLine.phoneCall.end();
+      callLine.turnEnded();
+      callLine.cut(); // the caller spoke over its tail: cleared
+      callLine.drained(); // the clear's echoed marks
+      await settle();
+      expect(requests.length).toBe(before);
+      expect(ended()).toBe(0);
+      expect(said).toEqual([
+        leave === "transfer"
+          ? "(the caller spoke over your line: the transfer to +15550003000 was not made)"
+          : "(the caller spoke over your goodbye: the call goes on)",
+      ]);
+    }
+  });
+
+  it("the session's end (a hang-up, a dropped stream) cancels a pending transfer", async () => {
+    const { callLine, said } = line();
+    const before = requests.length;
+    callLine.phoneCall.transfer("+15550003000");
+    callLine.turnEnded();
+    callLine.dispose();
+    callLine.drained();
+    await settle();
+    expect(requests.length).toBe(before);
+    expect(said).toEqual([]);
+  });
+
+  it("a demo page's call cannot be transferred", () => {
+    const { callLine } = line({ demo: true });
+    expect(() => callLine.phoneCall.transfer("+15550003000")).toThrow(/demo/);
+    expect(() => callLine.phoneCall.transfer("555")).toThrow(/E\.164/);
+  });
+});
+
+describe("the keypad's entries", () => {
+  it("a tool reads the latest entry (a retyped number replaces the first), once", async () => {
+    const { callLine, said } = line();
+    for (const key of ["1", "1", "#", "2", "2", "#"]) callLine.pressed(key);
+    expect(said).toEqual([
+      "(the caller typed 2 keys on the phone; a tool can read them)",
+      "(the caller typed 2 keys on the phone; a tool can read them)",
+    ]);
+    expect(callLine.phoneCall.takeKeys()).toBe("22");
+    expect(callLine.phoneCall.takeKeys()).toBeNull();
+  });
+
+  it("said: the keys are the line; no tool gets them", () => {
+    const { callLine, said } = line({ keypad: "said" });
+    for (const key of ["4", "2", "#"]) callLine.pressed(key);
+    expect(said).toEqual(["(keys 42 pressed on the phone)"]);
+    expect(callLine.phoneCall.takeKeys()).toBeNull();
+  });
+});
