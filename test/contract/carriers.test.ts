@@ -210,20 +210,24 @@ function tappedTransport(
   return { transport, sockets, answers };
 }
 
+/** A webhook as Twilio posts it: form-encoded, signed over the exact URL. */
+async function postSigned(url: string, params: Record<string, string>): Promise<Response> {
+  return exports.default.fetch(url, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "X-Twilio-Signature": await twilioSignature(TWILIO_AUTH_TOKEN, url, params),
+    },
+    body: new URLSearchParams(params).toString(),
+  });
+}
+
 async function twilioStatus(callSid: string, callStatus: string): Promise<number> {
-  const params = {
+  const res = await postSigned(TWILIO_STATUS, {
     AccountSid: "AC00000000000000000000000000000001",
     CallSid: callSid,
     CallStatus: callStatus,
     ApiVersion: "2010-04-01",
-  };
-  const res = await exports.default.fetch(TWILIO_STATUS, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/x-www-form-urlencoded",
-      "X-Twilio-Signature": await twilioSignature(TWILIO_AUTH_TOKEN, TWILIO_STATUS, params),
-    },
-    body: new URLSearchParams(params).toString(),
   });
   return res.status;
 }
@@ -428,15 +432,7 @@ const twilio: CarrierDriver = {
   async ringOnly(knobs) {
     const callSid = newCallSid();
     const url = twilioVoiceUrl(knobs);
-    const params = twilioCallParams(callSid);
-    const res = await exports.default.fetch(url, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/x-www-form-urlencoded",
-        "X-Twilio-Signature": await twilioSignature(TWILIO_AUTH_TOKEN, url, params),
-      },
-      body: new URLSearchParams(params).toString(),
-    });
+    const res = await postSigned(url, twilioCallParams(callSid));
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/<Connect><Stream url=/);
     return {
