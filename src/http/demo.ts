@@ -14,7 +14,7 @@ import { z } from "zod";
 import type { Env } from "../contracts/worker-env.js";
 import { bytesToBase64Url } from "../providers/base64.js";
 import { callSessionId } from "../telephony/twilio/call-session.js";
-import { TWILIO_SIGNATURE_HEADER, twilioSignature } from "../telephony/twilio/signature.js";
+import { inboundCallWebhook, twilioSid } from "../telephony/twilio/inbound-call.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import { isLocalHostname, safeEqual } from "./auth.js";
 
@@ -108,7 +108,7 @@ export async function serveDemo(
 
 /**
  * POST /demo/calls: the Worker plays the carrier's voice webhook for a new inbound call — the
- * parameters the carrier stand-in sends (src/simulator/twilio/call-stand-in.ts), a fresh
+ * parameters the carrier stand-in sends (telephony/twilio/inbound-call.ts), a fresh
  * CallSid, signed over the exact voice URL — through its own fetch, and answers 201 with the
  * TwiML the carrier would get, the call's sids and its session (with the demo's grant, so
  * the timeline viewer can read it). Any other answer of the webhook is passed on as it is.
@@ -135,27 +135,16 @@ async function placeDemoCall(
   // transferred, so the page cannot make the Worker call Twilio's REST API with its token.
   voice.searchParams.set("demo", "1");
   const voiceUrl = voice.toString();
-  const accountSid = randomSid("AC");
-  const callSid = randomSid("CA");
-  const form = new URLSearchParams({
-    AccountSid: accountSid,
-    ApiVersion: "2010-04-01",
-    CallSid: callSid,
-    CallStatus: "ringing",
-    Called: DEMO_TO,
-    Caller: DEMO_FROM,
-    Direction: "inbound",
-    From: DEMO_FROM,
-    To: DEMO_TO,
-  });
+  const accountSid = twilioSid("AC");
+  const callSid = twilioSid("CA");
   const answer = await api(
-    new Request(voiceUrl, {
-      method: "POST",
-      headers: {
-        "Content-Type": "application/x-www-form-urlencoded",
-        [TWILIO_SIGNATURE_HEADER]: await twilioSignature(authToken, voiceUrl, form),
-      },
-      body: form.toString(),
+    await inboundCallWebhook({
+      voiceUrl,
+      authToken,
+      accountSid,
+      callSid,
+      from: DEMO_FROM,
+      to: DEMO_TO,
     }),
   );
   if (answer.status !== 200) return answer;
@@ -172,12 +161,6 @@ async function placeDemoCall(
     },
     { status: 201 },
   );
-}
-
-/** A Twilio sid: its two-letter kind and 32 hex digits, fresh for each call. */
-function randomSid(prefix: "AC" | "CA"): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return prefix + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** HMAC-SHA256 of the session id under the Worker's key, base64url: the demo's grant. */

@@ -28,7 +28,7 @@
  * callbacks, no <Connect action>, no jitter or loss.
  */
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
-import { TWILIO_SIGNATURE_HEADER, twilioSignature } from "../../telephony/twilio/signature.js";
+import { inboundCallWebhook, twilioSid } from "../../telephony/twilio/inbound-call.js";
 import {
   readTwilioStreamCommand,
   type TwilioDtmf,
@@ -105,11 +105,6 @@ const MULAW_SILENCE = 0xff;
 const SOCKET_OPEN = 1;
 const SOCKET_CONNECTING = 0;
 
-function randomSid(prefix: "AC" | "CA" | "MZ"): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return prefix + [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 function concat(chunks: readonly Uint8Array[]): Uint8Array {
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
@@ -161,29 +156,16 @@ export class TwilioCallStandIn {
   /** Rings liveline's voice webhook, follows its TwiML and starts the media stream. */
   async placeCall(options: PlaceCallOptions): Promise<PlacedCall> {
     if (this.call !== null || this.socket !== null) throw new Error("one call per stand-in");
-    const accountSid = options.accountSid ?? randomSid("AC");
-    const callSid = options.callSid ?? randomSid("CA");
-    const url = options.voiceUrl ?? `${options.baseUrl.replace(/\/+$/, "")}${VOICE_WEBHOOK_PATH}`;
-    const form = new URLSearchParams({
-      AccountSid: accountSid,
-      ApiVersion: "2010-04-01",
-      CallSid: callSid,
-      CallStatus: "ringing",
-      Called: options.to,
-      Caller: options.from,
-      Direction: "inbound",
-      From: options.from,
-      To: options.to,
-    });
+    const accountSid = options.accountSid ?? twilioSid("AC");
+    const callSid = options.callSid ?? twilioSid("CA");
     const response = await this.transport.fetch(
-      new Request(url, {
-        method: "POST",
-        headers: {
-          "Content-Type": "application/x-www-form-urlencoded",
-          [TWILIO_SIGNATURE_HEADER]: await twilioSignature(options.authToken, url, form),
-          "User-Agent": "TwilioProxy/1.1",
-        },
-        body: form.toString(),
+      await inboundCallWebhook({
+        voiceUrl: options.voiceUrl ?? `${options.baseUrl.replace(/\/+$/, "")}${VOICE_WEBHOOK_PATH}`,
+        authToken: options.authToken,
+        accountSid,
+        callSid,
+        from: options.from,
+        to: options.to,
       }),
     );
     const body = await response.text();
@@ -228,7 +210,7 @@ export class TwilioCallStandIn {
     this.call = {
       accountSid,
       callSid,
-      streamSid: randomSid("MZ"),
+      streamSid: twilioSid("MZ"),
       streamUrl: stream.streamUrl,
       customParameters: stream.parameters,
     };
