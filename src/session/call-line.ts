@@ -10,7 +10,7 @@ import type { PhoneCall } from "../agents/define.js";
 import { ENTRY_PAUSE_MS, entryLine, Keypad, type KeypadMode } from "../telephony/keypad.js";
 import { TWILIO_API_BASE_URL, updateCall } from "../telephony/twilio/call-api.js";
 import type { CallMetadata } from "../telephony/twilio/call-session.js";
-import { dialTwiml, E164 } from "../telephony/twilio/twiml.js";
+import { dialTwiml, requireE164 } from "../telephony/twilio/twiml.js";
 
 /** What the call's line needs from its session's object. */
 export interface CallLineHost {
@@ -60,7 +60,7 @@ export class CallLine {
       to: call.to,
       end: () => this.leaveAfterReply({ kind: "hang_up" }),
       transfer: (number) => {
-        if (!E164.test(number)) throw new Error(`not an E.164 number: ${JSON.stringify(number)}`);
+        requireE164(number);
         this.leaveAfterReply({ kind: "transfer", number });
       },
       takeKeys: () => {
@@ -146,12 +146,13 @@ export class CallLine {
   }
 
   private leaveAfterReply(act: Leaving): void {
-    if (act.kind === "transfer" && this.call.demo === true)
-      throw new Error("a demo page's call cannot be transferred");
-    if (act.kind === "transfer" && this.call.accountSid === undefined)
-      throw new Error("this call's session has no AccountSid: it cannot be transferred");
-    if (act.kind === "transfer" && this.settings.authToken === undefined)
-      throw new Error("transfers need TWILIO_AUTH_TOKEN");
+    if (act.kind === "transfer") {
+      if (this.call.demo === true) throw new Error("a demo page's call cannot be transferred");
+      if (this.call.accountSid === undefined)
+        throw new Error("this call's session has no AccountSid: it cannot be transferred");
+      if (this.settings.authToken === undefined)
+        throw new Error("transfers need TWILIO_AUTH_TOKEN");
+    }
     this.leaving = { act, phase: "asked" };
   }
 

@@ -44,8 +44,13 @@ export function sayTwiml(text: string): string {
 /** Numbers a call may be transferred to: E.164 (a plus, the country code, up to 15 digits). */
 export const E164 = /^\+[1-9]\d{6,14}$/;
 
+/** Throws for a number that is not E.164 (where a number is taken, and again where dialled). */
+export function requireE164(number: string): void {
+  if (!E164.test(number)) throw new Error(`not an E.164 number: ${JSON.stringify(number)}`);
+}
+
 /** Connects the caller to `number` (E.164): what a transferred call runs next. */
 export function dialTwiml(number: string): string {
-  if (!E164.test(number)) throw new Error(`not an E.164 number: ${JSON.stringify(number)}`);
+  requireE164(number);
   return `${XML_DECLARATION}<Response><Dial>${escapeXml(number)}</Dial></Response>`;
 }
