@@ -305,17 +305,30 @@ class TwilioCall implements CallUnderContract {
   }
 }
 
+/**
+ * The stand-in on `transport` places a call from +15550001111 to the greeter's line: signed
+ * with the test deployment's token unless `authToken` says otherwise.
+ */
+function placeThrough(
+  transport: CarrierTransport,
+  call: { voiceUrl?: string; authToken?: string; callSid?: string },
+) {
+  const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
+  const placing = standIn.placeCall({
+    baseUrl: BASE,
+    authToken: TWILIO_AUTH_TOKEN,
+    from: "+15550001111",
+    to: "+15550002222",
+    ...call,
+  });
+  return { standIn, placing };
+}
+
 const twilio: CarrierDriver = {
   async placeCall(knobs) {
     const { transport, sockets, answers } = tappedTransport();
-    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
-    const placed = await standIn.placeCall({
-      baseUrl: BASE,
-      voiceUrl: twilioVoiceUrl(knobs),
-      authToken: TWILIO_AUTH_TOKEN,
-      from: "+15550001111",
-      to: "+15550002222",
-    });
+    const { standIn, placing } = placeThrough(transport, { voiceUrl: twilioVoiceUrl(knobs) });
+    const placed = await placing;
     const sessionId = placed.streamUrl.split("/").at(-1)!;
     return new TwilioCall(standIn, sockets[0]!, sessionId, placed.callSid, answers[0]!);
   },
@@ -329,20 +342,14 @@ const twilio: CarrierDriver = {
     ];
     for (const { tamper, authToken } of attempts) {
       const { transport } = tappedTransport(tamper);
-      const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
-      const refused = await standIn
-        .placeCall({
-          baseUrl: BASE,
-          voiceUrl: twilioVoiceUrl(knobs),
-          authToken,
-          from: "+15550001111",
-          to: "+15550002222",
-          callSid,
-        })
-        .then(
-          () => null,
-          (e: unknown) => e,
-        );
+      const refused = await placeThrough(transport, {
+        voiceUrl: twilioVoiceUrl(knobs),
+        authToken,
+        callSid,
+      }).placing.then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(refused).toBeInstanceOf(CallSetupError);
       statuses.push((refused as CallSetupError).answer?.status ?? 0);
     }
@@ -360,14 +367,8 @@ const twilio: CarrierDriver = {
         return forged;
       },
     });
-    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
-    const placed = await standIn.placeCall({
-      baseUrl: BASE,
-      voiceUrl: twilioVoiceUrl(knobs),
-      authToken: TWILIO_AUTH_TOKEN,
-      from: "+15550001111",
-      to: "+15550002222",
-    });
+    const { standIn, placing } = placeThrough(transport, { voiceUrl: twilioVoiceUrl(knobs) });
+    const placed = await placing;
     await standIn.waitFor((c) => c.closed !== null, 5000);
     return {
       sessionId: placed.streamUrl.split("/").at(-1)!,
@@ -380,14 +381,8 @@ const twilio: CarrierDriver = {
     if (!(call instanceof TwilioCall)) throw new Error("not a Twilio call");
     // Someone who saw the call's TwiML: the same answer, the same call, a second stream.
     const { transport } = tappedTransport({ replayAnswer: call.answer });
-    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
-    await standIn.placeCall({
-      baseUrl: BASE,
-      authToken: TWILIO_AUTH_TOKEN,
-      from: "+15550001111",
-      to: "+15550002222",
-      callSid: call.callSid,
-    });
+    const { standIn, placing } = placeThrough(transport, { callSid: call.callSid });
+    await placing;
     await standIn.waitFor((c) => c.closed !== null, 5000);
     return {
       sessionId: call.sessionId,
@@ -408,14 +403,7 @@ const twilio: CarrierDriver = {
         expect(ended.status).toBe(200);
       },
     });
-    const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
-    const placing = standIn.placeCall({
-      baseUrl: BASE,
-      voiceUrl: twilioVoiceUrl(knobs),
-      authToken: TWILIO_AUTH_TOKEN,
-      from: "+15550001111",
-      to: "+15550002222",
-    });
+    const { standIn, placing } = placeThrough(transport, { voiceUrl: twilioVoiceUrl(knobs) });
     const refusal = await placing.then(
       async () => {
         // Upgraded after all: its start must be refused.

@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
 
 export const BASE = "http://liveline.test";
 /** The test deployment's secrets, from vitest.config.ts's miniflare bindings. */
@@ -181,3 +182,26 @@ export const twilioCallParams = (callSid = newCallSid()) => ({
   Direction: "inbound",
   ApiVersion: "2010-04-01",
 });
+
+/**
+ * A call placed through the carrier stand-in against this Worker, with the simulator's
+ * `knobs` in its voice URL, from +15550001111 to `to` (the greeter's line by default).
+ */
+export async function placeSimulatedCall(
+  knobs: Record<string, string>,
+  to = "+15550002222",
+): Promise<{ call: TwilioCallStandIn; sessionId: string }> {
+  const call = new TwilioCallStandIn({
+    transport: fetcherTransport(exports.default),
+    allowInsecureStream: true,
+  });
+  const query = encodeURIComponent(new URLSearchParams(knobs).toString());
+  const placed = await call.placeCall({
+    baseUrl: BASE,
+    voiceUrl: `${BASE}/v1/telephony/twilio/voice?simulator=${query}`,
+    authToken: env.TWILIO_AUTH_TOKEN as string,
+    from: "+15550001111",
+    to,
+  });
+  return { call, sessionId: placed.streamUrl.split("/").at(-1)! };
+}

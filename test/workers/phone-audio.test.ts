@@ -8,12 +8,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
 import { mulawToPcm16 } from "../../src/telephony/audio/g711.js";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
-import { BASE, withKey } from "./helpers.js";
-
-const AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
+import { BASE, placeSimulatedCall, withKey } from "./helpers.js";
 
 /** The dominant frequency of a tone, from its zero crossings (Hz). */
 function toneHz(samples: Int16Array, rate: number): number {
@@ -22,26 +19,8 @@ function toneHz(samples: Int16Array, rate: number): number {
   return (crossings / 2) * (rate / samples.length);
 }
 
-async function placeCall(wire: "gemini" | "openai") {
-  const call = new TwilioCallStandIn({
-    transport: fetcherTransport(exports.default),
-    allowInsecureStream: true,
-  });
-  const knobs = new URLSearchParams({
-    wire,
-    timeScale: "0",
-    msPerWord: "60",
-    calls: "greeting:;*:",
-  });
-  const placed = await call.placeCall({
-    baseUrl: BASE,
-    voiceUrl: `${BASE}/v1/telephony/twilio/voice?simulator=${encodeURIComponent(knobs.toString())}`,
-    authToken: AUTH_TOKEN,
-    from: "+15550001111",
-    to: "+15550002222",
-  });
-  return { call, sessionId: placed.streamUrl.split("/").at(-1)! };
-}
+const placeCall = (wire: "gemini" | "openai") =>
+  placeSimulatedCall({ wire, timeScale: "0", msPerWord: "60", calls: "greeting:;*:" });
 
 /** The session's audio encoding, and every user_audio chunk its model is sent from now on. */
 async function spyOnModelAudio(sessionId: string) {

@@ -8,14 +8,12 @@
  * - `transfer_call` whose REST request fails (TWILIO_API_BASE_URL points where nothing
  *   listens, in vitest.config.ts) tells the model why, and the call goes on.
  */
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
 import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
 import { ENTRY_PAUSE_MS } from "../../src/telephony/keypad.js";
-import { BASE, withKey } from "./helpers.js";
+import { BASE, placeSimulatedCall, withKey } from "./helpers.js";
 
-const AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
 const GREETER_LINE = "+15550002222";
 const BILLING_LINE = "+15550002000";
 
@@ -36,22 +34,10 @@ async function historyOf(sessionId: string): Promise<Event[]> {
 
 /** A call to `to`, with the simulator's `calls` script; its greeting's turn ended (still playing). */
 async function placeCall(to: string, calls: string, msPerWord = "30") {
-  const call = new TwilioCallStandIn({
-    transport: fetcherTransport(exports.default),
-    allowInsecureStream: true,
-  });
   // Short words (30 ms of audio each): the caller hears a reply through in a fraction of a second.
-  const knobs = new URLSearchParams({ timeScale: "0", msPerWord, calls });
-  const placed = await call.placeCall({
-    baseUrl: BASE,
-    voiceUrl: `${BASE}/v1/telephony/twilio/voice?simulator=${encodeURIComponent(knobs.toString())}`,
-    authToken: AUTH_TOKEN,
-    from: "+15550001111",
-    to,
-  });
-  const sessionId = placed.streamUrl.split("/").at(-1)!;
-  await settled(sessionId, 1);
-  return { call, sessionId };
+  const placed = await placeSimulatedCall({ timeScale: "0", msPerWord, calls }, to);
+  await settled(placed.sessionId, 1);
+  return placed;
 }
 
 /** The history once it holds `count` user lines, each of whose turns has ended. */
