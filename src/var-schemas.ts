@@ -63,6 +63,23 @@ export const checkedString = (expected: string, check: (value: string) => void) 
     })
     .describe(expected);
 
+/**
+ * A secret: unset, or a value with no surrounding whitespace (a pasted newline or space would
+ * make every key compare unequal, silently) and at least `min` characters.
+ */
+export const secret = (min: number) =>
+  checkedString(`a secret of at least ${min} characters, without surrounding spaces`, (v) => {
+    if (v !== v.trim()) throw new Error("has surrounding whitespace (a paste error?)");
+    if (v.length < min) throw new Error(`is shorter than ${min} characters`);
+  });
+
+/** An optional http(s) URL (a REST API's base, which tests point at a local stand-in). */
+export const optionalHttpUrl = (example: string) =>
+  checkedString(`an http(s) URL, e.g. ${example}`, (v) => {
+    const url = new URL(v);
+    if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("is not http(s)");
+  });
+
 /** One setting that cannot be used: its name, what is wrong, what it should look like. */
 export interface SettingProblem {
   setting: string;
@@ -127,4 +144,23 @@ function problemText(issue: ZodError["issues"][number]): string {
     default:
       return "not valid";
   }
+}
+
+/**
+ * Reads a part's own vars (a provider's, a carrier's) from the raw Worker env with its
+ * schema, once per env object; a bad value throws a ConfigError naming the setting.
+ */
+export function varsReader<Shape extends ZodRawShape>(
+  schema: ZodObject<Shape>,
+): (env: object) => z.output<ZodObject<Shape>> {
+  const cache = new WeakMap<object, z.output<ZodObject<Shape>>>();
+  return (env) => {
+    const hit = cache.get(env);
+    if (hit !== undefined) return hit;
+    const parsed = schema.safeParse(env);
+    // Names and forms only: a value might be a secret pasted into the wrong var.
+    if (!parsed.success) throw new ConfigError(settingProblems(schema, parsed.error));
+    cache.set(env, parsed.data);
+    return parsed.data;
+  };
 }

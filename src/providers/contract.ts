@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { ConfigError, settingProblems } from "../var-schemas.js";
+import { varsReader } from "../var-schemas.js";
 import type { RebuiltContext } from "../vocabulary/model.js";
 import type {
   AgentSpec,
@@ -76,16 +76,7 @@ export interface RegisteredProvider<Shape extends z.ZodRawShape, Bindings extend
 export function registered<Shape extends z.ZodRawShape, Bindings extends object>(
   provider: Provider<Shape, Bindings>,
 ): RegisteredProvider<Shape, Bindings> {
-  const cache = new WeakMap<object, z.output<z.ZodObject<Shape>>>();
-  const varsOf = (env: object) => {
-    const hit = cache.get(env);
-    if (hit !== undefined) return hit;
-    const parsed = provider.vars.safeParse(env);
-    // Names and forms only: a value might be a secret pasted into the wrong var.
-    if (!parsed.success) throw new ConfigError(settingProblems(provider.vars, parsed.error));
-    cache.set(env, parsed.data);
-    return parsed.data;
-  };
+  const varsOf = varsReader(provider.vars);
   return {
     vars: provider.vars,
     unavailable: (env) => provider.unavailable(varsOf(env)),
