@@ -10,8 +10,8 @@
  *   json-limits, version and safe-equal (a constant-time compare of secrets), core, history,
  *   var-schemas (how Worker vars are read), providers, telephony (phone calls: the carriers'
  *   wire and the audio codec), simulator (a stand-in service that speaks each provider's wire,
- *   the provider that reaches it, and a carrier stand-in), provider-registry (every
- *   provider), worker-config (the Worker's vars with every provider's), agents (definitions),
+ *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
+ *   provider, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
  *   app-options (createLiveline's options made ready), measurement (arms such as the naive
  *   relay: imported by nothing in src/), contracts (the Worker's env, the session's RPC
  *   surface), session, http, liveline.ts (createLiveline), index.ts (the package's exports).
@@ -38,7 +38,7 @@ const LAYERS = [
   // the audio codec; below the simulator, whose carrier stand-in speaks that wire.
   ["telephony/"],
   ["simulator/"],
-  ["provider-registry.ts"],
+  ["provider-registry.ts", "carrier-registry.ts"],
   ["worker-config.ts"],
   ["agents/"],
   ["app-options.ts"],

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CARRIER_VARS } from "./carrier-registry.js";
 import {
   PROVIDER_NAMES,
   PROVIDER_VARS,
@@ -7,11 +8,11 @@ import {
 } from "./provider-registry.js";
 import {
   ConfigError,
-  checkedString,
   optionalOneOf,
   optionalString,
   positiveInt,
   type SettingProblem,
+  secret,
   settingProblems,
 } from "./var-schemas.js";
 
@@ -31,21 +32,11 @@ export const LOCATION_HINTS = [
 ] as const;
 export type LocationHint = (typeof LOCATION_HINTS)[number];
 
-/**
- * A secret: unset, or a value with no surrounding whitespace (a pasted newline or space would
- * make every key compare unequal, silently) and at least `min` characters.
- */
-const secret = (min: number) =>
-  checkedString(`a secret of at least ${min} characters, without surrounding spaces`, (v) => {
-    if (v !== v.trim()) throw new Error("has surrounding whitespace (a paste error?)");
-    if (v.length < min) throw new Error(`is shorter than ${min} characters`);
-  });
-
 const onOff = z
   .preprocess((v) => (v === undefined || v === "" ? "off" : v), z.enum(["on", "off"]))
   .describe('"on" or "off" (default off)');
 
-/** The Worker's own vars; each provider's (src/providers/*) are checked beside them. */
+/** The Worker's own vars; each provider's and each carrier's are checked beside them. */
 const ConfigSchema = z.object({
   /**
    * The provider of a session that names none. Unset: the first real provider whose
@@ -85,20 +76,15 @@ const ConfigSchema = z.object({
   SIMULATOR_ROUTE: onOff,
   /** "on": the demo page and its session endpoint on any host (always on a local host). */
   DEMO_PAGE: onOff,
-  /** Secret: the Twilio account's auth token, which signs its webhooks (phone calls). */
-  TWILIO_AUTH_TOKEN: secret(16),
-  /** Where Twilio's REST API is (call transfers): https://api.twilio.com unless set. */
-  TWILIO_API_BASE_URL: checkedString("an http(s) URL, e.g. https://api.twilio.com", (v) => {
-    const url = new URL(v);
-    if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("is not http(s)");
-  }),
 });
 const ProviderVarsSchema = z.object(PROVIDER_VARS);
+const CarrierVarsSchema = z.object(CARRIER_VARS);
 
 /** The names of every setting (the Worker's own and every provider's). */
 const SETTING_NAMES: ReadonlySet<string> = new Set([
   ...Object.keys(ConfigSchema.shape),
   ...Object.keys(PROVIDER_VARS),
+  ...Object.keys(CARRIER_VARS),
 ]);
 
 /**
@@ -149,11 +135,14 @@ export function configLoader(
       if (hit) return hit;
       const env = envOf(raw);
       const own = ConfigSchema.safeParse(env);
-      const vendor = ProviderVarsSchema.safeParse(env);
       const problems: SettingProblem[] = [
-        ...(own.success ? [] : settingProblems(ConfigSchema, own.error)),
-        ...(vendor.success ? [] : settingProblems(ProviderVarsSchema, vendor.error)),
-      ];
+        ConfigSchema,
+        ProviderVarsSchema,
+        CarrierVarsSchema,
+      ].flatMap((schema) => {
+        const read = schema.safeParse(env);
+        return read.success ? [] : settingProblems(schema, read.error);
+      });
       if (own.success && own.data.PROVIDER !== undefined && !providers.includes(own.data.PROVIDER))
         problems.push({
           setting: "PROVIDER",

@@ -7,7 +7,7 @@
  *   its "I am putting you through" has played, through the carrier's API.
  */
 import { z } from "zod";
-import { E164 } from "../telephony/twilio/twiml.js";
+import { E164 } from "../telephony/phone-number.js";
 import { defineTool, type ToolContext, type ToolDefinition } from "./define.js";
 
 function phoneCall(ctx: ToolContext) {

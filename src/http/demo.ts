@@ -13,7 +13,7 @@
 import { z } from "zod";
 import type { Env } from "../contracts/worker-env.js";
 import { bytesToBase64Url } from "../providers/base64.js";
-import { callSessionId } from "../telephony/twilio/call-session.js";
+import { callSessionId } from "../telephony/carrier-contract.js";
 import { inboundCallWebhook, twilioSid } from "../telephony/twilio/inbound-call.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import { isLocalHostname, safeEqual } from "./auth.js";
@@ -148,7 +148,7 @@ async function placeDemoCall(
     }),
   );
   if (answer.status !== 200) return answer;
-  const sessionId = await callSessionId(callSid);
+  const sessionId = await callSessionId("twilio", callSid);
   return Response.json(
     {
       callSid,

@@ -7,10 +7,9 @@
  * entries a tool has not read yet are kept in memory for the same reason.
  */
 import type { PhoneCall } from "../agents/define.js";
+import type { CarrierCall } from "../telephony/carrier-contract.js";
 import { ENTRY_PAUSE_MS, entryLine, Keypad, type KeypadMode } from "../telephony/keypad.js";
-import { TWILIO_API_BASE_URL, updateCall } from "../telephony/twilio/call-api.js";
-import type { CallMetadata } from "../telephony/twilio/call-session.js";
-import { dialTwiml, requireE164 } from "../telephony/twilio/twiml.js";
+import { requireE164 } from "../telephony/phone-number.js";
 
 /** What the call's line needs from its session's object. */
 export interface CallLineHost {
@@ -22,13 +21,6 @@ export interface CallLineHost {
   drained(): boolean;
   /** What the keys typed become under the agent speaking now. */
   keypadMode(): KeypadMode;
-}
-
-export interface CallLineSettings {
-  /** The account's auth token (REST API calls are authenticated with it). */
-  authToken: string | undefined;
-  /** Where Twilio's REST API is (TWILIO_API_BASE_URL). */
-  apiBaseUrl: string | undefined;
 }
 
 /** The call's last act, once the caller has heard the turn's reply. */
@@ -51,8 +43,7 @@ export class CallLine {
   readonly phoneCall: PhoneCall;
 
   constructor(
-    private readonly call: CallMetadata,
-    private readonly settings: CallLineSettings,
+    private readonly call: CarrierCall,
     private readonly host: CallLineHost,
   ) {
     this.phoneCall = {
@@ -148,23 +139,15 @@ export class CallLine {
   private leaveAfterReply(act: Leaving): void {
     if (act.kind === "transfer") {
       if (this.call.demo === true) throw new Error("a demo page's call cannot be transferred");
-      if (this.call.accountSid === undefined)
-        throw new Error("this call's session has no AccountSid: it cannot be transferred");
-      if (this.settings.authToken === undefined)
-        throw new Error("transfers need TWILIO_AUTH_TOKEN");
+      const problem = this.call.transferProblem();
+      if (problem !== null) throw new Error(problem);
     }
     this.leaving = { act, phase: "asked" };
   }
 
-  /** Asks the carrier to run a <Dial> for the call; the session ends when it took it. */
+  /** Asks the carrier to move the call to `number`; the session ends when it took it. */
   private async transfer(number: string): Promise<void> {
-    const outcome = await updateCall({
-      baseUrl: this.settings.apiBaseUrl ?? TWILIO_API_BASE_URL,
-      accountSid: this.call.accountSid ?? "",
-      authToken: this.settings.authToken ?? "",
-      callSid: this.call.callSid,
-      twiml: dialTwiml(number),
-    });
+    const outcome = await this.call.transfer(number);
     this.leaving = null;
     if (this.disposed) return;
     if (outcome.ok) {

@@ -2,12 +2,12 @@ import type { AgentDefinition, PhoneCall } from "../agents/define.js";
 import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
+import { phoneCallOf } from "../carrier-registry.js";
 import type { HandoffAnswer, SessionResource, SessionStats } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
 import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { providerSession } from "../provider-registry.js";
-import { callMetadataOf } from "../telephony/twilio/call-session.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import type { ToolOutcome } from "../vocabulary/log-events.js";
 import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
@@ -224,8 +224,9 @@ export class LiveSession {
       sessionId: this.meta.sessionId,
       agent: this.specOf(name),
       metadata: this.meta.metadata,
-      // A phone call's audio is G.711 μ-law: a provider that takes it gets it untouched.
-      audio: callMetadataOf(this.meta.metadata) === null ? "pcm16" : "g711_ulaw",
+      // A phone call's audio is its carrier's (G.711 μ-law): a provider that takes it gets it
+      // untouched.
+      audio: phoneCallOf(this.env, this.meta.metadata)?.audio ?? "pcm16",
       wireArm: this.arm?.wire ?? null,
     });
     this.providers.set(name, provider);

@@ -16,17 +16,20 @@ import {
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
 import { mulawDecoder, mulawEncoder } from "../telephony/audio/transcode.js";
-import { callMetadataOf } from "../telephony/twilio/call-session.js";
-import { TwilioCallStream } from "../telephony/twilio/call-stream.js";
-import { readTwilioStreamEvent } from "../telephony/twilio/stream-messages.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
-import { CallLine } from "./call-line.js";
-import { CallTokenStore } from "./call-token-store.js";
+import { CallStreams } from "./call-streams.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
 import { LiveSession } from "./live-session.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
+import {
+  attach,
+  attachmentOf,
+  openSockets,
+  type SocketAttachment,
+  type SocketKind,
+} from "./socket-attachment.js";
 import {
   type ClientLink,
   type ClientSockets,
@@ -35,41 +38,12 @@ import {
   send,
 } from "./sockets.js";
 
-/** What each client socket carries across hibernation. */
-interface SocketAttachment {
-  clientId: string;
-  /** The `resumeFrom` of the upgrade URL, or null. */
-  resumeFrom: number | null;
-  /** The client takes its replay in batches (`&replay=batch`). */
-  batchReplay?: boolean | undefined;
-  /** When the socket joined (ms since the epoch): its last sign of life until it sends. */
-  connectedAt: number;
-  /** When it last sent a message, to within a third of STALE_SOCKET_MS (absent: not since it joined). */
-  heardAt?: number | undefined;
-  /**
-   * A carrier's media stream (a phone call) in place of a protocol client: its carrier, and
-   * its stream once a `start` with a valid token bound it (till then it is no client).
-   */
-  call?: { carrier: "twilio"; streamSid: string | null } | undefined;
-}
-
 /** Answered by the runtime itself, byte for byte (see PROTOCOL.md, keepalive). */
 const KEEPALIVE = '{"type":"keepalive"}';
 
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
 const CLOSE_TRY_AGAIN_LATER = 1013;
-/** A call's stream must say `start` within this long of its upgrade (Twilio does at once). */
-const START_WITHIN_MS = 10_000;
-/** Call streams waiting for their `start` at once, at most (a call has one). */
-const MAX_WAITING_STREAMS = 2;
-
-/** What the model is told when a call's stream starts (the caller waits to be greeted). */
-const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
-
-/** A carrier's stream that broke the rules (no start, a bad token). */
-const CLOSE_POLICY = 1008;
-
 /**
  * Per-socket frame counting, one window per kind (in memory; a hibernated socket is idle):
  * audio bursts after a network stall must never crowd out a control frame.
@@ -113,8 +87,19 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   };
   /** Each socket's link, made once per object instance. */
   private readonly links = new WeakMap<WebSocket, ClientLink>();
-  /** The phone calls' media streams, by socket (made again from the attachment after a wake). */
-  private readonly calls = new WeakMap<WebSocket, TwilioCallStream>();
+  /** A phone call's side: the carrier's media stream, the call's line. */
+  private readonly calls: CallStreams = new CallStreams({
+    ctx: this.ctx,
+    env: () => this.app.env(this.env),
+    meta: () => this.meta.read(),
+    session: () => this.session(),
+    clientFrame: (ws, data) => this.handleClientFrame(ws, data),
+    end: () => void this.end(),
+    clientsChanged: () => {
+      this.clientList = null;
+    },
+    sessionAudio: () => this.sessionAudio(),
+  });
 
   /** How the session sends to a socket's client (null: a socket that is no client yet). */
   private linkOf(ws: WebSocket): ClientLink | null {
@@ -125,7 +110,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const link =
       attachment.call === undefined
         ? this.appLink(ws, attachment)
-        : this.callStreamOf(ws, attachment);
+        : this.calls.linkOf(ws, attachment);
     if (link === null) return null;
     this.links.set(ws, link);
     return link;
@@ -159,35 +144,6 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   /** How the session's audio is encoded (its model connection's); pcm16 with no session. */
   private sessionAudio(): AudioEncoding {
     return this.session()?.audio ?? "pcm16";
-  }
-
-  /** A bound call's media stream (null before its `start`). */
-  private callStreamOf(ws: WebSocket, attachment: SocketAttachment): TwilioCallStream | null {
-    const streamSid = attachment.call?.streamSid ?? null;
-    if (streamSid === null) return null;
-    let stream = this.calls.get(ws);
-    if (stream === undefined) {
-      stream = new TwilioCallStream(
-        ws,
-        streamSid,
-        {
-          played: (ms) => this.handleClientFrame(ws, JSON.stringify({ type: "played", ms })),
-          turnEnded: () => this.callLine?.turnEnded(),
-          drained: () => this.callLine?.drained(),
-          cut: () => this.callLine?.cut(),
-          clientToolCall: (callId, name) => {
-            // Answered at once where no app is connected to run it: the model hears why, and
-            // the call does not wait out the tool's timeout. (An app on the session answers it.)
-            if (this.openSockets("app").length > 0) return;
-            const error = `${name} runs in an app, and this phone call has none`;
-            this.handleClientFrame(ws, JSON.stringify({ type: "tool_result", callId, error }));
-          },
-        },
-        this.sessionAudio(),
-      );
-      this.calls.set(ws, stream);
-    }
-    return stream;
   }
 
   /** `app`: the agents and settings createLiveline was given (it subclasses this class). */
@@ -230,7 +186,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       clients,
       // The creation route refuses `naive` where the Worker has no such arm.
       asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
-      this.callLineFor(meta)?.phoneCall ?? null,
+      this.calls.lineFor(meta)?.phoneCall ?? null,
     );
     return this.live;
   }
@@ -281,50 +237,14 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   }
 
   async callToken(ttlMs: number): Promise<CallTokenAnswer> {
-    if (this.meta.read()?.endedAt !== null) return { refused: "ended" };
-    // A webhook replayed while the call's stream is up gets nothing that could join it.
-    if (this.openSockets("bound_call").length > 0) return { refused: "in_progress" };
-    return { token: this.callTokens().issue(Date.now(), ttlMs) };
-  }
-
-  private callTokenStore: CallTokenStore | null = null;
-  /** A phone call's session: its hang-up, transfer and keypad (null: no call). */
-  private callLine: CallLine | null = null;
-
-  private callLineFor(meta: SessionMeta): CallLine | null {
-    const call = callMetadataOf(meta.metadata);
-    if (call === null) return null;
-    this.callLine?.dispose();
-    this.callLine = new CallLine(
-      call,
-      { authToken: this.config.TWILIO_AUTH_TOKEN, apiBaseUrl: this.config.TWILIO_API_BASE_URL },
-      {
-        say: (text) => {
-          const ws = this.openSockets("bound_call")[0];
-          if (ws !== undefined) this.handleClientFrame(ws, JSON.stringify({ type: "text", text }));
-        },
-        end: () => void this.end(),
-        drained: () =>
-          this.openSockets("bound_call").every((ws) => {
-            const attachment = attachmentOf(ws);
-            return attachment === null || this.callStreamOf(ws, attachment)?.drained !== false;
-          }),
-        keypadMode: () => this.live?.currentAgent().keypad ?? "said",
-      },
-    );
-    return this.callLine;
-  }
-
-  private callTokens(): CallTokenStore {
-    this.callTokenStore ??= new CallTokenStore(this.ctx.storage);
-    return this.callTokenStore;
+    return this.calls.token(ttlMs);
   }
 
   async end(): Promise<void> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt === null) this.meta.markEnded(new Date().toISOString());
     // First: the turn the end cuts short must not end or transfer the call on its way out.
-    this.callLine?.dispose();
+    this.calls.ending();
     live.interpreter.handleInput({ type: "end_session" });
     for (const ws of this.ctx.getWebSockets()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
@@ -364,7 +284,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       );
     }
 
-    if (request.headers.get(CARRIER_HEADER) === "twilio") return this.acceptCallStream(meta);
+    const carrier = request.headers.get(CARRIER_HEADER);
+    if (carrier !== null) return this.calls.accept(meta, carrier);
 
     const { 0: client, 1: server } = new WebSocketPair();
     if (this.openSockets("app").length >= this.config.MAX_CLIENTS_PER_SESSION) this.reapStale();
@@ -398,147 +319,13 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /**
-   * A phone call's media stream: only for a call's session, and no client until its `start`
-   * presents a token of this session (nothing is sent to it or recorded before). Streams not
-   * yet started hold no client's slot; a few at most are let in, each for a few seconds.
-   */
-  private acceptCallStream(meta: SessionMeta): Response {
-    if (callMetadataOf(meta.metadata) === null)
-      return jsonError(404, "unknown_session", "no phone call has this session");
-    if (this.openSockets("waiting_call").length >= MAX_WAITING_STREAMS)
-      return jsonError(429, "rate_limited", "too many media streams wait for their start");
-    const { 0: client, 1: server } = new WebSocketPair();
-    this.ctx.acceptWebSocket(server);
-    server.binaryType = "arraybuffer";
-    attach(server, {
-      clientId: crypto.randomUUID(),
-      resumeFrom: null,
-      connectedAt: Date.now(),
-      call: { carrier: "twilio", streamSid: null },
-    });
-    setTimeout(() => {
-      if (attachmentOf(server)?.call?.streamSid === null)
-        closeQuietly(server, CLOSE_POLICY, "the stream has not started");
-    }, START_WITHIN_MS);
-    return new Response(null, { status: 101, webSocket: client });
-  }
-
   // --- Hibernation API handlers ----------------------------------------------------------
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     this.noteHeard(ws);
     const attachment = attachmentOf(ws);
-    if (attachment?.call !== undefined) this.handleCallFrame(ws, attachment, data);
-    else this.handleClientFrame(ws, data);
-  }
-
-  // --- a phone call's media stream ------------------------------------------------------
-
-  /**
-   * Every message of a carrier's media stream enters here: parsed as the carrier documents
-   * it, then what it means to the session — the caller's audio, what the caller heard, a
-   * key pressed, the hang-up — goes in as a protocol client's frame would.
-   */
-  private handleCallFrame(ws: WebSocket, attachment: SocketAttachment, data: string | ArrayBuffer) {
-    const read =
-      typeof data === "string"
-        ? readTwilioStreamEvent(data)
-        : ({ ok: false, problem: "a binary message" } as const);
-    const stream = this.callStreamOf(ws, attachment);
-    if (stream === null) {
-      // Before a `start` bound it, the stream may only say `connected`, then `start`:
-      // anything else (audio, marks, keys, a malformed start) is nobody's call.
-      if (read.ok && read.message.event === "connected") return;
-      if (read.ok && read.message.event === "start") {
-        this.bindCall(ws, attachment, read.message.start);
-        return;
-      }
-      closeQuietly(
-        ws,
-        CLOSE_POLICY,
-        read.ok ? "the stream has not started" : `not a start the carrier sends: ${read.problem}`,
-      );
-      return;
-    }
-    // A message out of place is counted (BAD_FRAME in the timeline) and skipped: the call
-    // goes on.
-    const skip = (message: string) =>
-      this.session()?.interpreter.handleInput({
-        type: "client_bad_frame",
-        clientId: attachment.clientId,
-        code: "bad_frame",
-        message,
-      });
-    if (!read.ok) {
-      skip(`a media stream message the carrier does not send: ${read.problem}`);
-      return;
-    }
-    const event = read.message;
-    if (event.event === "connected" || event.event === "start") {
-      skip(`the stream has already started: a second ${event.event} is skipped`);
-      return;
-    }
-    switch (event.event) {
-      case "media": {
-        const pcm = stream.callerAudio(event.media.payload);
-        if (pcm !== null) this.handleClientFrame(ws, pcm.slice().buffer);
-        return;
-      }
-      case "mark":
-        stream.marked(event.mark.name);
-        return;
-      case "dtmf":
-        this.callLine?.pressed(event.dtmf.digit);
-        return;
-      case "stop":
-        // The caller hung up: the call's session ends (its history stays readable).
-        void this.end();
-        return;
-      default: {
-        const unreachable: never = event;
-        throw new Error(`unhandled media stream event ${JSON.stringify(unreachable)}`);
-      }
-    }
-  }
-
-  /**
-   * A `start`: its token must be one this session issued, unused and unexpired, for this
-   * call (its CallSid), while no other stream of the call is bound.
-   */
-  private bindCall(
-    ws: WebSocket,
-    attachment: SocketAttachment,
-    start: { streamSid: string; callSid: string; customParameters: Record<string, string> },
-  ): void {
-    const meta = this.meta.read();
-    const live = this.session();
-    const token = start.customParameters.token;
-    const check = token === undefined ? "unknown" : this.callTokens().take(token, Date.now());
-    const callSid = meta === null ? undefined : callMetadataOf(meta.metadata)?.callSid;
-    const why =
-      live === null || meta === null || meta.endedAt !== null
-        ? "the session has ended"
-        : check === "expired"
-          ? "the stream token has expired"
-          : check === "unknown"
-            ? "the stream token is wrong or already used"
-            : start.callSid !== callSid
-              ? "the stream is not this session's call"
-              : this.openSockets("bound_call").length > 0
-                ? "the call's stream is already up"
-                : null;
-    if (why !== null || live === null) {
-      closeQuietly(ws, CLOSE_POLICY, why ?? "the session has ended");
-      return;
-    }
-    const { streamSid } = start;
-    attach(ws, { ...attachment, call: { carrier: "twilio", streamSid } });
-    this.clientList = null;
-    live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
-    // The callee speaks first on a phone: the call's connection is said to the model, in the
-    // record like any line, so that it greets the caller.
-    this.handleClientFrame(ws, JSON.stringify({ type: "text", text: CALL_CONNECTED }));
+    if (attachment?.call !== undefined) this.calls.message(ws, attachment, data);
+    else this.handleClientFrame(ws, data, attachment);
   }
 
   /** Notes the socket's sign of life in its attachment (it survives hibernation), throttled. */
@@ -552,18 +339,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     attach(ws, { ...attachment, heardAt: now });
   }
 
-  /**
-   * The open sockets of one kind (one being closed counts for none): `app`, the clients that
-   * hold a slot (a call's stream holds none: a call has one, bound by its token); a call's
-   * stream `waiting_call` for its `start`, or `bound_call` by it.
-   */
-  private openSockets(kind: "app" | "waiting_call" | "bound_call"): WebSocket[] {
-    return this.ctx.getWebSockets().filter((ws) => {
-      if (ws.readyState !== WebSocket.OPEN) return false;
-      const call = attachmentOf(ws)?.call;
-      if (kind === "app") return call === undefined;
-      return call !== undefined && (call.streamSid === null) === (kind === "waiting_call");
-    });
+  /** The open sockets of one kind (see SocketKind). */
+  private openSockets(kind: SocketKind): WebSocket[] {
+    return openSockets(this.ctx.getWebSockets(), kind);
   }
 
   /**
@@ -596,23 +374,24 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private leave(ws: WebSocket): void {
     this.clientList = null;
     const attachment = attachmentOf(ws);
-    if (attachment?.call !== undefined && attachment.call.streamSid === null) return;
-    // A call's stream gone: the call neither ends nor transfers on what happens next.
-    if (attachment?.call !== undefined) this.callLine?.dispose();
-    if (attachment)
+    if (attachment === null) return;
+    const disconnected = () =>
       this.session()?.interpreter.handleInput({
         type: "client_disconnected",
         clientId: attachment.clientId,
       });
-    // A call's stream closed without a `stop` (the carrier dropped it): the call is over.
-    if (attachment?.call !== undefined && this.meta.read()?.endedAt === null) void this.end();
+    if (attachment.call === undefined) disconnected();
+    else this.calls.left(attachment, disconnected);
   }
 
   // --- client frames ---------------------------------------------------------------------
 
   /** Every client message enters here: size and parse (one input), rate, then the interpreter. */
-  handleClientFrame(ws: WebSocket, data: string | ArrayBuffer): void {
-    const attachment = attachmentOf(ws);
+  handleClientFrame(
+    ws: WebSocket,
+    data: string | ArrayBuffer,
+    attachment: SocketAttachment | null = attachmentOf(ws),
+  ): void {
     const clientId = attachment?.clientId;
     const live = this.session();
     if (!clientId || !live) return;
@@ -726,23 +505,4 @@ function agentOf(
   for (const [name, agent] of agents)
     agents.set(name, { ...agent, handoffs: (agent.handoffs ?? []).filter((t) => agents.has(t)) });
   return { agents };
-}
-
-/**
- * A socket's attachment, read from the runtime once per object instance (deserialising it
- * for each of 50 audio frames a second showed in profiles); `attach` keeps both in step.
- */
-const attachments = new WeakMap<WebSocket, SocketAttachment>();
-
-function attachmentOf(ws: WebSocket): SocketAttachment | null {
-  const cached = attachments.get(ws);
-  if (cached !== undefined) return cached;
-  const stored = (ws.deserializeAttachment() as SocketAttachment | null) ?? null;
-  if (stored !== null) attachments.set(ws, stored);
-  return stored;
-}
-
-function attach(ws: WebSocket, attachment: SocketAttachment): void {
-  ws.serializeAttachment(attachment);
-  attachments.set(ws, attachment);
 }

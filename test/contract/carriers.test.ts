@@ -2,7 +2,7 @@
  * One contract, every carrier (hono's runtime-tests pattern, as providers.test.ts does for
  * the models): a phone call placed through the carrier's stand-in, the same scenarios, the
  * same outcome in the session's durable history, on the simulator's faces. A carrier is one
- * entry in CARRIERS with a driver; it skips a scenario only with a written reason.
+ * line in src/carrier-registry.ts and a driver here; it skips a scenario only with a written reason.
  *
  * What every carrier's call must do: be greeted once; answer a question that calls a server
  * tool once; on a barge-in, stop the caller's playback within one chunk and tell the session
@@ -16,6 +16,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { CARRIERS, type CarrierName } from "../../src/carrier-registry.js";
 import type { CoreInput } from "../../src/core/inputs.js";
 import {
   CallSetupError,
@@ -25,7 +26,7 @@ import {
 } from "../../src/simulator/twilio/index.js";
 import { BARGE_IN_MS } from "../../src/simulator/vad.js";
 import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
-import { callSessionId } from "../../src/telephony/twilio/call-session.js";
+import { callSessionId } from "../../src/telephony/carrier-contract.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
 import { BASE, newCallSid, twilioCallParams, withKey } from "../workers/helpers.js";
@@ -112,7 +113,7 @@ const SCENARIOS = [
 type Scenario = (typeof SCENARIOS)[number];
 
 interface CarrierUnderContract {
-  name: string;
+  name: CarrierName;
   driver: CarrierDriver;
   /** Scenario → why this carrier cannot run it. */
   skips: Partial<Record<Scenario, string>>;
@@ -353,7 +354,7 @@ const twilio: CarrierDriver = {
       expect(refused).toBeInstanceOf(CallSetupError);
       statuses.push((refused as CallSetupError).answer?.status ?? 0);
     }
-    return { statuses, sessionId: await callSessionId(callSid) };
+    return { statuses, sessionId: await callSessionId("twilio", callSid) };
   },
 
   async wrongToken(knobs) {
@@ -424,7 +425,7 @@ const twilio: CarrierDriver = {
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/<Connect><Stream url=/);
     return {
-      sessionId: await callSessionId(callSid),
+      sessionId: await callSessionId("twilio", callSid),
       over: () => twilioStatus(callSid, "no-answer"),
     };
   },
@@ -432,7 +433,10 @@ const twilio: CarrierDriver = {
 
 // --- the contract ----------------------------------------------------------------------------
 
-const CARRIERS: CarrierUnderContract[] = [{ name: "twilio", driver: twilio, skips: {} }];
+/** One entry per carrier of src/carrier-registry.ts: a carrier added there without a driver fails. */
+const CARRIERS_UNDER_CONTRACT: CarrierUnderContract[] = [
+  { name: "twilio", driver: twilio, skips: {} },
+];
 
 interface HistoryEvent {
   kind: string;
@@ -570,7 +574,7 @@ async function spyOnModel(sessionId: string): Promise<ModelSpy> {
 
 const registered = new Map<string, Set<Scenario>>();
 
-for (const carrier of CARRIERS) {
+for (const carrier of CARRIERS_UNDER_CONTRACT) {
   for (const face of FACES) {
     const run = `${carrier.name} on ${face.name}`;
     registered.set(run, new Set());
@@ -784,6 +788,10 @@ for (const carrier of CARRIERS) {
     });
   }
 }
+
+it("every carrier liveline registers is under the contract", () => {
+  expect(CARRIERS_UNDER_CONTRACT.map((c) => c.name).sort()).toEqual(Object.keys(CARRIERS).sort());
+});
 
 it("every carrier runs every scenario on every face, or skips it with a reason", () => {
   for (const [run, names] of registered)

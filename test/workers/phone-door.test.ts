@@ -7,7 +7,7 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { callSessionId } from "../../src/telephony/twilio/call-session.js";
+import { callSessionId } from "../../src/telephony/carrier-contract.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import { API_KEY, BASE, twilioCallParams, withKey } from "./helpers.js";
 
@@ -149,7 +149,7 @@ describe("a call is named by its CallSid", () => {
     expect(unsigned.status).toBe(403);
     // A call liveline never answered: nothing to end, nothing created.
     expect((await postStatus(params)).status).toBe(204);
-    const sessionId = await callSessionId(params.CallSid);
+    const sessionId = await callSessionId("twilio", params.CallSid);
     const history = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
       headers: withKey(API_KEY),
     });
@@ -222,6 +222,21 @@ describe("found by the black-box attack on the phone door", () => {
     });
     expect(tokenRes.status).toBe(200);
     for (const s of waiting) s.ws.close(1000, "done");
+  });
+
+  it("a carrier liveline does not have is a JSON 404 on each route (src/carrier-registry.ts)", async () => {
+    const params = callParams();
+    for (const [path, init] of [
+      ["voice", { method: "POST", body: new URLSearchParams(params).toString() }],
+      ["status", { method: "POST", body: new URLSearchParams(params).toString() }],
+      ["stream/00000000-0000-4000-8000-000000000000", { headers: { Upgrade: "websocket" } }],
+    ] as const) {
+      const res = await exports.default.fetch(`${BASE}/v1/telephony/acme/${path}`, init);
+      expect(res.status, path).toBe(404);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+        "no carrier is named acme",
+      );
+    }
   });
 
   it("the stream route is for calls only: an app's session has none", async () => {

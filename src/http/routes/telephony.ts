@@ -1,29 +1,25 @@
 /**
- * The telephony door (Twilio): a phone call is a liveline session.
+ * The telephony door: a phone call is a liveline session. One set of routes for every carrier
+ * in src/carrier-registry.ts (Twilio: /v1/telephony/twilio/…); the carrier reads its own
+ * webhooks and speaks its own call-control answers.
  *
- * - POST /v1/telephony/twilio/voice — Twilio's voice webhook for an incoming call, signed
- *   with the account's auth token (X-Twilio-Signature; refused → 403, nothing created). It
- *   creates the call's session (the agent that answers the called number; From, To and
- *   CallSid in its metadata) and answers TwiML that connects the call's audio to
- *   GET /v1/telephony/twilio/stream/:id, with a single-use token as a `<Parameter>` — never
- *   the API key, never a session token.
- * - GET /v1/telephony/twilio/stream/:id — the bidirectional Media Stream, handed to the
- *   session's object, where its `start` must present that token before anything is heard.
- * Sources: https://www.twilio.com/docs/usage/webhooks/webhooks-security,
+ * - POST /v1/telephony/:carrier/voice — the carrier's voice webhook for an incoming call,
+ *   signed by the carrier (refused → 403, nothing created). It creates the call's session
+ *   (the agent that answers the called number; the call's parameters in its metadata) and
+ *   answers with what connects the call's audio to GET /v1/telephony/:carrier/stream/:id,
+ *   with a single-use token the stream's start must present — never the API key, never a
+ *   session token.
+ * - POST /v1/telephony/:carrier/status — the call's status callback: a call over ends its
+ *   session.
+ * - GET /v1/telephony/:carrier/stream/:id — the bidirectional media stream, handed to the
+ *   session's object, where its start must present that token before anything is heard.
+ * Sources (Twilio): https://www.twilio.com/docs/usage/webhooks/webhooks-security,
  * https://www.twilio.com/docs/voice/twiml/stream
  */
 import { Hono } from "hono";
+import { carrierNamed } from "../../carrier-registry.js";
 import { CARRIER_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
-import {
-  CALL_OVER,
-  type CallMetadata,
-  callSessionId,
-} from "../../telephony/twilio/call-session.js";
-import {
-  isValidTwilioSignature,
-  TWILIO_SIGNATURE_HEADER,
-} from "../../telephony/twilio/signature.js";
-import { connectStreamTwiml, hangupTwiml } from "../../telephony/twilio/twiml.js";
+import { callSessionId, type RegisteredCarrier } from "../../telephony/carrier-contract.js";
 import { limitBody } from "../body-limit.js";
 import {
   type AppContext,
@@ -37,107 +33,92 @@ import { HttpError } from "../errors.js";
 import { sessionIdParam } from "../json-body.js";
 import { methodNotAllowed } from "../method-not-allowed.js";
 
-/** How long the stream token of a call's answer is valid: Twilio connects within seconds. */
+/** How long the stream token of a call's answer is valid: the carrier connects within seconds. */
 const CALL_TOKEN_TTL_MS = 60_000;
 
-const XML = { "Content-Type": "text/xml; charset=utf-8" };
-
-/** Form bodies of Twilio's webhooks beyond this are refused (they are a few hundred bytes). */
+/** Webhook bodies beyond this are refused (a carrier's are a few hundred bytes). */
 const MAX_WEBHOOK_BYTES = 16 * 1024;
 
 /** The simulator hears a call as the real services do: speech by its energy, audio out. */
 const SIMULATED_CALL_KNOBS = { modality: "AUDIO", vad: "energy" };
 
 export const telephonyRoutes = new Hono<AppEnv>()
-  .post("/twilio/voice", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
-    const params = await signedWebhook(c);
-    const callSid = requiredParam(params, "CallSid");
-    const from = params.get("From") ?? "";
-    const to = params.get("To") ?? "";
+  .post("/:carrier/voice", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
+    const carrier = carrierOf(c);
+    const params = await signedWebhook(c, carrier);
+    // Placed by the demo page (the Worker signed its webhook): never transferred.
+    const inbound = carrier.inboundCall(params, c.req.query("demo") === "1");
+    if (!inbound.ok) throw new HttpError(400, "bad_request", inbound.problem);
     const { app, config } = c.var;
-    const accountSid = params.get("AccountSid");
-    const telephony: CallMetadata = {
-      carrier: "twilio",
-      callSid,
-      from,
-      to,
-      ...(accountSid === null ? {} : { accountSid }),
-      // Placed by the demo page (the Worker signed its webhook): never transferred.
-      ...(c.req.query("demo") === "1" ? { demo: true as const } : {}),
-    };
+    const telephony = inbound.call;
     // On the simulator, the webhook URL's `simulator` query (set where the number's webhook
     // is configured, and covered by the signature) adds knobs: `?simulator=wire%3Dopenai`.
     const knobs = new URLSearchParams(c.req.query("simulator") ?? "");
     const simulator = { ...SIMULATED_CALL_KNOBS, ...Object.fromEntries(knobs) };
     const sessionId = await createSession(c, {
       // Named by the call: a retried webhook finds the session it made.
-      sessionId: await callSessionId(callSid),
-      agent: app.agentForNumber(to),
+      sessionId: await callSessionId(telephony.carrier, inbound.callId),
+      agent: app.agentForNumber(telephony.to),
       metadata: config.PROVIDER === "simulator" ? { telephony, simulator } : { telephony },
       options: {},
     });
     const answer = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS);
     // The call's session has ended, or its stream is already up (a replayed webhook): a
     // retry gets nothing that could join the call.
-    if ("refused" in answer) return c.body(hangupTwiml(), 200, XML);
-    const twiml = connectStreamTwiml({
-      streamUrl: streamUrl(c.req.url, sessionId),
-      parameters: { token: answer.token },
-    });
-    return c.body(twiml, 200, XML);
+    const reply =
+      "refused" in answer
+        ? carrier.hangUp()
+        : carrier.connect(streamUrl(c, sessionId), answer.token);
+    return c.body(reply.body, 200, { "Content-Type": reply.contentType });
   })
-  .all("/twilio/voice", methodNotAllowed("POST"))
-  .post("/twilio/status", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
+  .all("/:carrier/voice", methodNotAllowed("POST"))
+  .post("/:carrier/status", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
     // The call's status callback: a call over before its stream started (or without one)
     // leaves no session open.
-    const params = await signedWebhook(c);
-    const callSid = requiredParam(params, "CallSid");
-    if (CALL_OVER.has(params.get("CallStatus") ?? "")) {
-      const stub = sessionStub(c, await callSessionId(callSid));
+    const carrier = carrierOf(c);
+    const params = await signedWebhook(c, carrier);
+    const ended = carrier.endedCall(params);
+    if (ended !== null) {
+      const stub = sessionStub(c, await callSessionId(c.req.param("carrier"), ended));
       if ((await stub.lifecycle()) === "open") await stub.end();
     }
     return c.body(null, 204);
   })
-  .all("/twilio/status", methodNotAllowed("POST"))
-  .get("/twilio/stream/:id", async (c) => {
+  .all("/:carrier/status", methodNotAllowed("POST"))
+  .get("/:carrier/stream/:id", async (c) => {
+    carrierOf(c);
     const sessionId = sessionIdParam(c);
     requireWebSocketUpgrade(c);
     const stub = sessionStub(c, sessionId);
     if (!(await stub.exists())) throw new HttpError(404, "unknown_session", "no such session");
-    // Only the headers the object trusts, set here: the stream proves itself by its `start`.
+    // Only the headers the object trusts, set here: the stream proves itself by its start.
     const headers = new Headers({ Upgrade: "websocket" });
     headers.set(SESSION_HEADER, sessionId);
-    headers.set(CARRIER_HEADER, "twilio");
+    headers.set(CARRIER_HEADER, c.req.param("carrier"));
     return stub.fetch(new Request(c.req.url, { headers }));
   })
-  .all("/twilio/stream/:id", methodNotAllowed("GET"));
+  .all("/:carrier/stream/:id", methodNotAllowed("GET"));
 
-/** The webhook's form parameters, once its signature is Twilio's (403 otherwise). */
-async function signedWebhook(c: AppContext): Promise<URLSearchParams> {
-  const authToken = c.var.config.TWILIO_AUTH_TOKEN;
-  if (authToken === undefined)
-    throw new HttpError(
-      503,
-      "not_configured",
-      "phone calls need TWILIO_AUTH_TOKEN (wrangler secret put TWILIO_AUTH_TOKEN)",
-    );
-  const text = await c.req.text();
-  const params = new URLSearchParams(text);
-  const signature = c.req.header(TWILIO_SIGNATURE_HEADER) ?? null;
-  if (!(await isValidTwilioSignature(authToken, c.req.url, params, signature)))
-    throw new HttpError(403, "forbidden", "the request is not signed by Twilio for this URL");
+/** The route's carrier (404 for a name no carrier has). */
+function carrierOf(c: AppContext): RegisteredCarrier {
+  const name = c.req.param("carrier") ?? "";
+  const carrier = carrierNamed(name);
+  if (carrier === null) throw new HttpError(404, "not_found", `no carrier is named ${name}`);
+  return carrier;
+}
+
+/** The webhook's parameters, once the carrier's signature is on it (403 otherwise). */
+async function signedWebhook(c: AppContext, carrier: RegisteredCarrier): Promise<URLSearchParams> {
+  const env = c.var.app.env(c.env);
+  const unavailable = carrier.unavailable(env);
+  if (unavailable !== null) throw new HttpError(503, "not_configured", unavailable);
+  const params = await carrier.readWebhook(env, c.req.raw);
+  if (params === null)
+    throw new HttpError(403, "forbidden", "the request is not signed by the carrier for this URL");
   return params;
 }
 
-/** A parameter every call's webhook carries; 400 without it. */
-function requiredParam(params: URLSearchParams, name: string): string {
-  const value = params.get(name);
-  if (value === null || value === "")
-    throw new HttpError(400, "bad_request", `the webhook has no ${name}`);
-  return value;
-}
-
-/** `wss://<host>/v1/telephony/twilio/stream/<id>` (ws:// for a plain-HTTP local server). */
-function streamUrl(requestUrl: string, sessionId: string): string {
-  return `${wsOrigin(requestUrl)}/v1/telephony/twilio/stream/${sessionId}`;
+/** `wss://<host>/v1/telephony/<carrier>/stream/<id>` (ws:// for a plain-HTTP local server). */
+function streamUrl(c: AppContext, sessionId: string): string {
+  return `${wsOrigin(c.req.url)}/v1/telephony/${c.req.param("carrier")}/stream/${sessionId}`;
 }

@@ -18,27 +18,13 @@
  * Sources: https://www.twilio.com/docs/voice/media-streams/websocket-messages
  */
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
-import type { ClientLink } from "../../vocabulary/client-link.js";
 import type { ServerFrame } from "../../vocabulary/frames.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
 import { mulawToPcm16, pcm16ToMulaw } from "../audio/g711.js";
 import { pcm16FromBytes, pcm16ToBytes } from "../audio/pcm.js";
 import { createResampler, type Resampler } from "../audio/resample.js";
+import type { CallStreamHooks, CallStreamLink } from "../carrier-contract.js";
 import type { TwilioStreamCommand } from "./stream-messages.js";
-
-/** What the stream needs from the session it is bound to. */
-export interface CallStreamHooks {
-  /** How many ms of the interrupted reply the caller heard (the session's `played`). */
-  played(ms: number): void;
-  /** A turn ended (its reply may still be playing). */
-  turnEnded(): void;
-  /** The model asked a client tool of this call (a phone has no app to run it). */
-  clientToolCall(callId: string, name: string): void;
-  /** The last turn has ended and the caller has heard all of its reply. */
-  drained(): void;
-  /** The caller spoke over a reply, and what was still to play of it was dropped. */
-  cut(): void;
-}
 
 /** μ-law at 8 kHz: one byte a sample, eight samples a millisecond. */
 const SAMPLES_PER_MS = 8;
@@ -47,7 +33,7 @@ const SPEECH_RMS = 500;
 /** Speech this long over a reply's tail stops its playback (a click or a cough does not). */
 const SPEECH_OVER_TAIL_MS = 100;
 
-export class TwilioCallStream implements ClientLink {
+export class TwilioCallStream implements CallStreamLink {
   readonly streamSid: string;
   private readonly ws: WebSocket;
   private readonly hooks: CallStreamHooks;

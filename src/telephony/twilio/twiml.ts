@@ -5,6 +5,7 @@
  * go in <Parameter>s, which come back in the `start` message's customParameters).
  * <Say> and <Hangup> are for refusing a call politely.
  */
+import { requireE164 } from "../phone-number.js";
 
 const XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>';
 
@@ -39,14 +40,6 @@ export function hangupTwiml(): string {
 /** Says `text` to the caller, then hangs up (a refusal the caller understands). */
 export function sayTwiml(text: string): string {
   return `${XML_DECLARATION}<Response><Say>${escapeXml(text)}</Say><Hangup/></Response>`;
-}
-
-/** Numbers a call may be transferred to: E.164 (a plus, the country code, up to 15 digits). */
-export const E164 = /^\+[1-9]\d{6,14}$/;
-
-/** Throws for a number that is not E.164 (where a number is taken, and again where dialled). */
-export function requireE164(number: string): void {
-  if (!E164.test(number)) throw new Error(`not an E.164 number: ${JSON.stringify(number)}`);
 }
 
 /** Connects the caller to `number` (E.164): what a transferred call runs next. */

@@ -4,6 +4,7 @@
 // Transfers go over HTTP to the carrier stand-in's REST API (served on localhost).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serveWeb } from "../../../scripts/lib/web-server.mjs";
+import { CARRIERS } from "../../../src/carrier-registry.js";
 import { CallLine, type CallLineHost } from "../../../src/session/call-line.js";
 import { TwilioCallApiStandIn } from "../../../src/simulator/twilio/call-api-stand-in.js";
 import type { KeypadMode } from "../../../src/telephony/keypad.js";
@@ -48,7 +49,10 @@ function line(opts: { demo?: boolean; keypad?: KeypadMode } = {}) {
     to: "+15550002222",
     ...(opts.demo === true ? { demo: true as const } : {}),
   };
-  const callLine = new CallLine(call, { authToken: TOKEN, apiBaseUrl: server.url }, host);
+  const vars = { TWILIO_AUTH_TOKEN: TOKEN, TWILIO_API_BASE_URL: server.url };
+  const carrierCall = CARRIERS.twilio.callOf(vars, call);
+  if (carrierCall === null) throw new Error("not a Twilio call");
+  const callLine = new CallLine(carrierCall, host);
   return {
     callLine,
     said,

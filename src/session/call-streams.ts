@@ -1,0 +1,272 @@
+/**
+ * A phone call's side of a session's object: the carrier's media stream as a client of the
+ * session, for any carrier in src/carrier-registry.ts. A stream is let in only for a call's
+ * session, and is no client until its start presents a token this session issued (nothing is
+ * sent to it or recorded before); then what its messages mean — the caller's audio, what the
+ * caller heard, a key pressed, the hang-up — goes in as a protocol client's frame would, and
+ * the call's line (call-line.ts) ends or transfers the call when the agent asks.
+ */
+import { carrierNamed, phoneCallOf } from "../carrier-registry.js";
+import type { CallTokenAnswer } from "../contracts/session-api.js";
+import type { CallStreamLink } from "../telephony/carrier-contract.js";
+import { jsonError } from "../vocabulary/http-error.js";
+import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
+import { CallLine } from "./call-line.js";
+import { CallTokenStore } from "./call-token-store.js";
+import type { LiveSession } from "./live-session.js";
+import type { SessionMeta } from "./meta.js";
+import {
+  attach,
+  attachmentOf,
+  openSockets,
+  type SocketAttachment,
+  type SocketKind,
+} from "./socket-attachment.js";
+import { closeQuietly } from "./sockets.js";
+
+/** A call's stream must say start within this long of its upgrade (carriers do at once). */
+const START_WITHIN_MS = 10_000;
+/** Call streams waiting for their start at once, at most (a call has one). */
+const MAX_WAITING_STREAMS = 2;
+/** What the model is told when a call's stream starts (the caller waits to be greeted). */
+const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
+/** A carrier's stream that broke the rules (no start, a bad token). */
+const CLOSE_POLICY = 1008;
+
+/** What the call's side needs from the session's object. */
+export interface CallStreamsHost {
+  readonly ctx: DurableObjectState;
+  /** The Worker's env with the app's settings in code (the carriers' vars). */
+  env(): object;
+  meta(): SessionMeta | null;
+  session(): LiveSession | null;
+  /** A message in, as a protocol client's (size, rate, then the session). */
+  clientFrame(ws: WebSocket, data: string | ArrayBuffer): void;
+  /** Ends the session (its history stays readable); every socket is closed with it. */
+  end(): void;
+  /** The session's clients changed (a stream was bound). */
+  clientsChanged(): void;
+  /** How the session's audio is encoded (its model connection's). */
+  sessionAudio(): AudioEncoding;
+}
+
+export class CallStreams {
+  /** The streams' links, by socket (made again from the attachment after a wake). */
+  private readonly links = new WeakMap<WebSocket, CallStreamLink>();
+  private tokenStore: CallTokenStore | null = null;
+  /** The session's call: its hang-up, transfer and keypad (null: no call, or not read yet). */
+  private line: CallLine | null = null;
+
+  constructor(private readonly host: CallStreamsHost) {}
+
+  /** The call's line of a (re)started session, or null when the session is no call. */
+  lineFor(meta: SessionMeta): CallLine | null {
+    const call = phoneCallOf(this.host.env(), meta.metadata);
+    this.line?.dispose();
+    this.line = null;
+    if (call === null) return null;
+    this.line = new CallLine(call, {
+      say: (text) => {
+        const ws = this.open("bound_call")[0];
+        if (ws !== undefined) this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
+      },
+      end: () => this.host.end(),
+      drained: () =>
+        this.open("bound_call").every((ws) => {
+          const attachment = attachmentOf(ws);
+          return attachment === null || this.linkOf(ws, attachment)?.drained !== false;
+        }),
+      keypadMode: () => this.host.session()?.currentAgent().keypad ?? "said",
+    });
+    return this.line;
+  }
+
+  /** A token for the call's stream, unless it has ended or its stream is already up. */
+  token(ttlMs: number): CallTokenAnswer {
+    if (this.host.meta()?.endedAt !== null) return { refused: "ended" };
+    // A webhook replayed while the call's stream is up gets nothing that could join it.
+    if (this.open("bound_call").length > 0) return { refused: "in_progress" };
+    return { token: this.tokens().issue(Date.now(), ttlMs) };
+  }
+
+  /** The session is ending: the turn it cuts short must not end or transfer the call. */
+  ending(): void {
+    this.line?.dispose();
+  }
+
+  /**
+   * A call's media stream upgrade: only for a call's session, on its carrier. Streams not yet
+   * started hold no client's slot; a few at most are let in, each for a few seconds.
+   */
+  accept(meta: SessionMeta, carrier: string): Response {
+    const call = phoneCallOf(this.host.env(), meta.metadata);
+    if (call === null || call.carrier !== carrier)
+      return jsonError(404, "unknown_session", "no phone call has this session");
+    if (this.open("waiting_call").length >= MAX_WAITING_STREAMS)
+      return jsonError(429, "rate_limited", "too many media streams wait for their start");
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.host.ctx.acceptWebSocket(server);
+    server.binaryType = "arraybuffer";
+    attach(server, {
+      clientId: crypto.randomUUID(),
+      resumeFrom: null,
+      connectedAt: Date.now(),
+      call: { carrier, streamId: null },
+    });
+    setTimeout(() => {
+      if (attachmentOf(server)?.call?.streamId === null)
+        closeQuietly(server, CLOSE_POLICY, "the stream has not started");
+    }, START_WITHIN_MS);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** A started stream's link to the session (null before its start). */
+  linkOf(ws: WebSocket, attachment: SocketAttachment): CallStreamLink | null {
+    const call = attachment.call;
+    if (call === undefined || call.streamId === null) return null;
+    let link = this.links.get(ws);
+    if (link !== undefined) return link;
+    const carrier = carrierNamed(call.carrier);
+    if (carrier === null) return null;
+    link = carrier.streamLink(
+      ws,
+      call.streamId,
+      {
+        played: (ms) => this.host.clientFrame(ws, JSON.stringify({ type: "played", ms })),
+        turnEnded: () => this.line?.turnEnded(),
+        drained: () => this.line?.drained(),
+        cut: () => this.line?.cut(),
+        clientToolCall: (callId, name) => {
+          // Answered at once where no app is connected to run it: the model hears why, and
+          // the call does not wait out the tool's timeout. (An app on the session answers it.)
+          if (this.open("app").length > 0) return;
+          const error = `${name} runs in an app, and this phone call has none`;
+          this.host.clientFrame(ws, JSON.stringify({ type: "tool_result", callId, error }));
+        },
+      },
+      this.host.sessionAudio(),
+    );
+    this.links.set(ws, link);
+    return link;
+  }
+
+  /** Every message of a carrier's media stream enters here, read as its carrier documents it. */
+  message(ws: WebSocket, attachment: SocketAttachment, data: string | ArrayBuffer): void {
+    const carrier = carrierNamed(attachment.call?.carrier ?? "");
+    if (carrier === null) return;
+    const read = carrier.readStreamEvent(data);
+    const link = this.linkOf(ws, attachment);
+    if (link === null) {
+      // Before a start bound it, the stream may only say connected, then start: anything
+      // else (audio, marks, keys, a malformed start) is nobody's call.
+      if (read.ok && read.event.kind === "connected") return;
+      if (read.ok && read.event.kind === "start") {
+        this.bind(ws, attachment, read.event);
+        return;
+      }
+      closeQuietly(
+        ws,
+        CLOSE_POLICY,
+        read.ok ? "the stream has not started" : `not a start the carrier sends: ${read.problem}`,
+      );
+      return;
+    }
+    // A message out of place is counted (BAD_FRAME in the timeline) and skipped: the call
+    // goes on.
+    const skip = (message: string) =>
+      this.host.session()?.interpreter.handleInput({
+        type: "client_bad_frame",
+        clientId: attachment.clientId,
+        code: "bad_frame",
+        message,
+      });
+    if (!read.ok) {
+      skip(`a media stream message the carrier does not send: ${read.problem}`);
+      return;
+    }
+    const event = read.event;
+    switch (event.kind) {
+      case "connected":
+      case "start":
+        skip(`the stream has already started: a second ${event.kind} is skipped`);
+        return;
+      case "audio": {
+        const audio = link.callerAudio(event.payload);
+        if (audio !== null) this.host.clientFrame(ws, audio.slice().buffer);
+        return;
+      }
+      case "mark":
+        link.marked(event.name);
+        return;
+      case "key":
+        this.line?.pressed(event.digit);
+        return;
+      case "stop":
+        // The caller hung up: the call's session ends (its history stays readable).
+        this.host.end();
+        return;
+      default: {
+        const unreachable: never = event;
+        throw new Error(`unhandled media stream event ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /**
+   * A stream's socket is gone. One that never started was no client; a bound one was: it is
+   * `disconnected` from the session, the call neither ends nor transfers on what happens
+   * next, and a stream closed without a stop (the carrier dropped it) ends the call.
+   */
+  left(attachment: SocketAttachment, disconnected: () => void): void {
+    if (attachment.call?.streamId === null) return;
+    this.line?.dispose();
+    disconnected();
+    if (this.host.meta()?.endedAt === null) this.host.end();
+  }
+
+  /**
+   * A start: its token must be one this session issued, unused and unexpired, for this call
+   * (the carrier's id of it), while no other stream of the call is bound.
+   */
+  private bind(
+    ws: WebSocket,
+    attachment: SocketAttachment,
+    start: { streamId: string; callId: string; token: string | null },
+  ): void {
+    const meta = this.host.meta();
+    const live = this.host.session();
+    const check = start.token === null ? "unknown" : this.tokens().take(start.token, Date.now());
+    const call = meta === null ? null : phoneCallOf(this.host.env(), meta.metadata);
+    const why =
+      live === null || meta === null || meta.endedAt !== null
+        ? "the session has ended"
+        : check === "expired"
+          ? "the stream token has expired"
+          : check === "unknown"
+            ? "the stream token is wrong or already used"
+            : start.callId !== call?.id
+              ? "the stream is not this session's call"
+              : this.open("bound_call").length > 0
+                ? "the call's stream is already up"
+                : null;
+    if (why !== null || live === null || attachment.call === undefined) {
+      closeQuietly(ws, CLOSE_POLICY, why ?? "the session has ended");
+      return;
+    }
+    attach(ws, { ...attachment, call: { ...attachment.call, streamId: start.streamId } });
+    this.host.clientsChanged();
+    live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
+    // The callee speaks first on a phone: the call's connection is said to the model, in the
+    // record like any line, so that it greets the caller.
+    this.host.clientFrame(ws, JSON.stringify({ type: "text", text: CALL_CONNECTED }));
+  }
+
+  private open(kind: SocketKind): WebSocket[] {
+    return openSockets(this.host.ctx.getWebSockets(), kind);
+  }
+
+  private tokens(): CallTokenStore {
+    this.tokenStore ??= new CallTokenStore(this.host.ctx.storage);
+    return this.tokenStore;
+  }
+}
