@@ -96,6 +96,18 @@ export interface SimulatorKnobs {
    * service refuses a bad key or model (0: never).
    */
   refuseUpgrade: number;
+  /**
+   * GPT-Live face: probability, per delegated function call, that its `response.event`
+   * (`response.output_item.done`) is delivered twice (the guides put exactly-once on the app).
+   */
+  duplicateDelivery: number;
+  /**
+   * GPT-Live face: new user input while a delegation waits for its tool results supersedes it:
+   * the model moves on, and a late result is taken but never spoken.
+   */
+  supersede: boolean;
+  /** GPT-Live face: the session ends (`session.closed` reason `expired`) after this many real ms (0: never). */
+  expireAfterMs: number;
 }
 
 /** calls=greeting:a,b;lookup_faq;*:c — per user turn (1-based), and a fallback for the rest. */
@@ -135,6 +147,9 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   vadSilenceMs: 500,
   setupMs: 0,
   refuseUpgrade: 0,
+  duplicateDelivery: 0,
+  supersede: false,
+  expireAfterMs: 0,
 };
 
 export class KnobError extends Error {}
@@ -234,6 +249,9 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
       `refuseUpgrade must be 0 or an HTTP error status (400-599), got "${refuse}"`,
     );
   k.refuseUpgrade = refuse ?? k.refuseUpgrade;
+  k.duplicateDelivery = num("duplicateDelivery", 0, 1) ?? k.duplicateDelivery;
+  k.supersede = bool("supersede") ?? k.supersede;
+  k.expireAfterMs = num("expireAfterMs", 0) ?? k.expireAfterMs;
   return k;
 }
 

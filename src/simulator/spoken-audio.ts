@@ -2,8 +2,8 @@ import { bytesToBase64 } from "../providers/base64.js";
 import { pcm16ToMulaw } from "../telephony/audio/g711.js";
 import { pcm16ToBytes } from "../telephony/audio/pcm.js";
 
-/** `ms` of a quiet 220 Hz tone at `rate` (deterministic). */
-function tone(ms: number, rate: number): Int16Array {
+/** `ms` of a quiet 220 Hz tone at `rate` (deterministic); the GPT-Live face encodes it per session format. */
+export function tone(ms: number, rate: number): Int16Array {
   const samples = Math.round((ms * rate) / 1000);
   const pcm = new Int16Array(samples);
   for (let i = 0; i < samples; i++)

@@ -1,0 +1,166 @@
+/**
+ * What the GPT-Live model says, and the backend work it hands off (script.ts decides the
+ * words and the calls, as on the other faces):
+ * - an utterance is answered by the voice model; where the script calls declared tools it says
+ *   the first half of its reply, then delegates (`session.delegation.created`), and the
+ *   backend's function calls arrive in `response.event`s; the task waits for their outputs;
+ * - a typed line (`response.item.create` + `response.create`) goes to the backend, which
+ *   answers it (`delegation_id: null`: the client asked, not the voice model; assumed) with
+ *   text or calls; the model speaks the text;
+ * - `response.create` after every output of a task continues it: the backend's text, then the
+ *   model speaks the results and the rest of its reply (a superseded task's are never spoken).
+ */
+import {
+  answerTag,
+  asksToIntroduce,
+  introduction,
+  plannedCalls,
+  replyFor,
+  resultSpeech,
+  tagged,
+} from "../script.js";
+import { streamResponse } from "./backend.js";
+import { later, speak } from "./speech.js";
+import type { Call, Ctx, LiveSimState, Task } from "./state.js";
+
+/** The next answer's tag `[#rN]`, or none under `repeatAnswers`. */
+function nextTag(s: LiveSimState): string {
+  return s.knobs.repeatAnswers ? "" : answerTag(++s.answers);
+}
+
+/** The reply to a user's line: what is said before its calls, what after, and the calls. */
+function plan(ctx: Ctx, text: string): { before: string; after: string; calls: string[] } {
+  const s = ctx.s;
+  if (asksToIntroduce(text)) return { before: introduction(nextTag(s)), after: "", calls: [] };
+  s.userTurns++;
+  const reply = replyFor(
+    s.userTurns,
+    text,
+    s.lastReply,
+    ctx.draw(),
+    nextTag(s),
+    [],
+    s.knobs.repeatAnswers,
+  );
+  const calls = plannedCalls(s.userTurns, text, s.tools, s.knobs.calls, s.knobs);
+  if (calls.length > 0) return { before: reply.before, after: reply.after, calls };
+  const whole = reply.after === "" ? reply.before : `${reply.before} ${reply.after}`;
+  return { before: whole, after: "", calls: [] };
+}
+
+/** New user input: with `supersede`, every task still waiting is given up (the model moved on). */
+function supersede(ctx: Ctx): void {
+  if (!ctx.s.knobs.supersede) return;
+  for (const task of ctx.s.tasks) if (!task.continued) task.superseded = true;
+}
+
+function openTask(ctx: Ctx, delegationId: string | null, names: string[], owed: string): Call[] {
+  const calls = names.map((name) => ({ callId: ctx.id("call"), name, summary: null }));
+  const task: Task = {
+    delegationId,
+    calls,
+    owed: owed === "" ? null : owed,
+    superseded: false,
+    continued: false,
+  };
+  ctx.s.tasks.push(task);
+  return calls;
+}
+
+/** An utterance that ended at timeline `end`: the voice model answers, delegating its calls. */
+export function answerUtterance(ctx: Ctx, text: string, end: number): void {
+  const s = ctx.s;
+  supersede(ctx);
+  const { before, after, calls } = plan(ctx, text);
+  const said = speak(ctx, before, end + s.knobs.latencyMs);
+  if (calls.length === 0) return;
+  const delegationId = ctx.id("dlg");
+  const responseId = ctx.id("resp");
+  // Delegated where its words end on the timeline; the backend's events after its latency.
+  const at = Math.max(ctx.now, ctx.after(said.end - ctx.timeline()));
+  later(ctx, at, {
+    type: "session.delegation.created",
+    offset_ms: said.end,
+    delegation: {
+      id: delegationId,
+      type: "delegation",
+      target: "responses",
+      response_id: responseId,
+    },
+  });
+  const owed = openTask(ctx, delegationId, calls, after);
+  streamResponse(
+    ctx,
+    { id: responseId, delegationId, text: "", calls: owed, userText: text },
+    at + s.knobs.latencyMs * s.knobs.timeScale,
+  );
+}
+
+/**
+ * `response.create`: continues every task whose calls all have outputs; else answers the
+ * latest typed line; else, with a task still missing outputs, the Responses refusal; else
+ * (nothing new) the backend answers the conversation as it is (assumed).
+ */
+export function onResponseCreate(ctx: Ctx): void {
+  const s = ctx.s;
+  const ready = s.tasks.filter((t) => !t.continued && t.calls.every((c) => c.summary !== null));
+  if (ready.length > 0) {
+    for (const task of ready) continueTask(ctx, task);
+    return;
+  }
+  const line = s.pendingUser.at(-1);
+  s.pendingUser = [];
+  if (line !== undefined) {
+    answerLine(ctx, line);
+    return;
+  }
+  const missing = s.tasks
+    .find((t) => !t.continued && !t.superseded)
+    ?.calls.find((c) => c.summary === null);
+  if (missing !== undefined) {
+    ctx.error(
+      "missing_tool_output",
+      `No tool output found for function call ${missing.callId}.`,
+      "item.call_id",
+    );
+    return;
+  }
+  backendSays(ctx, null, tagged("Anything else?", nextTag(s)), true);
+}
+
+/** A typed line, answered by the backend: its text (spoken) or its calls (then it waits). */
+function answerLine(ctx: Ctx, text: string): void {
+  supersede(ctx);
+  const { before, after, calls } = plan(ctx, text);
+  if (calls.length === 0) {
+    backendSays(ctx, null, before, true);
+    return;
+  }
+  const responseId = ctx.id("resp");
+  const owed = openTask(ctx, null, calls, after);
+  streamResponse(
+    ctx,
+    { id: responseId, delegationId: null, text: before, calls: owed, userText: text },
+    ctx.after(ctx.s.knobs.latencyMs),
+  );
+  speak(ctx, before, ctx.timeline() + ctx.s.knobs.latencyMs);
+}
+
+/** A task's outputs handed to the backend: its text, spoken unless the task was superseded. */
+function continueTask(ctx: Ctx, task: Task): void {
+  task.continued = true;
+  const speech = task.calls.map((c) => resultSpeech(c.name, c.summary ?? "", nextTag(ctx.s)));
+  const text = [...speech, task.owed ?? ""].join(" ").trim();
+  backendSays(ctx, task.delegationId, text, !task.superseded);
+}
+
+/** A backend response with `text` (after the latency), then the model says it if `spoken`. */
+function backendSays(ctx: Ctx, delegationId: string | null, text: string, spoken: boolean): void {
+  const latency = ctx.s.knobs.latencyMs;
+  streamResponse(
+    ctx,
+    { id: ctx.id("resp"), delegationId, text, calls: [], userText: "" },
+    ctx.after(latency),
+  );
+  if (spoken) speak(ctx, text, ctx.timeline() + latency);
+}
