@@ -16,6 +16,13 @@ import {
   type SimState,
   simStep,
 } from "./gemini/machine.js";
+import {
+  createGptLiveSimulator,
+  type LiveSimEffect,
+  type LiveSimInput,
+  type LiveSimState,
+  liveStep,
+} from "./gpt-live/machine.js";
 import { KnobError, parseKnobs, type SimulatorKnobs } from "./knobs.js";
 import {
   createOpenAISimulator,
@@ -24,7 +31,7 @@ import {
   type OaiSimState,
   oaiStep,
 } from "./openai/machine.js";
-import { OPENAI_SIMULATOR_PATH } from "./route.js";
+import { attachedSessionId, GPT_LIVE_PATH, liveSessionId, OPENAI_SIMULATOR_PATH } from "./route.js";
 
 export interface SimulatorEnv {
   GEMINI_SIMULATOR: DurableObjectNamespace<SimulatorApi & Rpc.DurableObjectBranded>;
@@ -35,6 +42,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const encoder = new TextEncoder();
 
 export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implements SimulatorApi {
+  /** GPT-Live sessions running on this object, by session id: where a sideband attaches. */
+  private readonly live = new Map<string, LiveSession>();
+  private liveSessions = 0;
+
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
     let knobs: SimulatorKnobs;
@@ -45,13 +56,26 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       throw err;
     }
     const sessionName = url.searchParams.get("session") ?? "";
+    const attachTo = attachedSessionId(url.pathname);
+    const attached = attachTo === null ? undefined : this.live.get(attachTo);
+    if (attachTo !== null && attached === undefined) {
+      return jsonError(404, "not_found", `no running session ${attachTo}`);
+    }
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     server.accept();
     // Without this, workerd hands binary client frames over as Blobs, which the UTF-8
     // decoder refuses: every binary frame (the README says both kinds are taken) closed 1007.
     server.binaryType = "arraybuffer";
-    if (url.pathname === OPENAI_SIMULATOR_PATH) {
+    if (attached !== undefined) {
+      attached.sidebands.add(server);
+      server.addEventListener("message", (event) =>
+        attached.socket.feed({ type: "sideband_frame", text: frameText(event.data) }),
+      );
+      server.addEventListener("close", () => attached.sidebands.delete(server));
+    } else if (url.pathname === GPT_LIVE_PATH) {
+      this.startLive(server, knobs, sessionName);
+    } else if (url.pathname === OPENAI_SIMULATOR_PATH) {
       new FaceSocket(server, createOpenAISimulator(knobs), OPENAI_FACE);
     } else {
       const state = createSimulator({
@@ -62,6 +86,24 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       new FaceSocket(server, state, geminiFace(this, knobs));
     }
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** A GPT-Live session on `ws`, its id naming this object (a sideband finds it here). */
+  private startLive(ws: WebSocket, knobs: SimulatorKnobs, sessionName: string): void {
+    const id = liveSessionId(sessionName, ++this.liveSessions);
+    const sidebands = new Set<WebSocket>();
+    const end = () => {
+      this.live.delete(id);
+      for (const sideband of sidebands) closeQuietly(sideband, 1000, "session closed");
+      sidebands.clear();
+    };
+    const socket = new FaceSocket(
+      ws,
+      createGptLiveSimulator(knobs, id),
+      gptLiveFace(sidebands, end),
+    );
+    this.live.set(id, { socket, sidebands });
+    ws.addEventListener("close", end);
   }
 
   /** RPC: a resumption context saved by a connection of this session, or null. */
@@ -109,15 +151,9 @@ class FaceSocket<S, I, E> {
     private state: S,
     private readonly face: Face<S, I, E>,
   ) {
-    ws.addEventListener("message", (event) => {
-      let text: string;
-      try {
-        text = typeof event.data === "string" ? event.data : utf8.decode(event.data);
-      } catch {
-        text = "\u0000not utf-8";
-      }
-      this.feed({ type: "frame", text });
-    });
+    ws.addEventListener("message", (event) =>
+      this.feed({ type: "frame", text: frameText(event.data) }),
+    );
     ws.addEventListener("close", () => this.stop());
     ws.addEventListener("error", () => this.stop());
     this.feed({ type: "open" });
@@ -140,11 +176,7 @@ class FaceSocket<S, I, E> {
 
   close(code: number, reason: string): void {
     this.stop();
-    try {
-      this.ws.close(code, reason.slice(0, 123));
-    } catch {
-      // already closing
-    }
+    closeQuietly(this.ws, code, reason);
   }
 
   private stop(): void {
@@ -180,6 +212,63 @@ function geminiFace(
             (context) => socket.feed({ type: "resume_context", handle: effect.handle, context }),
             () => socket.feed({ type: "resume_context", handle: effect.handle, context: null }),
           );
+          return;
+      }
+    },
+  };
+}
+
+/** A client frame as text (what a machine parses); a binary frame not UTF-8 is refused there. */
+function frameText(data: string | ArrayBuffer): string {
+  try {
+    return typeof data === "string" ? data : utf8.decode(data);
+  } catch {
+    return "\u0000not utf-8";
+  }
+}
+
+function closeQuietly(ws: WebSocket, code: number, reason: string): void {
+  try {
+    ws.close(code, reason.slice(0, 123));
+  } catch {
+    // already closing
+  }
+}
+
+/** A GPT-Live session's primary connection and the sidebands attached to it. */
+interface LiveSession {
+  socket: FaceSocket<LiveSimState, LiveSimInput, LiveSimEffect>;
+  sidebands: Set<WebSocket>;
+}
+
+/**
+ * The GPT-Live face: text frames; each event goes to the primary socket, the session's
+ * sidebands, or both, as the machine says; the session's end closes its sidebands too.
+ */
+function gptLiveFace(
+  sidebands: Set<WebSocket>,
+  end: () => void,
+): Face<LiveSimState, LiveSimInput, LiveSimEffect> {
+  return {
+    step: liveStep,
+    carryOut(effect, socket) {
+      switch (effect.type) {
+        case "send": {
+          const json = JSON.stringify(effect.message);
+          if (effect.to !== "sideband") socket.ws.send(json);
+          if (effect.to === "primary") return;
+          for (const sideband of sidebands) {
+            try {
+              sideband.send(json);
+            } catch {
+              // a sideband going away misses what it would have seen
+            }
+          }
+          return;
+        }
+        case "close":
+          end();
+          socket.close(effect.code, effect.reason);
           return;
       }
     },

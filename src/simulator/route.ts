@@ -12,6 +12,33 @@
 export const SIMULATOR_PATH = "/simulator/gemini";
 /** The OpenAI Realtime face; clients add `?model=…`, which is not a knob. */
 export const OPENAI_SIMULATOR_PATH = "/simulator/openai";
+/**
+ * The GPT-Live face, at the service's own path: the openai SDK's LiveWS connects to
+ * `{baseURL}/live/sessions`, and a baseURL ending in `/v1` makes it this. Knobs ride in the
+ * query (a query string in the SDK's baseURL is kept, as is its `defaultQuery`).
+ */
+export const GPT_LIVE_PATH = "/v1/live/sessions";
+/** A sideband of a running GPT-Live session (the SDK's `/live/sessions/{id}/attach`). */
+const GPT_LIVE_ATTACH = /^\/v1\/live\/sessions\/([^/]+)\/attach$/;
+
+/**
+ * A GPT-Live session id names the simulator object that holds it, so that a sideband's
+ * `/attach` reaches the same object: `sess_{object}.{n}` (n counts the object's sessions).
+ */
+export function liveSessionId(objectName: string, n: number): string {
+  return `sess_${objectName}.${n}`;
+}
+
+/** The object a session id names, or null when it names none. */
+function liveSessionObject(id: string): string | null {
+  return /^sess_([A-Za-z0-9_-]{1,64})\.\d+$/.exec(id)?.[1] ?? null;
+}
+
+/** The session id of a sideband path, or null when `pathname` is not one. */
+export function attachedSessionId(pathname: string): string | null {
+  const match = GPT_LIVE_ATTACH.exec(pathname);
+  return match === null ? null : decodeURIComponent(match[1]!);
+}
 
 /**
  * `[/simulator/gemini[/knobs]]/ws/…BidiGenerateContent[Constrained]`. Slashes repeat because
@@ -33,9 +60,19 @@ const CREDENTIAL_PARAMS = ["key", "access_token"];
  * wins on a knob given in both.
  */
 export function simulatorUrl(url: URL): URL | null {
-  if (url.pathname === OPENAI_SIMULATOR_PATH) {
+  if (url.pathname === OPENAI_SIMULATOR_PATH || url.pathname === GPT_LIVE_PATH) {
     const out = new URL(url);
     for (const name of [...CREDENTIAL_PARAMS, "model"]) out.searchParams.delete(name);
+    return out;
+  }
+  const attached = attachedSessionId(url.pathname);
+  if (attached !== null) {
+    // The id names the object; an id of no simulated session is not the simulator's.
+    const object = liveSessionObject(attached);
+    if (object === null) return null;
+    const out = new URL(url);
+    for (const name of CREDENTIAL_PARAMS) out.searchParams.delete(name);
+    out.searchParams.set("session", object);
     return out;
   }
   let pathKnobs = "";
