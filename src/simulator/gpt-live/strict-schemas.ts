@@ -2,7 +2,7 @@
  * The client events the GPT-Live stand-in takes, as the official SDK's generated types
  * (openai npm 7.57.0, `resources/live/live.d.ts`) state them: strict, so a field the service
  * refuses (`unknown_parameter`) is refused here too. Written from those types and the brief
- * (/work/shared/GPT-LIVE.md), not from liveline's adapter: the two must not share one reading.
+ * (GPT-LIVE.md, the project's sourced brief), not from liveline's adapter: the two must not share one reading.
  */
 import { z } from "zod";
 
