@@ -23,6 +23,7 @@ import type {
   ProviderAdapter,
 } from "../../vocabulary/provider-adapter.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
+import { argumentsOf, jsonSchemaOf } from "../function-tools.js";
 import { resample16kTo24k } from "./audio.js";
 import { ClientEvent, KNOWN_SERVER_TYPES, ServerEvent } from "./schemas.js";
 
@@ -458,18 +459,6 @@ function protocolError(message: string): DecodeResult {
   return { ok: false, error: { code: "protocol_error", message } };
 }
 
-/** Arguments as the model wrote them; text that is not a JSON object reaches the tool as none. */
-function argumentsOf(raw: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(raw);
-    return value !== null && typeof value === "object" && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
-  }
-}
-
 function usageOf(u: {
   total_tokens: number;
   input_tokens: number;
@@ -496,10 +485,4 @@ function usageOf(u: {
       AUDIO: outDetails.audio_tokens ?? 0,
     };
   return usage;
-}
-
-/** A tool's zod arguments as the JSON Schema OpenAI's function tools take. */
-function jsonSchemaOf(args: z.ZodType): Record<string, unknown> {
-  const { $schema: _schema, ...schema } = z.toJSONSchema(args) as Record<string, unknown>;
-  return schema;
 }
