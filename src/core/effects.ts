@@ -41,6 +41,7 @@ export type TraceKind =
   | "WATCHDOG_NUDGE"
   /** The model is slow, not silent: the watchdog waits another period instead of ending the turn. */
   | "WATCHDOG_WAIT"
+  | "UTTERANCE_QUIET"
   /** Nothing came within the grace after results: the follow-up is awaited (emptyReplyWaitMs). */
   | "AWAIT_FOLLOW_UP"
   /** The model answered a turn after it had timed out: named to clients, not shown. */

@@ -33,7 +33,7 @@ import {
   onUpstreamClosed,
   onUpstreamFailed,
 } from "./upstream.js";
-import { armWatchdog, onWatchdogTimer } from "./watchdog.js";
+import { armWatchdog, onWatchdogTimer, utteranceMayHaveEnded, utteranceQuiet } from "./watchdog.js";
 
 export interface StepResult {
   state: CoreState;
@@ -351,8 +351,10 @@ function onTimer(
   else if (timer.startsWith("tool:")) onToolTimeout(ctx, timer.slice("tool:".length));
   else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
   else if (timer.startsWith("follow_up:")) onFollowUpTimer(ctx, timer.slice("follow_up:".length));
-  else if (timer === "watchdog") onWatchdogTimer(ctx);
-  else if (timer === "connect") onConnectTimer(ctx);
+  else if (timer === "watchdog") {
+    if (utteranceQuiet(ctx)) onModelTurnComplete(ctx);
+    else onWatchdogTimer(ctx);
+  } else if (timer === "connect") onConnectTimer(ctx);
   else if (timer === "speech") releaseLines(ctx);
 }
 
@@ -370,6 +372,9 @@ function takeLine(
 ): void {
   const s = ctx.state;
   const unsent = [...before];
+  // A turnless model's utterance the line comes after is over, not cut (nothing of it can
+  // be cut on such a wire): it ends as the model's own end would.
+  if (s.turn !== null && utteranceMayHaveEnded(s, s.turn)) onModelTurnComplete(ctx);
   if (s.turn) {
     const withdrawn = withdrawQueuedText(ctx, s.turn);
     if (withdrawn !== undefined) unsent.unshift(withdrawn);

@@ -18,6 +18,26 @@ import { endTurn } from "./turn-state.js";
 export const SLOW_WAITS = 2;
 
 /**
+ * A turnless model (GPT-Live) yields by itself, and nothing on its wire says so: an utterance
+ * of it that the user's speech did not end is over once the model has sent nothing for this
+ * long. Over, not failed: the turn ends complete, with no error (a delivered answer never
+ * ends its turn with one). More speech after it is a new generation.
+ */
+export const UTTERANCE_QUIET_MS = 1_500;
+
+/** The open turn's utterance, on a turnless model, has been said and may have ended. */
+export function utteranceMayHaveEnded(s: CoreState, turn: TurnState): boolean {
+  const gen = s.generation;
+  return (
+    capabilitiesOf(s).turnless === true &&
+    gen !== null &&
+    gen.owner === turn.id &&
+    gen.hasContent &&
+    !gen.interrupted
+  );
+}
+
+/**
  * The open turn waits for a model connection being opened: the retry policy bounds that wait
  * (it gives up, and ends the turn, within a bounded number of attempts), but a connection that
  * takes long is said to be slow, each period, as a slow model is.
@@ -43,13 +63,33 @@ export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
 }
 
 function deadline(s: CoreState, turn: TurnState): number {
-  return Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt) + s.config.modelTimeoutMs;
+  const wait = utteranceMayHaveEnded(s, turn) ? UTTERANCE_QUIET_MS : s.config.modelTimeoutMs;
+  return Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt) + wait;
+}
+
+/**
+ * The watchdog fired for a turnless model's utterance that stayed quiet: it is over (the
+ * session core ends it as the model's own end would). False when the watchdog handles it.
+ */
+export function utteranceQuiet(ctx: StepContext): boolean {
+  const s = ctx.state;
+  const turn = s.turn;
+  if (turn === null || s.ended || !utteranceMayHaveEnded(s, turn)) return false;
+  if (ctx.now < deadline(s, turn)) return false;
+  s.watchdogArmed = false;
+  ctx.trace("UTTERANCE_QUIET", { turnId: turn.id, quietMs: UTTERANCE_QUIET_MS });
+  return true;
 }
 
 /** After every step: set the timer when a wait begins. */
 export function armWatchdog(ctx: StepContext): void {
   const s = ctx.state;
-  if (s.watchdogArmed || s.turn === null || s.ended || s.config.modelTimeoutMs <= 0) return;
+  if (s.turn === null || s.ended || s.config.modelTimeoutMs <= 0) return;
+  // A turnless model's utterance: its quiet deadline moves with every sign of it, so the
+  // timer is set again each step (the usual wait re-arms lazily, from a deadline that only
+  // grows; this one starts out shorter than the wait it replaces).
+  const quiet = utteranceMayHaveEnded(s, s.turn);
+  if (s.watchdogArmed && !quiet) return;
   if (!waitingOnModel(s, s.turn) && !waitingOnConnection(s, s.turn)) return;
   s.watchdogArmed = true;
   ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, s.turn) });

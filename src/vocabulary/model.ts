@@ -121,6 +121,12 @@ export interface ModelCapabilities {
    * a response answers is then known, not guessed: no judgement on its words exists.
    */
   responsesOnRequest: boolean;
+  /**
+   * The model has no turns (GPT-Live): nothing on the wire ends what it says, and it yields
+   * by itself. Its utterances end where the user's speech begins on the session timeline (its
+   * adapter says so), else after it stays quiet (core/watchdog.ts). Absent: false.
+   */
+  turnless?: boolean | undefined;
 }
 
 /** Where a tool runs and what should follow its result (DESIGN.md, Turn and tool policy). */
