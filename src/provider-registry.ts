@@ -7,6 +7,7 @@
 import type { z } from "zod";
 import { type ProviderRequest, type RegisteredProvider, registered } from "./providers/contract.js";
 import { geminiProvider } from "./providers/gemini/provider.js";
+import { gptLiveProvider } from "./providers/gpt-live/provider.js";
 import { openaiProvider } from "./providers/openai/provider.js";
 import { simulatorProvider } from "./simulator/simulated-provider.js";
 import type { ProviderSession } from "./vocabulary/provider-adapter.js";
@@ -15,6 +16,7 @@ export const PROVIDERS = {
   simulator: registered(simulatorProvider),
   gemini: registered(geminiProvider),
   openai: registered(openaiProvider),
+  "gpt-live": registered(gptLiveProvider),
 };
 
 export type ProviderName = keyof typeof PROVIDERS;

@@ -34,7 +34,7 @@ describe("a bad setting", () => {
     expect(body.error.code).toBe("not_configured");
     expect(body.settings.map((s) => s.setting).sort()).toEqual(["PROVIDER", "TOKEN_TTL_SECONDS"]);
     const provider = body.settings.find((s) => s.setting === "PROVIDER")!;
-    expect(provider.expected).toMatch(/simulator, gemini, openai/);
+    expect(provider.expected).toMatch(/simulator, gemini, openai, gpt-live/);
     const ttl = body.settings.find((s) => s.setting === "TOKEN_TTL_SECONDS")!;
     expect(ttl.expected).toMatch(/positive whole number/);
     // Names and forms, never values (a value may be a secret pasted into the wrong var).
@@ -54,7 +54,9 @@ describe("a bad setting", () => {
       const error = await errorOf(res);
       expect(error.code).toBe("not_configured");
       expect(error.message).toBe(health.error.message);
-      expect(error.message).toMatch(/PROVIDER: .*; expected one of simulator, gemini, openai/);
+      expect(error.message).toMatch(
+        /PROVIDER: .*; expected one of simulator, gemini, openai, gpt-live/,
+      );
     }
   });
 

@@ -1,0 +1,348 @@
+/**
+ * The GPT-Live adapter: one object per connection, turning server events into ModelEvents and
+ * ModelCommands into client events (OpenAI's GPT-Live guides; the live types of the `openai` npm package).
+ *
+ * GPT-Live has no turns: nothing marks the end of what the model says, and nothing can be
+ * cancelled or truncated. What the wire does say is where each piece of speech sits on one
+ * session timeline (`start_ms`/`end_ms` of both transcripts). So an utterance of the model
+ * ends here where the user's speech begins after it on that timeline (`turn_complete`,
+ * reason `yielded`); an utterance nobody speaks after ends when the model stays quiet (the
+ * core's rule for turnless models, see core/watchdog.ts).
+ *
+ * The voice model calls no tools: it delegates to a Responses backend, whose function calls
+ * arrive nested in `response.event`. A call id is handed to the core once, however often it
+ * is delivered (the service's guides leave duplicate delivery to the application); results
+ * go back as `function_call_output` items and one `response.create`.
+ */
+import type {
+  ModelCapabilities,
+  ModelCommand,
+  ModelEvent,
+  RebuiltContext,
+  ToolResponse,
+} from "../../vocabulary/model.js";
+import type {
+  AgentSpec,
+  AudioEncoding,
+  CloseClass,
+  DecodeResult,
+  ProviderAdapter,
+} from "../../vocabulary/provider-adapter.js";
+import { base64ToBytes, bytesToBase64 } from "../base64.js";
+import { argumentsOf, jsonSchemaOf } from "../function-tools.js";
+import { resample16kTo24k } from "../openai/audio.js";
+import {
+  functionCallOf,
+  type InitialItem,
+  LiveClientEvent,
+  type LiveServerEvent,
+  readServerEvent,
+} from "./schemas.js";
+
+/**
+ * Calls never block the voice (it goes on talking while its backend works); a result is
+ * always followed by `response.create` (appending alone does not continue), so there is no
+ * SILENT to honour or ignore. The model speaks of its own accord and yields by itself: no
+ * turn ends on the wire (`turnless`). Every result liveline sends answers a call the backend
+ * is waiting for, and a late one is never sent: no regeneration exists to judge by its words.
+ */
+export const GPT_LIVE_CAPABILITIES: ModelCapabilities = {
+  nonBlockingCalls: true,
+  resultScheduling: false,
+  turnCompleteWaitsForResults: false,
+  silentHonoured: true,
+  responsesOnRequest: true,
+  turnless: true,
+};
+
+/** What a session.start may seed: at most 128 messages (GPT-LIVE.md, Session config). */
+export const MAX_SEED_MESSAGES = 128;
+/** And at most 8,192 tokens; counted here as a quarter of the characters, rounded up. */
+export const MAX_SEED_TOKENS = 8192;
+
+export interface GptLiveAdapterOptions {
+  model: string;
+  /** The Responses model that runs the delegated work (its function calls). */
+  backendModel: string;
+  agent: AgentSpec;
+  /** g711_ulaw: audio/pcmu both ways, untouched (a phone call's). Default pcm16. */
+  audio?: AudioEncoding | undefined;
+}
+
+export class GptLiveAdapter implements ProviderAdapter {
+  readonly capabilities = GPT_LIVE_CAPABILITIES;
+  /** Server events of types liveline does not read (never fatal). */
+  ignored = 0;
+  /** Seed messages left out to fit the service's limits (newest kept). */
+  seedDropped = 0;
+  private live = false;
+  private seed: InitialItem[] = [];
+  /** Call ids handed to the core: a second delivery of one is nothing. */
+  private readonly calls = new Set<string>();
+  /** The model has said something since the last boundary on the timeline. */
+  private modelSpoke = false;
+  /** Where the model's speech ends on the session timeline (ms). */
+  private outputEndMs = 0;
+  /** The user is speaking (input transcript since the model last spoke). */
+  private userSpeaking = false;
+  private readonly mulaw: boolean;
+
+  constructor(private readonly opts: GptLiveAdapterOptions) {
+    this.mulaw = opts.audio === "g711_ulaw";
+  }
+
+  /** Every connection starts a session; a seed rides in its `input` (see encodeContext). */
+  setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
+    const { agent } = this.opts;
+    const format = this.mulaw
+      ? ({ type: "audio/pcmu", rate: 8000 } as const)
+      : ({ type: "audio/pcm", rate: 24000 } as const);
+    return wire({
+      type: "session.start",
+      session: {
+        model: this.opts.model,
+        instructions: agent.systemInstruction,
+        audio: agent.voice === undefined ? { format } : { format, output: { voice: agent.voice } },
+        delegation: {
+          type: "responses",
+          responses: {
+            model: this.opts.backendModel,
+            tools: agent.tools.map((tool) => ({
+              type: "function" as const,
+              name: tool.name,
+              description: tool.description,
+              parameters: jsonSchemaOf(tool.args),
+            })),
+          },
+        },
+        ...(this.seed.length > 0 ? { input: this.seed } : {}),
+      },
+    });
+  }
+
+  decode(frame: string | ArrayBuffer | Uint8Array): DecodeResult {
+    const text = typeof frame === "string" ? frame : new TextDecoder().decode(frame);
+    const read = readServerEvent(text);
+    if (!read.ok) return protocolError(read.problem);
+    const event = read.message;
+    if (event.type === "unknown") {
+      this.ignored++;
+      return ok([]);
+    }
+    return this.onServerEvent(event);
+  }
+
+  private onServerEvent(event: LiveServerEvent): DecodeResult {
+    switch (event.type) {
+      case "session.started":
+        if (this.live) return ok([]);
+        this.live = true;
+        return ok([{ type: "setup_complete" }]);
+      case "session.output_audio.delta": {
+        let audio: Uint8Array;
+        try {
+          audio = base64ToBytes(event.delta);
+        } catch {
+          return protocolError("session.output_audio.delta: audio that is not base64");
+        }
+        return ok([...this.modelSpeaks(), { type: "audio_delta", pcm: audio }]);
+      }
+      case "session.output_transcript.delta":
+        this.outputEndMs = Math.max(this.outputEndMs, event.end_ms);
+        return ok([...this.modelSpeaks(), { type: "transcript_delta", text: event.delta }]);
+      case "session.input_transcript.delta":
+        return ok(this.userSays(event.delta, event.start_ms));
+      case "session.delegation.created":
+        // The backend starts on it: the model works on an answer, it is not silent.
+        return ok([{ type: "working" }]);
+      case "response.event": {
+        const call = functionCallOf(event.event);
+        if (call === null) {
+          return ok(event.event.type === "response.created" ? [{ type: "working" }] : []);
+        }
+        // Delivered twice (or on another connection of the session): one call.
+        if (this.calls.has(call.call_id)) return ok([]);
+        this.calls.add(call.call_id);
+        const args = argumentsOf(call.arguments);
+        return ok([{ type: "tool_call", calls: [{ id: call.call_id, name: call.name, args }] }]);
+      }
+      case "error":
+        return ok([
+          {
+            type: "service_error",
+            code: event.error.code,
+            message: event.error.message.slice(0, SERVICE_ERROR_MESSAGE_CHARS),
+          },
+        ]);
+      case "session.closed":
+        // The service ends the session (expired, moderation, a hang-up): the socket's close
+        // follows, and the core reconnects or gives up by its close code.
+        return ok([
+          { type: "service_error", code: `session_closed:${event.reason}`, message: event.reason },
+        ]);
+      case "session.updated":
+      case "session.usage.updated":
+      case "session.input_audio.muted":
+      case "session.input_audio.unmuted":
+      case "session.instructions.appended":
+      case "session.thinking.appended":
+      case "session.commentary.appended":
+      case "info":
+        return ok([]);
+      default: {
+        const unreachable: never = event;
+        throw new Error(`unknown server event ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /** The model speaks: the user's speech before it is over (its transcript came). */
+  private modelSpeaks(): ModelEvent[] {
+    this.modelSpoke = true;
+    this.userSpeaking = false;
+    return [];
+  }
+
+  /**
+   * The user's speech at `startMs` on the timeline: an utterance of the model before it is
+   * over there (the model yielded, or was spoken over: either way nothing more of it comes,
+   * as GPT-Live neither resumes nor truncates), and the speech is the next input.
+   */
+  private userSays(text: string, startMs: number): ModelEvent[] {
+    const events: ModelEvent[] = [];
+    if (this.modelSpoke) {
+      this.modelSpoke = false;
+      // Spoken over (the speech starts before the model's ends) or after it: the record
+      // says which; the utterance ends here either way.
+      const reason = startMs < this.outputEndMs ? "spoken_over" : "yielded";
+      events.push({ type: "turn_complete", reason });
+    }
+    if (!this.userSpeaking) {
+      this.userSpeaking = true;
+      events.push({ type: "speech_started" });
+    }
+    if (text.length > 0) events.push({ type: "input_transcript", text, finished: false });
+    return events;
+  }
+
+  encode(command: ModelCommand): string[] {
+    switch (command.type) {
+      case "user_text":
+      case "nudge":
+        // Typed lines go to the backend, which the voice then speaks from.
+        return [
+          wire({ type: "response.item.create", item: { role: "user", content: command.text } }),
+          wire({ type: "response.create" }),
+        ];
+      case "user_audio":
+        return [
+          JSON.stringify({
+            type: "session.input_audio.append",
+            audio: bytesToBase64(this.mulaw ? command.pcm : resample16kTo24k(command.pcm)),
+          }),
+        ];
+      case "audio_end":
+        // No commit on this wire: the service hears the stream as it comes, silence included.
+        return [];
+      case "audio_played":
+        // Nothing to truncate: the service keeps what it said.
+        return [];
+      case "tool_responses":
+        return [
+          ...command.responses.map((r) =>
+            wire({
+              type: "response.item.create",
+              item: { type: "function_call_output", call_id: r.callId, output: outputOf(r) },
+            }),
+          ),
+          wire({ type: "response.create" }),
+        ];
+      default: {
+        const unreachable: never = command;
+        throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+
+  /**
+   * The conversation as the session's `input`: text messages only, so a call and its result
+   * travel as one developer note and can never be split. Cut to the service's limits, newest
+   * kept (`seedDropped` says how many went). Sent in the next setupFrame, not as frames.
+   */
+  encodeContext(context: RebuiltContext): string[] {
+    const items: InitialItem[] = context.items.map((item): InitialItem => {
+      switch (item.role) {
+        case "user":
+          return { role: "user", content: [{ type: "input_text", text: item.text }] };
+        case "model":
+          return { role: "assistant", content: [{ type: "output_text", text: item.text }] };
+        case "model_calls":
+          return developerNote(
+            item.calls.map((c) => `You called ${c.name}(${JSON.stringify(c.args)}).`).join(" "),
+          );
+        case "tool_results":
+          return developerNote(
+            item.results.map((r) => `${r.name} (${r.callId}) returned ${outputOf(r)}.`).join(" "),
+          );
+        default: {
+          const unreachable: never = item;
+          throw new Error(`unknown context item ${JSON.stringify(unreachable)}`);
+        }
+      }
+    });
+    const kept = fitSeed(items);
+    this.seedDropped = items.length - kept.length;
+    this.seed = kept;
+    return [];
+  }
+
+  /** 1000 ends cleanly; a refused request (1002/1003/1007/1008) cannot be fixed by retrying. */
+  classifyClose(code: number): CloseClass {
+    if (code === 1000) return "normal";
+    if (code === 1002 || code === 1003 || code === 1007 || code === 1008) return "fatal";
+    return "retry";
+  }
+}
+
+/** The newest items that fit MAX_SEED_MESSAGES and MAX_SEED_TOKENS. */
+export function fitSeed(items: readonly InitialItem[]): InitialItem[] {
+  const kept: InitialItem[] = [];
+  let tokens = 0;
+  for (let i = items.length - 1; i >= 0 && kept.length < MAX_SEED_MESSAGES; i--) {
+    const item = items[i]!;
+    const cost = Math.ceil(textOf(item).length / 4);
+    if (tokens + cost > MAX_SEED_TOKENS) break;
+    tokens += cost;
+    kept.unshift(item);
+  }
+  return kept;
+}
+
+function textOf(item: InitialItem): string {
+  return item.content.map((part) => part.text).join("");
+}
+
+function developerNote(text: string): InitialItem {
+  return { role: "developer", content: [{ type: "input_text", text }] };
+}
+
+function outputOf(response: ToolResponse): string {
+  return JSON.stringify(
+    response.error !== undefined ? { error: response.error } : (response.result ?? {}),
+  );
+}
+
+/** Client events are checked against their schema before they leave (audio excepted). */
+function wire(event: LiveClientEvent): string {
+  return JSON.stringify(LiveClientEvent.parse(event));
+}
+
+const SERVICE_ERROR_MESSAGE_CHARS = 300;
+
+function ok(events: ModelEvent[]): DecodeResult {
+  return { ok: true, events };
+}
+
+function protocolError(message: string): DecodeResult {
+  return { ok: false, error: { code: "protocol_error", message } };
+}

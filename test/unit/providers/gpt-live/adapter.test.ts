@@ -1,0 +1,225 @@
+// The GPT-Live adapter (providers/gpt-live/adapter.ts): what it sends is what the service's
+// schema takes; utterances end where the user's speech begins on the timeline; a function
+// call delivered twice is one call; a seed is text that fits the service's limits.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  fitSeed,
+  GptLiveAdapter,
+  MAX_SEED_MESSAGES,
+} from "../../../../src/providers/gpt-live/adapter.js";
+import {
+  type InitialItem,
+  readClientEvent,
+  SessionStartEvent,
+} from "../../../../src/providers/gpt-live/schemas.js";
+import type { ModelEvent } from "../../../../src/vocabulary/model.js";
+
+function adapter(audio: "pcm16" | "g711_ulaw" = "pcm16") {
+  return new GptLiveAdapter({
+    model: "gpt-live-1",
+    backendModel: "gpt-5-mini",
+    agent: {
+      systemInstruction: "Be brief.",
+      voice: "marin",
+      tools: [
+        {
+          name: "lookup_order",
+          description: "Finds an order",
+          args: z.object({ id: z.string() }),
+          followUp: "speak",
+        },
+      ],
+    },
+    audio,
+  });
+}
+
+function events(a: GptLiveAdapter, frame: Record<string, unknown>): ModelEvent[] {
+  const decoded = a.decode(JSON.stringify(frame));
+  if (!decoded.ok) throw new Error(decoded.error.message);
+  return decoded.events;
+}
+
+const transcript = (kind: "input" | "output", delta: string, start: number, end: number) => ({
+  type: `session.${kind}_transcript.delta`,
+  event_id: `ev_${kind}_${start}`,
+  delta,
+  start_ms: start,
+  end_ms: end,
+});
+
+const functionCall = (callId: string) => ({
+  type: "response.event",
+  event_id: `ev_${callId}`,
+  delegation_id: "del_1",
+  event: {
+    type: "response.output_item.done",
+    output_index: 0,
+    item: { type: "function_call", call_id: callId, name: "lookup_order", arguments: '{"id":"7"}' },
+  },
+});
+
+describe("the session it starts", () => {
+  it("is a session.start the service's schema takes: tools delegated to a Responses backend", () => {
+    const start = SessionStartEvent.parse(JSON.parse(adapter().setupFrame({ seeded: false })));
+    expect(start.session.model).toBe("gpt-live-1");
+    expect(start.session.audio).toEqual({
+      format: { type: "audio/pcm", rate: 24000 },
+      output: { voice: "marin" },
+    });
+    const delegation = start.session.delegation;
+    expect(delegation?.type).toBe("responses");
+    if (delegation?.type !== "responses") throw new Error("not responses");
+    expect(delegation.responses.model).toBe("gpt-5-mini");
+    expect(delegation.responses.tools?.[0]).toMatchObject({
+      type: "function",
+      name: "lookup_order",
+    });
+  });
+
+  it("a phone call's session speaks G.711 μ-law at 8 kHz both ways", () => {
+    const start = SessionStartEvent.parse(
+      JSON.parse(adapter("g711_ulaw").setupFrame({ seeded: false })),
+    );
+    expect(start.session.audio?.format).toEqual({ type: "audio/pcmu", rate: 8000 });
+  });
+});
+
+describe("utterances bounded by the timeline", () => {
+  it("the user's speech after the model's words ends the utterance (yielded), then is input", () => {
+    const a = adapter();
+    expect(events(a, transcript("output", "Hello!", 0, 600))).toEqual([
+      { type: "transcript_delta", text: "Hello!" },
+    ]);
+    expect(events(a, transcript("input", "hi there", 900, 1400))).toEqual([
+      { type: "turn_complete", reason: "yielded" },
+      { type: "speech_started" },
+      { type: "input_transcript", text: "hi there", finished: false },
+    ]);
+    // More of the same speech: only its words.
+    expect(events(a, transcript("input", " again", 1400, 1700))).toEqual([
+      { type: "input_transcript", text: " again", finished: false },
+    ]);
+  });
+
+  it("speech that starts before the model's words end was spoken over them", () => {
+    const a = adapter();
+    events(a, transcript("output", "Let me tell you", 0, 2000));
+    expect(events(a, transcript("input", "wait", 1500, 1800))[0]).toEqual({
+      type: "turn_complete",
+      reason: "spoken_over",
+    });
+  });
+
+  it("speech with no words of the model before it ends nothing", () => {
+    const a = adapter();
+    expect(events(a, transcript("input", "hello", 0, 400))).toEqual([
+      { type: "speech_started" },
+      { type: "input_transcript", text: "hello", finished: false },
+    ]);
+  });
+});
+
+describe("delegated function calls", () => {
+  it("a call delivered twice is handed on once", () => {
+    const a = adapter();
+    expect(events(a, functionCall("call_1"))).toEqual([
+      { type: "tool_call", calls: [{ id: "call_1", name: "lookup_order", args: { id: "7" } }] },
+    ]);
+    expect(events(a, functionCall("call_1"))).toEqual([]);
+  });
+
+  it("results go back as function_call_output items and one response.create", () => {
+    const frames = adapter().encode({
+      type: "tool_responses",
+      responses: [{ callId: "call_1", name: "lookup_order", result: { status: "shipped" } }],
+    });
+    const read = frames.map((f) => readClientEvent(f));
+    expect(read.every((r) => r.ok)).toBe(true);
+    expect(frames.map((f) => JSON.parse(f).type)).toEqual([
+      "response.item.create",
+      "response.create",
+    ]);
+    expect(JSON.parse(frames[0]!).item).toEqual({
+      type: "function_call_output",
+      call_id: "call_1",
+      output: '{"status":"shipped"}',
+    });
+  });
+
+  it("the backend starting its work is a sign of work, not silence", () => {
+    const a = adapter();
+    expect(
+      events(a, {
+        type: "session.delegation.created",
+        event_id: "ev_d",
+        offset_ms: 100,
+        delegation: { id: "del_1", target: "responses", type: "delegation" },
+      }),
+    ).toEqual([{ type: "working" }]);
+  });
+});
+
+describe("what it reads and refuses", () => {
+  it("an event it does not know is skipped; a known one malformed is a protocol error", () => {
+    const a = adapter();
+    expect(events(a, { type: "session.future_event", event_id: "x" })).toEqual([]);
+    expect(a.ignored).toBe(1);
+    const bad = a.decode(JSON.stringify({ type: "session.output_transcript.delta", delta: 3 }));
+    expect(bad.ok).toBe(false);
+  });
+
+  it("a typed line goes to the backend as a user message and one response.create", () => {
+    const frames = adapter().encode({ type: "user_text", text: "Where is my order?" });
+    expect(frames.map((f) => readClientEvent(f).ok)).toEqual([true, true]);
+    expect(JSON.parse(frames[0]!).item).toEqual({ role: "user", content: "Where is my order?" });
+  });
+
+  it("played and audio_end send nothing: nothing to truncate, nothing to commit", () => {
+    const a = adapter();
+    expect(a.encode({ type: "audio_played", ms: 300 })).toEqual([]);
+    expect(a.encode({ type: "audio_end" })).toEqual([]);
+  });
+});
+
+describe("a seeded session", () => {
+  it("carries the conversation as text in session.start, a call and its result as notes", () => {
+    const a = adapter();
+    expect(
+      a.encodeContext({
+        items: [
+          { role: "user", text: "Where is order 7?" },
+          { role: "model_calls", calls: [{ id: "c1", name: "lookup_order", args: { id: "7" } }] },
+          {
+            role: "tool_results",
+            results: [{ callId: "c1", name: "lookup_order", result: { status: "shipped" } }],
+          },
+          { role: "model", text: "It has shipped." },
+        ],
+      }),
+    ).toEqual([]);
+    const start = SessionStartEvent.parse(JSON.parse(a.setupFrame({ seeded: true })));
+    expect(start.session.input?.map((i) => i.role)).toEqual([
+      "user",
+      "developer",
+      "developer",
+      "assistant",
+    ]);
+  });
+
+  it("is cut to the service's limits, newest kept", () => {
+    const items: InitialItem[] = Array.from({ length: 200 }, (_, i) => ({
+      role: "user",
+      content: [{ type: "input_text", text: `line ${i}` }],
+    }));
+    const kept = fitSeed(items);
+    expect(kept).toHaveLength(MAX_SEED_MESSAGES);
+    expect(kept.at(-1)).toEqual(items.at(-1));
+    const long: InitialItem[] = Array.from({ length: 10 }, () => ({
+      role: "user",
+      content: [{ type: "input_text", text: "x".repeat(8000) }],
+    }));
+    expect(fitSeed(long)).toHaveLength(4); // 2,000 tokens each of 8,192
+  });
+});
