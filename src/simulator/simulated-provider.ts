@@ -11,11 +11,13 @@ import {
   geminiCompression,
   geminiWireSession,
 } from "../providers/gemini/provider.js";
+import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "../providers/gpt-live/adapter.js";
 import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
 import { acceptUpgrade } from "../providers/websocket.js";
 import { checkedString } from "../var-schemas.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "./knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
+import { GPT_LIVE_PATH } from "./route.js";
 
 /** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
 const SimulatorVars = z.object({
@@ -91,8 +93,8 @@ export function simulatorKnobsProblem(
     return `modality must be "AUDIO" or "TEXT", got "${modality}"`;
   knobs.delete("modality");
   const wire = knobs.get("wire");
-  if (wire !== null && wire !== "gemini" && wire !== "openai")
-    return `wire must be "gemini" or "openai", got "${wire}"`;
+  if (wire !== null && wire !== "gemini" && wire !== "openai" && wire !== "gpt-live")
+    return `wire must be "gemini", "openai" or "gpt-live", got "${wire}"`;
   knobs.delete("wire");
   try {
     parseKnobs(knobs);
@@ -140,6 +142,17 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
           return wireArm?.openaiAdapter(opts) ?? new OpenAIRealtimeAdapter(opts);
         },
         sharedLinkKey: `openai ${model} ${agent.voice ?? ""}`,
+      };
+    }
+    if (wire === "gpt-live") {
+      // The GPT-Live face, at the service's own path (src/simulator/gpt-live).
+      const model = agent.model ?? "gpt-live-1";
+      return {
+        model,
+        capabilities: GPT_LIVE_CAPABILITIES,
+        audio,
+        connect: (attempt) => connectTo(GPT_LIVE_PATH, attempt),
+        adapter: () => new GptLiveAdapter({ model, backendModel: "gpt-5-mini", agent, audio }),
       };
     }
     // The session's own model (its agent's or its creator's) picks the family it is served as.
