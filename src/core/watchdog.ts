@@ -28,13 +28,10 @@ export const UTTERANCE_QUIET_MS = 1_500;
 /** The open turn's utterance, on a turnless model, has been said and may have ended. */
 export function utteranceMayHaveEnded(s: CoreState, turn: TurnState): boolean {
   const gen = s.generation;
-  return (
-    capabilitiesOf(s).turnless === true &&
-    gen !== null &&
-    gen.owner === turn.id &&
-    gen.hasContent &&
-    !gen.interrupted
-  );
+  if (gen === null || gen.owner !== turn.id || !gen.hasContent || gen.interrupted) return false;
+  // The agent's record as configured (what capabilitiesOf adjusts, SILENT, is not read): read
+  // here, on every model event of a reply, without a call into another module.
+  return (s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities).turnless === true;
 }
 
 /**

@@ -24,7 +24,7 @@ describe("loadConfig", () => {
       DEMO_PAGE: "off",
       FAULT_INJECTION: "off",
       SIMULATOR_ROUTE: "off",
-      providers: ["simulator", "gemini", "openai"],
+      providers: ["simulator", "gemini", "openai", "gpt-live"],
     });
   });
 
