@@ -23,6 +23,7 @@ import {
   type LiveSimState,
   liveStep,
 } from "./gpt-live/machine.js";
+import { invalidEventMessage, LiveCreateParams } from "./gpt-live/strict-schemas.js";
 import { KnobError, parseKnobs, type SimulatorKnobs } from "./knobs.js";
 import {
   createOpenAISimulator,
@@ -31,7 +32,8 @@ import {
   type OaiSimState,
   oaiStep,
 } from "./openai/machine.js";
-import { attachedSessionId, GPT_LIVE_PATH, liveSessionId, OPENAI_SIMULATOR_PATH } from "./route.js";
+import { GPT_LIVE_PATH, liveSessionId, liveSessionPath, OPENAI_SIMULATOR_PATH } from "./route.js";
+import { liveHttpError, offersAudio, PeerSlot, standInAnswer } from "./webrtc-stand-in.js";
 
 export interface SimulatorEnv {
   GEMINI_SIMULATOR: DurableObjectNamespace<SimulatorApi & Rpc.DurableObjectBranded>;
@@ -56,10 +58,15 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       throw err;
     }
     const sessionName = url.searchParams.get("session") ?? "";
-    const attachTo = attachedSessionId(url.pathname);
-    const attached = attachTo === null ? undefined : this.live.get(attachTo);
-    if (attachTo !== null && attached === undefined) {
-      return jsonError(404, "not_found", `no running session ${attachTo}`);
+    if (request.method === "POST") return this.createWebRtc(request, knobs, sessionName);
+    const path = liveSessionPath(url.pathname);
+    const running = path === null ? undefined : this.live.get(path.id);
+    if (path !== null && running === undefined) {
+      return jsonError(404, "not_found", `no running session ${path.id}`);
+    }
+    const peer = path?.kind === "peer" ? running?.peer : undefined;
+    if (path?.kind === "peer" && peer?.open !== true) {
+      return jsonError(409, "conflict", `session ${path.id} takes no (further) stand-in browser`);
     }
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
@@ -67,29 +74,41 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
     // Without this, workerd hands binary client frames over as Blobs, which the UTF-8
     // decoder refuses: every binary frame (the README says both kinds are taken) closed 1007.
     server.binaryType = "arraybuffer";
-    if (attached !== undefined) {
-      attached.sidebands.add(server);
+    if (running !== undefined && peer !== undefined) {
+      joinPeer(server, running, peer);
+    } else if (running !== undefined) {
+      running.sidebands.add(server);
       server.addEventListener("message", (event) =>
-        attached.socket.feed({ type: "sideband_frame", text: frameText(event.data) }),
+        running.socket.feed({ type: "sideband_frame", text: frameText(event.data) }),
       );
-      server.addEventListener("close", () => attached.sidebands.delete(server));
+      server.addEventListener("close", () => running.sidebands.delete(server));
     } else if (url.pathname === GPT_LIVE_PATH) {
-      this.startLive(server, knobs, sessionName);
+      const live = this.startLive(socketEnd(server), knobs, sessionName);
+      listen(server, live.socket);
+      server.addEventListener("close", () => live.end());
     } else if (url.pathname === OPENAI_SIMULATOR_PATH) {
-      new FaceSocket(server, createOpenAISimulator(knobs), OPENAI_FACE);
+      listen(server, new FaceSocket(socketEnd(server), createOpenAISimulator(knobs), OPENAI_FACE));
     } else {
       const state = createSimulator({
         knobs,
         sessionName,
         connectionId: crypto.randomUUID().slice(0, 8),
       });
-      new FaceSocket(server, state, geminiFace(this, knobs));
+      listen(server, new FaceSocket(socketEnd(server), state, geminiFace(this, knobs)));
     }
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** A GPT-Live session on `ws`, its id naming this object (a sideband finds it here). */
-  private startLive(ws: WebSocket, knobs: SimulatorKnobs, sessionName: string): void {
+  /**
+   * A GPT-Live session whose primary is `primary` (a WebSocket, or a WebRTC session's
+   * stand-in browser), its id naming this object (a sideband finds it here).
+   */
+  private startLive(
+    primary: FaceEnd,
+    knobs: SimulatorKnobs,
+    sessionName: string,
+    peer?: PeerSlot,
+  ): LiveSession {
     const id = liveSessionId(sessionName, ++this.liveSessions);
     const sidebands = new Set<WebSocket>();
     const end = () => {
@@ -98,12 +117,58 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       sidebands.clear();
     };
     const socket = new FaceSocket(
-      ws,
+      primary,
       createGptLiveSimulator(knobs, id),
       gptLiveFace(sidebands, end),
     );
-    this.live.set(id, { socket, sidebands });
-    ws.addEventListener("close", end);
+    const live = { id, socket, sidebands, end, ...(peer === undefined ? {} : { peer }) };
+    this.live.set(id, live);
+    return live;
+  }
+
+  /**
+   * `POST /v1/live/sessions` (SDK `client.live.create`): a GPT-Live session for a browser's
+   * WebRTC offer, started by the creation itself; the answer is its id and a stand-in SDP.
+   * Its browser side is the stand-in peer (`/peer`), its sidebands attach as to any session.
+   */
+  private async createWebRtc(
+    request: Request,
+    knobs: SimulatorKnobs,
+    sessionName: string,
+  ): Promise<Response> {
+    let json: unknown;
+    try {
+      json = await request.json();
+    } catch {
+      return liveHttpError(400, "invalid_json", "The body is not valid JSON.");
+    }
+    const parsed = LiveCreateParams.safeParse(json);
+    if (!parsed.success) {
+      const { code, message, param } = invalidEventMessage(parsed.error, json);
+      return liveHttpError(400, code, message, param);
+    }
+    if (!offersAudio(parsed.data.transport.sdp)) {
+      return liveHttpError(
+        400,
+        "invalid_offer",
+        "The SDP offer has no audio media section.",
+        "transport.sdp",
+      );
+    }
+    const peer = new PeerSlot();
+    const live = this.startLive(peer, knobs, sessionName, peer);
+    const effects = live.socket.take({ type: "media_start", session: parsed.data.session });
+    // A config the machine refuses (a delegation it does not simulate) makes no session.
+    const refused = effects.find((e) => e.type === "send" && e.message.type === "error");
+    if (refused?.type === "send") {
+      live.end();
+      live.socket.close(1000, "refused");
+      return Response.json({ error: refused.message.error }, { status: 400 });
+    }
+    return Response.json({
+      session: { id: live.id },
+      transport: { type: "webrtc", sdp: standInAnswer(live.id) },
+    });
   }
 
   /** RPC: a resumption context saved by a connection of this session, or null. */
@@ -125,6 +190,40 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
   }
 }
 
+/**
+ * Where a face's machine sends what it says to its client: a WebSocket, or a WebRTC
+ * session's stand-in browser (webrtc-stand-in.ts).
+ */
+interface FaceEnd {
+  send(data: string | Uint8Array): void;
+  close(code: number, reason: string): void;
+}
+
+function socketEnd(ws: WebSocket): FaceEnd {
+  return { send: (data) => ws.send(data), close: (code, reason) => closeQuietly(ws, code, reason) };
+}
+
+/** A face's machine driven by WebSocket `ws`: its frames in; its end stops the machine. */
+function listen<S, I, E>(ws: WebSocket, socket: FaceSocket<S, I, E>): void {
+  ws.addEventListener("message", (event) =>
+    socket.feed({ type: "frame", text: frameText(event.data) }),
+  );
+  ws.addEventListener("close", () => socket.stop());
+  ws.addEventListener("error", () => socket.stop());
+}
+
+/**
+ * The stand-in browser of a WebRTC session joins: it gets what waited for it, its messages
+ * are the primary's client events, and its leaving ends the session as a primary's closing
+ * does (its sidebands are closed).
+ */
+function joinPeer(ws: WebSocket, live: LiveSession, peer: PeerSlot): void {
+  peer.join(ws);
+  listen(ws, live.socket);
+  ws.addEventListener("close", () => live.end());
+  ws.addEventListener("error", () => live.end());
+}
+
 /** What a face's machine takes from its socket (each machine's input includes these). */
 type SocketInput = { type: "open" } | { type: "frame"; text: string } | { type: "tick" };
 
@@ -139,32 +238,33 @@ interface Face<S, I, E> {
 }
 
 /**
- * One connection of a face: its WebSocket drives the machine — frames and ticks in, effects
- * out in order, one timer for the machine's next wake-up.
+ * One connection of a face: its client (a WebSocket, see `listen`) drives the machine —
+ * frames and ticks in, effects out in order to its end, one timer for the machine's next
+ * wake-up.
  */
 class FaceSocket<S, I, E> {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
 
   constructor(
-    readonly ws: WebSocket,
+    readonly end: FaceEnd,
     private state: S,
     private readonly face: Face<S, I, E>,
   ) {
-    ws.addEventListener("message", (event) =>
-      this.feed({ type: "frame", text: frameText(event.data) }),
-    );
-    ws.addEventListener("close", () => this.stop());
-    ws.addEventListener("error", () => this.stop());
     this.feed({ type: "open" });
   }
 
   feed(input: I | SocketInput): void {
-    if (this.closed) return;
+    this.take(input);
+  }
+
+  /** One input: the machine's step, its effects carried out (and returned, in order). */
+  take(input: I | SocketInput): E[] {
+    if (this.closed) return [];
     const { state, effects, wakeAt } = this.face.step(this.state, input, Date.now());
     this.state = state;
     for (const effect of effects) {
-      if (this.closed) return;
+      if (this.closed) return effects;
       this.face.carryOut(effect, this);
     }
     if (this.timer !== undefined) clearTimeout(this.timer);
@@ -172,14 +272,15 @@ class FaceSocket<S, I, E> {
     if (wakeAt !== null && !this.closed) {
       this.timer = setTimeout(() => this.feed({ type: "tick" }), Math.max(0, wakeAt - Date.now()));
     }
+    return effects;
   }
 
   close(code: number, reason: string): void {
     this.stop();
-    closeQuietly(this.ws, code, reason);
+    this.end.close(code, reason);
   }
 
-  private stop(): void {
+  stop(): void {
     this.closed = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
   }
@@ -197,7 +298,7 @@ function geminiFace(
         case "send": {
           // Pretty-printed like the real service; binary frames unless frames=text (O4).
           const json = JSON.stringify(effect.message, null, 2);
-          socket.ws.send(knobs.frames === "text" ? json : encoder.encode(json));
+          socket.end.send(knobs.frames === "text" ? json : encoder.encode(json));
           return;
         }
         case "close":
@@ -235,10 +336,16 @@ function closeQuietly(ws: WebSocket, code: number, reason: string): void {
   }
 }
 
-/** A GPT-Live session's primary connection and the sidebands attached to it. */
+/**
+ * A GPT-Live session: its primary connection (a WebRTC session's: its stand-in browser, in
+ * `peer`) and the sidebands attached to it; `end` forgets it and closes its sidebands.
+ */
 interface LiveSession {
+  id: string;
   socket: FaceSocket<LiveSimState, LiveSimInput, LiveSimEffect>;
   sidebands: Set<WebSocket>;
+  end(): void;
+  peer?: PeerSlot;
 }
 
 /**
@@ -255,7 +362,7 @@ function gptLiveFace(
       switch (effect.type) {
         case "send": {
           const json = JSON.stringify(effect.message);
-          if (effect.to !== "sideband") socket.ws.send(json);
+          if (effect.to !== "sideband") socket.end.send(json);
           if (effect.to === "primary") return;
           for (const sideband of sidebands) {
             try {
@@ -279,7 +386,7 @@ function gptLiveFace(
 const OPENAI_FACE: Face<OaiSimState, OaiSimInput, OaiSimEffect> = {
   step: oaiStep,
   carryOut(effect, socket) {
-    if (effect.type === "send") socket.ws.send(JSON.stringify(effect.message));
+    if (effect.type === "send") socket.end.send(JSON.stringify(effect.message));
     else socket.close(effect.code, effect.reason);
   },
 };
@@ -293,13 +400,16 @@ export async function handleSimulatorRequest(
   request: Request,
   env: SimulatorEnv,
 ): Promise<Response> {
-  if (request.method !== "GET") {
-    return jsonError(405, "method_not_allowed", "use GET", { Allow: "GET" });
+  const url = new URL(request.url);
+  // GPT-Live's WebRTC creation is the one HTTP request a face takes (at the service's path).
+  const creation = request.method === "POST" && url.pathname === GPT_LIVE_PATH;
+  if (request.method !== "GET" && !creation) {
+    const allow = url.pathname === GPT_LIVE_PATH ? "GET, POST" : "GET";
+    return jsonError(405, "method_not_allowed", `use ${allow}`, { Allow: allow });
   }
-  if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+  if (!creation && request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
     return jsonError(426, "upgrade_required", "the simulator speaks WebSocket only");
   }
-  const url = new URL(request.url);
   let knobs: SimulatorKnobs;
   try {
     knobs = parseKnobs(url.searchParams);
@@ -307,7 +417,7 @@ export async function handleSimulatorRequest(
     if (err instanceof KnobError) return jsonError(400, "bad_request", err.message);
     throw err;
   }
-  if (knobs.refuseUpgrade > 0) return refusedUpgrade(knobs.refuseUpgrade);
+  if (knobs.refuseUpgrade > 0 && !creation) return refusedUpgrade(knobs.refuseUpgrade);
   const session = url.searchParams.get("session") ?? crypto.randomUUID();
   if (!/^[A-Za-z0-9_-]{1,64}$/.test(session)) {
     return jsonError(400, "bad_request", "session must be 1-64 of A-Z a-z 0-9 _ -");

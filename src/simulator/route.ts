@@ -18,8 +18,12 @@ export const OPENAI_SIMULATOR_PATH = "/simulator/openai";
  * query (a query string in the SDK's baseURL is kept, as is its `defaultQuery`).
  */
 export const GPT_LIVE_PATH = "/v1/live/sessions";
-/** A sideband of a running GPT-Live session (the SDK's `/live/sessions/{id}/attach`). */
-const GPT_LIVE_ATTACH = /^\/v1\/live\/sessions\/([^/]+)\/attach$/;
+/**
+ * A running GPT-Live session's sideband (the SDK's `/live/sessions/{id}/attach`), or the
+ * stand-in for the browser of a session created for WebRTC (`/peer`: the simulator's own,
+ * since it has no media: a WebSocket that speaks what the browser's data channel would).
+ */
+const GPT_LIVE_SESSION = /^\/v1\/live\/sessions\/([^/]+)\/(attach|peer)$/;
 
 /**
  * A GPT-Live session id names the simulator object that holds it, so that a sideband's
@@ -34,10 +38,11 @@ function liveSessionObject(id: string): string | null {
   return /^sess_([A-Za-z0-9_-]{1,64})\.\d+$/.exec(id)?.[1] ?? null;
 }
 
-/** The session id of a sideband path, or null when `pathname` is not one. */
-export function attachedSessionId(pathname: string): string | null {
-  const match = GPT_LIVE_ATTACH.exec(pathname);
-  return match === null ? null : decodeURIComponent(match[1]!);
+/** The session a sideband's or a stand-in browser's path names, or null when it is neither. */
+export function liveSessionPath(pathname: string): { id: string; kind: "attach" | "peer" } | null {
+  const match = GPT_LIVE_SESSION.exec(pathname);
+  if (match === null) return null;
+  return { id: decodeURIComponent(match[1]!), kind: match[2] === "peer" ? "peer" : "attach" };
 }
 
 /**
@@ -65,10 +70,10 @@ export function simulatorUrl(url: URL): URL | null {
     for (const name of [...CREDENTIAL_PARAMS, "model"]) out.searchParams.delete(name);
     return out;
   }
-  const attached = attachedSessionId(url.pathname);
+  const attached = liveSessionPath(url.pathname);
   if (attached !== null) {
     // The id names the object; an id of no simulated session is not the simulator's.
-    const object = liveSessionObject(attached);
+    const object = liveSessionObject(attached.id);
     if (object === null) return null;
     const out = new URL(url);
     for (const name of CREDENTIAL_PARAMS) out.searchParams.delete(name);

@@ -118,4 +118,51 @@ describe("openai's LiveWS against the simulator's GPT-Live face", () => {
     live.close();
     sideband.close();
   }, 30_000);
+
+  it("creates a WebRTC session with client.live.create; a sideband attaches to its id", async () => {
+    const client = new OpenAI({
+      apiKey: "sk-simulator-ignored",
+      baseURL: `${server.base}/v1?timeScale=0&utteranceMs=100&calls=*:lookup_faq`,
+    });
+    const created = await client.live.create({
+      session: {
+        model: "gpt-live-1",
+        audio: { output: { voice: "marin" } },
+        delegation: {
+          type: "responses",
+          responses: { model: "gpt-5.5", tools: [{ type: "function", name: "lookup_faq" }] },
+        },
+      },
+      transport: { type: "webrtc", sdp: "v=0\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n" },
+    });
+    expect(created.transport.type).toBe("webrtc");
+    expect(created.transport.sdp).toMatch(/^v=0\r\n/);
+    const sideband = new SidebandWS(client, { session_id: created.session.id });
+    const side = watch(sideband);
+    await waitFor(() => sideband.socket.readyState === 1, 5000);
+
+    // The browser, stood in for by the face's /peer socket, says a line (100 ms of audio).
+    const peer = new WebSocket(
+      `${server.base.replace(/^http/, "ws")}/v1/live/sessions/${created.session.id}/peer`,
+    );
+    await new Promise((ok) => peer.addEventListener("open", ok, { once: true }));
+    peer.send(
+      JSON.stringify({
+        type: "session.input_audio.append",
+        audio: Buffer.alloc(4800).toString("base64"),
+      }),
+    );
+    expect(await waitFor(() => functionCalls(side.events).length === 1, 5000)).toBe(true);
+    expect(side.errors).toEqual([]);
+
+    // What the SDK's types refuse, the face refuses: a WebSocket's audio format.
+    await expect(
+      client.live.create({
+        session: { model: "gpt-live-1", audio: { format: { type: "audio/pcm", rate: 24000 } } },
+        transport: { type: "webrtc", sdp: "v=0\r\nm=audio 9 RTP/AVP 0\r\n" },
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+    peer.close();
+    sideband.close();
+  }, 30_000);
 });

@@ -49,6 +49,13 @@ export function liveStep(
       case "sideband_frame":
         onFrame(ctx, input.text);
         break;
+      case "media_start": {
+        // The creation started it (its data channel takes no session.start); the safety
+        // identifier is for the service's abuse detection: taken, not used.
+        const { safety_identifier: _unused, ...session } = input.session;
+        if (s.config === null) startSession(ctx, { type: "session.start", session });
+        break;
+      }
       case "tick":
         break;
     }

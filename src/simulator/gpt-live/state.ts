@@ -2,7 +2,7 @@
 import type { SimulatorKnobs } from "../knobs.js";
 import { draw, seedState } from "../prng.js";
 import { createVad, type VadState } from "../vad.js";
-import type { LiveAudioFormat, SessionStartConfig } from "./strict-schemas.js";
+import type { LiveAudioFormat, MediaStartConfig, SessionStartConfig } from "./strict-schemas.js";
 
 export type Json = Record<string, unknown>;
 
@@ -86,6 +86,8 @@ export type LiveSimInput =
   | { type: "open" }
   | { type: "frame"; text: string }
   | { type: "sideband_frame"; text: string }
+  /** A WebRTC creation (`POST /v1/live/sessions`) starts the session: no session.start. */
+  | { type: "media_start"; session: MediaStartConfig }
   | { type: "tick" };
 
 export type LiveSimEffect =

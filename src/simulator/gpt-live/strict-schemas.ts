@@ -166,6 +166,27 @@ const SessionConfig = z
   .strict();
 export type SessionStartConfig = z.infer<typeof SessionConfig>;
 
+/**
+ * A WebRTC session's startup config (SDK `MediaSessionConfig`): no `audio.format` (the media
+ * transport negotiates one), and `safety_identifier` besides (taken, not used here).
+ */
+const MediaSessionConfig = SessionConfig.omit({ audio: true }).extend({
+  audio: z
+    .object({ output: z.object({ voice: Voice.optional() }).strict().optional() })
+    .strict()
+    .optional(),
+  safety_identifier: Nullable(z.string()),
+});
+export type MediaStartConfig = z.infer<typeof MediaSessionConfig>;
+
+/** `POST /v1/live/sessions` (SDK `LiveCreateParams`): the session and the browser's offer. */
+export const LiveCreateParams = z
+  .object({
+    session: MediaSessionConfig,
+    transport: z.object({ type: z.literal("webrtc"), sdp: z.string() }).strict(),
+  })
+  .strict();
+
 /** The fields `session.start` sets for good: present in an update, `immutable_field_update`. */
 export const IMMUTABLE_FIELDS = [
   "model",
