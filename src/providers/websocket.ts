@@ -48,7 +48,7 @@ export async function acceptUpgrade(
 }
 
 /** `{"error":{"message":…}}` (Google's and OpenAI's form) or the body's first line. */
-async function refusalReason(res: Response): Promise<string> {
+export async function refusalReason(res: Response): Promise<string> {
   const text = (await res.text().catch(() => "")).slice(0, 4096);
   let message = text.split("\n")[0]?.trim() ?? "";
   try {
@@ -61,7 +61,8 @@ async function refusalReason(res: Response): Promise<string> {
   return message.length > MAX_REASON ? `${message.slice(0, MAX_REASON)}…` : message;
 }
 
-function redact(text: string, secrets: readonly string[]): string {
+/** `text` with each of `secrets` blanked out (a refusal's words can echo a credential). */
+export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join("[redacted]");
   return out;

@@ -78,4 +78,31 @@ export interface ProviderSession {
    * agent needs a new connection (Gemini Live).
    */
   readonly sharedLinkKey?: string | undefined;
+  /** Where the service takes calls a device places with it directly (GPT-Live's WebRTC). */
+  readonly directCalls?: DirectCalls | undefined;
+}
+
+/** The service's answer to a device's offer: the call's session there, and its SDP answer. */
+export interface DirectCall {
+  /** The service's id of the call's session: where a sideband attaches. */
+  serviceSessionId: string;
+  sdp: string;
+}
+
+/**
+ * A call the user's device holds with the service itself (WebRTC: its audio never passes
+ * through liveline), and liveline as the call's sideband: it reads the call's events and
+ * answers its tool calls there. The server's key creates the call; the device never sees it.
+ */
+export interface DirectCalls {
+  /**
+   * Creates the call for the device's SDP `offer`, set up as this session's agent and seeded
+   * with `context`. Throws DirectCallRefused when the service says no.
+   */
+  create(offer: string, context: RebuiltContext): Promise<DirectCall>;
+  /**
+   * Opens the call's sideband (accepted, binaryType set); nothing is set up on it. A call
+   * that is over is refused (UpstreamRefused).
+   */
+  attach(serviceSessionId: string): Promise<WebSocket>;
 }

@@ -8,6 +8,7 @@ import { optionalString, optionalUrl } from "../../var-schemas.js";
 import type { Provider } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
 import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "./adapter.js";
+import { gptLiveCalls } from "./webrtc-calls.js";
 
 const GPT_LIVE_URL = "wss://api.openai.com/v1/live/sessions";
 const GPT_LIVE_DEFAULT_MODEL = "gpt-live-1";
@@ -44,6 +45,14 @@ export const gptLiveProvider: Provider<typeof GptLiveVars.shape> = {
       audio,
       connect: () => openWebSocket(url, headers),
       adapter: () => new GptLiveAdapter({ model, backendModel, agent, audio }),
+      // A browser's WebRTC call, created with the server's key; this session its sideband.
+      directCalls: gptLiveCalls({
+        liveUrl: url,
+        headers,
+        fetch: (request) => fetch(request),
+        openSocket: (attachUrl) => openWebSocket(attachUrl, headers),
+        adapter: () => new GptLiveAdapter({ model, backendModel, agent, audio }),
+      }),
       // No sharedLinkKey: instructions and voice are fixed once a session has started, so a
       // handoff is a new session, seeded from the log.
     };
