@@ -1,11 +1,11 @@
 /**
- * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai]
+ * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai,gpt-live]
  *                 [--figures [path] | --no-figures]
  *
  * The field failures, side by side: each scenario runs against the built-in simulator in
  * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
- * and liveline — and for each provider's wire (the simulator's Gemini Live and OpenAI
- * Realtime faces; a scenario a provider cannot have says why), on a `wrangler dev` this
+ * and liveline — and for each provider's wire (the simulator's Gemini Live, OpenAI Realtime
+ * and GPT-Live faces; a scenario a provider cannot have says why), on a `wrangler dev` this
  * script starts and stops (and a second one for a scenario that needs other Worker vars, such
  * as a short MODEL_TIMEOUT_MS). Prints one table and
  * writes bench-results/repro.json. Trial i of a scenario uses simulator seed S + i.
@@ -33,7 +33,6 @@ import {
   sleep,
   startServer,
   table,
-  textsOf,
   timeline,
   turnEndsOf,
   writeJson,
@@ -41,7 +40,21 @@ import {
 
 const BASE_KNOBS = { timeScale: 0 };
 
-/** A session on the simulator, speaking `provider`'s wire (gemini, or openai: its OpenAI face). */
+/**
+ * What the model said in `frames`: its text, and the transcript of its speech (GPT-Live
+ * speaks only; on the other wires a session in TEXT modality has no transcript frames).
+ */
+const saidOf = (frames) =>
+  frames.filter((f) => f.type === "text" || f.type === "transcript").map((f) => f.text);
+
+/** The simulator's wires, each a provider column of the table (`--providers` picks some). */
+const PROVIDERS = ["gemini", "openai", "gpt-live"];
+
+/** A scenario's `skip` for every provider but `provider`, with one reason. */
+const onlyOn = (provider, why) =>
+  Object.fromEntries(PROVIDERS.filter((p) => p !== provider).map((p) => [p, why]));
+
+/** A session on the simulator, speaking `provider`'s wire (gemini, openai or gpt-live: its face). */
 async function open(server, arm, knobs, provider) {
   const created = await createSession(server, {
     provider: "simulator",
@@ -61,7 +74,7 @@ async function open(server, arm, knobs, provider) {
  */
 function repeatedText(frames) {
   const tags =
-    textsOf(frames)
+    saidOf(frames)
       .join("")
       .match(/\[#r\d+\]/g) ?? [];
   return new Set(tags).size !== tags.length;
@@ -95,6 +108,51 @@ async function reconnectedOrGaveUp(client, server, sessionId) {
   return reconnected;
 }
 
+/**
+ * How often each call of the session was run: its `tool_call` records by call id (each one
+ * is an execution started: a server tool run, or the app asked over a `tool_call` frame).
+ */
+function runsPerCall(events) {
+  const runs = new Map();
+  for (const e of events) {
+    if (e.kind === "tool_call") runs.set(String(e.callId), (runs.get(String(e.callId)) ?? 0) + 1);
+  }
+  return runs;
+}
+
+/**
+ * An observer on the GPT-Live face's session of a liveline session: a sideband (the
+ * service's `/attach`, on the simulator's route) that sees what the face does, including
+ * the backend's responses, which liveline's own adapter does not surface. The face's session
+ * id is `sess_{sessionId}-{attempt}.1` (src/simulator/route.ts); the connection's attempt
+ * number is liveline's business, so the first few are tried. `events`: every server event seen.
+ */
+async function observeFace(server, sessionId) {
+  for (let attempt = 1; attempt <= 6; attempt++) {
+    const ws = new WebSocket(`${server.ws}/v1/live/sessions/sess_${sessionId}-${attempt}.1/attach`);
+    ws.binaryType = "arraybuffer";
+    const open = await new Promise((ok) => {
+      ws.addEventListener("open", () => ok(true), { once: true });
+      ws.addEventListener("error", () => ok(false), { once: true });
+    });
+    if (!open) continue;
+    const events = [];
+    ws.addEventListener("message", (e) =>
+      events.push(
+        JSON.parse(typeof e.data === "string" ? e.data : new TextDecoder().decode(e.data)),
+      ),
+    );
+    return { events, close: () => ws.close() };
+  }
+  throw new Error(`no GPT-Live face session to observe for ${sessionId}`);
+}
+
+/** The texts the face's backend produced (`response.output_text.done`), as a sideband sees them. */
+const backendTexts = (events) =>
+  events
+    .filter((e) => e.type === "response.event" && e.event?.type === "response.output_text.done")
+    .map((e) => String(e.event.text));
+
 const SCENARIOS = [
   {
     id: "greeting_race",
@@ -124,6 +182,7 @@ const SCENARIOS = [
     skip: {
       openai:
         "the race knob is Gemini's timing (an OpenAI response always ends at its call: greeting_race)",
+      "gpt-live": "the race knob is Gemini's timing (GPT-Live has no turn to end before its calls)",
     },
     label: "all tool turns: duplicate replies",
     field: "44 % (ADK 1.27.1, 275 trials)",
@@ -176,7 +235,7 @@ const SCENARIOS = [
       );
       try {
         const { frames } = await playTurn(client, "hi", { settleMs: 300 });
-        const said = textsOf(frames).join("").replace(/\s+/g, " ");
+        const said = saidOf(frames).join("").replace(/\s+/g, " ");
         const spoken = said.includes("lookup_faq found");
         return { units: 1, failed: spoken ? 0 : 1 };
       } finally {
@@ -188,7 +247,10 @@ const SCENARIOS = [
     id: "reconnect_poisoned",
     // OpenAI Realtime has neither goAway nor resumption handles (a drop is seeded from the
     // log every time: the contract suite's drop scenario).
-    skip: { openai: "no goAway / resumption on OpenAI" },
+    skip: {
+      openai: "no goAway / resumption on OpenAI",
+      "gpt-live": "no goAway / resumption on GPT-Live (a new connection is a new session)",
+    },
     label: "reconnect after a tool response: session poisoned",
     field: "100 % (ADK 1.32 repro)",
     unit: "sessions",
@@ -218,7 +280,7 @@ const SCENARIOS = [
         });
         const answered =
           ended &&
-          textsOf(frames).length > 0 &&
+          saidOf(frames).length > 0 &&
           !frames.some((f) => f.type === "error" && f.fatal === true);
         const fatal = [...client.frames].find((f) => f.type === "error");
         return {
@@ -235,7 +297,10 @@ const SCENARIOS = [
   },
   {
     id: "handle_refused",
-    skip: { openai: "no resumption handles on OpenAI" },
+    skip: {
+      openai: "no resumption handles on OpenAI",
+      "gpt-live": "no resumption handles on GPT-Live",
+    },
     label: "reconnect with the handle refused: session answers",
     field: "1007 on every rebuild with tool parts (pipecat issue 4926)",
     unit: "sessions",
@@ -265,7 +330,7 @@ const SCENARIOS = [
           settleMs: 100,
           timeoutMs: 5000,
         });
-        const said = textsOf(frames).join("");
+        const said = saidOf(frames).join("");
         const answered =
           ended && turnEndsOf(frames).length === 1 && said.includes("[called lookup_faq");
         const error = [...client.frames].find((f) => f.type === "error");
@@ -281,6 +346,7 @@ const SCENARIOS = [
   },
   {
     id: "empty_reply_halt",
+    skip: { "gpt-live": "the GPT-Live face never answers results with nothing (no emptyRate)" },
     label: "empty reply after tools, 7+ parallel sessions: silent halt",
     field: "15–29 %",
     unit: "tool turns",
@@ -301,7 +367,7 @@ const SCENARIOS = [
         const { frames } = await playTurn(client, "hi", { settleMs: 150 });
         const result = frames.findIndex((f) => f.type === "tool_result");
         const after = result === -1 ? frames : frames.slice(result + 1);
-        const said = after.some((f) => f.type === "text");
+        const said = saidOf(after).length > 0;
         const told = frames.some((f) => f.type === "error");
         return { units: 1, failed: said || told ? 0 : 1 };
       } finally {
@@ -332,7 +398,7 @@ const SCENARIOS = [
           const ends = turnEndsOf(own);
           const ok =
             user !== undefined &&
-            textsOf(own).join("").includes(`“${line}”`) &&
+            saidOf(own).join("").includes(`“${line}”`) &&
             ends.length === 1 &&
             ends[0].type === "turn_complete";
           if (!ok) {
@@ -350,6 +416,7 @@ const SCENARIOS = [
     id: "ignores_silent",
     skip: {
       openai: "OpenAI has no SILENT to ignore: a silent result is an item without response.create",
+      "gpt-live": "GPT-Live has no SILENT to ignore: an output carries no scheduling",
     },
     label: "model ignores SILENT against its record, next line at once: duplicate replies shown",
     field: "O2 (field report)",
@@ -377,7 +444,7 @@ const SCENARIOS = [
         const all = [...greeting.frames, ...next.frames];
         const user = next.frames.find((f) => f.type === "user" && f.text === line);
         const own = next.frames.filter((f) => user && f.turnId === user.turnId);
-        const answered = textsOf(own).join("").includes(`“${line}”`);
+        const answered = saidOf(own).join("").includes(`“${line}”`);
         const failed = repeatedText(all) || turnEndsOf(own).length > 1;
         return {
           units: 1,
@@ -489,7 +556,7 @@ const SCENARIOS = [
           if (ask === 1) continue;
           const user = frames.find((f) => f.type === "user" && f.text === line);
           const own = frames.filter((f) => user && f.turnId === user.turnId);
-          const said = textsOf(own).join("");
+          const said = saidOf(own).join("");
           const ends = turnEndsOf(own);
           const errorCodes = frames.filter((f) => f.type === "error").map((f) => f.code);
           const ok =
@@ -537,7 +604,7 @@ const SCENARIOS = [
         const user = frames.find((f) => f.type === "user" && f.text === line);
         const own = frames.filter((f) => user && f.turnId === user.turnId);
         const end = own.findIndex((f) => f.type === "turn_complete");
-        const said = textsOf(end === -1 ? [] : own.slice(0, end)).join("");
+        const said = saidOf(end === -1 ? [] : own.slice(0, end)).join("");
         const codes = frames.filter((f) => f.type === "error").map((f) => f.code);
         const delivered =
           said.includes(`You said: “${line}”`) &&
@@ -593,7 +660,7 @@ const SCENARIOS = [
         const users = frames.filter((f) => f.type === "user");
         const early = live !== undefined && users.every((u) => u.seq < live.seq);
         const last = users.at(-1);
-        const said = textsOf(frames.filter((f) => last && f.turnId === last.turnId)).join("");
+        const said = saidOf(frames.filter((f) => last && f.turnId === last.turnId)).join("");
         const ends = turnEndsOf(frames).map(
           (f) => `${f.type}${f.joined === true ? "(joined)" : ""}`,
         );
@@ -614,6 +681,115 @@ const SCENARIOS = [
       }
     },
   },
+  // GPT-Live's own faults: the guides leave exactly-once to the application (GPT-LIVE.md,
+  // "Delegation and tools"). A row for another fault of this wire is one more entry here:
+  // its knobs, its trial, `onlyOn("gpt-live", …)`.
+  {
+    id: "call_delivered_twice",
+    skip: onlyOn(
+      "gpt-live",
+      "the GPT-Live face's fault (duplicateDelivery); Gemini's and OpenAI's decoders take a call id once, with no naive switch",
+    ),
+    label: "a function call delivered twice: the tool runs twice",
+    field: "GPT-Live guides: a duplicate delivery must not run a call twice (no rate)",
+    unit: "calls",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The backend's function call (lookup_faq, spoken) arrives in two `response.event`s,
+      // the same call id. Run twice: the call's tool_call recorded more than once.
+      const { client, sessionId } = await open(
+        server,
+        arm,
+        { seed, duplicateDelivery: 1, calls: "1:lookup_faq;*:" },
+        provider,
+      );
+      try {
+        await playTurn(client, "what are your hours?", { settleMs: 300 });
+        const runs = runsPerCall(await history(server, sessionId));
+        const twice = [...runs.values()].filter((n) => n > 1).length;
+        return {
+          units: Math.max(1, runs.size),
+          failed: runs.size === 0 ? 1 : twice,
+          note:
+            runs.size === 0
+              ? "no call"
+              : twice > 0
+                ? `runs per call: ${[...runs.values()].join(",")}`
+                : undefined,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "late_result_superseded",
+    skip: onlyOn(
+      "gpt-live",
+      "the GPT-Live face's fault (supersede: the voice model gives up a delegation); the other wires have no delegations",
+    ),
+    label: "a late tool result after its delegation was superseded: sent to the model",
+    field: "GPT-Live guides: discard late results (no rate)",
+    unit: "late results",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The user asks about the account: the backend calls get_user_profile (the app's, its
+      // result spoken), and the app is slow to answer. The user types another line meanwhile:
+      // the face gives the delegation up (supersede). Once that line is answered, the app's
+      // result comes. Sent: a sideband on the face sees the backend go on with it, or the
+      // model speaks it.
+      const { client, sessionId } = await open(
+        server,
+        arm,
+        { seed, supersede: true, calls: "1:get_user_profile;*:" },
+        provider,
+      );
+      let face = null;
+      try {
+        client.send({ type: "text", text: "what is on my account?" });
+        let call;
+        while (call === undefined) {
+          const f = await client.next(8000);
+          if (f.type === "tool_call" && f.name === "get_user_profile") call = f;
+        }
+        face = await observeFace(server, sessionId);
+        const line = "never mind, what are your hours?";
+        client.send({ type: "text", text: line });
+        const deadline = Date.now() + 8000;
+        for (let own = null; ; ) {
+          const f = await client.next(Math.max(1, deadline - Date.now()));
+          own ??= f.type === "user" && f.text === line ? f.turnId : null;
+          if (own !== null && f.turnId === own && turnEndsOf([f]).length > 0) break;
+        }
+        client.send({
+          type: "tool_result",
+          callId: call.callId,
+          result: { name: "Ada", plan: "team" },
+        });
+        // The face answers at once (timeScale 0): a second is plenty for it to go on.
+        const settled = Date.now() + 1000;
+        const after = [];
+        while (Date.now() < settled) {
+          const f = await client.next(Math.max(1, settled - Date.now())).catch(() => null);
+          if (f !== null) after.push(f);
+        }
+        const late = (text) => text.includes("get_user_profile found");
+        const sent = backendTexts(face.events).some(late);
+        const spoken = saidOf(after).some(late);
+        return {
+          units: 1,
+          failed: sent || spoken ? 1 : 0,
+          note:
+            sent || spoken
+              ? `the late result ${sent ? "went on in the face's backend" : ""}${sent && spoken ? " and " : ""}${spoken ? "was spoken" : ""}`
+              : undefined,
+        };
+      } finally {
+        face?.close();
+        client.close();
+      }
+    },
+  },
 ];
 
 async function main() {
@@ -624,9 +800,7 @@ async function main() {
   const only = typeof f.get("only") === "string" ? String(f.get("only")).split(",") : null;
   const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.id));
   const providers =
-    typeof f.get("providers") === "string"
-      ? String(f.get("providers")).split(",")
-      : ["gemini", "openai"];
+    typeof f.get("providers") === "string" ? String(f.get("providers")).split(",") : PROVIDERS;
   const figures = figuresTarget(f, { full: !quick && !f.has("only") && !f.has("providers") });
   checkFigures(figures, "repro");
 

@@ -3,17 +3,21 @@
  * a rebuilt context with tool parts; on OpenAI Realtime it runs each call the moment its
  * arguments are complete and asks for a response after every tool output at once, as
  * openai-agents-js does (a second `response.create` while one is active is refused by the
- * service). Measurement only (src/measurement/naive-relay.ts).
+ * service); on GPT-Live it hands on every delivery of a function call, a second one of the
+ * same call id included (the guides leave exactly-once to the application, and a relay that
+ * does not claim each call runs it again). Measurement only (src/measurement/naive-relay.ts).
  */
 import type { WireArm } from "../providers/contract.js";
 import { responseBody } from "../providers/gemini/encode.js";
 import type { GeminiContent, GeminiPart } from "../providers/gemini/schemas.js";
+import { GptLiveAdapter } from "../providers/gpt-live/adapter.js";
 import { OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
 import type { ModelEvent, RebuiltContext, ToolCallRequest } from "../vocabulary/model.js";
 
 export const naiveWire: WireArm = {
   geminiSeed: seedAsToolParts,
   openaiAdapter: (opts) => new NaiveOpenAIAdapter(opts),
+  gptLiveAdapter: (opts) => new GptLiveAdapter({ ...opts, dedupeCalls: false }),
 };
 
 class NaiveOpenAIAdapter extends OpenAIRealtimeAdapter {

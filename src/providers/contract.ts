@@ -7,6 +7,7 @@ import type {
   ProviderAdapter,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
+import type { GptLiveAdapterOptions } from "./gpt-live/adapter.js";
 import type { OpenAIRealtimeAdapterOptions } from "./openai/adapter.js";
 
 /**
@@ -27,13 +28,15 @@ export interface ProviderRequest<Vars, Bindings> {
 
 /**
  * How a measurement arm speaks each wire instead of liveline (src/measurement): the seed of a
- * rebuilt context on Gemini Live, the adapter on OpenAI Realtime.
+ * rebuilt context on Gemini Live, the adapter on OpenAI Realtime and on GPT-Live.
  */
 export interface WireArm {
   /** Gemini Live: the frame that seeds a fresh connection with a rebuilt context. */
   geminiSeed(ctx: RebuiltContext): unknown;
   /** OpenAI Realtime: the adapter the arm runs in place of liveline's. */
   openaiAdapter(opts: OpenAIRealtimeAdapterOptions): ProviderAdapter;
+  /** GPT-Live: the adapter the arm runs in place of liveline's. */
+  gptLiveAdapter(opts: GptLiveAdapterOptions): ProviderAdapter;
 }
 
 /**

@@ -152,7 +152,10 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
         capabilities: GPT_LIVE_CAPABILITIES,
         audio,
         connect: (attempt) => connectTo(GPT_LIVE_PATH, attempt),
-        adapter: () => new GptLiveAdapter({ model, backendModel: "gpt-5-mini", agent, audio }),
+        adapter: () => {
+          const opts = { model, backendModel: "gpt-5-mini", agent, audio } as const;
+          return wireArm?.gptLiveAdapter(opts) ?? new GptLiveAdapter(opts);
+        },
       };
     }
     // The session's own model (its agent's or its creator's) picks the family it is served as.

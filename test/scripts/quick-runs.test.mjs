@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 
 /**
  * The quick mode of each measuring command, so they cannot rot: it must start its own
- * `wrangler dev`, print its table and exit 0. Figures are printed, never asserted on.
+ * `wrangler dev`, print its table and exit 0. Figures are printed, never asserted on, but for
+ * repro's GPT-Live rows, whose faults are injected on every trial.
  */
 function run(script, args) {
   const res = spawnSync(
@@ -24,13 +25,36 @@ function run(script, args) {
 
 describe("npm run repro / bench / soak, quick", () => {
   it("repro prints its side-by-side table", () => {
-    const { code, out } = run("repro", ["--trials", "3"]);
+    // GPT-Live's turns end after 1.5 s of quiet, which would add about 45 s here: its own
+    // rows run in the next test.
+    const { code, out } = run("repro", ["--trials", "3", "--providers", "gemini,openai"]);
     expect(out).toContain("| scenario");
     expect(out).toContain("naive relay (control)");
     expect(out).toContain("reconnect after a tool response: session poisoned");
     // A row served by its own wrangler dev (a short MODEL_TIMEOUT_MS).
     expect(out).toContain("a model twice as slow as MODEL_TIMEOUT_MS");
     expect(out).toMatch(/\| openai\s+\|/);
+    expect(code, out).toBe(0);
+  });
+
+  it("repro's GPT-Live rows: the naive relay shows each failure, liveline none", () => {
+    const { code, out } = run("repro", [
+      "--trials",
+      "2",
+      "--providers",
+      "gpt-live",
+      "--only",
+      "call_delivered_twice,late_result_superseded",
+    ]);
+    // Asserted, unlike the other figures: each fault is injected on every trial (p = 1).
+    for (const label of [
+      "a function call delivered twice: the tool runs twice",
+      "a late tool result after its delegation was superseded: sent to the model",
+    ]) {
+      expect(out).toMatch(
+        new RegExp(`\\| ${label}\\s+\\| gpt-live\\s+\\| 100 % \\(2/2\\)\\s+\\| 0 % \\(0/2\\)`),
+      );
+    }
     expect(code, out).toBe(0);
   });
 

@@ -67,6 +67,11 @@ export interface GptLiveAdapterOptions {
   agent: AgentSpec;
   /** g711_ulaw: audio/pcmu both ways, untouched (a phone call's). Default pcm16. */
   audio?: AudioEncoding | undefined;
+  /**
+   * A call id delivered again is nothing (default true). False only for the naive relay
+   * (src/measurement), which hands on every delivery as the frameworks in the field do.
+   */
+  dedupeCalls?: boolean | undefined;
 }
 
 export class GptLiveAdapter implements ProviderAdapter {
@@ -161,8 +166,10 @@ export class GptLiveAdapter implements ProviderAdapter {
           return ok(event.event.type === "response.created" ? [{ type: "working" }] : []);
         }
         // Delivered twice (or on another connection of the session): one call.
-        if (this.calls.has(call.call_id)) return ok([]);
-        this.calls.add(call.call_id);
+        if (this.opts.dedupeCalls !== false) {
+          if (this.calls.has(call.call_id)) return ok([]);
+          this.calls.add(call.call_id);
+        }
         const args = argumentsOf(call.arguments);
         return ok([{ type: "tool_call", calls: [{ id: call.call_id, name: call.name, args }] }]);
       }
