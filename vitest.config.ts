@@ -69,6 +69,9 @@ export default defineConfig({
                 MAX_CLIENTS_PER_SESSION: "3",
                 // Short, so the stale-socket test need not wait; it matters only when a session is full.
                 STALE_SOCKET_MS: "1500",
+                // Short, so each GPT-Live turn need not wait the 1.5 s of a deployment: the
+                // quiet rule is the same (its own unit tests run it at the default).
+                UTTERANCE_QUIET_MS: "400",
                 SIMULATOR_ROUTE: "on",
                 FAULT_INJECTION: "on",
               },

@@ -66,6 +66,8 @@ const ConfigSchema = z.object({
   STALE_SOCKET_MS: positiveInt(30_000),
   TOOL_TIMEOUT_MS: positiveInt(15_000),
   MODEL_TIMEOUT_MS: positiveInt(15_000),
+  /** A model without turns (GPT-Live): this long quiet after it spoke ends its utterance. */
+  UTTERANCE_QUIET_MS: positiveInt(1_500),
   /** A session's timeline keeps its newest rows, at most this many (it is a debug trace). */
   TIMELINE_MAX_ROWS: positiveInt(10_000),
   /** "eu": every session object, and its history, is kept in the EU jurisdiction. */

@@ -121,6 +121,11 @@ export interface CoreConfig {
    */
   modelTimeoutMs: number;
   /**
+   * A model without turns (capability `turnless`): its utterance is over once it stayed
+   * quiet this long after it spoke (nothing on its wire says so).
+   */
+  utteranceQuietMs: number;
+  /**
    * Judgements liveline no longer makes, put back only so that a property's control can show
    * what they did (test/unit/core/legacy-judgements.ts; never set in a gateway).
    */
@@ -129,6 +134,15 @@ export interface CoreConfig {
   /** Client audio held while the model connection is not set up, at most (oldest dropped). */
   heldAudioMaxBytes: number;
 }
+
+/**
+ * A turnless model (GPT-Live) yields by itself, and nothing on its wire says so: an utterance
+ * of it that the user's speech did not end is over once the model has sent nothing for this
+ * long (the default of `utteranceQuietMs`). Over, not failed: the turn ends complete, with no
+ * error (a delivered answer never ends its turn with one). More speech after it is a new
+ * generation.
+ */
+export const UTTERANCE_QUIET_MS = 1_500;
 
 /** What an agent does when a session is handed to it (see CoreConfig.agentArrival). */
 export type Arrival = "announce" | "silent";
@@ -163,6 +177,7 @@ export function defaultConfig(
     connectTimeoutMs: 15_000,
     goAwayMarginMs: 5000,
     modelTimeoutMs: 15_000,
+    utteranceQuietMs: UTTERANCE_QUIET_MS,
     audio: { inputRate: 16000, outputRate: 24000 },
     // 5 s of 16 kHz PCM16: the first words of a session, or a short reconnect.
     heldAudioMaxBytes: 5 * 16000 * 2,

@@ -6,6 +6,7 @@
 import { closeWindow, openWindow, resultsAnswered, spokeAfterTurnEnded } from "./follow-up.js";
 import { inputKey, normalizedReply, repeatsRecentReply } from "./regeneration.js";
 import {
+  type CoreState,
   capabilitiesOf,
   type GenerationState,
   type TurnProgress,
@@ -22,14 +23,28 @@ import { endTurn, noteAnswered, openTurn } from "./turn-state.js";
  */
 export function currentGeneration(ctx: StepContext): GenerationState {
   const s = ctx.state;
-  if (s.generation) return s.generation;
+  if (s.generation && (s.generation.owner !== null || !owedOnTurnless(s))) return s.generation;
+  // (A generation nobody owned, on a model without turns, never ends by itself: what comes
+  // after a line was sent is that line's turn's, below.)
+  s.generation = null;
   let owner: string | null = null;
   let claim: GenerationState["claim"] = "none";
   const turn = s.turn;
   const window = s.followUpWindow;
   // A window held for a turn cut short after a regeneration showed: more may still come.
   const regenerationsOwed = window?.gaveBack === "repeat" ? s.regenerations.owed : 0;
-  if (window && window.turnId !== turn?.id && (window.absorb ?? 1) + regenerationsOwed > 1) {
+  // A model without turns marks no end between the answers it owes, and nothing of them can
+  // be cut: what it says goes to the newest turn still owed an answer (the older requests'
+  // answers, a follow-up's included, come with it, as the user hears them), never to nobody
+  // while a turn waits for it.
+  const newest = owedOnTurnless(s) ? s.expected.findLast((o) => o !== null) : undefined;
+  if (newest !== undefined && newest !== null) {
+    // Older turns' slots go (their answers are in this one); the newest keeps its others.
+    s.expected = s.expected.filter((o) => o === newest).slice(1);
+    s.generation = newGeneration(newest, "expected");
+    if (window) closeWindow(ctx);
+    owner = newest;
+  } else if (window && window.turnId !== turn?.id && (window.absorb ?? 1) + regenerationsOwed > 1) {
     // One of several reactions a dead turn's window waits for: nobody's; it stays open.
     if (regenerationsOwed > 0) s.regenerations.owed--;
     else window.absorb = (window.absorb ?? 1) - 1;
@@ -37,8 +52,7 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     ctx.trace("SUPPRESSED", { reason: "reaction to a late side-effect result" });
     s.generation = newGeneration(null, "none");
     return s.generation;
-  }
-  if (window && spokeAfterTurnEnded(ctx) && s.config.guards.suppressUnsolicited) {
+  } else if (window && spokeAfterTurnEnded(ctx) && s.config.guards.suppressUnsolicited) {
     // The user spoke after the model ended its turn and before the follow-up it may still
     // owe began: the model answers the speech (with whatever it still had to say), so this
     // generation opens the voice turn; the turn whose follow-up it was ends, cut short.
@@ -100,6 +114,18 @@ export function cutBeforeAnswering(ctx: StepContext): GenerationState {
   ctx.state.generation = newGeneration(null, "none");
   ctx.trace("SPEECH_CONTINUED");
   return ctx.state.generation;
+}
+
+/**
+ * A model without turns owes a turn an answer, and something else may be said first (an older
+ * request's answer, a window's reaction): only then is a turnless model's speech reassigned.
+ */
+function owedOnTurnless(s: CoreState): boolean {
+  if (s.expected.length === 0) return false;
+  if (s.expected.length === 1 && s.expected[0] !== null && s.followUpWindow === null) {
+    if (s.generation === null) return false;
+  }
+  return capabilitiesOf(s).turnless === true && s.expected.some((o) => o !== null);
 }
 
 function progressOf(turn: TurnState): TurnProgress {

@@ -352,10 +352,19 @@ function onTimer(
   else if (timer.startsWith("grace:")) onGraceTimer(ctx, timer.slice("grace:".length));
   else if (timer.startsWith("follow_up:")) onFollowUpTimer(ctx, timer.slice("follow_up:".length));
   else if (timer === "watchdog") {
-    if (utteranceQuiet(ctx)) onModelTurnComplete(ctx);
+    if (utteranceQuiet(ctx)) endUtterance(ctx);
     else onWatchdogTimer(ctx);
   } else if (timer === "connect") onConnectTimer(ctx);
   else if (timer === "speech") releaseLines(ctx);
+}
+
+/**
+ * A turnless model's utterance is over (quiet, or a line typed after it): as its own turn end
+ * would be, and the connection served a turn (a drop after it is no sign of a bad connection).
+ */
+function endUtterance(ctx: StepContext): void {
+  onModelTurnComplete(ctx);
+  noteUpstreamHealth(ctx, true);
 }
 
 /**
@@ -374,7 +383,7 @@ function takeLine(
   const unsent = [...before];
   // A turnless model's utterance the line comes after is over, not cut (nothing of it can
   // be cut on such a wire): it ends as the model's own end would.
-  if (s.turn !== null && utteranceMayHaveEnded(s, s.turn)) onModelTurnComplete(ctx);
+  if (s.turn !== null && utteranceMayHaveEnded(s, s.turn)) endUtterance(ctx);
   if (s.turn) {
     const withdrawn = withdrawQueuedText(ctx, s.turn);
     if (withdrawn !== undefined) unsent.unshift(withdrawn);

@@ -17,14 +17,6 @@ import { endTurn } from "./turn-state.js";
  */
 export const SLOW_WAITS = 2;
 
-/**
- * A turnless model (GPT-Live) yields by itself, and nothing on its wire says so: an utterance
- * of it that the user's speech did not end is over once the model has sent nothing for this
- * long. Over, not failed: the turn ends complete, with no error (a delivered answer never
- * ends its turn with one). More speech after it is a new generation.
- */
-export const UTTERANCE_QUIET_MS = 1_500;
-
 /** The open turn's utterance, on a turnless model, has been said and may have ended. */
 export function utteranceMayHaveEnded(s: CoreState, turn: TurnState): boolean {
   const gen = s.generation;
@@ -60,7 +52,7 @@ export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
 }
 
 function deadline(s: CoreState, turn: TurnState): number {
-  const wait = utteranceMayHaveEnded(s, turn) ? UTTERANCE_QUIET_MS : s.config.modelTimeoutMs;
+  const wait = utteranceMayHaveEnded(s, turn) ? s.config.utteranceQuietMs : s.config.modelTimeoutMs;
   return Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt) + wait;
 }
 
@@ -74,7 +66,7 @@ export function utteranceQuiet(ctx: StepContext): boolean {
   if (turn === null || s.ended || !utteranceMayHaveEnded(s, turn)) return false;
   if (ctx.now < deadline(s, turn)) return false;
   s.watchdogArmed = false;
-  ctx.trace("UTTERANCE_QUIET", { turnId: turn.id, quietMs: UTTERANCE_QUIET_MS });
+  ctx.trace("UTTERANCE_QUIET", { turnId: turn.id, quietMs: s.config.utteranceQuietMs });
   return true;
 }
 

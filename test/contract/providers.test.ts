@@ -8,34 +8,69 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { BASE, connect, type Frame, httpUrl, withKey } from "../workers/helpers.js";
 import {
-  duplicated,
   framesUntilTurnEnds,
   playTurn,
   simulatorSession,
-  textsOf,
   turnEndsOf,
 } from "../workers/session-flow.js";
 
 interface ProviderUnderContract {
   name: string;
   knobs: Record<string, string | number>;
+  /** A handoff opens a new connection (its setup is fixed once sent), or updates in place. */
+  handoff: "new connection" | "in place";
+  /** No turns on the wire: an utterance ends complete; nothing of it can be cut (PROTOCOL.md). */
+  turnless: boolean;
   /** Scenario name → why this provider cannot run it. */
   skips: Record<string, string>;
 }
 
 const PROVIDERS: ProviderUnderContract[] = [
   // The 2.x default: turnComplete right after a toolCall (the race).
-  { name: "gemini", knobs: { wire: "gemini", race: 1 }, skips: {} },
+  {
+    name: "gemini",
+    knobs: { wire: "gemini", race: 1 },
+    handoff: "new connection",
+    turnless: false,
+    skips: {},
+  },
   // A response ends at its function call; nothing goes on without response.create.
   {
     name: "openai",
     knobs: { wire: "openai" },
+    handoff: "in place",
+    turnless: false,
     skips: {
       "a speak result answered while the model still speaks is spoken once, in that turn":
         "an OpenAI response ends at its function call: no result can arrive mid-speech",
     },
   },
+  // No turns: utterances bounded by the transcript timeline; tools delegated to a backend.
+  {
+    name: "gpt-live",
+    knobs: { wire: "gpt-live" },
+    handoff: "new connection",
+    turnless: true,
+    skips: {
+      "control: the naive relay duplicates that greeting":
+        "no turn ends on GPT-Live, so no late result can make it regenerate a reply: its failure is a call delivered twice, whose control is in test/workers/gpt-live.test.ts and npm run repro",
+      "a spoken client result, and a line typed in the same instant: the line gets its own answer":
+        "a known defect on this wire (docs/KNOWN-LIMITS.md): the line's answer is not yet delivered in its turn",
+    },
+  },
 ];
+
+/**
+ * The model's words to the client: `text` on a model that writes, `transcript` on a voice
+ * model (GPT-Live speaks only). The scenarios read the words, whichever frame carries them.
+ */
+const isWords = (f: Frame) => f.type === "text" || f.type === "transcript";
+const wordsOf = (frames: Frame[]) => frames.filter(isWords).map((f) => f.text as string);
+/** A reply generated twice: the same words forwarded twice, or more than one turn end. */
+function repeated(frames: Frame[]): boolean {
+  const words = wordsOf(frames);
+  return new Set(words).size !== words.length || turnEndsOf(frames).length !== 1;
+}
 
 interface History {
   events: Record<string, unknown>[];
@@ -98,7 +133,7 @@ function answeredOnce(frames: Frame[], line: string): string {
     summary(frames),
   ).toEqual(["turn_complete"]);
   const end = own.findIndex((f) => f.type === "turn_complete");
-  const texts = own.flatMap((f, i) => (f.type === "text" ? [i] : []));
+  const texts = own.flatMap((f, i) => (isWords(f) ? [i] : []));
   expect(texts.length).toBeGreaterThan(0);
   expect(Math.max(...texts)).toBeLessThan(end);
   // Nothing of any turn but this one, and no error at all (repeated_reply, model_slow …).
@@ -106,10 +141,8 @@ function answeredOnce(frames: Frame[], line: string): string {
     frames.filter((f) => f.type === "error").map((f) => `${f.code}: ${f.message}`),
     summary(frames),
   ).toEqual([]);
-  expect(frames.filter((f) => f.type === "text").every((f) => f.turnId === user!.turnId)).toBe(
-    true,
-  );
-  return textsOf(own).join("");
+  expect(frames.filter((f) => isWords(f)).every((f) => f.turnId === user!.turnId)).toBe(true);
+  return wordsOf(own).join("");
 }
 
 for (const provider of PROVIDERS) {
@@ -126,15 +159,15 @@ for (const provider of PROVIDERS) {
       const { client } = await session({ calls: "greeting:suggest_topics" });
       const frames = await playTurn(client, "hi", { settleMs: 150 });
       expect(frames.some((f) => f.type === "tool_call" && f.name === "suggest_topics")).toBe(true);
-      expect(textsOf(frames).length).toBeGreaterThan(0);
-      expect(duplicated(frames)).toBe(false);
+      expect(wordsOf(frames).length).toBeGreaterThan(0);
+      expect(repeated(frames)).toBe(false);
       client.close();
     });
 
     scenario("control: the naive relay duplicates that greeting", async () => {
       const { client } = await session({ calls: "greeting:suggest_topics" }, { naive: true });
       const frames = await playTurn(client, "hi", { settleMs: 200 });
-      expect(duplicated(frames)).toBe(true);
+      expect(repeated(frames)).toBe(true);
       client.close();
     });
 
@@ -146,10 +179,10 @@ for (const provider of PROVIDERS) {
         const result = frames.find((f) => f.type === "tool_result");
         expect(result).toMatchObject({ name: "lookup_faq" });
         const after = frames.slice(frames.indexOf(result!) + 1);
-        const spoken = textsOf(after).join("");
+        const spoken = wordsOf(after).join("");
         expect(spoken).toContain("lookup_faq found");
         expect(spoken.match(/lookup_faq found/g)).toHaveLength(1);
-        expect(after.filter((f) => f.type === "text").every((f) => f.turnId === "t1")).toBe(true);
+        expect(after.filter((f) => isWords(f)).every((f) => f.turnId === "t1")).toBe(true);
         expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
         client.close();
       },
@@ -160,10 +193,10 @@ for (const provider of PROVIDERS) {
       async () => {
         const { client } = await session({ calls: "greeting:lookup_faq", emptySchedule: "2" });
         const frames = await playTurn(client, "hi", { settleMs: 150 });
-        expect(textsOf(frames).join("")).toContain("lookup_faq found");
+        expect(wordsOf(frames).join("")).toContain("lookup_faq found");
         expect(JSON.stringify(frames)).not.toContain("Please continue");
         expect(frames.some((f) => f.type === "error")).toBe(false);
-        expect(duplicated(frames)).toBe(false);
+        expect(repeated(frames)).toBe(false);
         client.close();
       },
     );
@@ -184,7 +217,7 @@ for (const provider of PROVIDERS) {
         expect(frames.filter((f) => f.type === "error").map((f) => f.code)).toEqual([
           "duplicate_result",
         ]);
-        expect(duplicated(frames)).toBe(false);
+        expect(repeated(frames)).toBe(false);
         client.close();
       },
     );
@@ -199,34 +232,38 @@ for (const provider of PROVIDERS) {
           timeScale: 0.05,
         });
         const frames = await playTurn(client, "hi", { settleMs: 300 });
-        const spoken = textsOf(frames).join("");
+        const spoken = wordsOf(frames).join("");
         expect(spoken.match(/lookup_faq found/g)).toHaveLength(1);
         expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
-        expect(duplicated(frames)).toBe(false);
+        expect(repeated(frames)).toBe(false);
         client.close();
       },
     );
 
     scenario(
-      "a barge-in by text mid-reply: the turn ends once, interrupted; nothing of it after",
+      "a barge-in by text mid-reply: the turn ends once, interrupted (complete if turnless); nothing of it after",
       async () => {
         const { client } = await session({ calls: "greeting:;*:", timeScale: 0.2 });
         client.send({ type: "text", text: "hi" });
         // The first piece of the greeting: the reply is under way.
         for (;;) {
           const f = await client.next(5000);
-          if (f.type === "text") break;
+          if (isWords(f)) break;
         }
         client.send({ type: "text", text: "stop, what are your hours?" });
         const frames = await framesUntilTurnEnds(client, "t2");
         const ends = frames.filter((f) => f.type === "turn_complete" || f.type === "interrupted");
+        // A turnless model's utterance ends complete where the line comes: nothing is cut.
+        const firstEnd = provider.turnless
+          ? { type: "turn_complete", turnId: "t1" }
+          : { type: "interrupted", turnId: "t1", reason: "barge_in" };
         expect(ends).toEqual([
-          expect.objectContaining({ type: "interrupted", turnId: "t1", reason: "barge_in" }),
+          expect.objectContaining(firstEnd),
           expect.objectContaining({ type: "turn_complete", turnId: "t2" }),
         ]);
-        const cut = frames.findIndex((f) => f.type === "interrupted");
-        expect(frames.slice(cut).some((f) => f.type === "text" && f.turnId === "t1")).toBe(false);
-        expect(textsOf(frames).join("")).toContain("stop, what are your hours?");
+        const cut = frames.indexOf(ends[0]!);
+        expect(frames.slice(cut).some((f) => isWords(f) && f.turnId === "t1")).toBe(false);
+        expect(wordsOf(frames).join("")).toContain("stop, what are your hours?");
         client.close();
       },
     );
@@ -254,8 +291,8 @@ for (const provider of PROVIDERS) {
           expect.objectContaining({ type: "interrupted", turnId: "t1", reason: "barge_in" }),
           expect.objectContaining({ type: "turn_complete", turnId: "t2" }),
         ]);
-        expect(textsOf(frames).join("")).toContain("never mind, what are your hours?");
-        expect(textsOf(frames).join("")).not.toContain("get_user_profile found");
+        expect(wordsOf(frames).join("")).toContain("never mind, what are your hours?");
+        expect(wordsOf(frames).join("")).not.toContain("get_user_profile found");
         // The result arrives after all: refused, and never spoken.
         client.send({ type: "tool_result", callId: call.callId, result: { name: "Ada" } });
         const late = await playTurn(client, "thanks", { settleMs: 100 });
@@ -263,7 +300,7 @@ for (const provider of PROVIDERS) {
           "call_cancelled",
         ]);
         expect(late.some((f) => f.type === "tool_result")).toBe(false);
-        expect(textsOf(late).join("")).not.toContain("get_user_profile");
+        expect(wordsOf(late).join("")).not.toContain("get_user_profile");
         client.close();
       },
     );
@@ -290,12 +327,12 @@ for (const provider of PROVIDERS) {
             return null;
           },
         });
-        const spoken = textsOf(frames).join("");
+        const spoken = wordsOf(frames).join("");
         expect(spoken.match(/lookup_faq found/g), spoken).toHaveLength(1);
         expect(spoken.match(/get_user_profile found/g), spoken).toHaveLength(1);
-        expect(frames.filter((f) => f.type === "text").every((f) => f.turnId === "t1")).toBe(true);
+        expect(frames.filter((f) => isWords(f)).every((f) => f.turnId === "t1")).toBe(true);
         expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
-        expect(duplicated(frames)).toBe(false);
+        expect(repeated(frames)).toBe(false);
         const timeline = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
           headers: withKey(),
         });
@@ -328,7 +365,7 @@ for (const provider of PROVIDERS) {
         // The line's own turn calls the tool too: answered at once.
         const frames = await framesUntilTurnEnds(client, "t3", { name: "Ada" });
         expect(turnEndsOf(frames).at(-1)).toMatchObject({ type: "turn_complete", turnId: "t3" });
-        const t3 = frames.filter((f) => f.type === "text" && f.turnId === "t3").map((f) => f.text);
+        const t3 = frames.filter((f) => isWords(f) && f.turnId === "t3").map((f) => f.text);
         expect(t3.join("")).toContain("refunds");
         expect(frames.some((f) => f.type === "error")).toBe(false);
         client.close();
@@ -349,7 +386,7 @@ for (const provider of PROVIDERS) {
           "t4:interrupted",
           "t5:turn_complete",
         ]);
-        const t5 = frames.filter((f) => f.type === "text" && f.turnId === "t5").map((f) => f.text);
+        const t5 = frames.filter((f) => isWords(f) && f.turnId === "t5").map((f) => f.text);
         expect(t5.join("")).toContain("line four");
         client.close();
       },
@@ -380,7 +417,7 @@ for (const provider of PROVIDERS) {
         lines.forEach((line, i) => {
           const turnId = `t${i + 2}`;
           const said = frames
-            .filter((f) => f.type === "text" && f.turnId === turnId)
+            .filter((f) => isWords(f) && f.turnId === turnId)
             .map((f) => f.text)
             .join("");
           // What reaches a turn answers that turn's line (or nothing, if it was cut short).
@@ -420,10 +457,11 @@ for (const provider of PROVIDERS) {
         // Every turn calls lookup_faq (server, spoken) and suggest_topics (the app's chips,
         // silent): on Gemini a silent result makes a regeneration possible, and the answer to
         // the same results is word for word the one before.
-        const { client } = await session({
+        const created = await session({
           repeatAnswers: 1,
           calls: "*:lookup_faq,suggest_topics",
         });
+        const { client } = created;
         const line = "what are your hours?";
         const answers: string[] = [];
         for (let i = 0; i < 3; i++) {
@@ -468,7 +506,7 @@ for (const provider of PROVIDERS) {
           expect.objectContaining({ type: "turn_complete", turnId: user.turnId }),
         ]);
         const end = own.findIndex((f) => f.type === "turn_complete");
-        const said = textsOf(own.slice(0, end)).join("");
+        const said = wordsOf(own.slice(0, end)).join("");
         expect(said).toContain(`You said: “${line}”`);
         expect(said).toContain("Anything else?");
         // The model was slow: the answer took longer than a period.
@@ -507,7 +545,7 @@ for (const provider of PROVIDERS) {
         for (const u of users) expect(u.seq as number).toBeLessThan(live!.seq as number);
         // What the model received, as its answer echoes it: the three lines, in order, as one
         // input (newline-joined), answered once, in the last line's turn.
-        const said = textsOf(frames.filter((f) => f.turnId === "t3")).join("");
+        const said = wordsOf(frames.filter((f) => f.turnId === "t3")).join("");
         expect(said).toContain(`You said: “${lines.join("\n")}”`);
         expect(said.match(/You said:/g)).toHaveLength(1);
         expect(turnEndsOf(frames)).toEqual([
@@ -525,7 +563,7 @@ for (const provider of PROVIDERS) {
           }),
           expect.objectContaining({ type: "turn_complete", turnId: "t3" }),
         ]);
-        expect(frames.filter((f) => f.type === "text").every((f) => f.turnId === "t3")).toBe(true);
+        expect(frames.filter((f) => isWords(f)).every((f) => f.turnId === "t3")).toBe(true);
         expect(frames.filter((f) => f.type === "error").map((f) => f.code)).toEqual([]);
         client.close();
       },
@@ -534,7 +572,10 @@ for (const provider of PROVIDERS) {
     scenario(
       "a dropped model connection: reconnected (seeded from the log), the next turn answered",
       async () => {
-        const { client } = await session({ dropAfterMs: 400, calls: "greeting:;*:" });
+        // Every connection drops that long after it opens: a turnless model's turn lasts its
+        // answer and the quiet after it (1.5 s), so its connections live longer.
+        const dropAfterMs = provider.turnless ? 3000 : 400;
+        const { client } = await session({ dropAfterMs, calls: "greeting:;*:" });
         await playTurn(client, "hi");
         // Wait for the drop and the way back (status frames are kept apart by the client).
         const states = () => client.statuses.map((s) => s.state);
@@ -547,7 +588,7 @@ for (const provider of PROVIDERS) {
         }
         expect(states()).toEqual(expect.arrayContaining(["reconnecting", "live"]));
         const frames = await playTurn(client, "what did you say", { settleMs: 100 });
-        expect(textsOf(frames).join("")).toContain("I said:");
+        expect(wordsOf(frames).join("")).toContain("I said:");
         expect(turnEndsOf(frames)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
         client.close();
       },
@@ -592,24 +633,25 @@ for (const provider of PROVIDERS) {
         // before that turn's one end; no tool called for it.
         const at = (f: Frame) => handing.indexOf(f);
         const after = handing.slice(at(handoff[0]!));
-        expect(textsOf(after).join("")).toMatch(/^Hello, I am taking over from here/);
+        expect(wordsOf(after).join("")).toMatch(/^Hello, I am taking over from here/);
         expect(after.filter((f) => f.type === "tool_call")).toEqual([]);
         expect(after.every((f) => f.turnId === undefined || f.turnId === transfer[0]!.turnId)).toBe(
           true,
         );
-        expect(duplicated(handing)).toBe(false);
-        // Gemini's setup is fixed: a new connection; OpenAI's session is updated in place.
+        expect(repeated(handing)).toBe(false);
+        // Gemini's setup and GPT-Live's instructions are fixed: a new connection; OpenAI's
+        // session is updated in place.
         const replaced = client.statuses
           .slice(statusesBefore)
           .some((f) => f.state === "reconnecting");
-        expect(replaced).toBe(provider.name === "gemini");
+        expect(replaced).toBe(provider.handoff === "new connection");
         // The specialist answers the caller's next question with its own tool, once.
         const answer = await playTurn(client, "what is on my invoice?", { settleMs: 200 });
         expect(answer.filter((f) => f.type === "tool_call").map((f) => f.name)).toEqual([
           "lookup_invoice",
         ]);
-        expect(textsOf(answer).join("")).toMatch(/lookup_invoice found/);
-        expect(duplicated(answer)).toBe(false);
+        expect(wordsOf(answer).join("")).toMatch(/lookup_invoice found/);
+        expect(repeated(answer)).toBe(false);
         expect(turnEndsOf(answer)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
         client.close();
 
@@ -659,7 +701,7 @@ for (const provider of PROVIDERS) {
         const handoff = back.findIndex((f) => f.type === "handoff");
         expect(back[handoff]).toMatchObject({ from: "billing", to: "greeter" });
         expect(handoff).toBeGreaterThan(end);
-        expect(textsOf(back.slice(handoff))).toEqual([]);
+        expect(wordsOf(back.slice(handoff))).toEqual([]);
         // The greeter answers the next line with its own tools.
         const answer = await playTurn(client, "what does the faq say about hours?", {
           settleMs: 200,
@@ -781,7 +823,7 @@ for (const provider of PROVIDERS) {
           "lookup_invoice",
         ]);
         // Every word of the answer comes after the handoff.
-        const firstText = frames.findIndex((f) => f.type === "text" && f.turnId === userTurn);
+        const firstText = frames.findIndex((f) => isWords(f) && f.turnId === userTurn);
         expect(firstText).toBeGreaterThan(handoff);
       },
     );
@@ -815,7 +857,7 @@ for (const provider of PROVIDERS) {
       client.send({ type: "text", text: "tell me something long" });
       for (;;) {
         const f = await client.next(5000);
-        if (f.type === "text") break; // the model is speaking: the turn is open
+        if (isWords(f)) break; // the model is speaking: the turn is open
       }
       const at = (path: string, init: RequestInit) =>
         exports.default.fetch(`${BASE}/v1/sessions/${created.sessionId}${path}`, init);

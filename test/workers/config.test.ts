@@ -20,6 +20,7 @@ describe("loadConfig", () => {
       STALE_SOCKET_MS: 30_000,
       TOOL_TIMEOUT_MS: 15_000,
       MODEL_TIMEOUT_MS: 15_000,
+      UTTERANCE_QUIET_MS: 1_500,
       TIMELINE_MAX_ROWS: 10_000,
       DEMO_PAGE: "off",
       FAULT_INJECTION: "off",

@@ -19,6 +19,7 @@ import type {
   ModelCommand,
   ModelEvent,
   RebuiltContext,
+  ToolCallRequest,
   ToolResponse,
 } from "../../vocabulary/model.js";
 import type {
@@ -36,19 +37,27 @@ import {
   type InitialItem,
   LiveClientEvent,
   type LiveServerEvent,
+  type ResponseStreamEvent,
   readServerEvent,
 } from "./schemas.js";
 
+/** The delegation key of a backend response the client asked for (a typed line). */
+const CLIENT_ASKED = "";
+/** The nested events that end a Responses stream: its calls are all known then. */
+const RESPONSE_ENDS = new Set(["response.completed", "response.failed", "response.incomplete"]);
+
 /**
- * Calls never block the voice (it goes on talking while its backend works); a result is
- * always followed by `response.create` (appending alone does not continue), so there is no
- * SILENT to honour or ignore. The model speaks of its own accord and yields by itself: no
- * turn ends on the wire (`turnless`). Every result liveline sends answers a call the backend
- * is waiting for, and a late one is never sent: no regeneration exists to judge by its words.
+ * The voice goes on talking while its backend works: calls never block it. A backend
+ * response continues on `response.create` once every call it made has its output, and
+ * appending an output alone does not continue it: a SILENT result is appended only (it is
+ * context for what comes next, and prompts nothing). The model speaks of its own accord and
+ * yields by itself: no turn ends on the wire (`turnless`). Every response liveline asks for
+ * answers results or a line it sent, and a late result is never sent: no regeneration
+ * exists to judge by its words.
  */
 export const GPT_LIVE_CAPABILITIES: ModelCapabilities = {
   nonBlockingCalls: true,
-  resultScheduling: false,
+  resultScheduling: true,
   turnCompleteWaitsForResults: false,
   silentHonoured: true,
   responsesOnRequest: true,
@@ -84,6 +93,12 @@ export class GptLiveAdapter implements ProviderAdapter {
   private seed: InitialItem[] = [];
   /** Call ids handed to the core: a second delivery of one is nothing. */
   private readonly calls = new Set<string>();
+  /** Function calls of backend responses still streaming, by delegation. */
+  private readonly backendCalls = new Map<string, ToolCallRequest[]>();
+  /** Each handed-on call's response: the ids of its calls still without an output. */
+  private readonly awaiting = new Map<string, Set<string>>();
+  /** Responses asked to continue (a result that speaks) while some of their calls had none. */
+  private readonly continueOwed = new Set<Set<string>>();
   /** The model has said something since the last boundary on the timeline. */
   private modelSpoke = false;
   /** Where the model's speech ends on the session timeline (ms). */
@@ -160,19 +175,8 @@ export class GptLiveAdapter implements ProviderAdapter {
       case "session.delegation.created":
         // The backend starts on it: the model works on an answer, it is not silent.
         return ok([{ type: "working" }]);
-      case "response.event": {
-        const call = functionCallOf(event.event);
-        if (call === null) {
-          return ok(event.event.type === "response.created" ? [{ type: "working" }] : []);
-        }
-        // Delivered twice (or on another connection of the session): one call.
-        if (this.opts.dedupeCalls !== false) {
-          if (this.calls.has(call.call_id)) return ok([]);
-          this.calls.add(call.call_id);
-        }
-        const args = argumentsOf(call.arguments);
-        return ok([{ type: "tool_call", calls: [{ id: call.call_id, name: call.name, args }] }]);
-      }
+      case "response.event":
+        return ok(this.onBackendEvent(event.event, event.delegation_id ?? null));
       case "error":
         return ok([
           {
@@ -201,6 +205,35 @@ export class GptLiveAdapter implements ProviderAdapter {
         throw new Error(`unknown server event ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  /**
+   * A backend response's event. Its function calls are handed on together when it ends: the
+   * backend continues only once every call of the response has its output, so they are one
+   * batch to the core (whose results go back together, with one `response.create`).
+   */
+  private onBackendEvent(event: ResponseStreamEvent, delegationId: string | null): ModelEvent[] {
+    const key = delegationId ?? CLIENT_ASKED;
+    const call = functionCallOf(event);
+    if (call !== null) {
+      // Delivered twice (or on another connection of the session): one call.
+      if (this.opts.dedupeCalls !== false) {
+        if (this.calls.has(call.call_id)) return [];
+        this.calls.add(call.call_id);
+      }
+      const calls = this.backendCalls.get(key) ?? [];
+      calls.push({ id: call.call_id, name: call.name, args: argumentsOf(call.arguments) });
+      this.backendCalls.set(key, calls);
+      return [];
+    }
+    if (event.type === "response.created") return [{ type: "working" }];
+    if (!RESPONSE_ENDS.has(event.type)) return [];
+    const calls = this.backendCalls.get(key);
+    this.backendCalls.delete(key);
+    if (calls === undefined) return [];
+    const outstanding = new Set(calls.map((c) => c.id));
+    for (const c of calls) this.awaiting.set(c.id, outstanding);
+    return [{ type: "tool_call", calls }];
   }
 
   /** The model speaks: the user's speech before it is over (its transcript came). */
@@ -262,13 +295,37 @@ export class GptLiveAdapter implements ProviderAdapter {
               item: { type: "function_call_output", call_id: r.callId, output: outputOf(r) },
             }),
           ),
-          wire({ type: "response.create" }),
+          ...(this.continues(command.responses) ? [wire({ type: "response.create" })] : []),
         ];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  /**
+   * Whether these outputs continue the backend: a result that speaks asks its response to go
+   * on, which it can once every call of that response has an output (the service refuses a
+   * `response.create` while one is missing); a silent result asks nothing, but completes a
+   * response that was asked to go on before.
+   */
+  private continues(responses: readonly ToolResponse[]): boolean {
+    let go = false;
+    for (const r of responses) {
+      const speaks = r.scheduling !== "silent";
+      const outstanding = this.awaiting.get(r.callId);
+      this.awaiting.delete(r.callId);
+      // A call this connection did not hand on: its response is not known here; as asked.
+      if (outstanding === undefined) {
+        go ||= speaks;
+        continue;
+      }
+      outstanding.delete(r.callId);
+      if (speaks) this.continueOwed.add(outstanding);
+      if (outstanding.size === 0 && this.continueOwed.delete(outstanding)) go = true;
+    }
+    return go;
   }
 
   /**

@@ -55,7 +55,14 @@ function supersede(ctx: Ctx): void {
 }
 
 function openTask(ctx: Ctx, delegationId: string | null, names: string[], owed: string): Call[] {
-  const calls = names.map((name) => ({ callId: ctx.id("call"), name, summary: null }));
+  // The service's call ids are unique across sessions (a handoff or a restart starts a new
+  // one): the session's id keeps this face's counters from repeating one.
+  const session = ctx.s.sessionId.replace(/^sess_/, "");
+  const calls = names.map((name) => ({
+    callId: `${ctx.id("call")}_${session}`,
+    name,
+    summary: null,
+  }));
   const task: Task = {
     delegationId,
     calls,
@@ -97,21 +104,24 @@ export function answerUtterance(ctx: Ctx, text: string, end: number): void {
 }
 
 /**
- * `response.create`: continues every task whose calls all have outputs; else answers the
- * latest typed line; else, with a task still missing outputs, the Responses refusal; else
+ * `response.create`: answers the latest typed line; else continues every task whose calls all
+ * have outputs; else, with a task still missing outputs, the Responses refusal; else
  * (nothing new) the backend answers the conversation as it is (assumed).
  */
 export function onResponseCreate(ctx: Ctx): void {
   const s = ctx.s;
   const ready = s.tasks.filter((t) => !t.continued && t.calls.every((c) => c.summary !== null));
-  if (ready.length > 0) {
-    for (const task of ready) continueTask(ctx, task);
-    return;
-  }
   const line = s.pendingUser.at(-1);
   s.pendingUser = [];
   if (line !== undefined) {
+    // The newest input is the user's line: the response answers it, with the outputs
+    // appended before (a silent result's) as its context, not spoken of (assumed).
+    for (const task of ready) task.continued = true;
     answerLine(ctx, line);
+    return;
+  }
+  if (ready.length > 0) {
+    for (const task of ready) continueTask(ctx, task);
     return;
   }
   const missing = s.tasks

@@ -3,6 +3,7 @@
  * `expires_at`, `model`, `status` beside the resolved config), `session.update` (only the
  * delegation's settings and triggers change), `session.close` or expiry → `session.closed`.
  */
+import { later } from "./speech.js";
 import type { Ctx, Json } from "./state.js";
 import {
   IMMUTABLE_FIELDS,
@@ -37,7 +38,14 @@ export function startSession(ctx: Ctx, event: Start): void {
   s.userTurns = input.filter((m) => m.role === "user").length;
   const last = input.findLast((m) => m.role === "assistant");
   if (last !== undefined) s.lastReply = [last.content[0]?.text ?? ""];
-  ctx.reply({ type: "session.started", session: snapshot(ctx) }, "primary");
+  if (s.knobs.setupMs > 0) {
+    // `setupMs`: the service takes a moment to start a session (real ms, as on the other faces).
+    const ref = ctx.clientEventId === undefined ? {} : { client_event_id: ctx.clientEventId };
+    const started = { type: "session.started", session: snapshot(ctx), ...ref };
+    later(ctx, ctx.now + s.knobs.setupMs, started, false, "primary");
+  } else {
+    ctx.reply({ type: "session.started", session: snapshot(ctx) }, "primary");
+  }
   if (s.knobs.expireAfterMs > 0)
     s.queue.push({ at: ctx.now + s.knobs.expireAfterMs, kind: "expire" });
 }

@@ -6,7 +6,7 @@
  * with turns ends the quiet answer's turn with `model_timeout`.
  */
 import { describe, expect, it } from "vitest";
-import { UTTERANCE_QUIET_MS } from "../../../src/core/watchdog.js";
+import { UTTERANCE_QUIET_MS } from "../../../src/core/core-config.js";
 import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
 import type { Harness } from "./harness.js";
 import { live, turnEnds, userTurns } from "./sessions.js";

@@ -121,13 +121,38 @@ describe("utterances bounded by the timeline", () => {
   });
 });
 
+/** The end of a backend response's stream (its calls are all known then). */
+const responseCompleted = (delegationId: string | null = "del_1") => ({
+  type: "response.event",
+  event_id: "ev_done",
+  delegation_id: delegationId,
+  event: { type: "response.completed", response: { id: "resp_1", status: "completed" } },
+});
+
+const lookup = (id: string) => ({ id, name: "lookup_order", args: { id: "7" } });
+
 describe("delegated function calls", () => {
   it("a call delivered twice is handed on once", () => {
     const a = adapter();
-    expect(events(a, functionCall("call_1"))).toEqual([
-      { type: "tool_call", calls: [{ id: "call_1", name: "lookup_order", args: { id: "7" } }] },
-    ]);
     expect(events(a, functionCall("call_1"))).toEqual([]);
+    expect(events(a, functionCall("call_1"))).toEqual([]);
+    expect(events(a, responseCompleted())).toEqual([
+      { type: "tool_call", calls: [lookup("call_1")] },
+    ]);
+    // Again after its response ended (a late redelivery): still nothing.
+    expect(events(a, functionCall("call_1"))).toEqual([]);
+    expect(events(a, responseCompleted())).toEqual([]);
+  });
+
+  it("a response's calls are handed on together, when it ends: one batch", () => {
+    const a = adapter();
+    expect(events(a, functionCall("call_1"))).toEqual([]);
+    expect(events(a, functionCall("call_2"))).toEqual([]);
+    // Another delegation's end hands on nothing of this one's.
+    expect(events(a, responseCompleted("del_2"))).toEqual([]);
+    expect(events(a, responseCompleted())).toEqual([
+      { type: "tool_call", calls: [lookup("call_1"), lookup("call_2")] },
+    ]);
   });
 
   it("results go back as function_call_output items and one response.create", () => {
@@ -221,5 +246,40 @@ describe("a seeded session", () => {
       content: [{ type: "input_text", text: "x".repeat(8000) }],
     }));
     expect(fitSeed(long)).toHaveLength(4); // 2,000 tokens each of 8,192
+  });
+});
+
+describe("when the backend is asked to go on", () => {
+  const output = (callId: string, scheduling?: "silent") => ({
+    callId,
+    name: "lookup_order",
+    result: { ok: true },
+    ...(scheduling === undefined ? {} : { scheduling }),
+  });
+  const types = (frames: string[]) => frames.map((f) => JSON.parse(f).type as string);
+
+  it("a silent result is appended only: it prompts nothing", () => {
+    const a = adapter();
+    events(a, functionCall("call_1"));
+    events(a, responseCompleted());
+    expect(
+      types(a.encode({ type: "tool_responses", responses: [output("call_1", "silent")] })),
+    ).toEqual(["response.item.create"]);
+  });
+
+  it("a spoken result waits for the rest of its response's outputs, then one response.create", () => {
+    const a = adapter();
+    events(a, functionCall("call_1"));
+    events(a, functionCall("call_2"));
+    events(a, responseCompleted());
+    // The spoken one first: its response still lacks call_2's output, so nothing goes on yet
+    // (the service refuses response.create while an output is missing).
+    expect(types(a.encode({ type: "tool_responses", responses: [output("call_1")] }))).toEqual([
+      "response.item.create",
+    ]);
+    // The silent one completes it: the response asked to go on does now.
+    expect(
+      types(a.encode({ type: "tool_responses", responses: [output("call_2", "silent")] })),
+    ).toEqual(["response.item.create", "response.create"]);
   });
 });
