@@ -108,6 +108,26 @@ export const REPLAY_HEADER = "x-liveline-replay";
 /** Present ("twilio") on a carrier's media stream: a phone call, bound by its `start`. */
 export const CARRIER_HEADER = "x-liveline-carrier";
 
+/**
+ * A direct call placed for a device (`POST …/webrtc`): the service's answer to its offer, or
+ * why no call was made — `ended`: the session has ended; `agent_unavailable`: its agent
+ * cannot run; `unsupported`: its model takes no direct calls; `model_failed`: its model
+ * connection failed (a client's input tries again first); `offer_refused`: the service
+ * refused the device's offer; `service_failed`: the service refused or failed otherwise.
+ * `message` says it in words, never with a credential.
+ */
+export type DirectCallAnswer =
+  | { answer: { serviceSessionId: string; sdp: string } }
+  | { refused: DirectCallRefusal; message: string };
+
+export type DirectCallRefusal =
+  | "ended"
+  | "agent_unavailable"
+  | "unsupported"
+  | "model_failed"
+  | "offer_refused"
+  | "service_failed";
+
 /** A call stream's token, or why none is given. */
 export type CallTokenAnswer = { token: string } | { refused: "ended" | "in_progress" };
 
@@ -141,6 +161,12 @@ export interface SessionApi {
    * call's stream is already up (a replayed webhook must not get a way in).
    */
   callToken(ttlMs: number): Promise<CallTokenAnswer>;
+  /**
+   * Creates a direct call with the service for a device's WebRTC `offer` (with the server's
+   * key) and makes the session's model connection that call's sideband; the service's answer
+   * for the device. Throws for a session that was never initialised.
+   */
+  directCall(offer: string): Promise<DirectCallAnswer>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */
   crash(): Promise<void>;
   fetch(request: Request): Promise<Response>;

@@ -10,6 +10,7 @@ import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { telephonyRoutes } from "./routes/telephony.js";
+import { webrtcRoutes } from "./routes/webrtc.js";
 import { wsRoutes } from "./routes/ws.js";
 
 /** The HTTP front: routes, auth and request validation; sessions live in SessionObject. */
@@ -44,6 +45,7 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   });
   http.route("/v1/sessions", wsRoutes);
   http.route("/v1/sessions", sessionRoutes);
+  http.route("/v1/sessions", webrtcRoutes);
   http.route("/v1/telephony", telephonyRoutes);
 
   http.notFound(() => jsonError(404, "not_found", "no such route"));

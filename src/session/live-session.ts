@@ -3,17 +3,29 @@ import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
 import { phoneCallOf } from "../carrier-registry.js";
-import type { HandoffAnswer, SessionResource, SessionStats } from "../contracts/session-api.js";
+import type {
+  DirectCallAnswer,
+  HandoffAnswer,
+  SessionResource,
+  SessionStats,
+} from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
 import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import { providerSession } from "../provider-registry.js";
+import { DirectCallRefused } from "../providers/direct-call-refused.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
-import type { ToolOutcome } from "../vocabulary/log-events.js";
-import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
-import type { AgentSpec, AudioEncoding, ProviderSession } from "../vocabulary/provider-adapter.js";
+import type { HistoryEvent, ToolOutcome } from "../vocabulary/log-events.js";
+import type { ModelCapabilities, RebuiltContext, ToolPolicy } from "../vocabulary/model.js";
+import type {
+  AgentSpec,
+  AudioEncoding,
+  DirectCall,
+  ProviderSession,
+} from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { DeadlineTimers } from "./deadline-timers.js";
+import { DirectCallStore } from "./direct-call-store.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
@@ -46,6 +58,12 @@ export class LiveSession {
   /** The measurement arm this session runs as (the naive relay), or null: liveline itself. */
   private readonly arm: RelayArm | null;
   private readonly pendingHandoffs: PendingHandoffStore;
+  private readonly directCalls: DirectCallStore;
+  /**
+   * The direct call whose sideband the model connection is, or null. (The link knows it too;
+   * the log port reads it here, on every write, without a call into the link.)
+   */
+  private directCall: string | null = null;
 
   constructor(
     storage: DurableObjectStorage,
@@ -63,6 +81,7 @@ export class LiveSession {
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
     this.usage = new UsageStore(storage);
     this.pendingHandoffs = new PendingHandoffStore(storage);
+    this.directCalls = new DirectCallStore(storage);
     this.startedAt = Date.parse(meta.createdAt);
     // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
     this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
@@ -94,6 +113,7 @@ export class LiveSession {
       capabilities: provider.capabilities,
       idleTimeoutMs: config.IDLE_TIMEOUT_MS,
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
+      utteranceQuietMs: config.UTTERANCE_QUIET_MS,
     });
     const targetOf = (name: string) =>
       this.agents.has(name) ? { target: this.providerFor(name), spec: this.specOf(name) } : null;
@@ -113,6 +133,7 @@ export class LiveSession {
         }),
       failed: (message, refused) =>
         this.interpreter.handleInput({ type: "upstream_failed", message, refused }),
+      callEnded: (serviceSessionId) => this.callEnded(serviceSessionId),
     });
     const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
     for (const e of recovered.closing) this.broadcast(frameOf(e));
@@ -122,6 +143,7 @@ export class LiveSession {
           this.store.append(events, frames);
           // A backend's pending handoff is kept until the handoff is in the log.
           if (events.some((e) => e.kind === "handoff")) this.pendingHandoffs.clear();
+          if (this.directCall !== null) this.keepCallAttached(events);
         },
         readAfter: (seq) => this.store.readAfter(seq),
         framesAfter: (seq) => this.store.framesAfter(seq),
@@ -154,17 +176,7 @@ export class LiveSession {
       },
       timers: this.timers,
       clock: Date.now,
-      rebuild: (events) => {
-        // A measurement arm seeds as it measures (the naive relay: as frameworks do).
-        if (arm !== null) return arm.rebuild(events);
-        const checked = checkedContext(rebuildContext(events));
-        if (checked.problems.length > 0) {
-          this.store.trace([
-            { at: Date.now(), kind: "CONTEXT_INVALID", detail: { problems: checked.problems } },
-          ]);
-        }
-        return checked.context;
-      },
+      rebuild: (events) => this.contextOf(events),
       reportError: (message) => console.error(`liveline: ${message}`),
     });
     // A backend's handoff asked for before the object restarted, and not yet in the log.
@@ -176,6 +188,112 @@ export class LiveSession {
         reason: pending.reason,
       });
     else if (pending !== null) this.pendingHandoffs.clear();
+    // A direct call that outlived the object's last run: its sideband is attached again,
+    // once the object holds this session (the step's frames reach its sockets through it).
+    const direct = this.directCalls.read();
+    if (direct !== null && !this.state.ended) queueMicrotask(() => this.joinCall(direct));
+    else if (direct !== null) this.directCalls.clear();
+  }
+
+  /** The conversation to seed a model with, from these events of the log. */
+  private contextOf(events: readonly HistoryEvent[]): RebuiltContext {
+    // A measurement arm seeds as it measures (the naive relay: as frameworks do).
+    if (this.arm !== null) return this.arm.rebuild(events);
+    const checked = checkedContext(rebuildContext(events));
+    if (checked.problems.length > 0) {
+      this.store.trace([
+        { at: Date.now(), kind: "CONTEXT_INVALID", detail: { problems: checked.problems } },
+      ]);
+    }
+    return checked.context;
+  }
+
+  /**
+   * A device's direct call (WebRTC) with the service, for its SDP `offer`: created with the
+   * server's key, set up as the session's agent and seeded with the conversation so far; the
+   * session's model connection becomes the call's sideband. Whatever connection the session
+   * held (its own, or an earlier call's sideband) is replaced: a turn in flight on it ends as
+   * on any lost connection, and an earlier call is left to its device (not ended).
+   */
+  async placeCall(offer: string): Promise<DirectCallAnswer> {
+    const calls = this.providerFor(this.state.agent).directCalls;
+    if (calls === undefined)
+      return {
+        refused: "unsupported",
+        message: `this session's model (provider ${this.meta.provider}, ${this.model}) takes no direct WebRTC calls; GPT-Live does (provider gpt-live)`,
+      };
+    if (this.state.upstream.phase === "failed")
+      return {
+        refused: "model_failed",
+        message:
+          "the session's model connection has failed; send input on the session's socket to try again, then place the call",
+      };
+    // The log as a new connection would be seeded with, less the input still waiting to go
+    // out (it goes to the call as itself once the sideband is live).
+    const since = this.state.outboxSince;
+    const events = this.store.readAfter(0);
+    const context = this.contextOf(since === null ? events : events.filter((e) => e.seq < since));
+    let call: DirectCall;
+    try {
+      call = await calls.create(offer, context);
+    } catch (err) {
+      if (!(err instanceof DirectCallRefused)) throw err;
+      return {
+        refused: err.offerRefused ? "offer_refused" : "service_failed",
+        message: err.message,
+      };
+    }
+    // Ended while the service answered: the call has no session to record it.
+    if (this.state.ended)
+      return { refused: "ended", message: "the session ended while the call was made" };
+    const earlier = this.directCall;
+    if (earlier !== null) this.leaveCall(earlier);
+    this.directCalls.set(call.serviceSessionId);
+    this.joinCall(call.serviceSessionId);
+    return { answer: call };
+  }
+
+  /**
+   * The model connection becomes the call's sideband, and the call joins the session as a
+   * client (its device's, reached through the service): the core opens the connection for it
+   * as for any client, and does not take the session for one nobody uses.
+   */
+  private joinCall(serviceSessionId: string): void {
+    this.directCall = serviceSessionId;
+    this.link.joinCall(serviceSessionId);
+    this.interpreter.handleInput({
+      type: "client_connected",
+      clientId: callClient(serviceSessionId),
+    });
+  }
+
+  private leaveCall(serviceSessionId: string): void {
+    this.interpreter.handleInput({
+      type: "client_disconnected",
+      clientId: callClient(serviceSessionId),
+    });
+  }
+
+  /** The call is over (its sideband refused): the session is its own again. */
+  private callEnded(serviceSessionId: string): void {
+    if (this.directCall === serviceSessionId) this.directCall = null;
+    if (this.directCalls.read() === serviceSessionId) this.directCalls.clear();
+    this.leaveCall(serviceSessionId);
+  }
+
+  /**
+   * The core closes a connection nobody used for the idle time (status `idle`), and opens the
+   * next on a client's input; a call's device speaks to the service, not to liveline, so no
+   * such input comes, and its tools would go unanswered. Its client connects again, after the
+   * step that closed it: the sideband is attached again at once.
+   */
+  private keepCallAttached(events: readonly HistoryEvent[]): void {
+    const call = this.directCall;
+    if (call === null || !events.some((e) => e.kind === "status" && e.state === "idle")) return;
+    queueMicrotask(() => {
+      if (this.directCall === call && !this.state.ended)
+        this.interpreter.handleInput({ type: "client_connected", clientId: callClient(call) });
+    });
   }
 
   /**
@@ -343,4 +461,9 @@ export class LiveSession {
     this.tools.clear();
     this.link.close("session closed");
   }
+}
+
+/** The client id a direct call joins its session as (it has no socket: frames to it go nowhere). */
+function callClient(serviceSessionId: string): string {
+  return `webrtc:${serviceSessionId}`;
 }

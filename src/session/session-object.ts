@@ -4,6 +4,7 @@ import type { LivelineApp } from "../app-options.js";
 import {
   CARRIER_HEADER,
   type CallTokenAnswer,
+  type DirectCallAnswer,
   type HandoffAnswer,
   REPLAY_HEADER,
   RESUME_FROM_HEADER,
@@ -238,6 +239,16 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   async callToken(ttlMs: number): Promise<CallTokenAnswer> {
     return this.calls.token(ttlMs);
+  }
+
+  async directCall(offer: string): Promise<DirectCallAnswer> {
+    const live = this.requireSession();
+    if (this.meta.read()?.endedAt !== null)
+      return { refused: "ended", message: "the session has ended" };
+    // Its history stays readable; a conversation needs its agent (as the upgrade says).
+    if (this.agentProblem !== null)
+      return { refused: "agent_unavailable", message: this.agentProblem };
+    return live.placeCall(offer);
   }
 
   async end(): Promise<void> {

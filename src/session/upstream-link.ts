@@ -9,6 +9,9 @@ import type {
 import type { ModelPort } from "./interpreter.js";
 import { closeQuietly } from "./sockets.js";
 
+/** The close a connection replaced by a direct call is reported with (the core reopens). */
+const CLOSE_REPLACED = 1012;
+
 interface UpstreamCallbacks {
   /** The socket is open and setup was sent. */
   opened(): void;
@@ -19,10 +22,15 @@ interface UpstreamCallbacks {
   closed(code: number, reason: string, fatal: boolean): void;
   /** Opening failed before the socket was open; `refused`: retrying cannot help. */
   failed(message: string, refused: boolean): void;
+  /**
+   * The direct call the link was the sideband of is over (its sideband refused): the link's
+   * own connection again. (Only a session that places direct calls needs to hear it.)
+   */
+  callEnded?(serviceSessionId: string): void;
 }
 
 /** How the link reaches its model: a provider's session. */
-type UpstreamTarget = Pick<ProviderSession, "connect" | "adapter">;
+type UpstreamTarget = Pick<ProviderSession, "connect" | "adapter" | "directCalls">;
 
 /** An agent's way to its model: its provider session, and the agent as that session sets it up. */
 interface AgentTarget {
@@ -37,6 +45,11 @@ interface AgentTarget {
  * (its setup must say whether a seed follows), and sends the seed right after
  * `setupComplete`, before the core's queued input goes out.
  *
+ * During a direct call (a device's WebRTC call with the service, see `joinCall`) every
+ * connection is that call's sideband: it attaches to the running call, sets nothing up (the
+ * call was set up, and seeded, when it was created) and is live once open. When the call is
+ * over (its sideband is refused) the link opens its own connection again, in the same open.
+ *
  * It is the interpreter's model port: the core's model effects come straight here.
  */
 export class UpstreamLink implements ModelPort {
@@ -44,6 +57,10 @@ export class UpstreamLink implements ModelPort {
   private adapter: ProviderAdapter | null = null;
   private attempt = 0;
   private target: UpstreamTarget;
+  /** The service session of the direct call this link is the sideband of, or null. */
+  private call: string | null = null;
+  /** A connection is on its way (its socket not open yet). */
+  private opening = false;
 
   /**
    * `agent`: whose setup the first connection opens with; `targetOf`: any agent's way to its
@@ -80,21 +97,36 @@ export class UpstreamLink implements ModelPort {
     return next;
   }
 
+  /**
+   * From now on every connection is the sideband of the direct call `serviceSessionId`. A
+   * connection open or on its way (the link's own, or an earlier call's sideband) is closed,
+   * and reported lost, so that the core opens the next one by its rules: the call's sideband.
+   */
+  joinCall(serviceSessionId: string): void {
+    this.call = serviceSessionId;
+    if (this.ws === null && !this.opening) return;
+    this.close("replaced by a direct call");
+    this.callbacks.closed(CLOSE_REPLACED, "replaced by a direct call", false);
+  }
+
   /** Opens a connection with `agent`'s setup (a handoff's new agent takes it from here on). */
   open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void {
     if (agent !== this.agent) this.retarget(agent);
     this.close("replaced");
     const attempt = ++this.attempt;
     const adapter = this.target.adapter(attempt);
-    this.target.connect(attempt).then(
-      (ws) => {
+    this.opening = true;
+    this.connect(attempt).then(
+      ({ ws, sideband }) => {
         if (attempt !== this.attempt) {
           closeQuietly(ws, 1000, "superseded");
           return;
         }
+        this.opening = false;
         this.ws = ws;
         this.adapter = adapter;
-        const seed = open.mode === "rebuild" ? adapter.encodeContext(rebuild()) : [];
+        // A sideband's call holds its conversation already (seeded when it was created).
+        const seed = open.mode === "rebuild" && !sideband ? adapter.encodeContext(rebuild()) : [];
         let seeded = seed.length === 0;
         ws.addEventListener("message", (event) => {
           if (attempt !== this.attempt) return;
@@ -119,6 +151,12 @@ export class UpstreamLink implements ModelPort {
         };
         ws.addEventListener("close", (event) => onGone(event.code, event.reason));
         ws.addEventListener("error", () => onGone(1006, "socket error"));
+        if (sideband) {
+          // Nothing to set up (a sideband never sends session.start): live once open.
+          this.callbacks.opened();
+          this.callbacks.events([{ type: "setup_complete" }]);
+          return;
+        }
         ws.send(
           adapter.setupFrame({
             resumeHandle: open.mode === "resume" ? open.handle : undefined,
@@ -129,6 +167,7 @@ export class UpstreamLink implements ModelPort {
       },
       (err: unknown) => {
         if (attempt !== this.attempt) return;
+        this.opening = false;
         this.callbacks.failed(
           err instanceof Error ? err.message : String(err),
           err instanceof UpstreamRefused,
@@ -137,10 +176,33 @@ export class UpstreamLink implements ModelPort {
     );
   }
 
+  /**
+   * The direct call's sideband, or the link's own connection: also when the call turns out to
+   * be over (its sideband refused: the service ended it), said once by `callEnded`.
+   */
+  private async connect(attempt: number): Promise<{ ws: WebSocket; sideband: boolean }> {
+    const call = this.call;
+    const calls = this.target.directCalls;
+    if (call !== null && calls !== undefined) {
+      try {
+        return { ws: await calls.attach(call), sideband: true };
+      } catch (err) {
+        if (!(err instanceof UpstreamRefused)) throw err;
+        if (this.call === call) {
+          this.call = null;
+          this.callbacks.callEnded?.(call);
+        }
+      }
+    }
+    return { ws: await this.target.connect(attempt), sideband: false };
+  }
+
   send(command: ModelCommand): void {
     const ws = this.ws;
     const adapter = this.adapter;
     if (!ws || !adapter) return;
+    // A call's audio goes to the service over its own media; a sideband takes none.
+    if (this.call !== null && command.type === "user_audio") return;
     for (const frame of adapter.encode(command)) ws.send(frame);
   }
 
@@ -149,6 +211,7 @@ export class UpstreamLink implements ModelPort {
     const ws = this.ws;
     this.ws = null;
     this.adapter = null;
+    this.opening = false;
     this.attempt++;
     if (ws) closeQuietly(ws, 1000, reason);
   }

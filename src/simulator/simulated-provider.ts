@@ -18,6 +18,7 @@ import { checkedString } from "../var-schemas.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "./knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 import { GPT_LIVE_PATH } from "./route.js";
+import { simulatedDirectCalls } from "./simulated-calls.js";
 
 /** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
 const SimulatorVars = z.object({
@@ -156,6 +157,10 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
           const opts = { model, backendModel: "gpt-5-mini", agent, audio } as const;
           return wireArm?.gptLiveAdapter(opts) ?? new GptLiveAdapter(opts);
         },
+        // A browser's WebRTC call, on the face (its browser a stand-in); the session its sideband.
+        directCalls: simulatedDirectCalls(bindings, knobs, sessionId, () => {
+          return new GptLiveAdapter({ model, backendModel: "gpt-5-mini", agent, audio });
+        }),
       };
     }
     // The session's own model (its agent's or its creator's) picks the family it is served as.

@@ -65,7 +65,7 @@ async function existingSession(c: AppContext, sessionId: string) {
  * The stub of a session that exists and was not ended: 404 for an unknown session, 410
  * `session_ended` (as its WebSocket upgrade answers) for one ended with DELETE.
  */
-async function openSession(c: AppContext, sessionId: string) {
+export async function openSession(c: AppContext, sessionId: string) {
   const stub = sessionStub(c, sessionId);
   const lifecycle = await stub.lifecycle();
   if (lifecycle === "unknown") throw new HttpError(404, "unknown_session", "no such session");
