@@ -23,9 +23,9 @@ import { endTurn, noteAnswered, openTurn } from "./turn-state.js";
  */
 export function currentGeneration(ctx: StepContext): GenerationState {
   const s = ctx.state;
+  // On a model without turns a generation nobody owns never ends by itself: once a line is
+  // owed an answer, what comes next is that line's turn's (below), not the old one's.
   if (s.generation && (s.generation.owner !== null || !owedOnTurnless(s))) return s.generation;
-  // (A generation nobody owned, on a model without turns, never ends by itself: what comes
-  // after a line was sent is that line's turn's, below.)
   s.generation = null;
   let owner: string | null = null;
   let claim: GenerationState["claim"] = "none";
@@ -121,10 +121,10 @@ export function cutBeforeAnswering(ctx: StepContext): GenerationState {
  * request's answer, a window's reaction): only then is a turnless model's speech reassigned.
  */
 function owedOnTurnless(s: CoreState): boolean {
-  if (s.expected.length === 0) return false;
-  if (s.expected.length === 1 && s.expected[0] !== null && s.followUpWindow === null) {
-    if (s.generation === null) return false;
-  }
+  // One turn owed, nothing else going: the usual claim below is the same (and the text path
+  // reads no capabilities for it).
+  const plain = s.generation === null && s.followUpWindow === null && s.expected.length === 1;
+  if (s.expected.length === 0 || plain) return false;
   return capabilitiesOf(s).turnless === true && s.expected.some((o) => o !== null);
 }
 

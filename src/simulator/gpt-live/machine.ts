@@ -11,6 +11,7 @@
  * - a sideband (`/attach`) feeds `sideband_frame`s: the same commands but `session.start` and
  *   input audio; it sees the session's events, with reflected audio (speech.ts).
  */
+import { takeDue } from "../due-queue.js";
 import { summarise } from "../script.js";
 import { onAudio } from "./hear.js";
 import { onResponseCreate } from "./respond.js";
@@ -70,16 +71,11 @@ function drain(ctx: Ctx): void {
   const s = ctx.s;
   ctx.clientEventId = undefined;
   while (!s.closed) {
-    let best = -1;
-    for (let i = 0; i < s.queue.length; i++) {
-      if (s.queue[i]!.at <= ctx.now && (best === -1 || s.queue[i]!.at < s.queue[best]!.at))
-        best = i;
-    }
-    if (best === -1) return;
-    const [due] = s.queue.splice(best, 1);
-    switch (due!.kind) {
+    const due = takeDue(s.queue, ctx.now);
+    if (due === undefined) return;
+    switch (due.kind) {
       case "send":
-        ctx.send(due!.message, due!.to);
+        ctx.send(due.message, due.to);
         break;
       case "usage":
         s.usageSeconds = Math.max(s.usageSeconds, Math.round(ctx.timeline()) / 1000);

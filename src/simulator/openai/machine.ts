@@ -20,6 +20,7 @@
  */
 import { mulawToPcm16 } from "../../telephony/audio/g711.js";
 import { pcm16ToBytes } from "../../telephony/audio/pcm.js";
+import { takeDue } from "../due-queue.js";
 import { summarise, UTTERANCES } from "../script.js";
 import { endOfAudio, hear, pcmOf } from "../vad.js";
 import { cancel, respond } from "./respond.js";
@@ -76,19 +77,14 @@ function drain(ctx: Ctx): void {
   const s = ctx.s;
   for (;;) {
     if (s.closed) return;
-    let best = -1;
-    for (let i = 0; i < s.queue.length; i++) {
-      if (s.queue[i]!.at <= ctx.now && (best === -1 || s.queue[i]!.at < s.queue[best]!.at))
-        best = i;
-    }
-    if (best === -1) return;
-    const [due] = s.queue.splice(best, 1);
-    if (due!.close) {
+    const due = takeDue(s.queue, ctx.now);
+    if (due === undefined) return;
+    if (due.close) {
       s.closed = true;
-      ctx.effects.push({ type: "close", ...due!.close });
+      ctx.effects.push({ type: "close", ...due.close });
       return;
     }
-    const message = due!.message!;
+    const message = due.message!;
     if (message.type === "response.done") s.active = null;
     ctx.send(message);
   }
