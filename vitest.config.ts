@@ -12,6 +12,10 @@ const liveline = {
 // touches the Worker, Durable Objects, sockets or storage runs in workerd via miniflare.
 export default defineConfig({
   test: {
+    // Two test files at once, whatever the core count: most of the suite waits (on real
+    // sockets, timers, real-time audio), not computes, so on CI's two cores this halves the
+    // run (842 s with one file at a time, 428 s with two) and every test still passes.
+    maxWorkers: 2,
     projects: [
       {
         resolve: { alias: liveline },
