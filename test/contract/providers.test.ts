@@ -54,8 +54,6 @@ const PROVIDERS: ProviderUnderContract[] = [
     skips: {
       "control: the naive relay duplicates that greeting":
         "no turn ends on GPT-Live, so no late result can make it regenerate a reply: its failure is a call delivered twice, whose control is in test/workers/gpt-live.test.ts and npm run repro",
-      "a spoken client result, and a line typed in the same instant: the line gets its own answer":
-        "a known defect on this wire (docs/KNOWN-LIMITS.md): the line's answer is not yet delivered in its turn",
     },
   },
 ];
