@@ -88,6 +88,12 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     // Naive relay: whatever the model says belongs to the latest turn.
     owner = s.lastTurnId;
     claim = "naive";
+  } else if (capabilitiesOf(s).turnless === true) {
+    // A model without turns speaks when it chooses ("are you still there?"): nothing on its
+    // wire marks words as unasked, nor can a regeneration be told from them, and liveline
+    // asked nothing of it. What it says is delivered: in the open turn, or in a turn of its own.
+    owner = turn?.id ?? openTurn(ctx, "model", "").id;
+    claim = "initiative";
   } else {
     s.counters.suppressedGenerations++;
     ctx.trace("SUPPRESSED", { reason: "unsolicited generation" });

@@ -60,7 +60,7 @@ export interface TurnState {
   id: string;
   /** The seq of the turn's `user` event. */
   userSeq: number;
-  source: "text" | "audio";
+  source: "text" | "audio" | "model";
   /** The model ended its latest generation for this turn. */
   modelEnded: boolean;
   hasContent: boolean;
@@ -141,7 +141,7 @@ export interface GenerationState {
    * How it got its owner, so a regeneration can give the slot back. `absorbed`: it took the
    * slot of a turn that was interrupted before (its output is dropped).
    */
-  claim: "expected" | "absorbed" | "grace" | "speech" | "naive" | "none";
+  claim: "expected" | "absorbed" | "grace" | "speech" | "initiative" | "naive" | "none";
   hasContent: boolean;
   /**
    * What the turn it was taken to answer had heard before it (content and results owed), so

@@ -23,17 +23,23 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
     if (e.kind === "tool_result" || e.kind === "tool_cancelled") answered.add(e.callId);
   }
   const last = () => items[items.length - 1];
+  /** The turn whose reply the last model message holds. */
+  let wordsOf: string | null = null;
 
   for (const e of events) {
     switch (e.kind) {
       case "user":
-        items.push({ role: "user", text: e.text });
+        // A turn the model opened on its own has no input: its words stand alone.
+        if (e.source !== "model") items.push({ role: "user", text: e.text });
         break;
       case "model_text":
       case "transcript": {
+        // Pieces of one turn's reply are one message; a turn the model opened on its own
+        // right after another's reply is a message of its own.
         const prev = last();
-        if (prev?.role === "model") prev.text += e.text;
+        if (prev?.role === "model" && wordsOf === e.turnId) prev.text += e.text;
         else items.push({ role: "model", text: e.text });
+        wordsOf = e.turnId;
         break;
       }
       case "tool_call": {

@@ -108,6 +108,12 @@ export interface SimulatorKnobs {
   supersede: boolean;
   /** GPT-Live face: the session ends (`session.closed` reason `expired`) after this many real ms (0: never). */
   expireAfterMs: number;
+  /**
+   * GPT-Live face: after a reply, with nothing new for this many ms of the timeline, the model
+   * speaks once on its own ("Are you still there?"; 0: never). Its wire has no turns, so
+   * nothing marks such words as unasked: the gateway must deliver them all the same.
+   */
+  unpromptedAfterMs: number;
 }
 
 /** calls=greeting:a,b;lookup_faq;*:c — per user turn (1-based), and a fallback for the rest. */
@@ -150,6 +156,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   duplicateDelivery: 0,
   supersede: false,
   expireAfterMs: 0,
+  unpromptedAfterMs: 0,
 };
 
 export class KnobError extends Error {}
@@ -252,6 +259,7 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.duplicateDelivery = num("duplicateDelivery", 0, 1) ?? k.duplicateDelivery;
   k.supersede = bool("supersede") ?? k.supersede;
   k.expireAfterMs = num("expireAfterMs", 0) ?? k.expireAfterMs;
+  k.unpromptedAfterMs = num("unpromptedAfterMs", 0, 600_000) ?? k.unpromptedAfterMs;
   return k;
 }
 

@@ -8,7 +8,15 @@ import type {
 
 /** Server-to-client frames that carry a `seq` and are replayed (PROTOCOL.md). */
 export type DurableFrame =
-  | { type: "user"; seq: number; turnId: string; text: string; textId?: string }
+  | {
+      type: "user";
+      seq: number;
+      turnId: string;
+      text: string;
+      textId?: string;
+      /** A turn the model opened, speaking on its own (a turnless model): no input, no text. */
+      source?: "model";
+    }
   | { type: "text"; seq: number; turnId: string; text: string }
   | { type: "transcript"; seq: number; turnId: string; text: string }
   | {
@@ -84,6 +92,8 @@ export function frameOf(event: HistoryEvent): DurableFrame {
   const seq = event.seq;
   switch (event.kind) {
     case "user":
+      if (event.source === "model")
+        return { type: "user", seq, turnId: event.turnId, text: "", source: "model" };
       return event.textId === undefined
         ? { type: "user", seq, turnId: event.turnId, text: event.text }
         : { type: "user", seq, turnId: event.turnId, text: event.text, textId: event.textId };

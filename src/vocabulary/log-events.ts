@@ -22,7 +22,8 @@ export type HistoryEventBody =
       kind: "user";
       turnId: string;
       text: string;
-      source: "text" | "audio";
+      /** `model`: a turnless model spoke on its own, with no input (the text is empty). */
+      source: "text" | "audio" | "model";
       /** The client's id for a typed line (`text.textId`): the log holds one line per id. */
       textId?: string;
     }

@@ -2,7 +2,8 @@
  * A session on GPT-Live (issue 31), through the adapter to the simulator's GPT-Live face
  * (src/simulator/gpt-live): a model without turns. First steps: a line is answered in its
  * turn, which ends once and without an error (the model's quiet ends it); a function call the
- * service delivers twice runs once and is answered once.
+ * service delivers twice runs once and is answered once; words the model says on its own
+ * reach the clients, in a turn of their own.
  */
 import { describe, expect, it } from "vitest";
 import type { Frame } from "./helpers.js";
@@ -43,4 +44,31 @@ describe("a GPT-Live session (the simulator's face)", () => {
     expect(errorsOf(frames)).toEqual([]);
     client.close();
   });
+
+  it("words the model says on its own, after its answer ended, reach the client in a turn of their own", async () => {
+    const { client } = await simulatorSession({
+      wire: "gpt-live",
+      modality: "AUDIO",
+      calls: "greeting:;*:",
+      // 1 s of wall time after the answer: past the utterance's quiet (400 ms here).
+      timeScale: 0.2,
+      unpromptedAfterMs: 5_000,
+    });
+    const answer = await playTurn(client, "hello there");
+    expect(turnEndsOf(answer).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    const frames: Frame[] = [];
+    for (;;) {
+      const f = await client.next(10_000);
+      frames.push(f);
+      if (f.type === "turn_complete" || f.type === "interrupted") break;
+    }
+    expect(frames[0]).toMatchObject({ type: "user", turnId: "t2", text: "", source: "model" });
+    expect(transcriptOf(frames)).toContain("Are you still there?");
+    expect(frames.filter((f) => f.type === "transcript").every((f) => f.turnId === "t2")).toBe(
+      true,
+    );
+    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t2:turn_complete"]);
+    expect(errorsOf([...answer, ...frames])).toEqual([]);
+    client.close();
+  }, 30_000);
 });

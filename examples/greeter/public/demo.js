@@ -107,7 +107,8 @@ const client = connect({
     events.push(e);
     switch (e.type) {
       case "user":
-        add("user", e.text);
+        // A turn the model opened on its own has no words of the user's to show.
+        if (e.source !== "model") add("user", e.text);
         break;
       case "text":
       case "transcript": {

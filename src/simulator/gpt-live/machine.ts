@@ -14,7 +14,7 @@
 import { takeDue } from "../due-queue.js";
 import { summarise } from "../script.js";
 import { onAudio } from "./hear.js";
-import { onResponseCreate } from "./respond.js";
+import { onResponseCreate, speakUnprompted } from "./respond.js";
 import { closeSession, startSession, updateSession } from "./session.js";
 import { speak } from "./speech.js";
 import {
@@ -80,6 +80,9 @@ function drain(ctx: Ctx): void {
       case "usage":
         s.usageSeconds = Math.max(s.usageSeconds, Math.round(ctx.timeline()) / 1000);
         ctx.send({ type: "session.usage.updated", usage: { seconds: s.usageSeconds } });
+        break;
+      case "unprompted":
+        speakUnprompted(ctx, due.after);
         break;
       case "expire":
         closeSession(ctx, "expired");

@@ -31,7 +31,12 @@ function wallOf(ctx: Ctx, t: number): number {
  * Each chunk: its audio (on the primary socket bare, as the SDK says; reflected to sidebands
  * as 24 kHz PCM with its range) and its transcript with the same range. Returns the range.
  */
-export function speak(ctx: Ctx, text: string, from: number): { start: number; end: number } {
+export function speak(
+  ctx: Ctx,
+  text: string,
+  from: number,
+  prompted = true,
+): { start: number; end: number } {
   const s = ctx.s;
   const start = Math.max(from, s.speechEnd);
   let t = start;
@@ -63,6 +68,9 @@ export function speak(ctx: Ctx, text: string, from: number): { start: number; en
     s.speechEnd = t;
     // Cumulative usage once the reply has been said (the cadence is assumed).
     s.queue.push({ at: wallOf(ctx, t), kind: "usage" });
+    const quiet = s.knobs.unpromptedAfterMs;
+    if (prompted && quiet > 0)
+      s.queue.push({ at: wallOf(ctx, t + quiet), kind: "unprompted", after: t });
   }
   return { start, end: t };
 }

@@ -42,6 +42,8 @@ export type Due =
       speech: boolean;
     }
   | { at: number; kind: "usage" }
+  /** The model may speak on its own: it does if its speech still ends at `after` then. */
+  | { at: number; kind: "unprompted"; after: number }
   | { at: number; kind: "expire" }
   | { at: number; kind: "drop" };
 

@@ -85,3 +85,71 @@ describe("an utterance of a turnless model", () => {
     expect(errors(h)).toEqual([]);
   });
 });
+
+describe("words a turnless model says on its own", () => {
+  /** The user frames that opened turns, with how (`source` is set only for the model's own). */
+  const opened = (h: Harness) =>
+    h
+      .durableFrames("phone")
+      .flatMap((f) => (f.type === "user" ? [[f.turnId, f.text, f.source ?? "input"]] : []));
+
+  it("after its utterance ended are delivered in a turn of their own, which ends complete once quiet", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    h.model({ type: "transcript_delta", text: "Hello!" });
+    settle(h);
+    expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    h.advance(20_000);
+    h.model({ type: "transcript_delta", text: "Are you still there?" });
+    expect(opened(h)).toEqual([
+      ["t1", "Hi", "input"],
+      ["t2", "", "model"],
+    ]);
+    settle(h);
+    expect(texts(h)).toEqual(["Hello!", "Are you still there?"]);
+    const t2 = h.durableFrames("phone").filter((f) => f.type === "transcript" && f.turnId === "t2");
+    expect(t2).toHaveLength(1);
+    expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual([
+      "t1:turn_complete",
+      "t2:turn_complete",
+    ]);
+    expect(errors(h)).toEqual([]);
+    // The user answers it: their line is the next turn, answered in it.
+    h.input({ type: "client_text", clientId: "phone", text: "Yes, sorry." });
+    h.model({ type: "transcript_delta", text: "No problem." });
+    settle(h);
+    expect(opened(h).at(-1)).toEqual(["t3", "Yes, sorry.", "input"]);
+    expect(
+      turnEnds(h)
+        .map((f) => `${f.turnId}:${f.type}`)
+        .at(-1),
+    ).toBe("t3:turn_complete");
+  });
+
+  it("while a turn is open and owed nothing more are that turn's", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "Book a table" });
+    h.model({ type: "transcript_delta", text: "One moment." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "get_user_profile", args: {} }] });
+    settle(h, 1);
+    h.model({ type: "transcript_delta", text: "Still looking." });
+    const words = h.durableFrames("phone").filter((f) => f.type === "transcript");
+    expect(words.map((f) => `${f.turnId}:${f.text}`)).toEqual([
+      "t1:One moment.",
+      "t1:Still looking.",
+    ]);
+    expect(opened(h)).toHaveLength(1);
+  });
+
+  it("control: the same words from a model with turns, asked for by nobody, are suppressed", () => {
+    const h = gptLive(false);
+    h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    h.model({ type: "transcript_delta", text: "Hello!" });
+    h.model({ type: "turn_complete" });
+    h.advance(20_000);
+    h.model({ type: "transcript_delta", text: "Are you still there?" });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Hello!"]);
+    expect(opened(h)).toHaveLength(1);
+  });
+});

@@ -128,6 +128,23 @@ describe("rebuildContext", () => {
     ]);
   });
 
+  it("a turn the model opened on its own: its words stand alone, with no empty user line", () => {
+    const ctx = rebuildContext(
+      log(
+        user,
+        { kind: "transcript", turnId: "t1", text: "Nine to five." },
+        { kind: "turn_complete", turnId: "t1" },
+        { kind: "user", turnId: "t2", text: "", source: "model" },
+        { kind: "transcript", turnId: "t2", text: "Are you still there?" },
+      ),
+    );
+    expect(ctx.items).toEqual([
+      { role: "user", text: "hours?" },
+      { role: "model", text: "Nine to five." },
+      { role: "model", text: "Are you still there?" },
+    ]);
+  });
+
   it("control: the framework-style rebuild leaves the response without its call", () => {
     const ctx = rebuildContextNaive(log(user, call("c1"), result("c1")));
     expect(validateContext(ctx)).toContain("result for c1 without an earlier call");
@@ -169,6 +186,17 @@ describe("frames", () => {
       ["status", 5],
     ]);
     expect(frameOf(events[0]!)).toEqual({ type: "user", seq: 1, turnId: "t1", text: "hours?" });
+  });
+
+  it("a turn the model opened says so (source model), with no text", () => {
+    const [opened] = log({ kind: "user", turnId: "t2", text: "", source: "model" });
+    expect(frameOf(opened!)).toEqual({
+      type: "user",
+      seq: 1,
+      turnId: "t2",
+      text: "",
+      source: "model",
+    });
   });
 });
 

@@ -222,3 +222,44 @@ describe("the GPT-Live face: speech on one timeline, tools through the backend",
     expect(live.send({ type: "response.create" })).toEqual([]);
   });
 });
+
+describe("the GPT-Live face speaking on its own (unpromptedAfterMs)", () => {
+  /** The transcript's spans, with their words. */
+  const words = (msgs: Msg[]) =>
+    msgs
+      .filter((m) => m.type === "session.output_transcript.delta")
+      .map((m) => ({
+        text: m.delta as string,
+        start: m.start_ms as number,
+        end: m.end_ms as number,
+      }));
+
+  it("after a reply and that long of quiet it asks, once, whether the user is there", () => {
+    const live = new LiveDriver({ timeScale: 1, unpromptedAfterMs: 5_000, repeatAnswers: true });
+    live.start();
+    live.line("What are your hours?");
+    const spoken = words([...live.tick(120_000), ...live.tick(120_000)]);
+    const own = spoken.findIndex((w) => w.text.startsWith("Are you"));
+    expect(own).toBeGreaterThan(0);
+    expect(
+      spoken
+        .slice(own)
+        .map((w) => w.text)
+        .join(""),
+    ).toBe("Are you still there?");
+    // Said after the reply's end and that much quiet (the timeline's ms).
+    expect(spoken[own]!.start - spoken[own - 1]!.end).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it("input within the quiet puts it off: it speaks only after the next reply's quiet", () => {
+    const live = new LiveDriver({ timeScale: 1, unpromptedAfterMs: 5_000, repeatAnswers: true });
+    live.start();
+    live.line("What are your hours?");
+    const first = words(live.tick(1_000));
+    expect(first.some((w) => w.text.startsWith("Are you"))).toBe(false);
+    live.line("And on Sunday?");
+    const spoken = words(live.tick(120_000));
+    expect(spoken.filter((w) => w.text.startsWith("Are you"))).toHaveLength(1);
+    expect(said(live.out)).toMatch(/And on Sunday\?.*Are you still there\?$/);
+  });
+});
