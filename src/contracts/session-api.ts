@@ -67,6 +67,8 @@ export interface UsageTotals {
   toolUsePromptTokens: number;
   promptByModality: Record<string, number>;
   responseByModality: Record<string, number>;
+  /** Seconds metered by a model billed by time (GPT-Live's active seconds); 0 for the others. */
+  seconds: number;
 }
 
 /** `GET /v1/sessions/:id`: the session's state, for operators (billing, alerting). */

@@ -323,9 +323,15 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "usage": {
       // The turn the response belonged to: the generation's, else the open or last turn.
       const turnId = s.generation?.owner ?? s.turn?.id ?? s.lastTurnId;
-      const { promptTokens, responseTokens, totalTokens } = event.usage;
+      const { promptTokens, responseTokens, totalTokens, seconds } = event.usage;
       ctx.emit({ type: "record_usage", turnId, usage: event.usage });
-      ctx.trace("USAGE", { turnId, promptTokens, responseTokens, totalTokens });
+      ctx.trace("USAGE", {
+        turnId,
+        promptTokens,
+        responseTokens,
+        totalTokens,
+        ...(seconds === undefined ? {} : { seconds }),
+      });
       return;
     }
     case "upstream_closed":

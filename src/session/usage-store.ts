@@ -20,6 +20,13 @@ const USAGE_MIGRATIONS: readonly Migration[] = [
       )`);
     },
   },
+  {
+    version: 2,
+    description: "usage: the seconds a model billed by time metered (GPT-Live)",
+    up(sql) {
+      sql.exec("ALTER TABLE usage ADD COLUMN seconds REAL NOT NULL DEFAULT 0");
+    },
+  },
 ];
 
 type UsageRow = {
@@ -32,6 +39,7 @@ type UsageRow = {
   thoughts: number;
   tool_prompt: number;
   modalities: string;
+  seconds: number;
 };
 
 /** Responses outside any turn (before the first one) are summed under this key. */
@@ -55,11 +63,12 @@ export class UsageStore {
     const before = rows[0] === undefined ? emptyTotals() : totalsOf(rows[0]);
     const after = addTo(before, usage);
     this.sql.exec(
-      `INSERT INTO usage (turn_id, responses, prompt, response, total, cached, thoughts, tool_prompt, modalities)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO usage (turn_id, responses, prompt, response, total, cached, thoughts, tool_prompt, modalities, seconds)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (turn_id) DO UPDATE SET responses = excluded.responses, prompt = excluded.prompt,
          response = excluded.response, total = excluded.total, cached = excluded.cached,
-         thoughts = excluded.thoughts, tool_prompt = excluded.tool_prompt, modalities = excluded.modalities`,
+         thoughts = excluded.thoughts, tool_prompt = excluded.tool_prompt, modalities = excluded.modalities,
+         seconds = excluded.seconds`,
       key,
       after.responses,
       after.promptTokens,
@@ -69,6 +78,7 @@ export class UsageStore {
       after.thoughtsTokens,
       after.toolUsePromptTokens,
       JSON.stringify({ prompt: after.promptByModality, response: after.responseByModality }),
+      after.seconds,
     );
   }
 
@@ -92,6 +102,7 @@ function emptyTotals(): UsageTotals {
     toolUsePromptTokens: 0,
     promptByModality: {},
     responseByModality: {},
+    seconds: 0,
   };
 }
 
@@ -110,12 +121,14 @@ function totalsOf(row: UsageRow): UsageTotals {
     toolUsePromptTokens: row.tool_prompt,
     promptByModality: modalities.prompt,
     responseByModality: modalities.response,
+    seconds: row.seconds,
   };
 }
 
 function addTo(t: UsageTotals, u: TokenUsage): UsageTotals {
   return merge(t, {
-    responses: 1,
+    // A time-billed model's seconds come on their own, not with a response.
+    responses: u.seconds === undefined ? 1 : 0,
     promptTokens: u.promptTokens,
     responseTokens: u.responseTokens,
     totalTokens: u.totalTokens,
@@ -124,6 +137,7 @@ function addTo(t: UsageTotals, u: TokenUsage): UsageTotals {
     toolUsePromptTokens: u.toolUsePromptTokens ?? 0,
     promptByModality: u.promptByModality ?? {},
     responseByModality: u.responseByModality ?? {},
+    seconds: u.seconds ?? 0,
   });
 }
 
@@ -138,6 +152,7 @@ function merge(a: UsageTotals, b: UsageTotals): UsageTotals {
     toolUsePromptTokens: a.toolUsePromptTokens + b.toolUsePromptTokens,
     promptByModality: sumRecords(a.promptByModality, b.promptByModality),
     responseByModality: sumRecords(a.responseByModality, b.responseByModality),
+    seconds: a.seconds + b.seconds,
   };
 }
 

@@ -52,6 +52,12 @@ export interface TokenUsage {
   /** Per modality where the provider gives it, e.g. `{ TEXT: 120, AUDIO: 900 }`. */
   promptByModality?: Record<string, number> | undefined;
   responseByModality?: Record<string, number> | undefined;
+  /**
+   * A model billed by time (GPT-Live: per active minute): the seconds it metered since its
+   * last report on this connection. Such a report is no response of its own (its token
+   * counts are 0 and it does not count as one).
+   */
+  seconds?: number | undefined;
 }
 
 /**

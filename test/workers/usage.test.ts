@@ -61,6 +61,31 @@ describe("GET /v1/sessions/:id", () => {
     client.close();
   });
 
+  it("GPT-Live, billed by the active second: the seconds the service metered, per turn and summed", async () => {
+    const { sessionId, client } = await simulatorSession({
+      wire: "gpt-live",
+      modality: "AUDIO",
+      calls: "greeting:;*:",
+    });
+    await playTurn(client, "hi");
+    await playTurn(client, "what are your opening hours?");
+    const { rows } = await get<{ rows: Row[] }>(`/v1/sessions/${sessionId}/timeline`);
+    const seconds = rows
+      .filter((r) => r.kind === "USAGE" && r.detail?.seconds !== undefined)
+      .map((r) => Number(r.detail!.seconds));
+    expect(seconds.length).toBeGreaterThanOrEqual(2);
+    const session = await get<{ usage: Record<string, number> }>(`/v1/sessions/${sessionId}`);
+    // Each USAGE row is what the running total grew by (the adapter's unit test holds that
+    // rule); the session's seconds are their sum, kept in its storage.
+    expect(session.usage.seconds).toBeCloseTo(
+      seconds.reduce((a, b) => a + b, 0),
+      6,
+    );
+    expect(session.usage.seconds).toBeGreaterThan(0);
+    expect(session.usage.responses).toBe(0);
+    client.close();
+  });
+
   it("404 for an unknown session; 405 with Allow for other methods", async () => {
     const unknown = await exports.default.fetch(`${BASE}/v1/sessions/${crypto.randomUUID()}`, {
       headers: withKey(),

@@ -105,6 +105,8 @@ export class GptLiveAdapter implements ProviderAdapter {
   private outputEndMs = 0;
   /** The user is speaking (input transcript since the model last spoke). */
   private userSpeaking = false;
+  /** The session's metered seconds so far, as last reported (cumulative, per connection). */
+  private meteredSeconds = 0;
   private readonly mulaw: boolean;
 
   constructor(private readonly opts: GptLiveAdapterOptions) {
@@ -189,10 +191,12 @@ export class GptLiveAdapter implements ProviderAdapter {
         // The service ends the session (expired, moderation, a hang-up): the socket's close
         // follows, and the core reconnects or gives up by its close code.
         return ok([
+          ...this.metered(event.usage.seconds),
           { type: "service_error", code: `session_closed:${event.reason}`, message: event.reason },
         ]);
-      case "session.updated":
       case "session.usage.updated":
+        return ok(this.metered(event.usage.seconds));
+      case "session.updated":
       case "session.input_audio.muted":
       case "session.input_audio.unmuted":
       case "session.instructions.appended":
@@ -234,6 +238,19 @@ export class GptLiveAdapter implements ProviderAdapter {
     const outstanding = new Set(calls.map((c) => c.id));
     for (const c of calls) this.awaiting.set(c.id, outstanding);
     return [{ type: "tool_call", calls }];
+  }
+
+  /**
+   * The session's cumulative seconds (never to be added up across updates): what they grew by
+   * since the last report is this connection's usage to record. A new connection is a new
+   * service session, counting from 0.
+   */
+  private metered(cumulative: number): ModelEvent[] {
+    const seconds = cumulative - this.meteredSeconds;
+    if (seconds <= 0) return [];
+    this.meteredSeconds = cumulative;
+    const usage = { promptTokens: 0, responseTokens: 0, totalTokens: 0, seconds };
+    return [{ type: "usage", usage }];
   }
 
   /** The model speaks: the user's speech before it is over (its transcript came). */

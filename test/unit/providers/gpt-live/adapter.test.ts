@@ -283,3 +283,37 @@ describe("when the backend is asked to go on", () => {
     ).toEqual(["response.item.create", "response.create"]);
   });
 });
+
+describe("usage, billed by the active second", () => {
+  const updated = (seconds: number) => ({
+    type: "session.usage.updated",
+    event_id: `ev_usage_${seconds}`,
+    usage: { seconds },
+  });
+  const secondsOf = (evs: ModelEvent[]) =>
+    evs.flatMap((e) => (e.type === "usage" ? [e.usage.seconds] : []));
+
+  it("the cumulative seconds become what each update added, never summed twice", () => {
+    const a = adapter();
+    expect(secondsOf(events(a, updated(1.5)))).toEqual([1.5]);
+    // The same total again adds nothing.
+    expect(secondsOf(events(a, updated(1.5)))).toEqual([]);
+    expect(secondsOf(events(a, updated(4)))).toEqual([2.5]);
+    const closed = events(a, {
+      type: "session.closed",
+      event_id: "ev_closed",
+      reason: "expired",
+      session: { id: "sess_1", expires_at: 0, model: "gpt-live-1" },
+      usage: { seconds: 5 },
+    });
+    expect(secondsOf(closed)).toEqual([1]);
+    const usage = closed.find((e) => e.type === "usage");
+    expect(usage).toMatchObject({ usage: { promptTokens: 0, totalTokens: 0, seconds: 1 } });
+  });
+
+  it("a new connection is a new service session: its seconds count from 0", () => {
+    const first = adapter();
+    events(first, updated(30));
+    expect(secondsOf(events(adapter(), updated(2)))).toEqual([2]);
+  });
+});
