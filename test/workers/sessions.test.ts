@@ -84,7 +84,7 @@ describe("POST /v1/sessions", () => {
       expect.arrayContaining([
         { component: "session", version: 2 },
         { component: "history", version: 6 },
-        { component: "usage", version: 1 },
+        { component: "usage", version: 2 },
       ]),
     );
   });
