@@ -273,11 +273,19 @@ function flushBatch(ctx: StepContext, batch: string): void {
     s.regenUntil = ctx.now + REGEN_WINDOW_MS;
 }
 
-/** Abort and record a cancellation; nothing is sent to the model for it. */
+/**
+ * Abort and record a cancellation. The model is told only where its wire needs an output for
+ * every call (`answersCancelledCalls`), on the connection that made the call: a silent
+ * "cancelled" error, context that prompts nothing.
+ */
 export function cancelCall(ctx: StepContext, call: CallState, reason: string): void {
   call.status = "cancelled";
   ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });
   if (call.runOn === "server") ctx.emit({ type: "abort_tool", callId: call.id, reason });
+  if (ctx.state.upstream.phase === "live" && capabilitiesOf(ctx.state).answersCancelledCalls) {
+    const cancelled = { callId: call.id, name: call.name, error: `cancelled: ${reason}` };
+    ctx.sendModel({ type: "tool_responses", responses: [{ ...cancelled, scheduling: "silent" }] });
+  }
   ctx.record({
     kind: "tool_cancelled",
     turnId: call.turnId,

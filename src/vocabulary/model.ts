@@ -133,6 +133,13 @@ export interface ModelCapabilities {
    * adapter says so), else after it stays quiet (core/watchdog.ts). Absent: false.
    */
   turnless?: boolean | undefined;
+  /**
+   * Every call needs an output, a cancelled one too (GPT-Live: its backend's conversation
+   * takes no new response while a function call in it has none, and the guides ask for a
+   * "cancelled" output for declined calls). A call liveline cancels is then told so, as
+   * context (it prompts nothing). Absent: false (nothing is sent for a cancelled call).
+   */
+  answersCancelledCalls?: boolean | undefined;
 }
 
 /** Where a tool runs and what should follow its result (DESIGN.md, Turn and tool policy). */

@@ -62,6 +62,7 @@ export const GPT_LIVE_CAPABILITIES: ModelCapabilities = {
   silentHonoured: true,
   responsesOnRequest: true,
   turnless: true,
+  answersCancelledCalls: true,
 };
 
 /** What a session.start may seed: at most 128 messages (GPT-LIVE.md, Session config). */

@@ -153,3 +153,33 @@ describe("words a turnless model says on its own", () => {
     expect(opened(h)).toHaveLength(1);
   });
 });
+
+describe("a call cancelled on a wire that needs an output for every call (GPT-Live)", () => {
+  const cancelledOutputs = (h: Harness) =>
+    h.sentToModel.flatMap((c) =>
+      c.type === "tool_responses"
+        ? c.responses.filter((r) => r.error?.startsWith("cancelled"))
+        : [],
+    );
+
+  it("is told to the model as a silent 'cancelled' output, before the line that cut it", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "client_text", clientId: "phone", text: "Never mind." });
+    expect(cancelledOutputs(h)).toEqual([
+      { callId: "c1", name: "lookup_faq", error: "cancelled: barge_in", scheduling: "silent" },
+    ]);
+    const order = h.sentToModel.map((c) => c.type);
+    expect(order.lastIndexOf("tool_responses")).toBeLessThan(order.lastIndexOf("user_text"));
+    expect(h.durableFrames("phone").filter((f) => f.type === "tool_cancelled")).toHaveLength(1);
+  });
+
+  it("control: a model whose wire needs none is sent nothing for it", () => {
+    const h = live({ capabilities: { ...GPT_LIVE_CAPABILITIES, answersCancelledCalls: false } });
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "client_text", clientId: "phone", text: "Never mind." });
+    expect(cancelledOutputs(h)).toEqual([]);
+  });
+});
