@@ -1,5 +1,10 @@
 import type { ToolOutcome } from "../vocabulary/log-events.js";
-import { type ToolCallRequest, type ToolResponse, toolResponse } from "../vocabulary/model.js";
+import {
+  cancelledOutcome,
+  type ToolCallRequest,
+  type ToolResponse,
+  toolResponse,
+} from "../vocabulary/model.js";
 import { archivedCall } from "./call-archive.js";
 import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
@@ -283,7 +288,7 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
   ctx.emit({ type: "clear_timer", timer: `tool:${call.id}` });
   if (call.runOn === "server") ctx.emit({ type: "abort_tool", callId: call.id, reason });
   if (ctx.state.upstream.phase === "live" && capabilitiesOf(ctx.state).answersCancelledCalls) {
-    const cancelled = { callId: call.id, name: call.name, error: `cancelled: ${reason}` };
+    const cancelled = toolResponse(call.id, call.name, cancelledOutcome(reason));
     ctx.sendModel({ type: "tool_responses", responses: [{ ...cancelled, scheduling: "silent" }] });
   }
   ctx.record({

@@ -1,6 +1,7 @@
 import type { HistoryEvent } from "../vocabulary/log-events.js";
 import {
   type ContextItem,
+  cancelledOutcome,
   type RebuiltContext,
   type ToolCallRequest,
   type ToolResponse,
@@ -58,7 +59,7 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
       case "tool_cancelled": {
         // Only results whose call is already in the context, and only the first one.
         if (!callNames.has(e.callId) || hasResult(items, e.callId)) break;
-        const outcome = e.kind === "tool_cancelled" ? { error: `cancelled: ${e.reason}` } : e;
+        const outcome = e.kind === "tool_cancelled" ? cancelledOutcome(e.reason) : e;
         pushResult(items, toolResponse(e.callId, e.name, outcome));
         break;
       }

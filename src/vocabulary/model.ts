@@ -87,6 +87,14 @@ export function toolResponse(
     : { callId, name, result: outcome.result ?? {} };
 }
 
+/**
+ * What a model is told of a call that was cancelled: in a context rebuilt from the log, and
+ * live where its wire needs an output for every call (`answersCancelledCalls`).
+ */
+export function cancelledOutcome(reason: string): { error: string } {
+  return { error: `cancelled: ${reason}` };
+}
+
 /** Commands the core asks an adapter to send to the model. */
 export type ModelCommand =
   | { type: "user_text"; text: string }
