@@ -19,6 +19,26 @@ export function answerTag(n: number): string {
   return `[#r${n}]`;
 }
 
+/**
+ * The next answer's tag `[#rN]` (counting in `counter`), or none under `repeatAnswers` (the
+ * same input, the same words).
+ */
+export function nextAnswerTag(repeatAnswers: boolean, counter: { answers: number }): string {
+  return repeatAnswers ? "" : answerTag(++counter.answers);
+}
+
+/** A function call's output string as a tool result: JSON objects as they are, else `{output}`. */
+export function parseToolOutput(output: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(output);
+    return value !== null && typeof value === "object"
+      ? (value as Record<string, unknown>)
+      : { output };
+  } catch {
+    return { output };
+  }
+}
+
 /** `text` ending with `tag`, or `text` alone when there is no tag (`repeatAnswers`). */
 export function tagged(text: string, tag: string): string {
   return tag === "" ? text : `${text} ${tag}`;

@@ -1,11 +1,11 @@
 /** The generation engine: what the model says and calls, paced, and how a reply ends. */
 
 import {
-  answerTag,
   argsFor,
   chunkWords,
   introduction,
   isSideEffect,
+  nextAnswerTag,
   plannedCalls,
   replyFor,
   resultSpeech,
@@ -33,10 +33,7 @@ export function react(ctx: Ctx, reaction: Reaction): void {
 // Generations
 // ---------------------------------------------------------------------------
 
-/** The next answer's tag `[#rN]`, or none under `repeatAnswers` (the same input, the same words). */
-export function nextTag(s: SimState): string {
-  return s.knobs.repeatAnswers ? "" : answerTag(++s.context.answers);
-}
+export const nextTag = (s: SimState): string => nextAnswerTag(s.knobs.repeatAnswers, s.context);
 
 /**
  * The wait before a reply's first content (`latencyMs`): a user turn's answer, and the answer

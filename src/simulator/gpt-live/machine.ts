@@ -12,18 +12,12 @@
  *   input audio; it sees the session's events, with reflected audio (speech.ts).
  */
 import { takeDue } from "../due-queue.js";
-import { summarise } from "../script.js";
+import { parseToolOutput, summarise } from "../script.js";
 import { onAudio } from "./hear.js";
 import { onResponseCreate, speakUnprompted } from "./respond.js";
 import { closeSession, startSession, updateSession } from "./session.js";
 import { speak } from "./speech.js";
-import {
-  Ctx,
-  type Json,
-  type LiveSimEffect,
-  type LiveSimInput,
-  type LiveSimState,
-} from "./state.js";
+import { Ctx, type LiveSimEffect, type LiveSimInput, type LiveSimState } from "./state.js";
 import { invalidEventMessage, LiveClientEvent } from "./strict-schemas.js";
 
 export {
@@ -226,7 +220,7 @@ function onItem(ctx: Ctx, item: Item): void {
         return;
       }
       // A second output for an answered call is taken and ignored (assumed).
-      if (call.summary === null) call.summary = summarise(parseOutput(text(item.output)));
+      if (call.summary === null) call.summary = summarise(parseToolOutput(text(item.output)));
       return;
     }
   }
@@ -237,13 +231,4 @@ function text(content: string | readonly ({ text: string } | { type: "input_imag
   return typeof content === "string"
     ? content
     : content.map((p) => ("text" in p ? p.text : "")).join("");
-}
-
-function parseOutput(output: string): Json {
-  try {
-    const value: unknown = JSON.parse(output);
-    return value !== null && typeof value === "object" ? (value as Json) : { output };
-  } catch {
-    return { output };
-  }
 }

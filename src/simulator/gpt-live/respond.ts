@@ -11,9 +11,9 @@
  *   model speaks the results and the rest of its reply (a superseded task's are never spoken).
  */
 import {
-  answerTag,
   asksToIntroduce,
   introduction,
+  nextAnswerTag,
   plannedCalls,
   replyFor,
   resultSpeech,
@@ -23,10 +23,7 @@ import { streamResponse } from "./backend.js";
 import { later, speak } from "./speech.js";
 import type { Call, Ctx, LiveSimState, Task } from "./state.js";
 
-/** The next answer's tag `[#rN]`, or none under `repeatAnswers`. */
-function nextTag(s: LiveSimState): string {
-  return s.knobs.repeatAnswers ? "" : answerTag(++s.answers);
-}
+const nextTag = (s: LiveSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
 
 /** The reply to a user's line: what is said before its calls, what after, and the calls. */
 function plan(ctx: Ctx, text: string): { before: string; after: string; calls: string[] } {

@@ -21,14 +21,13 @@
 import { mulawToPcm16 } from "../../telephony/audio/g711.js";
 import { pcm16ToBytes } from "../../telephony/audio/pcm.js";
 import { takeDue } from "../due-queue.js";
-import { summarise, UTTERANCES } from "../script.js";
+import { parseToolOutput, summarise, UTTERANCES } from "../script.js";
 import { endOfAudio, hear, pcmOf } from "../vad.js";
 import { cancel, respond } from "./respond.js";
 import {
   BYTES_PER_MS,
   Ctx,
   inputBytesPerMs,
-  type Json,
   type OaiSimEffect,
   type OaiSimInput,
   type OaiSimState,
@@ -168,7 +167,7 @@ function onFrame(ctx: Ctx, text: string): void {
           );
           return;
         }
-        const output = parseOutput(item.output);
+        const output = parseToolOutput(item.output);
         s.items.push({
           kind: "output",
           callId: item.call_id,
@@ -237,15 +236,6 @@ function onFrame(ctx: Ctx, text: string): void {
       const unreachable: never = event;
       throw new Error(`unknown event ${JSON.stringify(unreachable)}`);
     }
-  }
-}
-
-function parseOutput(output: string): Json {
-  try {
-    const value: unknown = JSON.parse(output);
-    return value !== null && typeof value === "object" ? (value as Json) : { output };
-  } catch {
-    return { output };
   }
 }
 

@@ -1,12 +1,12 @@
 /** The OpenAI face's responses: what a response says, its pacing, cancellation. */
 
 import {
-  answerTag,
   argsFor,
   asksToGoOn,
   asksToIntroduce,
   chunkWords,
   introduction,
+  nextAnswerTag,
   plannedCalls,
   replyFor,
   resultSpeech,
@@ -15,10 +15,7 @@ import {
 import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
 import type { Ctx, Json, OaiSimState } from "./state.js";
 
-/** The next answer's tag `[#rN]`, or none under `repeatAnswers` (the same input, the same words). */
-function nextTag(s: OaiSimState): string {
-  return s.knobs.repeatAnswers ? "" : answerTag(++s.answers);
-}
+const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
 
 /**
  * What the service sends at the beginning of a response, beside `response.created`: the rate
