@@ -174,14 +174,15 @@ function backendSays(ctx: Ctx, delegationId: string | null, text: string, spoken
 
 /**
  * Quiet since a reply ended at timeline `after` (`unpromptedAfterMs`): nothing said since,
- * nothing to be said, no task waiting for outputs, no line waiting for a response. The model
- * checks on the user, once, on its own.
+ * nothing to be said, no task waiting for outputs, no line waiting for a response, the user
+ * not speaking. The model checks on the user, once, on its own.
  */
 export function speakUnprompted(ctx: Ctx, after: number): void {
   const s = ctx.s;
   const speechQueued = s.queue.some((due) => due.kind === "send" && due.speech);
   const taskWaiting = s.tasks.some((t) => !t.continued && !t.superseded);
-  if (s.speechEnd !== after || speechQueued || taskWaiting || s.pendingUser.length > 0) return;
-  if (s.utteranceHeardMs > 0) return;
+  const userSpeaking = s.utteranceHeardMs > 0;
+  const busy = speechQueued || taskWaiting || userSpeaking || s.pendingUser.length > 0;
+  if (s.speechEnd !== after || busy) return;
   speak(ctx, tagged("Are you still there?", nextTag(s)), ctx.timeline(), false);
 }
