@@ -122,7 +122,7 @@ export interface CoreConfig {
   modelTimeoutMs: number;
   /**
    * A model without turns (capability `turnless`): its utterance is over once it stayed
-   * quiet this long after it spoke (nothing on its wire says so).
+   * quiet this long after its speech ended (nothing on its wire says so; speech-clock.ts).
    */
   utteranceQuietMs: number;
   /**
@@ -138,7 +138,7 @@ export interface CoreConfig {
 /**
  * A turnless model (GPT-Live) yields by itself, and nothing on its wire says so: an utterance
  * of it that the user's speech did not end is over once the model has sent nothing for this
- * long (the default of `utteranceQuietMs`). Over, not failed: the turn ends complete, with no
+ * long past the end of its speech (the default of `utteranceQuietMs`). Over, not failed: the turn ends complete, with no
  * error (a delivered answer never ends its turn with one). More speech after it is a new
  * generation.
  */

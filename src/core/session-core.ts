@@ -8,6 +8,7 @@ import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
 import type { CoreState, GenerationState } from "./session-state.js";
+import { noteSpeechSpan } from "./speech-clock.js";
 import { StepContext } from "./step-context.js";
 import {
   cancelCall,
@@ -270,6 +271,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     case "text_delta":
     case "transcript_delta": {
+      // Where its speech ends, for a model whose utterance ends only in quiet (watchdog.ts).
+      if (event.type === "transcript_delta" && event.span !== undefined)
+        s.speechClock = noteSpeechSpan(s.speechClock, ctx.now, event.span);
       const kind = event.type === "text_delta" ? "model_text" : "transcript";
       forwardText(ctx, currentGeneration(ctx), { kind, text: event.text });
       return;

@@ -6,6 +6,7 @@ import type {
   ToolResponse,
 } from "../vocabulary/model.js";
 import type { CoreConfig } from "./core-config.js";
+import { initialSpeechClock, type SpeechClock } from "./speech-clock.js";
 
 // The configuration lives in core-config.ts; importers of the state find it here too.
 export * from "./core-config.js";
@@ -313,6 +314,8 @@ export interface CoreState {
   regenUntil: number;
   /** When the model last showed life (any event on the connection). */
   lastModelSignAt: number;
+  /** Where a turnless model's speech ends (speech-clock.ts). */
+  speechClock: SpeechClock;
   /**
    * When the model last showed it is working on an answer (OpenAI's `response.created`, a
    * thought, usage): a generation has begun, and no nudge may cut it.
@@ -374,6 +377,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     silentIgnored: false,
     regenUntil: 0,
     lastModelSignAt: 0,
+    speechClock: initialSpeechClock(),
     lastWorkAt: 0,
     lastClientAudioAt: 0,
     audioSinceEnd: false,

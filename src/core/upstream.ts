@@ -9,6 +9,7 @@ import type { UpstreamOpen } from "./effects.js";
 import { armLineWait } from "./follow-up.js";
 import { armIdle, setIdleTimer } from "./idle.js";
 import { type CoreState, upstreamQuiet } from "./session-state.js";
+import { restartSpeechTimeline } from "./speech-clock.js";
 import type { StepContext } from "./step-context.js";
 
 /**
@@ -66,6 +67,7 @@ export function onSetupComplete(ctx: StepContext): void {
   up.phase = "live";
   // The failure count starts over only once the connection has stayed up (see onLost).
   up.liveSince = ctx.now;
+  ctx.state.speechClock = restartSpeechTimeline(ctx.state.speechClock);
   up.goingAway = false;
   up.goAwayDeadline = null;
   ctx.emit({ type: "clear_timer", timer: "connect" });

@@ -52,8 +52,10 @@ export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
 }
 
 function deadline(s: CoreState, turn: TurnState): number {
-  const wait = utteranceMayHaveEnded(s, turn) ? s.config.utteranceQuietMs : s.config.modelTimeoutMs;
-  return Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt) + wait;
+  const since = Math.max(s.lastModelSignAt, turn.askedAt, turn.waitedAt);
+  if (!utteranceMayHaveEnded(s, turn)) return since + s.config.modelTimeoutMs;
+  // Quiet once its speech is over, not once its last piece came (speech-clock.ts).
+  return Math.max(since, s.speechClock.endsAt) + s.config.utteranceQuietMs;
 }
 
 /**

@@ -15,7 +15,15 @@ export interface ToolCallRequest {
 export type ModelEvent =
   | { type: "setup_complete" }
   | { type: "text_delta"; text: string }
-  | { type: "transcript_delta"; text: string }
+  /**
+   * `span`: where the piece sits on the model's own timeline, in ms (end exclusive), where
+   * the wire says (GPT-Live): how long its speech goes on after the piece came.
+   */
+  | {
+      type: "transcript_delta";
+      text: string;
+      span?: { startMs: number; endMs: number } | undefined;
+    }
   | { type: "input_transcript"; text: string; finished: boolean }
   | { type: "audio_delta"; pcm: Uint8Array }
   | { type: "tool_call"; calls: ToolCallRequest[] }

@@ -2,8 +2,9 @@
  * A session on GPT-Live (issue 31), through the adapter to the simulator's GPT-Live face
  * (src/simulator/gpt-live): a model without turns. First steps: a line is answered in its
  * turn, which ends once and without an error (the model's quiet ends it); a function call the
- * service delivers twice runs once and is answered once; words the model says on its own
- * reach the clients, in a turn of their own.
+ * service delivers twice runs once and is answered once; an answer said in real time is one
+ * turn however far apart its pieces come; words the model says on its own reach the clients,
+ * in a turn of their own.
  */
 import { describe, expect, it } from "vitest";
 import type { Frame } from "./helpers.js";
@@ -44,6 +45,24 @@ describe("a GPT-Live session (the simulator's face)", () => {
     expect(errorsOf(frames)).toEqual([]);
     client.close();
   });
+
+  it("an answer said in real time, its pieces further apart than the quiet, is one turn", async () => {
+    const { client } = await simulatorSession({
+      wire: "gpt-live",
+      modality: "AUDIO",
+      calls: "greeting:;*:",
+      // Pieces of 2 to 5 words, each sent as it begins: 500 to 1,250 ms apart, past the
+      // utterance's quiet (400 ms here). Its end is read from the transcript's timeline.
+      timeScale: 1,
+      msPerWord: 250,
+    });
+    const frames = await playTurn(client, "hello there", { settleMs: 1_500 });
+    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
+    expect(transcriptOf(frames).split(" ").length).toBeGreaterThan(5);
+    expect(errorsOf(frames)).toEqual([]);
+    client.close();
+  }, 30_000);
 
   it("words the model says on its own, after its answer ended, reach the client in a turn of their own", async () => {
     const { client } = await simulatorSession({

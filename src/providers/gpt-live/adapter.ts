@@ -172,7 +172,14 @@ export class GptLiveAdapter implements ProviderAdapter {
       }
       case "session.output_transcript.delta":
         this.outputEndMs = Math.max(this.outputEndMs, event.end_ms);
-        return ok([...this.modelSpeaks(), { type: "transcript_delta", text: event.delta }]);
+        return ok([
+          ...this.modelSpeaks(),
+          {
+            type: "transcript_delta",
+            text: event.delta,
+            span: { startMs: event.start_ms, endMs: event.end_ms },
+          },
+        ]);
       case "session.input_transcript.delta":
         return ok(this.userSays(event.delta, event.start_ms));
       case "session.delegation.created":

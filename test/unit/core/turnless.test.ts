@@ -86,6 +86,65 @@ describe("an utterance of a turnless model", () => {
   });
 });
 
+describe("the end of a turnless model's speech, read from its timeline", () => {
+  /** A piece of the model's speech over `[startMs, endMs)` of its timeline, come just now. */
+  function piece(h: Harness, text: string, startMs: number, endMs: number, spans: boolean) {
+    h.model({
+      type: "transcript_delta",
+      text,
+      ...(spans ? { span: { startMs, endMs } } : {}),
+    });
+  }
+
+  /** One answer said in pieces of 1,750 ms, each sent as it begins (past the quiet apart). */
+  function paced(spans: boolean): Harness {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "Tell me a story." });
+    const gap = UTTERANCE_QUIET_MS + 250;
+    for (let i = 0; i < 4; i++) {
+      piece(h, `Part ${i}. `, i * gap, (i + 1) * gap, spans);
+      // Timers due before the next piece fire (an utterance over between pieces ends there).
+      h.advance(gap);
+    }
+    settle(h);
+    return h;
+  }
+
+  it("an answer whose pieces come further apart than the quiet, each as long as the gap, is one turn", () => {
+    const h = paced(true);
+    expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
+    expect(texts(h).join("")).toBe("Part 0. Part 1. Part 2. Part 3. ");
+    expect(userTurns(h).map(([, text]) => text)).toEqual(["Tell me a story."]);
+  });
+
+  it("control: without the timeline the same answer is split into turns at each gap", () => {
+    const h = paced(false);
+    expect(turnEnds(h).length).toBeGreaterThan(1);
+  });
+
+  it("pieces sent ahead of the speech in one burst: over at the quiet after the burst", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "Tell me a story." });
+    // The first piece is taken as said in real time (nothing shows the pace yet); the rest,
+    // come in the same instant, show a pace of 0: the burst is the whole of what is said.
+    for (let i = 0; i < 4; i++) piece(h, `Part ${i}. `, i * 2000, (i + 1) * 2000, true);
+    h.advance(UTTERANCE_QUIET_MS - 1);
+    expect(turnEnds(h)).toEqual([]);
+    h.advance(1);
+    expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
+  });
+
+  it("a single piece said in real time: over at the quiet after its end, not before", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    piece(h, "Hello there, how are you today? ", 0, 3000, true);
+    h.advance(3000 + UTTERANCE_QUIET_MS - 1);
+    expect(turnEnds(h)).toEqual([]);
+    h.advance(1);
+    expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
+  });
+});
+
 describe("words a turnless model says on its own", () => {
   /** The user frames that opened turns, with how (`source` is set only for the model's own). */
   const opened = (h: Harness) =>

@@ -89,8 +89,9 @@ describe("the session it starts", () => {
 describe("utterances bounded by the timeline", () => {
   it("the user's speech after the model's words ends the utterance (yielded), then is input", () => {
     const a = adapter();
+    // Its place on the timeline goes with it: where the speech ends (core/speech-clock.ts).
     expect(events(a, transcript("output", "Hello!", 0, 600))).toEqual([
-      { type: "transcript_delta", text: "Hello!" },
+      { type: "transcript_delta", text: "Hello!", span: { startMs: 0, endMs: 600 } },
     ]);
     expect(events(a, transcript("input", "hi there", 900, 1400))).toEqual([
       { type: "turn_complete", reason: "yielded" },
