@@ -138,9 +138,9 @@ export interface CoreConfig {
 /**
  * A turnless model (GPT-Live) yields by itself, and nothing on its wire says so: an utterance
  * of it that the user's speech did not end is over once the model has sent nothing for this
- * long past the end of its speech (the default of `utteranceQuietMs`). Over, not failed: the turn ends complete, with no
- * error (a delivered answer never ends its turn with one). More speech after it is a new
- * generation.
+ * long past the end of its speech (the default of `utteranceQuietMs`). Over, not failed: the
+ * turn ends complete, with no error (a delivered answer never ends its turn with one). More
+ * speech after it is a new generation.
  */
 export const UTTERANCE_QUIET_MS = 1_500;
 
@@ -199,4 +199,9 @@ export interface LegacyJudgements {
    * repeated input included, and a kept repeat ending its turn with `repeated_reply`.
    */
   repeatsOnEveryWire?: boolean | undefined;
+  /**
+   * Issue 31 replaced it: on a turnless model, results sent while it spoke were taken as
+   * answered by the words it went on saying (its turn then ended before their answer came).
+   */
+  resultsAnsweredByVoice?: boolean | undefined;
 }

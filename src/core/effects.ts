@@ -42,6 +42,8 @@ export type TraceKind =
   /** The model is slow, not silent: the watchdog waits another period instead of ending the turn. */
   | "WATCHDOG_WAIT"
   | "UTTERANCE_QUIET"
+  /** A reply liveline asked a turnless model for begins: the answer owed to a turn starts here. */
+  | "REPLY_READY"
   /** Nothing came within the grace after results: the follow-up is awaited (emptyReplyWaitMs). */
   | "AWAIT_FOLLOW_UP"
   /** The model answered a turn after it had timed out: named to clients, not shown. */

@@ -111,6 +111,29 @@ export function currentGeneration(ctx: StepContext): GenerationState {
 }
 
 /**
+ * A reply liveline asked for is ready (`reply_ready`, turnless models): the answer owed to the
+ * newest turn waiting for one begins here. The words said before it were not that answer,
+ * even when the voice runs on without a pause into it (a slot left owed then would wait for a
+ * generation that never comes): the slot is taken now, by the running generation if it is
+ * that turn's, else by a generation begun for it (what was running, an ended turn's or
+ * nobody's, is over).
+ */
+export function onReplyReady(ctx: StepContext): void {
+  const s = ctx.state;
+  const newest = s.expected.findLast((o) => o !== null);
+  if (newest === undefined || newest === null) return;
+  const gen = s.generation;
+  if (gen !== null && gen.owner === newest) {
+    s.expected.splice(s.expected.indexOf(newest), 1);
+    ctx.trace("REPLY_READY", { turnId: newest, generation: "running" });
+    return;
+  }
+  s.generation = null;
+  currentGeneration(ctx);
+  ctx.trace("REPLY_READY", { turnId: newest, generation: "new" });
+}
+
+/**
  * The user's voice cut the model short before it said anything, while their speech waited
  * for its answer: they spoke on, and the model's next generation answers all of it. The one
  * cut is nobody's, so the turn_complete that ends it opens no turn (an empty answer to half

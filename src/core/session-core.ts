@@ -2,7 +2,7 @@ import type { ModelEvent } from "../vocabulary/model.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import type { Effect } from "./effects.js";
 import { armLineWait, sendInput, withdrawQueuedText } from "./follow-up.js";
-import { currentGeneration, takeContent } from "./generations.js";
+import { currentGeneration, onReplyReady, takeContent } from "./generations.js";
 import { handoffBeforeInput, maybeApplyHandoff, requestHandoff } from "./handoff.js";
 import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
@@ -301,6 +301,10 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     case "working":
       s.lastWorkAt = ctx.now;
+      return;
+    case "reply_ready":
+      s.lastWorkAt = ctx.now;
+      onReplyReady(ctx);
       return;
     case "tool_call":
       onModelToolCall(ctx, event.calls);

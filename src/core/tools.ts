@@ -263,7 +263,11 @@ function flushBatch(ctx: StepContext, batch: string): void {
   if (inGeneration && s.generation) s.generation.resultsUnanswered = turn.inputKey;
   turn.resultsSinceContent++;
   if (speak) turn.speakSinceContent = true;
-  if (!inGeneration) {
+  // A model without turns answers results in the reply they ask for (`reply_ready`), never
+  // in the words it goes on saying meanwhile: the turn waits for that reply.
+  const answeredInReply =
+    capabilitiesOf(s).turnless === true && s.config.legacy?.resultsAnsweredByVoice !== true;
+  if (!inGeneration || answeredInReply) {
     expectGeneration(ctx, turn.id);
     return;
   }

@@ -37,6 +37,12 @@ export type ModelEvent =
    * `response.created`, a Gemini thought): a slow model, not a silent one.
    */
   | { type: "working" }
+  /**
+   * A reply the gateway asked for is ready (GPT-Live: the backend's response to a
+   * `response.create` liveline sent shows its first output): what the model says from here
+   * answers that request, not the words it was saying when it came (turnless models only).
+   */
+  | { type: "reply_ready" }
   | { type: "go_away"; timeLeftMs: number }
   | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
   /** Token counts the provider reported (a frame may carry only these). */

@@ -64,6 +64,43 @@ describe("a GPT-Live session (the simulator's face)", () => {
     client.close();
   }, 30_000);
 
+  it("a result sent while the voice speaks is answered in its turn, by the reply it asks for", async () => {
+    const { client } = await simulatorSession({
+      wire: "gpt-live",
+      modality: "AUDIO",
+      // The backend answers the line with the voice's opening and a client call, answered
+      // at once, as the voice begins to speak; its reply to the result comes 2 s later, well
+      // after the opening has been said and past the utterance's quiet (400 ms here).
+      calls: "greeting:get_user_profile;*:",
+      timeScale: 1,
+      msPerWord: 60,
+      latencyMs: 2_000,
+    });
+    const frames = await playTurn(client, "hi", { settleMs: 1_500 });
+    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
+    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    expect(transcriptOf(frames)).toContain("get_user_profile");
+    expect(errorsOf(frames)).toEqual([]);
+    client.close();
+  }, 30_000);
+
+  it("a result the voice runs on into the reply to, without a pause, ends its turn with no error", async () => {
+    const { client } = await simulatorSession({
+      wire: "gpt-live",
+      modality: "AUDIO",
+      calls: "greeting:get_user_profile;*:",
+      timeScale: 1,
+      msPerWord: 150,
+      latencyMs: 100,
+    });
+    const frames = await playTurn(client, "hi", { settleMs: 1_000 });
+    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
+    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    expect(transcriptOf(frames)).toContain("get_user_profile");
+    expect(errorsOf(frames)).toEqual([]);
+    client.close();
+  }, 30_000);
+
   it("words the model says on its own, after its answer ended, reach the client in a turn of their own", async () => {
     const { client } = await simulatorSession({
       wire: "gpt-live",

@@ -100,6 +100,10 @@ export class GptLiveAdapter implements ProviderAdapter {
   private readonly awaiting = new Map<string, Set<string>>();
   /** Responses asked to continue (a result that speaks) while some of their calls had none. */
   private readonly continueOwed = new Set<Set<string>>();
+  /** Delegations the voice started itself whose backend response has not begun. */
+  private readonly voiceDelegations = new Set<string>();
+  /** Backend responses liveline asked for (by delegation key) that have shown no output yet. */
+  private readonly repliesAsked = new Set<string>();
   /** The model has said something since the last boundary on the timeline. */
   private modelSpoke = false;
   /** Where the model's speech ends on the session timeline (ms). */
@@ -183,7 +187,9 @@ export class GptLiveAdapter implements ProviderAdapter {
       case "session.input_transcript.delta":
         return ok(this.userSays(event.delta, event.start_ms));
       case "session.delegation.created":
-        // The backend starts on it: the model works on an answer, it is not silent.
+        // The backend starts on it: the model works on an answer, it is not silent. Its first
+        // response is the voice's own doing, not a reply liveline asked for.
+        this.voiceDelegations.add(event.delegation.id);
         return ok([{ type: "working" }]);
       case "response.event":
         return ok(this.onBackendEvent(event.event, event.delegation_id ?? null));
@@ -226,6 +232,18 @@ export class GptLiveAdapter implements ProviderAdapter {
    */
   private onBackendEvent(event: ResponseStreamEvent, delegationId: string | null): ModelEvent[] {
     const key = delegationId ?? CLIENT_ASKED;
+    if (event.type === "response.created") {
+      // A response that is not a delegation's first is one liveline's response.create asked
+      // for (results, a line): the service starts no other.
+      if (!this.voiceDelegations.delete(key)) this.repliesAsked.add(key);
+      return [{ type: "working" }];
+    }
+    // Its first output: the voice says it from here (before its calls, which are its turn's).
+    const ready: ModelEvent[] =
+      (event.type === "response.output_text.delta" || RESPONSE_ENDS.has(event.type)) &&
+      this.repliesAsked.delete(key)
+        ? [{ type: "reply_ready" }]
+        : [];
     const call = functionCallOf(event);
     if (call !== null) {
       // Delivered twice (or on another connection of the session): one call.
@@ -238,14 +256,13 @@ export class GptLiveAdapter implements ProviderAdapter {
       this.backendCalls.set(key, calls);
       return [];
     }
-    if (event.type === "response.created") return [{ type: "working" }];
-    if (!RESPONSE_ENDS.has(event.type)) return [];
+    if (!RESPONSE_ENDS.has(event.type)) return ready;
     const calls = this.backendCalls.get(key);
     this.backendCalls.delete(key);
-    if (calls === undefined) return [];
+    if (calls === undefined) return ready;
     const outstanding = new Set(calls.map((c) => c.id));
     for (const c of calls) this.awaiting.set(c.id, outstanding);
-    return [{ type: "tool_call", calls }];
+    return [...ready, { type: "tool_call", calls }];
   }
 
   /**

@@ -26,3 +26,9 @@ export const OPENING_JUDGEMENT: LegacyJudgements = {
  * repeat was its answer with a durable `repeated_reply`.
  */
 export const REPEAT_JUDGEMENT_ON_EVERY_WIRE: LegacyJudgements = { repeatsOnEveryWire: true };
+
+/**
+ * Issue 31 replaced it: on a turnless model, results sent while the voice spoke were taken as
+ * answered by whatever it said next; the turn ended at the quiet, before their reply came.
+ */
+export const RESULTS_ANSWERED_BY_VOICE: LegacyJudgements = { resultsAnsweredByVoice: true };

@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import { UTTERANCE_QUIET_MS } from "../../../src/core/core-config.js";
 import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
 import type { Harness } from "./harness.js";
-import { live, turnEnds, userTurns } from "./sessions.js";
+import { RESULTS_ANSWERED_BY_VOICE } from "./legacy-judgements.js";
+import { live, toolResponses, turnEnds, userTurns } from "./sessions.js";
 
 /** What the model said, as clients saw it (a voice model's words come as transcript). */
 const texts = (h: Harness) =>
@@ -210,6 +211,50 @@ describe("words a turnless model says on its own", () => {
     h.model({ type: "turn_complete" });
     expect(texts(h)).toEqual(["Hello!"]);
     expect(opened(h)).toHaveLength(1);
+  });
+});
+
+describe("results a turnless model is sent while it speaks (GPT-Live delegation)", () => {
+  /**
+   * A line, the voice's "let me check" while its backend calls a tool, the result sent as the
+   * voice goes on talking, and the reply it asks for (`reply_ready`) `replyAfterMs` later.
+   */
+  function lookup(h: Harness, replyAfterMs: number, pause: boolean): void {
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "transcript_delta", text: "Let me check. " });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { hours: "9 to 5" } });
+    h.model({ type: "transcript_delta", text: "Just a moment. " });
+    if (pause) h.advance(replyAfterMs);
+    h.model({ type: "reply_ready" });
+    h.model({ type: "transcript_delta", text: "We open at nine." });
+    settle(h);
+  }
+
+  it("are answered in their turn by the reply they ask for, however slow it is", () => {
+    const h = gptLive();
+    lookup(h, 20_000, true);
+    expect(toolResponses(h)).toHaveLength(1);
+    expect(userTurns(h).map(([id]) => id)).toEqual(["t1"]);
+    expect(texts(h).join("")).toBe("Let me check. Just a moment. We open at nine.");
+    expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    expect(errors(h).filter((code) => code !== "model_slow")).toEqual([]);
+  });
+
+  it("a reply the voice runs into without a pause takes the turn's slot: no false timeout", () => {
+    const h = gptLive();
+    lookup(h, 0, false);
+    expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    expect(errors(h)).toEqual([]);
+  });
+
+  it("control: taken as answered by the voice's next words, the turn ends before its reply, which comes as the model's own", () => {
+    const h = live({
+      capabilities: GPT_LIVE_CAPABILITIES,
+      legacy: RESULTS_ANSWERED_BY_VOICE,
+    });
+    lookup(h, 20_000, true);
+    expect(userTurns(h).map(([id]) => id)).toEqual(["t1", "t2"]);
   });
 });
 

@@ -187,6 +187,55 @@ describe("delegated function calls", () => {
   });
 });
 
+describe("the replies liveline asks for", () => {
+  const backend = (type: string, delegationId: string | null, extra = {}) => ({
+    type: "response.event",
+    event_id: `ev_${type}`,
+    delegation_id: delegationId,
+    event: { type, ...extra },
+  });
+  const delegated = (id: string) => ({
+    type: "session.delegation.created",
+    event_id: `ev_${id}`,
+    offset_ms: 100,
+    delegation: { id, target: "responses", type: "delegation" },
+  });
+
+  it("a response no delegation announced (a line's, results') is ready at its first output, once", () => {
+    const a = adapter();
+    expect(events(a, backend("response.created", null))).toEqual([{ type: "working" }]);
+    expect(events(a, backend("response.output_text.delta", null, { delta: "We" }))).toEqual([
+      { type: "reply_ready" },
+    ]);
+    expect(events(a, backend("response.output_text.delta", null, { delta: " open" }))).toEqual([]);
+    expect(events(a, responseCompleted(null))).toEqual([]);
+  });
+
+  it("the voice's own delegation is no reply asked for; the response after its results is", () => {
+    const a = adapter();
+    events(a, delegated("del_1"));
+    expect(events(a, backend("response.created", "del_1"))).toEqual([{ type: "working" }]);
+    expect(events(a, functionCall("call_1"))).toEqual([]);
+    expect(events(a, responseCompleted())).toEqual([
+      { type: "tool_call", calls: [lookup("call_1")] },
+    ]);
+    events(a, backend("response.created", "del_1"));
+    expect(events(a, backend("response.output_text.delta", "del_1", { delta: "It" }))).toEqual([
+      { type: "reply_ready" },
+    ]);
+  });
+
+  it("a reply with calls only is ready at its end, before its calls (they are its turn's)", () => {
+    const a = adapter();
+    events(a, backend("response.created", "del_1"));
+    events(a, functionCall("call_1"));
+    expect(events(a, responseCompleted())).toEqual([
+      { type: "reply_ready" },
+      { type: "tool_call", calls: [lookup("call_1")] },
+    ]);
+  });
+});
+
 describe("what it reads and refuses", () => {
   it("an event it does not know is skipped; a known one malformed is a protocol error", () => {
     const a = adapter();
