@@ -44,6 +44,8 @@ export type TraceKind =
   | "UTTERANCE_QUIET"
   /** A reply liveline asked a turnless model for begins: the answer owed to a turn starts here. */
   | "REPLY_READY"
+  /** The same delegation announced again (GPT-Live): recorded once. */
+  | "DUPLICATE_DELEGATION"
   /** Nothing came within the grace after results: the follow-up is awaited (emptyReplyWaitMs). */
   | "AWAIT_FOLLOW_UP"
   /** The model answered a turn after it had timed out: named to clients, not shown. */

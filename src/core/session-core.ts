@@ -14,6 +14,7 @@ import {
   cancelCall,
   cancelRunningCalls,
   onClientToolResult,
+  onDelegation,
   onModelCancellation,
   onModelToolCall,
   onServerToolOutcome,
@@ -301,6 +302,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     case "working":
       s.lastWorkAt = ctx.now;
+      return;
+    case "delegation":
+      onDelegation(ctx, event.id, event.target);
       return;
     case "reply_ready":
       s.lastWorkAt = ctx.now;

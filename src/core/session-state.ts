@@ -314,6 +314,8 @@ export interface CoreState {
   regenUntil: number;
   /** When the model last showed life (any event on the connection). */
   lastModelSignAt: number;
+  /** Delegations recorded lately (GPT-Live), newest last: each is recorded once (tools.ts). */
+  delegations: readonly string[];
   /** Where a turnless model's speech ends (speech-clock.ts). */
   speechClock: SpeechClock;
   /**
@@ -377,6 +379,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     silentIgnored: false,
     regenUntil: 0,
     lastModelSignAt: 0,
+    delegations: [],
     speechClock: initialSpeechClock(),
     lastWorkAt: 0,
     lastClientAudioAt: 0,

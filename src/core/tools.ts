@@ -41,6 +41,26 @@ export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallReques
   for (const request of fresh) startCall(ctx, request, owner, batch);
 }
 
+/** Delegation ids recorded lately: a delivery of one again (any connection) records nothing. */
+const KEPT_DELEGATIONS = 256;
+
+/**
+ * The model handed work to its backend (GPT-Live): recorded once per id, before any call of
+ * it runs, in the turn it works for (the generation's, else the open or last turn). The
+ * naive relay (no call dedupe) records every announcement, as it runs every delivery.
+ */
+export function onDelegation(ctx: StepContext, id: string, target: string): void {
+  const s = ctx.state;
+  s.lastWorkAt = ctx.now;
+  if (s.config.guards.dedupeCalls && s.delegations.includes(id)) {
+    ctx.trace("DUPLICATE_DELEGATION", { delegationId: id });
+    return;
+  }
+  s.delegations = [...s.delegations, id].slice(-KEPT_DELEGATIONS);
+  const turnId = s.generation?.owner ?? s.turn?.id ?? s.lastTurnId ?? undefined;
+  ctx.record({ kind: "delegation", delegationId: id, target, ...(turnId ? { turnId } : {}) });
+}
+
 function startCall(
   ctx: StepContext,
   request: ToolCallRequest,
@@ -207,7 +227,13 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
     const turn = s.turn?.id === call.turnId ? s.turn : null;
     const inGeneration = turn !== null && s.generation?.owner === call.turnId;
     call.delivery = inGeneration ? "in_generation" : "late_silent";
-    ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling: "silent" }] });
+    // A turnless model's backend stops at its calls and goes on only when asked: while the
+    // call's turn is open, the result lets it go on with the rest of its reply, as a model
+    // with non-blocking calls goes on by itself (the turn waits for nothing more: what it
+    // says next is delivered, in this turn while it speaks, else in a turn of its own).
+    // After the turn, it is context only; the next request goes on from it.
+    const scheduling = caps.turnless === true && turn !== null ? "when_idle" : "silent";
+    ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling }] });
     if (inGeneration) noteResultsSentInGeneration(ctx, "quiet");
     // A model that ignores SILENT answers it by saying its previous reply again.
     if (ctx.now > s.regenUntil) s.regenerations = { sent: 0, owed: 0 };

@@ -75,6 +75,7 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
       case "interrupted":
       case "status":
       case "error":
+      case "delegation":
         break;
       default: {
         const unreachable: never = e;

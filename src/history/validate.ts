@@ -78,6 +78,7 @@ export function validateHistory(events: readonly HistoryEvent[]): HistoryViolati
       case "transcript":
       case "status":
       case "error":
+      case "delegation":
         break;
       default: {
         const unreachable: never = event;

@@ -63,6 +63,8 @@ export type DurableFrame =
       to: string;
       reason: string;
     }
+  /** An extension of protocol v1: the model handed work to its backend (GPT-Live), once per id. */
+  | { type: "delegation"; seq: number; turnId?: string; delegationId: string; target: string }
   /** `turnId` (an extension): the turn a durable error belongs to, when it belongs to one. */
   | {
       type: "error";
@@ -158,6 +160,16 @@ export function frameOf(event: HistoryEvent): DurableFrame {
         code: event.code,
         message: event.message,
         fatal: event.fatal,
+      };
+      if (event.turnId !== undefined) frame.turnId = event.turnId;
+      return frame;
+    }
+    case "delegation": {
+      const frame: DurableFrame = {
+        type: "delegation",
+        seq,
+        delegationId: event.delegationId,
+        target: event.target,
       };
       if (event.turnId !== undefined) frame.turnId = event.turnId;
       return frame;

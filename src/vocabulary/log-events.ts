@@ -73,7 +73,12 @@ export type HistoryEventBody =
       message: string;
       fatal: boolean;
       turnId?: string | undefined;
-    };
+    }
+  /**
+   * The model handed work to its backend (GPT-Live's delegation): once per id, however often
+   * or on whichever connection the service announces it, before any call of it runs.
+   */
+  | { kind: "delegation"; turnId?: string | undefined; delegationId: string; target: string };
 
 /** `at` is milliseconds since the epoch, taken from the input that caused the event. */
 export type HistoryEvent = HistoryEventBody & { seq: number; at: number };

@@ -43,6 +43,11 @@ export type ModelEvent =
    * answers that request, not the words it was saying when it came (turnless models only).
    */
   | { type: "reply_ready" }
+  /**
+   * The model handed work to its backend (GPT-Live: `session.delegation.created`), which
+   * starts on it: a sign of work, and a durable record once per id.
+   */
+  | { type: "delegation"; id: string; target: string }
   | { type: "go_away"; timeLeftMs: number }
   | { type: "resumption_update"; handle?: string | undefined; resumable: boolean }
   /** Token counts the provider reported (a frame may carry only these). */

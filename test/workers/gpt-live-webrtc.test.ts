@@ -174,6 +174,10 @@ describe("POST /v1/sessions/:id/webrtc: liveline as the sideband of a direct cal
     const calls = log.filter((e) => e.kind === "tool_call");
     expect(calls.map((e) => "name" in e && e.name)).toEqual(["lookup_faq"]);
     expect(log.filter((e) => e.kind === "tool_result")).toHaveLength(1);
+    // The delegation is recorded once, before its call.
+    const delegations = log.filter((e) => e.kind === "delegation");
+    expect(delegations).toHaveLength(1);
+    expect(delegations[0]!.seq).toBeLessThan(calls[0]!.seq);
     expect(outputs.sent).toHaveLength(1);
     // The call's words are the session's record: what the user said, what the model said.
     expect(log).toContainEqual(expect.objectContaining({ kind: "user", text: "What can you do?" }));

@@ -101,6 +101,23 @@ describe("a GPT-Live session (the simulator's face)", () => {
     client.close();
   }, 30_000);
 
+  it("side effects called mid-reply let the reply go on: the rest of it is said, in its turn", async () => {
+    const { client } = await simulatorSession({
+      wire: "gpt-live",
+      modality: "AUDIO",
+      // The backend says the greeting's opening and calls two side effects (the chips, a
+      // preference); the rest of the greeting comes once it is told to go on.
+      calls: "greeting:suggest_topics,set_preference;*:",
+      timeScale: 0.2,
+    });
+    const frames = await playTurn(client, "hi", { settleMs: 1_500 });
+    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
+    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+    expect(transcriptOf(frames)).toContain("What would you like");
+    expect(errorsOf(frames)).toEqual([]);
+    client.close();
+  }, 30_000);
+
   it("words the model says on its own, after its answer ended, reach the client in a turn of their own", async () => {
     const { client } = await simulatorSession({
       wire: "gpt-live",

@@ -50,7 +50,8 @@ const RESPONSE_ENDS = new Set(["response.completed", "response.failed", "respons
  * The voice goes on talking while its backend works: calls never block it. A backend
  * response continues on `response.create` once every call it made has its output, and
  * appending an output alone does not continue it: a SILENT result is appended only (it is
- * context for what comes next, and prompts nothing). The model speaks of its own accord and
+ * context for what comes next, and prompts nothing), unless its turn is still open (then it
+ * lets the reply go on, WHEN_IDLE: see core/tools.ts). The model speaks of its own accord and
  * yields by itself: no turn ends on the wire (`turnless`). Every response liveline asks for
  * answers results or a line it sent, and a late result is never sent: no regeneration
  * exists to judge by its words.
@@ -190,7 +191,9 @@ export class GptLiveAdapter implements ProviderAdapter {
         // The backend starts on it: the model works on an answer, it is not silent. Its first
         // response is the voice's own doing, not a reply liveline asked for.
         this.voiceDelegations.add(event.delegation.id);
-        return ok([{ type: "working" }]);
+        return ok([
+          { type: "delegation", id: event.delegation.id, target: event.delegation.target },
+        ]);
       case "response.event":
         return ok(this.onBackendEvent(event.event, event.delegation_id ?? null));
       case "error":
@@ -347,7 +350,8 @@ export class GptLiveAdapter implements ProviderAdapter {
   }
 
   /**
-   * Whether these outputs continue the backend: a result that speaks asks its response to go
+   * Whether these outputs continue the backend: a result that speaks, or one that lets the
+   * reply go on (`when_idle`: a side effect of a turn still open), asks its response to go
    * on, which it can once every call of that response has an output (the service refuses a
    * `response.create` while one is missing); a silent result asks nothing, but completes a
    * response that was asked to go on before.

@@ -13,6 +13,7 @@
 import {
   asksToIntroduce,
   introduction,
+  isSideEffect,
   nextAnswerTag,
   plannedCalls,
   replyFor,
@@ -153,10 +154,15 @@ function answerLine(ctx: Ctx, text: string): void {
   speak(ctx, before, ctx.timeline() + ctx.s.knobs.latencyMs);
 }
 
-/** A task's outputs handed to the backend: its text, spoken unless the task was superseded. */
+/**
+ * A task's outputs handed to the backend: its text, spoken unless the task was superseded.
+ * A side effect's output (chips shown, a preference saved) is not spoken of (assumed: the
+ * backend goes on with its reply, as the other faces' models do after a side effect).
+ */
 function continueTask(ctx: Ctx, task: Task): void {
   task.continued = true;
-  const speech = task.calls.map((c) => resultSpeech(c.name, c.summary ?? "", nextTag(ctx.s)));
+  const spoken = task.calls.filter((c) => !isSideEffect(c.name, ctx.s.knobs));
+  const speech = spoken.map((c) => resultSpeech(c.name, c.summary ?? "", nextTag(ctx.s)));
   const text = [...speech, task.owed ?? ""].join(" ").trim();
   backendSays(ctx, task.delegationId, text, !task.superseded);
 }

@@ -6,7 +6,7 @@
  * with turns ends the quiet answer's turn with `model_timeout`.
  */
 import { describe, expect, it } from "vitest";
-import { UTTERANCE_QUIET_MS } from "../../../src/core/core-config.js";
+import { ALL_GUARDS, UTTERANCE_QUIET_MS } from "../../../src/core/core-config.js";
 import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
 import type { Harness } from "./harness.js";
 import { RESULTS_ANSWERED_BY_VOICE } from "./legacy-judgements.js";
@@ -255,6 +255,80 @@ describe("results a turnless model is sent while it speaks (GPT-Live delegation)
     });
     lookup(h, 20_000, true);
     expect(userTurns(h).map(([id]) => id)).toEqual(["t1", "t2"]);
+  });
+});
+
+describe("side-effect results on a turnless model (GPT-Live's backend stops at its calls)", () => {
+  const schedulingOf = (h: Harness) =>
+    toolResponses(h).flatMap((c) => c.responses.map((r) => `${r.callId}:${r.scheduling}`));
+
+  const saved = (h: Harness, id: string) =>
+    h.input({ type: "tool_outcome", callId: id, result: { saved: true } });
+
+  it("while its turn is open, a result lets the reply go on (WHEN_IDLE); after it, context only", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "I like tea." });
+    h.model({ type: "transcript_delta", text: "Noted. " });
+    h.model({
+      type: "tool_call",
+      calls: [
+        { id: "c1", name: "set_preference", args: {} },
+        { id: "c2", name: "set_preference", args: {} },
+      ],
+    });
+    saved(h, "c1");
+    settle(h);
+    expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
+    saved(h, "c2");
+    expect(schedulingOf(h)).toEqual(["c1:when_idle", "c2:silent"]);
+    // The turn waited for nothing more: it ended at the quiet, with no error.
+    expect(errors(h)).toEqual([]);
+  });
+
+  it("control: a model with turns gets it SILENT, its turn open or not", () => {
+    const h = gptLive(false);
+    h.input({ type: "client_text", clientId: "phone", text: "I like tea." });
+    h.model({ type: "transcript_delta", text: "Noted. " });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "set_preference", args: {} }] });
+    saved(h, "c1");
+    expect(schedulingOf(h)).toEqual(["c1:silent"]);
+  });
+});
+
+describe("the delegation ledger (GPT-Live)", () => {
+  const ledger = (h: Harness) =>
+    h
+      .durableFrames("phone")
+      .flatMap((f) =>
+        f.type === "delegation"
+          ? [`delegation:${f.delegationId}:${f.turnId}`]
+          : f.type === "tool_call"
+            ? [`tool_call:${f.callId}`]
+            : [],
+      );
+
+  it("records each delegation once, in its turn, before its calls, however often it is announced", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "transcript_delta", text: "Let me check. " });
+    h.model({ type: "delegation", id: "dlg_1", target: "responses" });
+    // Announced again (a duplicate delivery, or the other connection of a direct call).
+    h.model({ type: "delegation", id: "dlg_1", target: "responses" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.model({ type: "delegation", id: "dlg_1", target: "responses" });
+    expect(ledger(h)).toEqual(["delegation:dlg_1:t1", "tool_call:c1"]);
+    expect(h.traces).toContain("DUPLICATE_DELEGATION");
+  });
+
+  it("control: without the ledger's dedupe every announcement is recorded", () => {
+    const h = live({
+      capabilities: GPT_LIVE_CAPABILITIES,
+      guards: { ...ALL_GUARDS, dedupeCalls: false },
+    });
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "delegation", id: "dlg_1", target: "responses" });
+    h.model({ type: "delegation", id: "dlg_1", target: "responses" });
+    expect(ledger(h)).toEqual(["delegation:dlg_1:t1", "delegation:dlg_1:t1"]);
   });
 });
 

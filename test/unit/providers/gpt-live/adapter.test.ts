@@ -174,7 +174,7 @@ describe("delegated function calls", () => {
     });
   });
 
-  it("the backend starting its work is a sign of work, not silence", () => {
+  it("a delegation is handed on (the core records it once, and it is a sign of work)", () => {
     const a = adapter();
     expect(
       events(a, {
@@ -183,7 +183,7 @@ describe("delegated function calls", () => {
         offset_ms: 100,
         delegation: { id: "del_1", target: "responses", type: "delegation" },
       }),
-    ).toEqual([{ type: "working" }]);
+    ).toEqual([{ type: "delegation", id: "del_1", target: "responses" }]);
   });
 });
 
@@ -300,7 +300,7 @@ describe("a seeded session", () => {
 });
 
 describe("when the backend is asked to go on", () => {
-  const output = (callId: string, scheduling?: "silent") => ({
+  const output = (callId: string, scheduling?: "silent" | "when_idle") => ({
     callId,
     name: "lookup_order",
     result: { ok: true },
@@ -315,6 +315,15 @@ describe("when the backend is asked to go on", () => {
     expect(
       types(a.encode({ type: "tool_responses", responses: [output("call_1", "silent")] })),
     ).toEqual(["response.item.create"]);
+  });
+
+  it("a side effect's result that lets the reply go on (when_idle) continues its response", () => {
+    const a = adapter();
+    events(a, functionCall("call_1"));
+    events(a, responseCompleted());
+    expect(
+      types(a.encode({ type: "tool_responses", responses: [output("call_1", "when_idle")] })),
+    ).toEqual(["response.item.create", "response.create"]);
   });
 
   it("a spoken result waits for the rest of its response's outputs, then one response.create", () => {
