@@ -61,7 +61,7 @@ describe("GET /v1/sessions/:id", () => {
     client.close();
   });
 
-  it("GPT-Live, billed by the active second: the seconds the service metered, per turn and summed", async () => {
+  it("GPT-Live, billed by the active second: the seconds the service metered, per turn and summed, and its backend's tokens", async () => {
     const { sessionId, client } = await simulatorSession({
       wire: "gpt-live",
       modality: "AUDIO",
@@ -82,7 +82,9 @@ describe("GET /v1/sessions/:id", () => {
       6,
     );
     expect(session.usage.seconds).toBeGreaterThan(0);
-    expect(session.usage.responses).toBe(0);
+    // The backend's tokens, from the end of each of its responses.
+    expect(session.usage.responses).toBeGreaterThan(0);
+    expect(session.usage.totalTokens).toBeGreaterThan(0);
     client.close();
   });
 

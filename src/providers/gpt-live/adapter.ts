@@ -33,6 +33,7 @@ import { base64ToBytes, bytesToBase64 } from "../base64.js";
 import { argumentsOf, jsonSchemaOf } from "../function-tools.js";
 import { resample16kTo24k } from "../openai/audio.js";
 import {
+  BackendUsage,
   functionCallOf,
   type InitialItem,
   LiveClientEvent,
@@ -260,12 +261,13 @@ export class GptLiveAdapter implements ProviderAdapter {
       return [];
     }
     if (!RESPONSE_ENDS.has(event.type)) return ready;
+    const ended = [...ready, ...backendUsageOf(event)];
     const calls = this.backendCalls.get(key);
     this.backendCalls.delete(key);
-    if (calls === undefined) return ready;
+    if (calls === undefined) return ended;
     const outstanding = new Set(calls.map((c) => c.id));
     for (const c of calls) this.awaiting.set(c.id, outstanding);
-    return [...ready, { type: "tool_call", calls }];
+    return [...ended, { type: "tool_call", calls }];
   }
 
   /**
@@ -412,6 +414,22 @@ export class GptLiveAdapter implements ProviderAdapter {
     if (code === 1002 || code === 1003 || code === 1007 || code === 1008) return "fatal";
     return "retry";
   }
+}
+
+/** The backend's token usage for the response `event` ends, when its snapshot says it. */
+function backendUsageOf(event: ResponseStreamEvent): ModelEvent[] {
+  if (!("response" in event)) return [];
+  const read = BackendUsage.safeParse(event.response.usage);
+  if (!read.success) return [];
+  const { input_tokens, output_tokens, total_tokens, input_tokens_details } = read.data;
+  const cached = input_tokens_details?.cached_tokens;
+  const usage = {
+    promptTokens: input_tokens,
+    responseTokens: output_tokens,
+    totalTokens: total_tokens,
+    ...(cached === undefined ? {} : { cachedTokens: cached }),
+  };
+  return [{ type: "usage", usage }];
 }
 
 /** The newest items that fit MAX_SEED_MESSAGES and MAX_SEED_TOKENS. */

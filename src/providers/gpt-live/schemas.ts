@@ -640,6 +640,25 @@ export const ResponseOutputItemDoneEvent = z.object({
   sequence_number: z.number().optional(),
 });
 
+/**
+ * The nested event that ends a backend response: its snapshot carries the backend's token
+ * usage (GPT-LIVE.md, "backend token usage arrives in response.event"), read leniently
+ * (BackendUsage in the adapter): a snapshot liveline cannot read costs the usage, not the call.
+ */
+export const ResponseEndEvent = z.object({
+  type: z.enum(["response.completed", "response.failed", "response.incomplete"]),
+  response: z.looseObject({ usage: z.unknown().optional() }),
+  sequence_number: z.number().optional(),
+});
+
+/** A Responses usage block (input, output and total tokens; cached input where given). */
+export const BackendUsage = z.looseObject({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+  input_tokens_details: z.looseObject({ cached_tokens: z.number().int().optional() }).optional(),
+});
+
 /** Every other nested Responses event, kept as its type only (for counting and logs). */
 export const OtherResponseStreamEvent = z.object({
   type: z.string().refine((t) => t !== "response.output_item.done", {
@@ -652,7 +671,11 @@ export const OtherResponseStreamEvent = z.object({
  * The nested Responses streaming event. The SDK tells clients to tolerate new types, so
  * any type parses; only the ones liveline acts on are checked.
  */
-export const ResponseStreamEvent = z.union([ResponseOutputItemDoneEvent, OtherResponseStreamEvent]);
+export const ResponseStreamEvent = z.union([
+  ResponseOutputItemDoneEvent,
+  ResponseEndEvent,
+  OtherResponseStreamEvent,
+]);
 
 /** A Responses backend event, wrapped; delegation_id ties it to its delegation when known. */
 export const ResponseEvent = z.object({
@@ -776,6 +799,7 @@ export type ResponseFunctionToolCall = z.infer<typeof ResponseFunctionToolCall>;
 export type OtherOutputItem = z.infer<typeof OtherOutputItem>;
 export type ResponseOutputItemDoneEvent = z.infer<typeof ResponseOutputItemDoneEvent>;
 export type OtherResponseStreamEvent = z.infer<typeof OtherResponseStreamEvent>;
+export type ResponseEndEvent = z.infer<typeof ResponseEndEvent>;
 export type ResponseStreamEvent = z.infer<typeof ResponseStreamEvent>;
 export type ResponseEvent = z.infer<typeof ResponseEvent>;
 export type SessionUsageUpdatedEvent = z.infer<typeof SessionUsageUpdatedEvent>;

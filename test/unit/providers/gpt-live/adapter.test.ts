@@ -370,6 +370,33 @@ describe("usage, billed by the active second", () => {
     expect(usage).toMatchObject({ usage: { promptTokens: 0, totalTokens: 0, seconds: 1 } });
   });
 
+  it("the backend's tokens come with the end of each of its responses", () => {
+    const a = adapter();
+    const ended = (usage: unknown) => ({
+      ...responseCompleted(null),
+      event: { type: "response.completed", response: { id: "resp_2", usage } },
+    });
+    expect(
+      events(
+        a,
+        ended({
+          input_tokens: 40,
+          output_tokens: 12,
+          total_tokens: 52,
+          input_tokens_details: { cached_tokens: 8 },
+        }),
+      ),
+    ).toEqual([
+      {
+        type: "usage",
+        usage: { promptTokens: 40, responseTokens: 12, totalTokens: 52, cachedTokens: 8 },
+      },
+    ]);
+    // A snapshot whose usage cannot be read costs the usage, nothing else.
+    expect(events(a, ended({ input_tokens: "many" }))).toEqual([]);
+    expect(events(a, ended(null))).toEqual([]);
+  });
+
   it("a new connection is a new service session: its seconds count from 0", () => {
     const first = adapter();
     events(first, updated(30));
