@@ -491,6 +491,9 @@ function endSession(ctx: StepContext): void {
     if (call.status === "running") cancelCall(ctx, call, "session_ended");
   }
   if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
+  // The service session is asked to end before its socket closes (a direct call's goes on
+  // without it otherwise).
+  if (s.upstream.phase === "live") ctx.sendModel({ type: "end_session" });
   if (s.upstream.phase !== "closed" && s.upstream.phase !== "failed") {
     ctx.emit({ type: "close_upstream", reason: "session ended" });
   }

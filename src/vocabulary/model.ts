@@ -133,7 +133,12 @@ export type ModelCommand =
    * The empty-reply retry: a short instruction to resume, seen by the model only. For
    * providers where a function output does not start a reply (OpenAI), it also asks for one.
    */
-  | { type: "nudge"; text: string };
+  | { type: "nudge"; text: string }
+  /**
+   * The session is over. A service session that outlives the socket (GPT-Live: a direct
+   * call's browser keeps it going) is asked to end; elsewhere closing the socket is enough.
+   */
+  | { type: "end_session" };
 
 /** What a model (family + endpoint) can do; decides how the tool policy degrades. */
 export interface ModelCapabilities {

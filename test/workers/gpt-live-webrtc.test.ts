@@ -271,6 +271,18 @@ describe("POST /v1/sessions/:id/webrtc: liveline as the sideband of a direct cal
     client.close();
   });
 
+  it("ending the session ends the call: the service is asked to close it, the browser's side too", async () => {
+    const { sessionId, peer } = await directCall();
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+      method: "DELETE",
+      headers: withKey(),
+    });
+    expect(res.status).toBeLessThan(300);
+    const heard = await until(peer, (f) => f.type === "session.closed");
+    expect(heard.at(-1)).toMatchObject({ type: "session.closed", reason: "close_requested" });
+    peer.close();
+  });
+
   it("checks its request: the API key, the body, the session, the offer the service takes", async () => {
     const { sessionId } = await createSession({
       provider: "simulator",

@@ -121,6 +121,9 @@ export function encodeCommand(
     case "audio_played":
       // Gemini Live has no way to cut what the model said to what was heard.
       return [];
+    case "end_session":
+      // The session ends with its socket.
+      return [];
     case "user_text":
     case "nudge":
       // A nudge is a user turn the model sees but clients never do (the core hides it).

@@ -334,6 +334,10 @@ export class GptLiveAdapter implements ProviderAdapter {
       case "audio_played":
         // Nothing to truncate: the service keeps what it said.
         return [];
+      case "end_session":
+        // A direct call's service session outlives liveline's sideband: it is ended here,
+        // the browser's side with it (`session.closed {reason: "close_requested"}`).
+        return [wire({ type: "session.close" })];
       case "tool_responses":
         return [
           ...command.responses.map((r) =>

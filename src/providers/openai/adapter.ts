@@ -313,6 +313,9 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         this.speaking = false;
         // The audio is in the buffer already: committed now, answered in its turn.
         return [wire({ type: "input_audio_buffer.commit" }), ...this.prompt([])];
+      case "end_session":
+        // The session ends with its socket.
+        return [];
       case "audio_played":
         // The user heard this much of the latest reply: the model's context is cut there.
         if (this.audioItem === null) return [];

@@ -207,6 +207,7 @@ export class ReferenceModel {
       case "user_audio":
       case "audio_end":
       case "audio_played":
+      case "end_session":
         return;
       case "tool_responses":
         this.onResponses(
