@@ -19,6 +19,8 @@
 
 import { checkFigures, figuresTarget, writeFigures } from "./lib/figures.mjs";
 import {
+  API_KEY,
+  Client,
   createSession,
   flags,
   history,
@@ -54,17 +56,59 @@ const PROVIDERS = ["gemini", "openai", "gpt-live"];
 const onlyOn = (provider, why) =>
   Object.fromEntries(PROVIDERS.filter((p) => p !== provider).map((p) => [p, why]));
 
+/** The creation body of a session on the simulator, speaking `provider`'s wire, in `arm`. */
+const simulatorSession = (arm, knobs, provider) => ({
+  provider: "simulator",
+  metadata: {
+    simulator: { ...BASE_KNOBS, ...knobs, wire: provider },
+    ...(arm === "naive" ? { naive: true } : {}),
+  },
+});
+
 /** A session on the simulator, speaking `provider`'s wire (gemini, openai or gpt-live: its face). */
 async function open(server, arm, knobs, provider) {
-  const created = await createSession(server, {
-    provider: "simulator",
-    metadata: {
-      simulator: { ...BASE_KNOBS, ...knobs, wire: provider },
-      ...(arm === "naive" ? { naive: true } : {}),
-    },
-  });
+  const created = await createSession(server, simulatorSession(arm, knobs, provider));
   const { client } = await join(created.wsUrl);
   return { client, sessionId: created.sessionId };
+}
+
+/** A browser's offer, as far as the GPT-Live face's stand-in reads one (an SDP with audio). */
+const OFFER =
+  "v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n";
+/** 100 ms of the stand-in browser's microphone (PCM16, 24 kHz): one utterance at utteranceMs=100. */
+const UTTERANCE = Buffer.alloc(4800).toString("base64");
+
+/**
+ * A browser's direct call on the GPT-Live face (`POST /v1/sessions/:id/webrtc`), the session's
+ * model connection its sideband, and no client on the session. `peer` is the face's stand-in
+ * browser (`/v1/live/sessions/{id}/peer`: the primary's events in, its client events out),
+ * joined once the sideband is live: a line said before would reach only the primary.
+ */
+async function directCall(server, arm, knobs, provider) {
+  const { sessionId } = await createSession(server, simulatorSession(arm, knobs, provider));
+  const headers = { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" };
+  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/webrtc`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ sdp: OFFER }),
+  });
+  if (res.status !== 201) throw new Error(`POST …/webrtc: ${res.status} ${await res.text()}`);
+  const { serviceSessionId } = await res.json();
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const state = await fetch(`${server.base}/v1/sessions/${sessionId}`, { headers });
+    if ((await state.json()).connection === "live") break;
+    if (Date.now() > deadline) throw new Error("the call's sideband never went live");
+    await sleep(20);
+  }
+  const peer = new Client(
+    `${server.ws}/v1/live/sessions/${encodeURIComponent(serviceSessionId)}/peer`,
+  );
+  await peer.opened;
+  const started = await peer.next(5000);
+  if (started.type !== "session.started")
+    throw new Error(`the stand-in browser got ${started.type} first, not session.started`);
+  return { sessionId, peer };
 }
 
 /**
@@ -787,6 +831,78 @@ const SCENARIOS = [
       } finally {
         face?.close();
         client.close();
+      }
+    },
+  },
+  {
+    id: "call_on_primary_and_sideband",
+    skip: onlyOn(
+      "gpt-live",
+      "a direct call (WebRTC, liveline its sideband) is GPT-Live's; the other wires have one connection per session",
+    ),
+    label: "a function call seen on the primary and the sideband: the tool runs twice",
+    field:
+      "GPT-Live guides: if the primary and a sideband both see a call, execute it once (no rate)",
+    unit: "calls",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The browser says a line on its direct call; the face sends the backend's function call
+      // (lookup_faq, spoken) to the primary (the browser's data channel) and to the sideband.
+      // Naive: the app runs a call on each connection that delivers it, its browser what the
+      // data channel shows, its server (the naive relay) what the sideband shows. liveline:
+      // the browser runs no tools (PROTOCOL.md, "A direct call"), the session runs the
+      // sideband's copy through its ledger. The sideband gets one delivery in both arms: the
+      // arms differ in the browser. Runs per call id: the browser's plus the session's
+      // tool_call records; a call run other than once fails (running none must not pass).
+      const { sessionId, peer } = await directCall(
+        server,
+        arm,
+        { seed, utteranceMs: 100, calls: "*:lookup_faq" },
+        provider,
+      );
+      try {
+        const seen = new Set();
+        const browserRuns = new Map();
+        peer.send({ type: "session.input_audio.append", audio: UTTERANCE });
+        const deadline = Date.now() + 8000;
+        for (let spoken = false; !spoken; ) {
+          const f = await peer.next(Math.max(1, deadline - Date.now())).catch(() => null);
+          if (f === null) break;
+          const nested = f.type === "response.event" ? f.event : undefined;
+          const item = nested?.type === "response.output_item.done" ? nested.item : undefined;
+          if (item?.type === "function_call") {
+            seen.add(item.call_id);
+            if (arm === "naive") {
+              browserRuns.set(item.call_id, (browserRuns.get(item.call_id) ?? 0) + 1);
+              const output = JSON.stringify({ answer: "open 9 to 5", from: "the browser" });
+              peer.send({
+                type: "response.item.create",
+                item: { type: "function_call_output", call_id: item.call_id, output },
+              });
+              peer.send({ type: "response.create" });
+            }
+          }
+          spoken =
+            f.type === "session.output_transcript.delta" && String(f.delta).includes("lookup_faq");
+        }
+        // The server's run is recorded as its call arrives; the browser may have answered first.
+        await sleep(300);
+        const runs = runsPerCall(await history(server, sessionId));
+        for (const id of seen) if (!runs.has(id)) runs.set(id, 0);
+        for (const [id, n] of browserRuns) runs.set(id, runs.get(id) + n);
+        const notOnce = [...runs.values()].filter((n) => n !== 1).length;
+        return {
+          units: Math.max(1, runs.size),
+          failed: runs.size === 0 ? 1 : notOnce,
+          note:
+            runs.size === 0
+              ? "no call"
+              : notOnce > 0
+                ? `runs per call: ${[...runs.values()].join(",")}`
+                : undefined,
+        };
+      } finally {
+        peer.close();
       }
     },
   },
