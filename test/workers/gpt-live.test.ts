@@ -17,6 +17,29 @@ const transcriptOf = (frames: Frame[]) =>
     .join("");
 const errorsOf = (frames: Frame[]) => frames.filter((f) => f.type === "error");
 
+/**
+ * A line on the face with `knobs`, answered in one turn (t1), which ends complete with no
+ * error and nothing after it for `settleMs`: what the model said.
+ */
+async function oneTurn(
+  line: string,
+  settleMs: number,
+  knobs: Record<string, string | number>,
+): Promise<string> {
+  const { client } = await simulatorSession({
+    wire: "gpt-live",
+    modality: "AUDIO",
+    calls: "greeting:;*:",
+    ...knobs,
+  });
+  const frames = await playTurn(client, line, { settleMs });
+  client.close();
+  expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
+  expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+  expect(errorsOf(frames)).toEqual([]);
+  return transcriptOf(frames);
+}
+
 describe("a GPT-Live session (the simulator's face)", () => {
   it("a line is answered in its turn, which ends once, with no error", async () => {
     const { client } = await simulatorSession({ wire: "gpt-live", modality: "AUDIO" });
@@ -47,75 +70,33 @@ describe("a GPT-Live session (the simulator's face)", () => {
   });
 
   it("an answer said in real time, its pieces further apart than the quiet, is one turn", async () => {
-    const { client } = await simulatorSession({
-      wire: "gpt-live",
-      modality: "AUDIO",
-      calls: "greeting:;*:",
-      // Pieces of 2 to 5 words, each sent as it begins: 500 to 1,250 ms apart, past the
-      // utterance's quiet (400 ms here). Its end is read from the transcript's timeline.
-      timeScale: 1,
-      msPerWord: 250,
-    });
-    const frames = await playTurn(client, "hello there", { settleMs: 1_500 });
-    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
-    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
-    expect(transcriptOf(frames).split(" ").length).toBeGreaterThan(5);
-    expect(errorsOf(frames)).toEqual([]);
-    client.close();
+    // Pieces of 2 to 5 words, each sent as it begins: 500 to 1,250 ms apart, past the
+    // utterance's quiet (400 ms here). Its end is read from the transcript's timeline.
+    const said = await oneTurn("hello there", 1_500, { timeScale: 1, msPerWord: 250 });
+    expect(said.split(" ").length).toBeGreaterThan(5);
   }, 30_000);
 
   it("a result sent while the voice speaks is answered in its turn, by the reply it asks for", async () => {
-    const { client } = await simulatorSession({
-      wire: "gpt-live",
-      modality: "AUDIO",
-      // The backend answers the line with the voice's opening and a client call, answered
-      // at once, as the voice begins to speak; its reply to the result comes 2 s later, well
-      // after the opening has been said and past the utterance's quiet (400 ms here).
-      calls: "greeting:get_user_profile;*:",
-      timeScale: 1,
-      msPerWord: 60,
-      latencyMs: 2_000,
-    });
-    const frames = await playTurn(client, "hi", { settleMs: 1_500 });
-    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
-    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
-    expect(transcriptOf(frames)).toContain("get_user_profile");
-    expect(errorsOf(frames)).toEqual([]);
-    client.close();
+    // The backend answers the line with the voice's opening and a client call, answered at
+    // once, as the voice begins to speak; its reply to the result comes 2 s later, well
+    // after the opening has been said and past the utterance's quiet (400 ms here).
+    const knobs = { calls: "greeting:get_user_profile;*:", timeScale: 1, msPerWord: 60 };
+    const said = await oneTurn("hi", 1_500, { ...knobs, latencyMs: 2_000 });
+    expect(said).toContain("get_user_profile");
   }, 30_000);
 
   it("a result the voice runs on into the reply to, without a pause, ends its turn with no error", async () => {
-    const { client } = await simulatorSession({
-      wire: "gpt-live",
-      modality: "AUDIO",
-      calls: "greeting:get_user_profile;*:",
-      timeScale: 1,
-      msPerWord: 150,
-      latencyMs: 100,
-    });
-    const frames = await playTurn(client, "hi", { settleMs: 1_000 });
-    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
-    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
-    expect(transcriptOf(frames)).toContain("get_user_profile");
-    expect(errorsOf(frames)).toEqual([]);
-    client.close();
+    const knobs = { calls: "greeting:get_user_profile;*:", timeScale: 1, msPerWord: 150 };
+    const said = await oneTurn("hi", 1_000, { ...knobs, latencyMs: 100 });
+    expect(said).toContain("get_user_profile");
   }, 30_000);
 
   it("side effects called mid-reply let the reply go on: the rest of it is said, in its turn", async () => {
-    const { client } = await simulatorSession({
-      wire: "gpt-live",
-      modality: "AUDIO",
-      // The backend says the greeting's opening and calls two side effects (the chips, a
-      // preference); the rest of the greeting comes once it is told to go on.
-      calls: "greeting:suggest_topics,set_preference;*:",
-      timeScale: 0.2,
-    });
-    const frames = await playTurn(client, "hi", { settleMs: 1_500 });
-    expect(frames.filter((f) => f.type === "user").map((f) => f.turnId)).toEqual(["t1"]);
-    expect(turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
-    expect(transcriptOf(frames)).toContain("What would you like");
-    expect(errorsOf(frames)).toEqual([]);
-    client.close();
+    // The backend says the greeting's opening and calls two side effects (the chips, a
+    // preference); the rest of the greeting comes once it is told to go on.
+    const calls = "greeting:suggest_topics,set_preference;*:";
+    const said = await oneTurn("hi", 1_500, { calls, timeScale: 0.2 });
+    expect(said).toContain("What would you like");
   }, 30_000);
 
   it("words the model says on its own, after its answer ended, reach the client in a turn of their own", async () => {
