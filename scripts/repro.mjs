@@ -165,6 +165,24 @@ function runsPerCall(events) {
 }
 
 /**
+ * A trial's outcome from each call's run count: a call run other than once fails, and so
+ * does a trial with no call at all (running nothing must not pass).
+ */
+function runOnceOutcome(runs) {
+  const notOnce = [...runs.values()].filter((n) => n !== 1).length;
+  return {
+    units: Math.max(1, runs.size),
+    failed: runs.size === 0 ? 1 : notOnce,
+    note:
+      runs.size === 0
+        ? "no call"
+        : notOnce > 0
+          ? `runs per call: ${[...runs.values()].join(",")}`
+          : undefined,
+  };
+}
+
+/**
  * An observer on the GPT-Live face's session of a liveline session: a sideband (the
  * service's `/attach`, on the simulator's route) that sees what the face does, including
  * the backend's responses, which liveline's own adapter does not surface. The face's session
@@ -749,18 +767,8 @@ const SCENARIOS = [
       );
       try {
         await playTurn(client, "what are your hours?", { settleMs: 300 });
-        const runs = runsPerCall(await history(server, sessionId));
-        const twice = [...runs.values()].filter((n) => n > 1).length;
-        return {
-          units: Math.max(1, runs.size),
-          failed: runs.size === 0 ? 1 : twice,
-          note:
-            runs.size === 0
-              ? "no call"
-              : twice > 0
-                ? `runs per call: ${[...runs.values()].join(",")}`
-                : undefined,
-        };
+        // Every call in the log ran at least once: run other than once is run twice or more.
+        return runOnceOutcome(runsPerCall(await history(server, sessionId)));
       } finally {
         client.close();
       }
@@ -890,17 +898,7 @@ const SCENARIOS = [
         const runs = runsPerCall(await history(server, sessionId));
         for (const id of seen) if (!runs.has(id)) runs.set(id, 0);
         for (const [id, n] of browserRuns) runs.set(id, runs.get(id) + n);
-        const notOnce = [...runs.values()].filter((n) => n !== 1).length;
-        return {
-          units: Math.max(1, runs.size),
-          failed: runs.size === 0 ? 1 : notOnce,
-          note:
-            runs.size === 0
-              ? "no call"
-              : notOnce > 0
-                ? `runs per call: ${[...runs.values()].join(",")}`
-                : undefined,
-        };
+        return runOnceOutcome(runs);
       } finally {
         peer.close();
       }

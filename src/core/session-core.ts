@@ -7,7 +7,7 @@ import { handoffBeforeInput, maybeApplyHandoff, requestHandoff } from "./handoff
 import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
-import type { CoreState, GenerationState } from "./session-state.js";
+import { type CoreState, type GenerationState, turnOfModelWork } from "./session-state.js";
 import { noteSpeechSpan } from "./speech-clock.js";
 import { StepContext } from "./step-context.js";
 import {
@@ -333,8 +333,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       onResumptionUpdate(ctx, event.handle, event.resumable);
       return;
     case "usage": {
-      // The turn the response belonged to: the generation's, else the open or last turn.
-      const turnId = s.generation?.owner ?? s.turn?.id ?? s.lastTurnId;
+      const turnId = turnOfModelWork(s);
       const { promptTokens, responseTokens, totalTokens, seconds } = event.usage;
       ctx.emit({ type: "record_usage", turnId, usage: event.usage });
       ctx.trace("USAGE", {

@@ -420,6 +420,14 @@ export function callsRunning(s: CoreState): boolean {
   return Object.values(s.calls).some((c) => c.status === "running");
 }
 
+/**
+ * The turn the model's work at hand belongs to (a response's usage, a delegation): the
+ * running generation's, else the open or the last turn; null before any turn.
+ */
+export function turnOfModelWork(s: CoreState): string | null {
+  return s.generation?.owner ?? s.turn?.id ?? s.lastTurnId;
+}
+
 /** Nothing in flight: no generation, no running call, no turn waiting for the model. */
 export function upstreamQuiet(s: CoreState): boolean {
   // Speech the model has not answered yet is in flight too: a move would lose it.

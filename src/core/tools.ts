@@ -10,7 +10,7 @@ import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./foll
 import { currentGeneration, takeContent } from "./generations.js";
 import { noteHandoff } from "./handoff.js";
 import { inputKey } from "./regeneration.js";
-import { type CallState, capabilitiesOf, policyOf } from "./session-state.js";
+import { type CallState, capabilitiesOf, policyOf, turnOfModelWork } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
 
@@ -46,7 +46,7 @@ const KEPT_DELEGATIONS = 256;
 
 /**
  * The model handed work to its backend (GPT-Live): recorded once per id, before any call of
- * it runs, in the turn it works for (the generation's, else the open or last turn). The
+ * it runs, in the turn it works for (turnOfModelWork). The
  * naive relay (no call dedupe) records every announcement, as it runs every delivery.
  */
 export function onDelegation(ctx: StepContext, id: string, target: string): void {
@@ -57,7 +57,7 @@ export function onDelegation(ctx: StepContext, id: string, target: string): void
     return;
   }
   s.delegations = [...s.delegations, id].slice(-KEPT_DELEGATIONS);
-  const turnId = s.generation?.owner ?? s.turn?.id ?? s.lastTurnId ?? undefined;
+  const turnId = turnOfModelWork(s);
   ctx.record({ kind: "delegation", delegationId: id, target, ...(turnId ? { turnId } : {}) });
 }
 
