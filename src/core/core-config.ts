@@ -204,4 +204,15 @@ export interface LegacyJudgements {
    * answered by the words it went on saying (its turn then ended before their answer came).
    */
   resultsAnsweredByVoice?: boolean | undefined;
+  /**
+   * Issue 31 replaced it: on a turnless model, a line typed while the open turn's answer was
+   * owed or being said cut that turn, and the answer, which nothing can cut on such a wire,
+   * came in the line's turn.
+   */
+  linesCutTurnlessAnswers?: boolean | undefined;
+  /**
+   * Issue 31 replaced it: on a turnless model, the quiet ended an utterance while the reply
+   * liveline asked for was still on the wire (its calls, or the rest of it, came after).
+   */
+  quietEndsOpenReplies?: boolean | undefined;
 }

@@ -1,13 +1,18 @@
 import type { ModelEvent } from "../vocabulary/model.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import type { Effect } from "./effects.js";
-import { armLineWait, sendInput, withdrawQueuedText } from "./follow-up.js";
+import { armLineWait, owesSlot, sendInput, withdrawQueuedText } from "./follow-up.js";
 import { currentGeneration, onReplyReady, takeContent } from "./generations.js";
 import { handoffBeforeInput, maybeApplyHandoff, requestHandoff } from "./handoff.js";
 import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
-import { type CoreState, type GenerationState, turnOfModelWork } from "./session-state.js";
+import {
+  type CoreState,
+  capabilitiesOf,
+  type GenerationState,
+  turnOfModelWork,
+} from "./session-state.js";
 import { noteSpeechSpan } from "./speech-clock.js";
 import { StepContext } from "./step-context.js";
 import {
@@ -71,9 +76,7 @@ export function step(
   if (passed !== null) notePassedAudio(ctx.state, passed);
   if (input.type === "client_audio") handoffBeforeInput(ctx);
   dispatch(ctx, input);
-  // Held lines go once the speech they waited for has its turn (or is no longer pending).
-  if (ctx.state.heldLines.length > 0 && (ctx.state.turn !== null || !speechPending(ctx)))
-    releaseLines(ctx);
+  if (ctx.state.heldLines.length > 0 && linesMayGo(ctx)) releaseLines(ctx);
   // After every input: the model connection moves on a go-away once it is quiet, and a
   // pending handoff takes effect once nothing is in flight.
   maybeReconnectForGoAway(ctx);
@@ -137,10 +140,11 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
         return;
       }
       armIdle(ctx);
-      if (speechAwaitsAnswer(ctx)) {
-        // The model's next generation answers the speech: were the line sent now, that answer
-        // would take the line's place. The line waits (behind any held before it) until that
-        // answer opens the voice turn.
+      if (speechAwaitsAnswer(ctx) || answerUnderWay(ctx)) {
+        // The model's next generation answers the speech, or (a turnless model) the open turn's
+        // answer is still to come: were the line sent now, that answer would take the line's
+        // place. The line waits (behind any held before it) until that answer opens the voice
+        // turn, or the open turn is over.
         s.heldLines = [...s.heldLines, { text: input.text, textId: input.textId }];
         // The wait counts from when the speech reaches the model (onSetupComplete, if it
         // still waits in the outbox for the connection).
@@ -308,7 +312,12 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     case "reply_ready":
       s.lastWorkAt = ctx.now;
+      s.replyOpen = true;
+      s.replyAsked = false;
       onReplyReady(ctx);
+      return;
+    case "reply_done":
+      s.replyOpen = false;
       return;
     case "tool_call":
       onModelToolCall(ctx, event.calls);
@@ -372,7 +381,9 @@ function onTimer(
     if (utteranceQuiet(ctx)) endUtterance(ctx);
     else onWatchdogTimer(ctx);
   } else if (timer === "connect") onConnectTimer(ctx);
-  else if (timer === "speech") releaseLines(ctx);
+  // The wait for speech's answer, or for a reply no turn waits for, is bounded; a turn's
+  // answer is bounded by the turn's own watchdog.
+  else if (timer === "speech" && !turnAnswerUnderWay(ctx)) releaseLines(ctx);
 }
 
 /**
@@ -454,6 +465,54 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
     s.generation === null &&
     heard
   );
+}
+
+/**
+ * Held lines go once the speech they waited for has its turn (or is no longer pending), and
+ * no answer they would be taken for is still to come.
+ */
+function linesMayGo(ctx: StepContext): boolean {
+  if (answerUnderWay(ctx)) return false;
+  return ctx.state.turn !== null || !speechPending(ctx);
+}
+
+/**
+ * On a model without turns, an answer a line would be taken for is still to come: the open
+ * turn's (below), or a reply liveline asked for that is still on the wire after its turn
+ * ended (one that timed out): its words come first, in a turn of their own.
+ */
+function answerUnderWay(ctx: StepContext): boolean {
+  const s = ctx.state;
+  if (s.turn === null) return s.replyOpen && holdsLines(s);
+  return turnAnswerUnderWay(ctx);
+}
+
+/** Lines wait for a turnless model's answers (the guard; off in the naive relay). */
+function holdsLines(s: CoreState): boolean {
+  return (
+    s.config.guards.suppressUnsolicited &&
+    s.config.legacy?.linesCutTurnlessAnswers !== true &&
+    capabilitiesOf(s).turnless === true
+  );
+}
+
+/**
+ * A model without turns owes the open turn its answer, or is saying it: nothing of that answer
+ * can be cut, and what came of it after a line went would be taken for the line's answer (the
+ * turn it answers ended as cut). A line waits for that turn to be over. A turn that only
+ * waits on its calls, with nothing owed, is cut as on any model: the user moved on, and the
+ * backend says nothing more of it unless asked.
+ */
+function turnAnswerUnderWay(ctx: StepContext): boolean {
+  const s = ctx.state;
+  const turn = s.turn;
+  // A turn whose input still waits for the connection has no answer under way: a line
+  // takes its input back and goes with it (takeLine).
+  if (turn === null || !holdsLines(s) || s.upstream.phase !== "live") return false;
+  if (owesSlot(s, turn)) return true;
+  const gen = s.generation;
+  if (gen === null || gen.owner !== turn.id || gen.interrupted) return false;
+  return !Object.values(s.calls).some((c) => c.turnId === turn.id && c.status === "running");
 }
 
 /**

@@ -319,6 +319,16 @@ export interface CoreState {
   /** Where a turnless model's speech ends (speech-clock.ts). */
   speechClock: SpeechClock;
   /**
+   * A reply liveline asked a turnless model for has begun (`reply_ready`) and not ended on the
+   * wire (`reply_done`): more of it is on its way, however long the voice stays quiet.
+   */
+  replyOpen: boolean;
+  /**
+   * A turnless model was asked to go on with a reply (a side effect's result that completes
+   * its response), which has not begun (`reply_ready`): it is on its way.
+   */
+  replyAsked: boolean;
+  /**
    * When the model last showed it is working on an answer (OpenAI's `response.created`, a
    * thought, usage): a generation has begun, and no nudge may cut it.
    */
@@ -381,6 +391,8 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     lastModelSignAt: 0,
     delegations: [],
     speechClock: initialSpeechClock(),
+    replyOpen: false,
+    replyAsked: false,
     lastWorkAt: 0,
     lastClientAudioAt: 0,
     audioSinceEnd: false,

@@ -10,7 +10,13 @@ import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./foll
 import { currentGeneration, takeContent } from "./generations.js";
 import { noteHandoff } from "./handoff.js";
 import { inputKey } from "./regeneration.js";
-import { type CallState, capabilitiesOf, policyOf, turnOfModelWork } from "./session-state.js";
+import {
+  type CallState,
+  type CoreState,
+  capabilitiesOf,
+  policyOf,
+  turnOfModelWork,
+} from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { settleTurn } from "./turns.js";
 
@@ -19,7 +25,6 @@ const REGEN_WINDOW_MS = 15_000;
 
 export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallRequest[]): void {
   const s = ctx.state;
-  const gen = currentGeneration(ctx);
   const fresh = calls.filter((request) => {
     const known =
       s.calls[request.id] !== undefined || archivedCall(s.archive, request.id) !== undefined;
@@ -29,8 +34,10 @@ export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallReques
     ctx.trace("DUPLICATE_CALL", { callId: request.id, name: request.name });
     return false;
   });
+  // A delivery of calls already known starts no generation (one after its turn ended would
+  // be taken for the next turn's answer).
   if (fresh.length === 0) return;
-  const owner = takeContent(ctx, gen);
+  const owner = takeContent(ctx, currentGeneration(ctx));
   if (owner === null) {
     // Calls inside a suppressed generation are not run: nobody asked for that generation.
     for (const request of fresh)
@@ -234,6 +241,9 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
     // After the turn, it is context only; the next request goes on from it.
     const scheduling = caps.turnless === true && turn !== null ? "when_idle" : "silent";
     ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling }] });
+    // The last output its response waited for, asking it to go on: the rest of the reply is
+    // on its way (the turn's utterance is not over however quiet the voice is meanwhile).
+    if (scheduling === "when_idle" && batchAnswered(s, call.batch)) s.replyAsked = true;
     if (inGeneration) noteResultsSentInGeneration(ctx, "quiet");
     // A model that ignores SILENT answers it by saying its previous reply again.
     if (ctx.now > s.regenUntil) s.regenerations = { sent: 0, owed: 0 };
@@ -243,6 +253,13 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
   }
   // The model would take this response as new input and answer it again: keep it out.
   withhold(ctx, call);
+}
+
+/** Every call of the batch (one response's, as the adapter hands them on) has its output. */
+function batchAnswered(s: CoreState, batch: string): boolean {
+  return Object.values(s.calls).every(
+    (c) => c.batch !== batch || (c.status !== "running" && c.held === undefined),
+  );
 }
 
 function withhold(ctx: StepContext, call: CallState): void {

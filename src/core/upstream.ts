@@ -68,6 +68,9 @@ export function onSetupComplete(ctx: StepContext): void {
   // The failure count starts over only once the connection has stayed up (see onLost).
   up.liveSince = ctx.now;
   ctx.state.speechClock = restartSpeechTimeline(ctx.state.speechClock);
+  // Nothing of a reply the last connection was giving comes on this one.
+  ctx.state.replyOpen = false;
+  ctx.state.replyAsked = false;
   up.goingAway = false;
   up.goAwayDeadline = null;
   ctx.emit({ type: "clear_timer", timer: "connect" });

@@ -17,10 +17,15 @@ import { endTurn } from "./turn-state.js";
  */
 export const SLOW_WAITS = 2;
 
-/** The open turn's utterance, on a turnless model, has been said and may have ended. */
+/**
+ * The open turn's utterance, on a turnless model, has been said and may have ended: not while
+ * a reply liveline asked for is on its way or still coming on the wire (a quiet voice is then
+ * a slow reply).
+ */
 export function utteranceMayHaveEnded(s: CoreState, turn: TurnState): boolean {
   const gen = s.generation;
   if (gen === null || gen.owner !== turn.id || !gen.hasContent || gen.interrupted) return false;
+  if ((s.replyOpen || s.replyAsked) && s.config.legacy?.quietEndsOpenReplies !== true) return false;
   // The agent's record as configured (what capabilitiesOf adjusts, SILENT, is not read): read
   // here, on every model event of a reply, without a call into another module.
   return (s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities).turnless === true;

@@ -44,6 +44,11 @@ export type ModelEvent =
    */
   | { type: "reply_ready" }
   /**
+   * That reply is over on the wire (its response ended, at its calls or in full): until then
+   * more of it is on its way, however long the voice stays quiet (turnless models only).
+   */
+  | { type: "reply_done" }
+  /**
    * The model handed work to its backend (GPT-Live: `session.delegation.created`), which
    * starts on it: a sign of work, and a durable record once per id.
    */

@@ -7,8 +7,8 @@
  * in a turn of their own.
  */
 import { describe, expect, it } from "vitest";
-import type { Frame } from "./helpers.js";
-import { playTurn, simulatorSession, turnEndsOf } from "./session-flow.js";
+import { connect, type Frame, httpUrl } from "./helpers.js";
+import { framesUntilTurnEnds, playTurn, simulatorSession, turnEndsOf } from "./session-flow.js";
 
 const transcriptOf = (frames: Frame[]) =>
   frames
@@ -125,4 +125,54 @@ describe("a GPT-Live session (the simulator's face)", () => {
     expect(errorsOf([...answer, ...frames])).toEqual([]);
     client.close();
   }, 30_000);
+
+  describe("lines typed close together (nothing the model says can be cut)", () => {
+    /** What was said in each turn, and how each turn ended. */
+    const byTurn = (frames: Frame[]) => {
+      const said: Record<string, string> = {};
+      for (const f of frames)
+        if (f.type === "transcript")
+          said[f.turnId as string] = (said[f.turnId as string] ?? "") + (f.text as string);
+      return { said, ends: turnEndsOf(frames).map((f) => `${f.turnId}:${f.type}`) };
+    };
+    const knobs = { wire: "gpt-live", modality: "AUDIO", calls: "greeting:;*:", timeScale: 1 };
+
+    it("a line typed before the answer to the one before it began: each answer in its own turn, both complete", async () => {
+      const { client } = await simulatorSession({ ...knobs, msPerWord: 60 });
+      // The greeting first (the face greets whatever the first line says).
+      await playTurn(client, "hi");
+      client.send({ type: "text", text: "what are your hours?" });
+      await new Promise((r) => setTimeout(r, 150));
+      client.send({ type: "text", text: "do you deliver?" });
+      const frames = await framesUntilTurnEnds(client, "t3");
+      const { said, ends } = byTurn(frames);
+      expect(ends).toEqual(["t2:turn_complete", "t3:turn_complete"]);
+      expect(said.t2).toContain("what are your hours?");
+      expect(said.t3).toContain("do you deliver?");
+      expect(said.t3).not.toContain("what are your hours?");
+      expect(errorsOf(frames)).toEqual([]);
+      client.close();
+    }, 30_000);
+
+    it("two clients typing in the same instant: both lines answered, each in its own turn", async () => {
+      const { client, wsUrl } = await simulatorSession({ ...knobs, msPerWord: 60 });
+      const laptop = await connect(httpUrl(wsUrl));
+      expect((await laptop.next()).type).toBe("ready");
+      await playTurn(client, "hi");
+      client.send({ type: "text", text: "from the phone" });
+      laptop.send({ type: "text", text: "from the laptop" });
+      const frames = await framesUntilTurnEnds(client, "t3");
+      const { said, ends } = byTurn(frames);
+      expect(ends).toEqual(["t2:turn_complete", "t3:turn_complete"]);
+      const first = frames.find((f) => f.type === "user" && f.turnId === "t2")?.text as string;
+      const second = frames.find((f) => f.type === "user" && f.turnId === "t3")?.text as string;
+      expect([first, second].sort()).toEqual(["from the laptop", "from the phone"]);
+      expect(said.t2).toContain(first);
+      expect(said.t3).toContain(second);
+      expect(said.t3).not.toContain(first);
+      expect(errorsOf(frames)).toEqual([]);
+      client.close();
+      laptop.close();
+    }, 30_000);
+  });
 });

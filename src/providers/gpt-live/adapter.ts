@@ -100,12 +100,12 @@ export class GptLiveAdapter implements ProviderAdapter {
   private readonly backendCalls = new Map<string, ToolCallRequest[]>();
   /** Each handed-on call's response: the ids of its calls still without an output. */
   private readonly awaiting = new Map<string, Set<string>>();
-  /** Responses asked to continue (a result that speaks) while some of their calls had none. */
-  private readonly continueOwed = new Set<Set<string>>();
   /** Delegations the voice started itself whose backend response has not begun. */
   private readonly voiceDelegations = new Set<string>();
   /** Backend responses liveline asked for (by delegation key) that have shown no output yet. */
   private readonly repliesAsked = new Set<string>();
+  /** Backend responses liveline asked for (by delegation key) that have not ended. */
+  private readonly repliesOpen = new Set<string>();
   /** The model has said something since the last boundary on the timeline. */
   private modelSpoke = false;
   /** Where the model's speech ends on the session timeline (ms). */
@@ -239,7 +239,10 @@ export class GptLiveAdapter implements ProviderAdapter {
     if (event.type === "response.created") {
       // A response that is not a delegation's first is one liveline's response.create asked
       // for (results, a line): the service starts no other.
-      if (!this.voiceDelegations.delete(key)) this.repliesAsked.add(key);
+      if (!this.voiceDelegations.delete(key)) {
+        this.repliesAsked.add(key);
+        this.repliesOpen.add(key);
+      }
       return [{ type: "working" }];
     }
     // Its first output: the voice says it from here (before its calls, which are its turn's).
@@ -262,12 +265,14 @@ export class GptLiveAdapter implements ProviderAdapter {
     }
     if (!RESPONSE_ENDS.has(event.type)) return ready;
     const ended = [...ready, ...backendUsageOf(event)];
+    // A reply liveline asked for is over after its calls (the core waits on those next).
+    const done: ModelEvent[] = this.repliesOpen.delete(key) ? [{ type: "reply_done" }] : [];
     const calls = this.backendCalls.get(key);
     this.backendCalls.delete(key);
-    if (calls === undefined) return ended;
+    if (calls === undefined) return [...ended, ...done];
     const outstanding = new Set(calls.map((c) => c.id));
     for (const c of calls) this.awaiting.set(c.id, outstanding);
-    return [...ended, { type: "tool_call", calls }];
+    return [...ended, { type: "tool_call", calls }, ...done];
   }
 
   /**
@@ -356,13 +361,16 @@ export class GptLiveAdapter implements ProviderAdapter {
   }
 
   /**
-   * Whether these outputs continue the backend: a result that speaks, or one that lets the
-   * reply go on (`when_idle`: a side effect of a turn still open), asks its response to go
-   * on, which it can once every call of that response has an output (the service refuses a
-   * `response.create` while one is missing); a silent result asks nothing, but completes a
-   * response that was asked to go on before.
+   * Whether these outputs continue the backend: the outputs that complete a response's calls
+   * decide, by the core's word as they are sent (a result that speaks, or one that lets the
+   * reply go on: `when_idle`). An output sent earlier that asked waits for them (the service
+   * refuses `response.create` while an output is missing), and is not enough alone: once its
+   * turn is over or cut, the rest are silent, and the reply it asked for is no longer wanted
+   * (it would come in the next turn).
    */
   private continues(responses: readonly ToolResponse[]): boolean {
+    const asked = new Set<Set<string>>();
+    const completed: Set<string>[] = [];
     let go = false;
     for (const r of responses) {
       const speaks = r.scheduling !== "silent";
@@ -374,10 +382,10 @@ export class GptLiveAdapter implements ProviderAdapter {
         continue;
       }
       outstanding.delete(r.callId);
-      if (speaks) this.continueOwed.add(outstanding);
-      if (outstanding.size === 0 && this.continueOwed.delete(outstanding)) go = true;
+      if (speaks) asked.add(outstanding);
+      if (outstanding.size === 0) completed.push(outstanding);
     }
-    return go;
+    return go || completed.some((set) => asked.has(set));
   }
 
   /**

@@ -32,3 +32,15 @@ export const REPEAT_JUDGEMENT_ON_EVERY_WIRE: LegacyJudgements = { repeatsOnEvery
  * answered by whatever it said next; the turn ended at the quiet, before their reply came.
  */
 export const RESULTS_ANSWERED_BY_VOICE: LegacyJudgements = { resultsAnsweredByVoice: true };
+
+/**
+ * Issue 31 replaced it: on a turnless model, a line typed while the open turn's answer was owed
+ * or being said cut that turn; the answer, which nothing cuts on such a wire, came in the line's.
+ */
+export const LINES_CUT_TURNLESS_ANSWERS: LegacyJudgements = { linesCutTurnlessAnswers: true };
+
+/**
+ * Issue 31 replaced it: on a turnless model, the quiet ended an utterance while the reply
+ * liveline asked for was still on the wire; its calls and the rest of it came after the turn.
+ */
+export const QUIET_ENDS_OPEN_REPLIES: LegacyJudgements = { quietEndsOpenReplies: true };

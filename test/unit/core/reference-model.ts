@@ -22,6 +22,13 @@ import type {
  *   regenerated reply;
  * - a model that cannot respond on its own (`responsesOnRequest`, OpenAI) never regenerates:
  *   nothing starts a response but a request; it shows it is working when a response begins.
+ * - a model without turns (`turnless`, GPT-Live): nothing ends what it says and nothing cuts
+ *   it; it speaks (transcript) each answer in full, in the order asked, one after the other;
+ *   every reply it gives was asked for (a line, results, a nudge) and says so as it begins
+ *   and ends (`reply_ready`, `reply_done`: as the adapter reads the backend response that
+ *   liveline's `response.create` started); a reply that stalls never ends;
+ *   its backend stops at its calls and goes on only when the outputs that complete them ask
+ *   it to (a result that speaks or lets the reply go on), as the adapter sends them.
  */
 
 /** How real replies open: honest answers to different questions often start alike. */
@@ -79,6 +86,8 @@ interface Generation {
   callIds: string[];
   /** Its turn_complete, to tell whether it reached the core before a drop. */
   endEvent?: ModelEvent;
+  /** The outputs that completed its calls asked it to go on (turnless: only then does it). */
+  continueAsked: boolean;
 }
 
 /** The generation that answered one user input, as the model produced it. */
@@ -119,6 +128,8 @@ export class ReferenceModel {
   handleCount = 0;
   /** Reactions to late responses that wait for the running generation to end (WHEN_IDLE). */
   private deferred: Array<() => void> = [];
+  /** A turnless model's reply has begun and not ended on the wire. */
+  private replyOpen = false;
 
   constructor(
     readonly caps: ModelCapabilities,
@@ -128,6 +139,10 @@ export class ReferenceModel {
 
   private declaredNonBlocking(tool: string): boolean {
     return this.caps.nonBlockingCalls && this.followUp(tool) === "silent";
+  }
+
+  private get turnless(): boolean {
+    return this.caps.turnless === true;
   }
 
   /**
@@ -146,6 +161,7 @@ export class ReferenceModel {
     this.connected = true;
     this.active = null;
     this.deferred = [];
+    this.replyOpen = false;
     this.out.push({ type: "setup_complete" });
   }
 
@@ -193,16 +209,18 @@ export class ReferenceModel {
         this.interruptActive();
         const plan = this.plansByInput.get(command.text) ?? this.nextPlan();
         this.plansByInput.set(command.text, plan);
-        if (plan.reply === "none") {
-          this.answers.push({ input: command.text, gen: null });
-          return;
-        }
-        this.answers.push({ input: command.text, gen: this.startGeneration(plan, command.text) });
+        const answer: Answer = { input: command.text, gen: null };
+        this.answers.push(answer);
+        if (plan.reply === "none") return;
+        // Nothing cuts a turnless model: it answers once what it is saying is said.
+        this.whenIdleOrNow(() => {
+          answer.gen = this.startGeneration(plan, command.text);
+        });
         return;
       }
       case "nudge":
         this.interruptActive();
-        this.answerNudge();
+        this.whenIdleOrNow(() => this.answerNudge());
         return;
       case "user_audio":
       case "audio_end":
@@ -223,7 +241,7 @@ export class ReferenceModel {
 
   private interruptActive(): void {
     const gen = this.active;
-    if (!gen || gen.ended) return;
+    if (!gen || gen.ended || this.turnless) return;
     const pending = gen.callIds.filter((id) => !this.calls.get(id)?.answered);
     if (pending.length > 0) this.out.push({ type: "tool_call_cancellation", ids: pending });
     for (const id of pending) this.calls.delete(id);
@@ -235,6 +253,8 @@ export class ReferenceModel {
   private newGen(emptyAfterTools: boolean, label = `g${this.genCount + 1}`): Generation {
     this.genCount++;
     if (this.caps.responsesOnRequest) this.out.push({ type: "working" });
+    // Every reply of a turnless model was asked for: it says so as it begins.
+    if (this.turnless) this.beginReply();
     const gen: Generation = {
       id: this.genCount,
       label,
@@ -245,14 +265,29 @@ export class ReferenceModel {
       ended: false,
       completed: false,
       callIds: [],
+      continueAsked: false,
     };
     this.active = gen;
     return gen;
   }
 
+  private beginReply(): void {
+    this.replyOpen = true;
+    this.out.push({ type: "reply_ready" });
+  }
+
+  private endReply(): void {
+    if (!this.replyOpen) return;
+    this.replyOpen = false;
+    this.out.push({ type: "reply_done" });
+  }
+
   private say(gen: Generation, text: string): void {
     gen.texts.push(text);
-    this.out.push({ type: "text_delta", text });
+    // A turnless model speaks: its words come as the transcript of its speech.
+    this.out.push(
+      this.turnless ? { type: "transcript_delta", text } : { type: "text_delta", text },
+    );
   }
 
   private endGeneration(gen: Generation, rememberReply: boolean): void {
@@ -260,6 +295,13 @@ export class ReferenceModel {
     gen.completed = true;
     if (this.active === gen) this.active = null;
     if (rememberReply && gen.texts.length > 0) this.lastReplyTexts = [...gen.texts];
+    if (this.turnless) {
+      // Nothing marks its end but its reply's: what it said reached the core once that did.
+      this.endReply();
+      gen.endEvent = this.out.at(-1);
+      this.deferred.shift()?.();
+      return;
+    }
     gen.endEvent = { type: "turn_complete" };
     this.out.push(gen.endEvent);
     const pendingCalls = [...this.calls.values()].some((c) => !c.answered);
@@ -278,6 +320,12 @@ export class ReferenceModel {
     else reaction();
   }
 
+  /** New input: after what a turnless model is saying; at once on one that it interrupted. */
+  private whenIdleOrNow(reaction: () => void): void {
+    if (this.turnless) this.whenIdle(reaction);
+    else reaction();
+  }
+
   private startGeneration(plan: GenerationPlan, input: string): Generation {
     const gen = this.newGen(plan.emptyAfterTools, `a(${input})`);
     if (plan.reply === "empty") {
@@ -285,7 +333,16 @@ export class ReferenceModel {
       return gen;
     }
     this.say(gen, `${plan.opening}${gen.label}:hello`);
-    if (plan.reply === "stall") return gen; // no more, and no turn_complete: it hangs
+    if (plan.reply === "stall") {
+      // No more, and no turn_complete: it hangs (a turnless model's end shows no different:
+      // it is not taken for a complete answer, and what was asked after it still comes).
+      if (this.turnless) {
+        gen.ended = true;
+        this.active = null;
+        this.deferred.shift()?.();
+      }
+      return gen;
+    }
     if (plan.calls.length === 0) {
       this.endGeneration(gen, true);
       return gen;
@@ -296,12 +353,16 @@ export class ReferenceModel {
       const nonBlocking = this.declaredNonBlocking(name);
       this.calls.set(id, { gen, name, answered: false, nonBlocking });
       gen.callIds.push(id);
-      if (!nonBlocking || this.caps.turnCompleteWaitsForResults) gen.waitingFor.add(id);
+      // A turnless model's backend stops at its calls, whatever they are.
+      if (!nonBlocking || this.caps.turnCompleteWaitsForResults || this.turnless)
+        gen.waitingFor.add(id);
       return { id, name, args: { n: this.callCount } };
     });
     this.out.push({ type: "tool_call", calls: requests });
     if (plan.duplicateCallDelivery) this.out.push({ type: "tool_call", calls: requests });
-    if (plan.race && !this.caps.turnCompleteWaitsForResults) {
+    // A turnless model's backend stops at its calls: that reply is over.
+    if (this.turnless) this.endReply();
+    if (plan.race && !this.caps.turnCompleteWaitsForResults && !this.turnless) {
       // Fire-and-forget: the model ends its turn in the same instant.
       gen.waitingFor.clear();
       this.endGeneration(gen, true);
@@ -313,6 +374,16 @@ export class ReferenceModel {
 
   /** Everything the generation waited for arrived: it says the rest of its reply. */
   private goOn(gen: Generation): void {
+    if (this.turnless) {
+      // Its backend stopped at its calls: it goes on only if asked, in a reply of its own.
+      if (!gen.continueAsked) {
+        this.unspoken.push(...gen.toSpeak);
+        gen.toSpeak = [];
+        this.endGeneration(gen, false);
+        return;
+      }
+      this.beginReply();
+    }
     if (gen.emptyAfterTools && gen.callIds.length > 0) {
       this.unspoken.push(...gen.toSpeak);
       gen.toSpeak = [];
@@ -329,6 +400,8 @@ export class ReferenceModel {
   private onResponses(responses: { callId: string; silent: boolean }[]): void {
     const lateSpeak: string[] = [];
     let lateSideEffect = false;
+    // A turnless model's backend goes on if the outputs that complete its calls ask it to.
+    const asked = new Set<Generation>();
     for (const { callId, silent } of responses) {
       const call = this.calls.get(callId);
       if (!call || call.answered) continue; // unknown ids and second answers are ignored
@@ -337,7 +410,11 @@ export class ReferenceModel {
       const speak = this.followUp(call.name) === "speak";
       if (!gen.ended && this.active === gen) {
         if (speak) gen.toSpeak.push(callId);
-        if (gen.waitingFor.delete(callId) && gen.waitingFor.size === 0) this.goOn(gen);
+        if (!silent) asked.add(gen);
+        if (gen.waitingFor.delete(callId) && gen.waitingFor.size === 0) {
+          gen.continueAsked = asked.has(gen);
+          this.goOn(gen);
+        }
         continue;
       }
       // The generation that called it has ended: the response is new input.

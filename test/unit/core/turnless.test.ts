@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { ALL_GUARDS, UTTERANCE_QUIET_MS } from "../../../src/core/core-config.js";
 import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
 import type { Harness } from "./harness.js";
-import { RESULTS_ANSWERED_BY_VOICE } from "./legacy-judgements.js";
+import { LINES_CUT_TURNLESS_ANSWERS, RESULTS_ANSWERED_BY_VOICE } from "./legacy-judgements.js";
 import { live, toolResponses, turnEnds, userTurns } from "./sessions.js";
 
 /** What the model said, as clients saw it (a voice model's words come as transcript). */
@@ -61,11 +61,13 @@ describe("an utterance of a turnless model", () => {
     expect(texts(h).join("")).toBe("Part 0. Part 1. Part 2. Part 3. Part 4. ");
   });
 
-  it("a line typed after it ends it complete (not interrupted), and is the next turn", () => {
+  it("a line typed after it waits for it to be over, which ends it complete (not interrupted), and is the next turn", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Hi" });
     h.model({ type: "transcript_delta", text: "Hello! How can I help?" });
     h.input({ type: "client_text", clientId: "phone", text: "Opening hours?" });
+    expect(turnEnds(h)).toEqual([]);
+    h.advance(UTTERANCE_QUIET_MS);
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
     expect(userTurns(h).map(([, text]) => text)).toEqual(["Hi", "Opening hours?"]);
     expect(errors(h)).toEqual([]);
@@ -84,6 +86,111 @@ describe("an utterance of a turnless model", () => {
     expect(userTurns(h).map(([, text]) => text)).toEqual(["Hi", "what's the weather"]);
     expect(texts(h)).toEqual(["Hello!", "Sunny."]);
     expect(errors(h)).toEqual([]);
+  });
+});
+
+describe("lines typed while a turnless model answers (nothing it says can be cut)", () => {
+  /** Each turn's words, as clients saw them: turn id → what was said in it. */
+  const saidIn = (h: Harness) => {
+    const said: Record<string, string> = {};
+    for (const f of h.durableFrames("phone"))
+      if (f.type === "transcript") said[f.turnId] = (said[f.turnId] ?? "") + f.text;
+    return said;
+  };
+  const linesSent = (h: Harness) =>
+    h.sentToModel.flatMap((c) => (c.type === "user_text" ? [c.text] : []));
+  const ends = (h: Harness) => turnEnds(h).map((f) => `${f.turnId}:${f.type}`);
+
+  /** A line, a second one typed `gapMs` later, then the first one's answer, said in real time. */
+  function twoLines(h: Harness, gapMs: number): void {
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.advance(gapMs);
+    h.input({ type: "client_text", clientId: "phone", text: "Do you deliver?" });
+    h.model({
+      type: "transcript_delta",
+      text: "We open at nine. ",
+      span: { startMs: 0, endMs: 2000 },
+    });
+    h.advance(2000 + UTTERANCE_QUIET_MS);
+    h.model({
+      type: "transcript_delta",
+      text: "Yes, we deliver.",
+      span: { startMs: 4000, endMs: 5000 },
+    });
+    settle(h);
+  }
+
+  it("a line typed before the answer to the one before began waits for that answer: each in its own turn, both complete", () => {
+    const h = gptLive();
+    twoLines(h, 200);
+    expect(saidIn(h)).toEqual({ t1: "We open at nine. ", t2: "Yes, we deliver." });
+    expect(ends(h)).toEqual(["t1:turn_complete", "t2:turn_complete"]);
+    expect(errors(h)).toEqual([]);
+  });
+
+  it("the waiting line reaches the model once the answer before it is over, not before", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.input({ type: "client_text", clientId: "phone", text: "Do you deliver?" });
+    expect(linesSent(h)).toEqual(["What are your hours?"]);
+    h.model({
+      type: "transcript_delta",
+      text: "We open at nine. ",
+      span: { startMs: 0, endMs: 2000 },
+    });
+    h.advance(2000 + UTTERANCE_QUIET_MS - 1);
+    expect(linesSent(h)).toEqual(["What are your hours?"]);
+    h.advance(1);
+    expect(linesSent(h)).toEqual(["What are your hours?", "Do you deliver?"]);
+    expect(ends(h)).toEqual(["t1:turn_complete"]);
+  });
+
+  it("control: a line that cuts the turn gets the answer before it in its own turn, the first turn cut", () => {
+    const h = live({
+      capabilities: GPT_LIVE_CAPABILITIES,
+      legacy: LINES_CUT_TURNLESS_ANSWERS,
+    });
+    twoLines(h, 200);
+    expect(saidIn(h).t2).toContain("We open at nine.");
+    expect(ends(h)[0]).toBe("t1:interrupted");
+  });
+
+  it("lines typed while an answer is said go together once it is over, the last one answered", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    h.model({ type: "transcript_delta", text: "Hello! ", span: { startMs: 0, endMs: 1000 } });
+    h.input({ type: "client_text", clientId: "phone", text: "one" });
+    h.input({ type: "client_text", clientId: "phone", text: "two" });
+    expect(linesSent(h)).toEqual(["Hi"]);
+    h.advance(1000 + UTTERANCE_QUIET_MS);
+    expect(linesSent(h)).toEqual(["Hi", "one\ntwo"]);
+    h.model({ type: "transcript_delta", text: "Both noted." });
+    h.advance(UTTERANCE_QUIET_MS);
+    expect(saidIn(h)).toEqual({ t1: "Hello! ", t3: "Both noted." });
+    expect(ends(h)).toEqual(["t1:turn_complete", "t2:interrupted", "t3:turn_complete"]);
+  });
+
+  it("a line typed while the turn only waits on its call cuts it: the call is cancelled, as on any model", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "client_text", clientId: "phone", text: "Never mind." });
+    expect(linesSent(h)).toEqual(["What are your hours?", "Never mind."]);
+    expect(ends(h)).toEqual(["t1:interrupted"]);
+  });
+
+  it("a line typed while the model speaks on its own waits for it to be over", () => {
+    const h = gptLive();
+    h.model({
+      type: "transcript_delta",
+      text: "Are you still there? ",
+      span: { startMs: 0, endMs: 1500 },
+    });
+    h.input({ type: "client_text", clientId: "phone", text: "Yes." });
+    expect(linesSent(h)).toEqual([]);
+    h.advance(1500 + UTTERANCE_QUIET_MS);
+    expect(linesSent(h)).toEqual(["Yes."]);
+    expect(ends(h)).toEqual(["t1:turn_complete"]);
   });
 });
 
@@ -228,6 +335,7 @@ describe("results a turnless model is sent while it speaks (GPT-Live delegation)
     if (pause) h.advance(replyAfterMs);
     h.model({ type: "reply_ready" });
     h.model({ type: "transcript_delta", text: "We open at nine." });
+    h.model({ type: "reply_done" });
     settle(h);
   }
 

@@ -5,6 +5,7 @@
 import fc from "fast-check";
 import type { Arrival, CoreConfig, Guards } from "../../../src/core/session-state.js";
 import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
+import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
 import { frameOf } from "../../../src/vocabulary/frames.js";
 import type { ModelCapabilities, ToolPolicy } from "../../../src/vocabulary/model.js";
 import { Harness, TOOLS } from "./harness.js";
@@ -50,6 +51,8 @@ const CAPABILITIES: Record<string, ModelCapabilities> = {
     silentHonoured: true,
     responsesOnRequest: true,
   },
+  /** No turns: nothing ends or cuts what it says; replies asked for say so (GPT-Live). */
+  "gpt-live": GPT_LIVE_CAPABILITIES,
   /** Blocking calls only, and turn_complete does not wait for them (2.x with BLOCKING tools). */
   "gemini-2.x-blocking": {
     nonBlockingCalls: false,
@@ -409,9 +412,16 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   return { h, model, run, drain, lastActivityAt: () => lastActivityAt };
 }
 
+/** The model's words in the log: text from a model that writes, transcript from one that speaks. */
+function saysWords(
+  e: Harness["log"][number],
+): e is Extract<Harness["log"][number], { kind: "model_text" | "transcript" }> {
+  return e.kind === "model_text" || e.kind === "transcript";
+}
+
 /** Speak results in the log that no model text speaks: a model seeded from it has them to say. */
 function unspokenInLog(h: Harness): string[] {
-  const spoken = new Set(h.log.flatMap((e) => (e.kind === "model_text" ? [e.text] : [])));
+  const spoken = new Set(h.log.flatMap((e) => (saysWords(e) ? [e.text] : [])));
   return h.log.flatMap((e) =>
     e.kind === "tool_result" &&
     ALL_TOOLS[e.name]?.followUp === "speak" &&
@@ -423,7 +433,7 @@ function unspokenInLog(h: Harness): string[] {
 
 /** The chunks of the last model reply in the log: what a model seeded from the log said last. */
 function lastReplyInLog(h: Harness): string[] {
-  const texts = h.log.filter((e) => e.kind === "model_text");
+  const texts = h.log.filter((e) => saysWords(e));
   const last = texts.at(-1);
   return last ? texts.filter((e) => e.turnId === last.turnId).map((e) => e.text) : [];
 }
@@ -441,7 +451,7 @@ export function checkStep(h: Harness, model: ReferenceModel, noDuplicates = true
     // question asked again gets the same words), never more.
     const seen = new Map<string, number>();
     for (const e of h.log) {
-      if (e.kind !== "model_text") continue;
+      if (!saysWords(e)) continue;
       const times = (seen.get(e.text) ?? 0) + 1;
       seen.set(e.text, times);
       if (times > 1 && times > model.answers.filter((a) => a.gen?.texts.includes(e.text)).length)
@@ -462,10 +472,7 @@ export function checkStep(h: Harness, model: ReferenceModel, noDuplicates = true
   const ended = new Set<string>();
   for (const e of h.log) {
     if (e.kind === "turn_complete" || e.kind === "interrupted") ended.add(e.turnId);
-    else if (
-      (e.kind === "model_text" || e.kind === "transcript" || e.kind === "tool_call") &&
-      ended.has(e.turnId)
-    ) {
+    else if ((saysWords(e) || e.kind === "tool_call") && ended.has(e.turnId)) {
       throw new Error(`${e.kind} for turn ${e.turnId} after its end`);
     }
   }
@@ -548,7 +555,7 @@ export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
     if (!gen?.completed || excused.has(user.turnId)) continue;
     for (const text of gen.texts) {
       const delivered = h.log.some(
-        (e) => e.kind === "model_text" && e.turnId === user.turnId && e.text === text,
+        (e) => saysWords(e) && e.turnId === user.turnId && e.text === text,
       );
       if (!delivered)
         throw new Error(`answer "${text}" to "${input}" never reached turn ${user.turnId}`);
@@ -557,7 +564,7 @@ export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
     // nothing more owed) is followed by no error for its turn, but a notice that it was slow.
     if (gen.callIds.length > 0) continue;
     const first = h.log.findIndex(
-      (e) => e.kind === "model_text" && e.turnId === user.turnId && e.text === gen.texts[0],
+      (e) => saysWords(e) && e.turnId === user.turnId && e.text === gen.texts[0],
     );
     const after = h.log
       .slice(first)
@@ -600,9 +607,7 @@ function checkSpeakResultsSpoken(h: Harness): void {
     if (!completed.has(e.turnId) || gaveUp.has(e.turnId)) return;
     const spoken = h.log
       .slice(i + 1)
-      .some(
-        (x) => x.kind === "model_text" && x.turnId === e.turnId && x.text === `spoken:${e.callId}`,
-      );
+      .some((x) => saysWords(x) && x.turnId === e.turnId && x.text === `spoken:${e.callId}`);
     if (!spoken) throw new Error(`speak result ${e.callId} was never spoken in turn ${e.turnId}`);
   });
 }

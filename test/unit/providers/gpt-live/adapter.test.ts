@@ -201,14 +201,14 @@ describe("the replies liveline asks for", () => {
     delegation: { id, target: "responses", type: "delegation" },
   });
 
-  it("a response no delegation announced (a line's, results') is ready at its first output, once", () => {
+  it("a response no delegation announced (a line's, results') is ready at its first output, once, and done at its end", () => {
     const a = adapter();
     expect(events(a, backend("response.created", null))).toEqual([{ type: "working" }]);
     expect(events(a, backend("response.output_text.delta", null, { delta: "We" }))).toEqual([
       { type: "reply_ready" },
     ]);
     expect(events(a, backend("response.output_text.delta", null, { delta: " open" }))).toEqual([]);
-    expect(events(a, responseCompleted(null))).toEqual([]);
+    expect(events(a, responseCompleted(null))).toEqual([{ type: "reply_done" }]);
   });
 
   it("the voice's own delegation is no reply asked for; the response after its results is", () => {
@@ -225,13 +225,14 @@ describe("the replies liveline asks for", () => {
     ]);
   });
 
-  it("a reply with calls only is ready at its end, before its calls (they are its turn's)", () => {
+  it("a reply with calls only is ready at its end, before its calls (they are its turn's), and done after them", () => {
     const a = adapter();
     events(a, backend("response.created", "del_1"));
     events(a, functionCall("call_1"));
     expect(events(a, responseCompleted())).toEqual([
       { type: "reply_ready" },
       { type: "tool_call", calls: [lookup("call_1")] },
+      { type: "reply_done" },
     ]);
   });
 });
@@ -336,10 +337,22 @@ describe("when the backend is asked to go on", () => {
     expect(types(a.encode({ type: "tool_responses", responses: [output("call_1")] }))).toEqual([
       "response.item.create",
     ]);
-    // The silent one completes it: the response asked to go on does now.
+    // The other completes it while the turn is open (when_idle): the response goes on now.
+    expect(
+      types(a.encode({ type: "tool_responses", responses: [output("call_2", "when_idle")] })),
+    ).toEqual(["response.item.create", "response.create"]);
+  });
+
+  it("a response completed by a silent output (its turn over or cut) does not go on, whatever was asked before", () => {
+    const a = adapter();
+    events(a, functionCall("call_1"));
+    events(a, functionCall("call_2"));
+    events(a, responseCompleted());
+    types(a.encode({ type: "tool_responses", responses: [output("call_1", "when_idle")] }));
+    // The reply it would give belongs to a turn that is over: it would come in the next one.
     expect(
       types(a.encode({ type: "tool_responses", responses: [output("call_2", "silent")] })),
-    ).toEqual(["response.item.create", "response.create"]);
+    ).toEqual(["response.item.create"]);
   });
 });
 
