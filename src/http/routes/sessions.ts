@@ -4,6 +4,7 @@ import { SESSION_OPTIONS, type SessionOptions } from "../../agents/define.js";
 import { jsonLimitProblem } from "../../json-limits.js";
 import { PROVIDER_NAMES } from "../../provider-registry.js";
 import { LOCATION_HINTS } from "../../worker-config.js";
+import { apiKeyFirst } from "../api-key-first.js";
 import { issueToken, requireApiKey, requireApiKeyOrSessionToken } from "../auth.js";
 import { limitBody } from "../body-limit.js";
 import { type AppContext, type AppEnv, sessionStub, wsUrl } from "../context.js";
@@ -93,25 +94,17 @@ function sessionOptions(body: Partial<Record<(typeof SESSION_OPTIONS)[number], s
 
 /** POST /v1/sessions, POST /:id/token, DELETE /:id, GET /:id/history, GET /:id/timeline. */
 export const sessionRoutes = new Hono<AppEnv>()
-  .post(
-    "/",
-    async (c, next) => {
-      await requireApiKey(c.var.auth, c.req.header("Authorization"));
-      await next();
-    },
-    limitBody(MAX_CREATE_BODY_BYTES),
-    async (c) => {
-      const body = await parseJsonBody(c, CreateSessionBody);
-      const sessionId = await createSession(c, {
-        agent: body.agent,
-        provider: body.provider,
-        metadata: body.metadata,
-        options: sessionOptions(body),
-        locationHint: body.locationHint,
-      });
-      return c.json(await tokenAnswer(c, sessionId), 201);
-    },
-  )
+  .post("/", apiKeyFirst, limitBody(MAX_CREATE_BODY_BYTES), async (c) => {
+    const body = await parseJsonBody(c, CreateSessionBody);
+    const sessionId = await createSession(c, {
+      agent: body.agent,
+      provider: body.provider,
+      metadata: body.metadata,
+      options: sessionOptions(body),
+      locationHint: body.locationHint,
+    });
+    return c.json(await tokenAnswer(c, sessionId), 201);
+  })
   .all("/", methodNotAllowed("POST"))
   .post("/:id/token", async (c) => {
     await requireApiKey(c.var.auth, c.req.header("Authorization"));

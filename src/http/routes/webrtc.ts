@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import type { DirectCallAnswer } from "../../contracts/session-api.js";
-import { requireApiKey } from "../auth.js";
+import { apiKeyFirst } from "../api-key-first.js";
 import { limitBody } from "../body-limit.js";
 import type { AppEnv } from "../context.js";
 import { HttpError } from "../errors.js";
@@ -50,21 +50,13 @@ function refusal({ refused, message }: Refusal): HttpError {
  * is what the browser applies as its peer's remote description (never the key).
  */
 export const webrtcRoutes = new Hono<AppEnv>()
-  .post(
-    "/:id/webrtc",
-    async (c, next) => {
-      await requireApiKey(c.var.auth, c.req.header("Authorization"));
-      await next();
-    },
-    limitBody(MAX_WEBRTC_BODY_BYTES),
-    async (c) => {
-      const sessionId = sessionIdParam(c);
-      const body = await parseJsonBody(c, WebRtcBody);
-      const stub = await openSession(c, sessionId);
-      const result = await stub.directCall(body.sdp);
-      if ("refused" in result) throw refusal(result);
-      const { serviceSessionId, sdp } = result.answer;
-      return c.json({ sessionId, type: "answer", sdp, serviceSessionId }, 201);
-    },
-  )
+  .post("/:id/webrtc", apiKeyFirst, limitBody(MAX_WEBRTC_BODY_BYTES), async (c) => {
+    const sessionId = sessionIdParam(c);
+    const body = await parseJsonBody(c, WebRtcBody);
+    const stub = await openSession(c, sessionId);
+    const result = await stub.directCall(body.sdp);
+    if ("refused" in result) throw refusal(result);
+    const { serviceSessionId, sdp } = result.answer;
+    return c.json({ sessionId, type: "answer", sdp, serviceSessionId }, 201);
+  })
   .all("/:id/webrtc", methodNotAllowed("POST"));
