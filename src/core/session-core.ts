@@ -9,6 +9,7 @@ import type { AudioPassed, CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
 import {
   type CoreState,
+  callsRunning,
   capabilitiesOf,
   type GenerationState,
   turnOfModelWork,
@@ -512,7 +513,7 @@ function turnAnswerUnderWay(ctx: StepContext): boolean {
   if (owesSlot(s, turn)) return true;
   const gen = s.generation;
   if (gen === null || gen.owner !== turn.id || gen.interrupted) return false;
-  return !Object.values(s.calls).some((c) => c.turnId === turn.id && c.status === "running");
+  return !callsRunning(s, turn.id);
 }
 
 /**

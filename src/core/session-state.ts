@@ -427,9 +427,11 @@ export function modelSettled(s: CoreState): boolean {
   );
 }
 
-/** A call of the session is still running (a tool, or a client answering one). */
-export function callsRunning(s: CoreState): boolean {
-  return Object.values(s.calls).some((c) => c.status === "running");
+/** A call of the session (of turn `turnId`, if given) is still running (a tool, or a client answering one). */
+export function callsRunning(s: CoreState, turnId?: string): boolean {
+  return Object.values(s.calls).some(
+    (c) => c.status === "running" && (turnId === undefined || c.turnId === turnId),
+  );
 }
 
 /**
