@@ -37,7 +37,12 @@ export function sendInput(ctx: StepContext, command: ModelCommand, owner: string
   if (command.type === "user_text" && s.upstream.phase !== "live" && s.turn?.id === owner) {
     s.outboxSince ??= s.turn.userSeq;
   }
-  ctx.sendModel(command);
+  // The reply it asks for names its turn (a turnless model's `reply_ready`).
+  const asking =
+    command.type === "user_text" || command.type === "nudge"
+      ? { ...command, turnId: owner }
+      : command;
+  ctx.sendModel(asking);
 }
 
 /**

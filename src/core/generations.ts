@@ -3,12 +3,18 @@
  * user's speech), and when one turns out not to be the answer it was taken for.
  */
 
-import { closeWindow, openWindow, resultsAnswered, spokeAfterTurnEnded } from "./follow-up.js";
+import {
+  closeWindow,
+  openWindow,
+  owesSlot,
+  resultsAnswered,
+  spokeAfterTurnEnded,
+} from "./follow-up.js";
 import { inputKey, normalizedReply, repeatsRecentReply } from "./regeneration.js";
 import {
-  type CoreState,
   capabilitiesOf,
   type GenerationState,
+  repliesMarked,
   type TurnProgress,
   type TurnState,
 } from "./session-state.js";
@@ -23,28 +29,14 @@ import { endTurn, noteAnswered, openTurn } from "./turn-state.js";
  */
 export function currentGeneration(ctx: StepContext): GenerationState {
   const s = ctx.state;
-  // On a model without turns a generation nobody owns never ends by itself: once a line is
-  // owed an answer, what comes next is that line's turn's (below), not the old one's.
-  if (s.generation && (s.generation.owner !== null || !owedOnTurnless(s))) return s.generation;
-  s.generation = null;
+  if (s.generation) return s.generation;
   let owner: string | null = null;
   let claim: GenerationState["claim"] = "none";
   const turn = s.turn;
   const window = s.followUpWindow;
   // A window held for a turn cut short after a regeneration showed: more may still come.
   const regenerationsOwed = window?.gaveBack === "repeat" ? s.regenerations.owed : 0;
-  // A model without turns marks no end between the answers it owes, and nothing of them can
-  // be cut: what it says goes to the newest turn still owed an answer (the older requests'
-  // answers, a follow-up's included, come with it, as the user hears them), never to nobody
-  // while a turn waits for it.
-  const newest = owedOnTurnless(s) ? s.expected.findLast((o) => o !== null) : undefined;
-  if (newest !== undefined && newest !== null) {
-    // Older turns' slots go (their answers are in this one); the newest keeps its others.
-    s.expected = s.expected.filter((o) => o === newest).slice(1);
-    s.generation = newGeneration(newest, "expected");
-    if (window) closeWindow(ctx);
-    owner = newest;
-  } else if (window && window.turnId !== turn?.id && (window.absorb ?? 1) + regenerationsOwed > 1) {
+  if (window && window.turnId !== turn?.id && (window.absorb ?? 1) + regenerationsOwed > 1) {
     // One of several reactions a dead turn's window waits for: nobody's; it stays open.
     if (regenerationsOwed > 0) s.regenerations.owed--;
     else window.absorb = (window.absorb ?? 1) - 1;
@@ -67,7 +59,8 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     // Set before the window closes: releasing held input looks at the running generation.
     s.generation = newGeneration(owner, claim);
     closeWindow(ctx);
-  } else if (s.expected.length > 0) {
+  } else if (s.expected.length > 0 && !repliesMarked(s)) {
+    // First in line. (A model that marks its replies claims places only by them: onReplyReady.)
     owner = s.expected.shift() ?? null;
     claim = owner === null ? "absorbed" : "expected";
     if (owner === null) {
@@ -100,37 +93,64 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   }
   if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
   s.generation ??= newGeneration(owner, claim);
-  if (owner !== null && s.turn?.id === owner) {
-    s.generation.turnBefore = progressOf(s.turn);
-    // Speech with no transcription says nothing to compare.
-    const said = s.turn.said.length > 0 ? inputKey({ kind: "said", text: s.turn.said }) : null;
-    const key = s.turn.inputKey ?? said;
-    s.generation.answers = key === null ? [] : [key];
-  }
+  if (owner !== null && s.turn?.id === owner) noteTurnInput(s.generation, s.turn);
   return s.generation;
 }
 
+/** The generation answers the turn's input: what it said to it is remembered by that input. */
+function noteTurnInput(gen: GenerationState, turn: TurnState): void {
+  gen.turnBefore = progressOf(turn);
+  // Speech with no transcription says nothing to compare.
+  const said = turn.said.length > 0 ? inputKey({ kind: "said", text: turn.said }) : null;
+  const key = turn.inputKey ?? said;
+  gen.answers = key === null ? [] : [key];
+}
+
 /**
- * A reply liveline asked for is ready (`reply_ready`, turnless models): the answer owed to the
- * newest turn waiting for one begins here. The words said before it were not that answer,
- * even when the voice runs on without a pause into it (a slot left owed then would wait for a
- * generation that never comes): the slot is taken now, by the running generation if it is
- * that turn's, else by a generation begun for it (what was running, an ended turn's or
- * nobody's, is over).
+ * A reply liveline asked for is ready (`reply_ready`, turnless models), and says whose it is:
+ * the turn of the request that asked for it (`turnId`, handed back by the adapter). The words
+ * said before it were not that answer, even when the voice runs on without a pause into it:
+ * what was running is over, unless it was that turn's already. A reply for a turn that is
+ * over (one that timed out, say) is never another turn's answer.
  */
-export function onReplyReady(ctx: StepContext): void {
+export function onReplyReady(ctx: StepContext, asked: string | undefined): void {
   const s = ctx.state;
-  const newest = s.expected.findLast((o) => o !== null);
-  if (newest === undefined || newest === null) return;
-  const gen = s.generation;
-  if (gen !== null && gen.owner === newest) {
-    s.expected.splice(s.expected.indexOf(newest), 1);
-    ctx.trace("REPLY_READY", { turnId: newest, generation: "running" });
+  const turn = s.turn;
+  // A reply no request is known for (an adapter that did not pair it): the open turn's, if
+  // that still waits for one.
+  const turnId = asked ?? (turn !== null && owesSlot(s, turn) ? turn.id : undefined);
+  if (turnId === undefined) {
+    ctx.trace("REPLY_READY", { turnId: null });
     return;
   }
-  s.generation = null;
-  currentGeneration(ctx);
-  ctx.trace("REPLY_READY", { turnId: newest, generation: "new" });
+  const slot = s.expected.indexOf(turnId);
+  if (slot !== -1) s.expected.splice(slot, 1);
+  const gen = s.generation;
+  if (turn?.id === turnId) {
+    if (s.followUpWindow?.turnId === turnId) closeWindow(ctx);
+    if (gen?.owner === turnId && !gen.interrupted) {
+      ctx.trace("REPLY_READY", { turnId, generation: "running" });
+      return;
+    }
+    s.generation = newGeneration(turnId, "expected");
+    noteTurnInput(s.generation, turn);
+    turn.modelEnded = false;
+    ctx.trace("REPLY_READY", { turnId, generation: "new" });
+    return;
+  }
+  ctx.trace("REPLY_READY", { turnId, generation: "ended" });
+  if (turn === null) {
+    // Nothing cuts this model: the user hears it, so it is delivered, in a turn of its own
+    // once it says something (as the model's own words are: currentGeneration).
+    s.generation = null;
+    return;
+  }
+  // Another turn is open: its words are not that turn's answer. They reach no turn, and are
+  // named late (LATE_ANSWER) if their own turn timed out.
+  s.generation = newGeneration(null, "absorbed");
+  if (turnId === s.timedOutTurn) s.generation.lateFor = turnId;
+  s.counters.suppressedGenerations++;
+  ctx.trace("SUPPRESSED", { reason: "a reply for a turn that already ended" });
 }
 
 /**
@@ -143,18 +163,6 @@ export function cutBeforeAnswering(ctx: StepContext): GenerationState {
   ctx.state.generation = newGeneration(null, "none");
   ctx.trace("SPEECH_CONTINUED");
   return ctx.state.generation;
-}
-
-/**
- * A model without turns owes a turn an answer, and something else may be said first (an older
- * request's answer, a window's reaction): only then is a turnless model's speech reassigned.
- */
-function owedOnTurnless(s: CoreState): boolean {
-  // One turn owed, nothing else going: the usual claim below is the same (and the text path
-  // reads no capabilities for it).
-  const plain = s.generation === null && s.followUpWindow === null && s.expected.length === 1;
-  if (s.expected.length === 0 || plain) return false;
-  return capabilitiesOf(s).turnless === true && s.expected.some((o) => o !== null);
 }
 
 function progressOf(turn: TurnState): TurnProgress {
@@ -340,7 +348,10 @@ export function takeContent(ctx: StepContext, gen: GenerationState, text?: strin
 }
 
 function noteContent(ctx: StepContext, gen: GenerationState): void {
-  if (gen.lateFor !== undefined && !gen.hasContent) nameLateAnswer(ctx, gen.lateFor);
+  if (gen.lateFor !== undefined) {
+    nameLateAnswer(ctx, gen.lateFor);
+    gen.lateFor = undefined;
+  }
   gen.hasContent = true;
   if (gen.resultsUnanswered !== undefined) {
     // It speaks after the results it was sent: it had them, and what it says answers them.

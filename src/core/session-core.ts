@@ -315,7 +315,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       s.lastWorkAt = ctx.now;
       s.replyOpen = true;
       s.replyAsked = false;
-      onReplyReady(ctx);
+      onReplyReady(ctx, event.turnId);
       return;
     case "reply_done":
       s.replyOpen = false;
@@ -510,7 +510,8 @@ function turnAnswerUnderWay(ctx: StepContext): boolean {
   // A turn whose input still waits for the connection has no answer under way: a line
   // takes its input back and goes with it (takeLine).
   if (turn === null || !holdsLines(s) || s.upstream.phase !== "live") return false;
-  if (owesSlot(s, turn)) return true;
+  // Its input waits for a follow-up window to close (follow-up.ts): its answer is to come.
+  if (owesSlot(s, turn) || s.held.some((input) => input.owner === turn.id)) return true;
   const gen = s.generation;
   if (gen === null || gen.owner !== turn.id || gen.interrupted) return false;
   return !callsRunning(s, turn.id);

@@ -455,6 +455,16 @@ export function capabilitiesOf(s: CoreState): ModelCapabilities {
   return s.silentIgnored && caps.silentHonoured ? { ...caps, silentHonoured: false } : caps;
 }
 
+/**
+ * A model without turns marks each reply liveline asked for (`reply_ready`, with its turn):
+ * only that claims a place in line, and an ended turn's places hold nothing (its reply, should
+ * it come, names its turn); words without it are the running reply's, or the model's own
+ * (answering speech, or of its own accord).
+ */
+export function repliesMarked(s: CoreState): boolean {
+  return capabilitiesOf(s).turnless === true && s.config.guards.suppressUnsolicited;
+}
+
 /** The policy of a tool of the agent that speaks now. */
 export function policyOf(s: CoreState, name: string): ToolPolicy | undefined {
   return s.config.agentTools?.[s.agent]?.[name] ?? s.config.tools[name];

@@ -222,7 +222,7 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
   if (!guards.resultScheduling) {
     // Naive relay: every result goes out the moment it is ready, as the frameworks do.
     call.delivery = "in_generation";
-    ctx.sendModel({ type: "tool_responses", responses: [response] });
+    ctx.sendModel({ type: "tool_responses", responses: [response], turnId: call.turnId });
     return;
   }
   if (call.followUp === "speak" || !caps.nonBlockingCalls) {
@@ -240,7 +240,11 @@ function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse
     // says next is delivered, in this turn while it speaks, else in a turn of its own).
     // After the turn, it is context only; the next request goes on from it.
     const scheduling = caps.turnless === true && turn !== null ? "when_idle" : "silent";
-    ctx.sendModel({ type: "tool_responses", responses: [{ ...response, scheduling }] });
+    ctx.sendModel({
+      type: "tool_responses",
+      responses: [{ ...response, scheduling }],
+      turnId: call.turnId,
+    });
     // The last output its response waited for, asking it to go on: the rest of the reply is
     // on its way (the turn's utterance is not over however quiet the voice is meanwhile).
     if (scheduling === "when_idle" && batchAnswered(s, call.batch)) s.replyAsked = true;
@@ -300,7 +304,7 @@ function flushBatch(ctx: StepContext, batch: string): void {
     c.held = undefined;
     c.delivery = inGeneration ? "in_generation" : "late";
   }
-  ctx.sendModel({ type: "tool_responses", responses });
+  ctx.sendModel({ type: "tool_responses", responses, turnId });
   turn.inputKey = inputKey({ kind: "results", results: responses });
   // Sent into the running generation: what it says after them answers them too.
   if (inGeneration && s.generation) s.generation.resultsUnanswered = turn.inputKey;
@@ -336,7 +340,8 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
   if (call.runOn === "server") ctx.emit({ type: "abort_tool", callId: call.id, reason });
   if (ctx.state.upstream.phase === "live" && capabilitiesOf(ctx.state).answersCancelledCalls) {
     const cancelled = toolResponse(call.id, call.name, cancelledOutcome(reason));
-    ctx.sendModel({ type: "tool_responses", responses: [{ ...cancelled, scheduling: "silent" }] });
+    const responses = [{ ...cancelled, scheduling: "silent" as const }];
+    ctx.sendModel({ type: "tool_responses", responses, turnId: call.turnId });
   }
   ctx.record({
     kind: "tool_cancelled",

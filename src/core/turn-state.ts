@@ -1,6 +1,6 @@
 /** A user turn opens with its `user` event and ends once, with its one turn end. */
 import type { InterruptReason } from "../vocabulary/log-events.js";
-import type { TurnState } from "./session-state.js";
+import { repliesMarked, type TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 
 export function openTurn(
@@ -56,7 +56,9 @@ export function endTurn(
     s.watchdogArmed = false;
     ctx.emit({ type: "clear_timer", timer: "watchdog" });
   }
-  s.expected = s.expected.map((owner) => (owner === turn.id ? null : owner));
+  s.expected = repliesMarked(s)
+    ? s.expected.filter((owner) => owner !== turn.id)
+    : s.expected.map((owner) => (owner === turn.id ? null : owner));
   if (s.generation?.owner === turn.id && s.config.guards.suppressUnsolicited)
     s.generation.owner = null;
   if (how === "complete") {

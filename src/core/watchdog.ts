@@ -166,8 +166,10 @@ export function onWatchdogTimer(ctx: StepContext): void {
       : `the model did not answer within ${s.config.modelTimeoutMs * (turn.slowWaits + 1)} ms`,
     turn.id,
   );
-  // What it still sends for this turn is named when it comes (LATE_ANSWER), never dropped unsaid.
+  // What it still sends for this turn is named when it comes (LATE_ANSWER), never dropped unsaid:
+  // the rest of the reply it stopped in too.
   s.timedOutTurn = turn.id;
+  if (midReply) s.generation!.lateFor = turn.id;
   endTurn(ctx, "complete");
 }
 

@@ -41,8 +41,10 @@ export type ModelEvent =
    * A reply the gateway asked for is ready (GPT-Live: the backend's response to a
    * `response.create` liveline sent shows its first output): what the model says from here
    * answers that request, not the words it was saying when it came (turnless models only).
+   * `turnId`: the turn of the command that asked for it (its `turnId`), as the adapter pairs
+   * each reply with its request: whose answer it is is known, never guessed from the order.
    */
-  | { type: "reply_ready" }
+  | { type: "reply_ready"; turnId?: string | undefined }
   /**
    * That reply is over on the wire (its response ended, at its calls or in full): until then
    * more of it is on its way, however long the voice stays quiet (turnless models only).
@@ -121,7 +123,11 @@ export function cancelledOutcome(reason: string): { error: string } {
 
 /** Commands the core asks an adapter to send to the model. */
 export type ModelCommand =
-  | { type: "user_text"; text: string }
+  /**
+   * `turnId` (on the commands that can ask for a reply): the turn a reply it prompts answers.
+   * A model that marks its replies (`reply_ready`) hands it back with the reply.
+   */
+  | { type: "user_text"; text: string; turnId?: string | undefined }
   | { type: "user_audio"; pcm: Uint8Array }
   /**
    * `held`: the speech it ends was held while the connection was set up, and reaches the
@@ -133,12 +139,12 @@ export type ModelCommand =
    * context there where it can (OpenAI), else nothing is sent.
    */
   | { type: "audio_played"; ms: number }
-  | { type: "tool_responses"; responses: ToolResponse[] }
+  | { type: "tool_responses"; responses: ToolResponse[]; turnId?: string | undefined }
   /**
    * The empty-reply retry: a short instruction to resume, seen by the model only. For
    * providers where a function output does not start a reply (OpenAI), it also asks for one.
    */
-  | { type: "nudge"; text: string }
+  | { type: "nudge"; text: string; turnId?: string | undefined }
   /**
    * The session is over. A service session that outlives the socket (GPT-Live: a direct
    * call's browser keeps it going) is asked to end; elsewhere closing the socket is enough.

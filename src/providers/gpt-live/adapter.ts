@@ -102,8 +102,18 @@ export class GptLiveAdapter implements ProviderAdapter {
   private readonly awaiting = new Map<string, Set<string>>();
   /** Delegations the voice started itself whose backend response has not begun. */
   private readonly voiceDelegations = new Set<string>();
-  /** Backend responses liveline asked for (by delegation key) that have shown no output yet. */
-  private readonly repliesAsked = new Set<string>();
+  /**
+   * Each `response.create` liveline sent that the service has not started yet, oldest first,
+   * with the turn the reply answers (the command's `turnId`): the service starts them in the
+   * order sent, so each reply is known by its request, never guessed.
+   */
+  private readonly requested: Array<{ eventId: string; turnId: string | undefined }> = [];
+  private requestCount = 0;
+  /**
+   * Backend responses liveline asked for (by delegation key) that have shown no output yet,
+   * with the turn each answers.
+   */
+  private readonly repliesAsked = new Map<string, string | undefined>();
   /** Backend responses liveline asked for (by delegation key) that have not ended. */
   private readonly repliesOpen = new Set<string>();
   /** The model has said something since the last boundary on the timeline. */
@@ -197,7 +207,11 @@ export class GptLiveAdapter implements ProviderAdapter {
         ]);
       case "response.event":
         return ok(this.onBackendEvent(event.event, event.delegation_id ?? null));
-      case "error":
+      case "error": {
+        // A refused `response.create` starts nothing: no reply will come for its request.
+        const refused = event.error.client_event_id ?? event.client_event_id;
+        const at = this.requested.findIndex((r) => r.eventId === refused);
+        if (at !== -1) this.requested.splice(at, 1);
         return ok([
           {
             type: "service_error",
@@ -205,6 +219,7 @@ export class GptLiveAdapter implements ProviderAdapter {
             message: event.error.message.slice(0, SERVICE_ERROR_MESSAGE_CHARS),
           },
         ]);
+      }
       case "session.closed":
         // The service ends the session (expired, moderation, a hang-up): the socket's close
         // follows, and the core reconnects or gives up by its close code.
@@ -240,17 +255,20 @@ export class GptLiveAdapter implements ProviderAdapter {
       // A response that is not a delegation's first is one liveline's response.create asked
       // for (results, a line): the service starts no other.
       if (!this.voiceDelegations.delete(key)) {
-        this.repliesAsked.add(key);
+        this.repliesAsked.set(key, this.requested.shift()?.turnId);
         this.repliesOpen.add(key);
       }
       return [{ type: "working" }];
     }
     // Its first output: the voice says it from here (before its calls, which are its turn's).
-    const ready: ModelEvent[] =
+    const ready: ModelEvent[] = [];
+    if (
       (event.type === "response.output_text.delta" || RESPONSE_ENDS.has(event.type)) &&
-      this.repliesAsked.delete(key)
-        ? [{ type: "reply_ready" }]
-        : [];
+      this.repliesAsked.has(key)
+    ) {
+      ready.push({ type: "reply_ready", turnId: this.repliesAsked.get(key) });
+      this.repliesAsked.delete(key);
+    }
     const call = functionCallOf(event);
     if (call !== null) {
       // Delivered twice (or on another connection of the session): one call.
@@ -324,7 +342,7 @@ export class GptLiveAdapter implements ProviderAdapter {
         // Typed lines go to the backend, which the voice then speaks from.
         return [
           wire({ type: "response.item.create", item: { role: "user", content: command.text } }),
-          wire({ type: "response.create" }),
+          this.requestReply(command.turnId),
         ];
       case "user_audio":
         return [
@@ -351,13 +369,21 @@ export class GptLiveAdapter implements ProviderAdapter {
               item: { type: "function_call_output", call_id: r.callId, output: outputOf(r) },
             }),
           ),
-          ...(this.continues(command.responses) ? [wire({ type: "response.create" })] : []),
+          ...(this.continues(command.responses) ? [this.requestReply(command.turnId)] : []),
         ];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
       }
     }
+  }
+
+  /** A `response.create`, remembered with the turn its reply answers until the service starts it. */
+  private requestReply(turnId: string | undefined): string {
+    this.requestCount++;
+    const eventId = `liveline_reply_${this.requestCount}`;
+    this.requested.push({ eventId, turnId });
+    return wire({ type: "response.create", event_id: eventId });
   }
 
   /**

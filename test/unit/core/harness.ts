@@ -61,6 +61,8 @@ export class Harness {
   /** Agents the live connection was updated to in place (a handoff on a shared link). */
   readonly agentUpdates: string[] = [];
   readonly traces: TraceKind[] = [];
+  /** The trace rows themselves, with their details (for debugging a counterexample). */
+  readonly traceRows: unknown[] = [];
   readonly usage: Array<{ turnId: string | null; usage: TokenUsage }> = [];
   readonly effects: Effect[] = [];
   upstreamOpen = false;
@@ -89,7 +91,10 @@ export class Harness {
         lastSeq: () => this.log.at(-1)?.seq ?? 0,
         hasTextId: (textId) => this.log.some((e) => e.kind === "user" && e.textId === textId),
         trace: (rows) => {
-          for (const { kind } of rows) this.traces.push(kind);
+          for (const row of rows) {
+            this.traces.push(row.kind);
+            this.traceRows.push(row);
+          }
         },
         addUsage: (turnId, usage) => {
           this.usage.push({ turnId, usage });

@@ -29,7 +29,7 @@ describe("idle sessions cost nothing", () => {
     // Queued until the new connection is live.
     expect(h.sentToModel.filter((c) => c.type === "user_text")).toHaveLength(1);
     h.model({ type: "setup_complete" });
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "still there?" });
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "still there?" });
   });
 
   // Found by the black-box attack (fourth round).

@@ -6,6 +6,7 @@ import {
   type Guards,
   NO_GUARDS,
 } from "../../../src/core/session-state.js";
+import { FOUND_TURNLESS } from "./found-turnless.js";
 import {
   LINES_CUT_TURNLESS_ANSWERS,
   OPENING_JUDGEMENT,
@@ -14,6 +15,7 @@ import {
 } from "./legacy-judgements.js";
 import {
   checkAnswersDelivered,
+  checkNoAnswerMisplaced,
   checkProgress,
   checkSettled,
   checkStep,
@@ -116,9 +118,12 @@ function liveness(
   config: Partial<CoreConfig> = {},
   coverage?: Map<string, number>,
   families?: string[],
+  { pairsReplies = true, placed = false }: { pairsReplies?: boolean; placed?: boolean } = {},
 ) {
   return fc.property(scenarioArb("truthful", { busy: true, families }), (scenario) => {
-    const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config);
+    const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config, {
+      pairsReplies,
+    });
     h.connect("phone");
     for (const action of scenario.actions) {
       run(action);
@@ -127,7 +132,10 @@ function liveness(
     }
     drain();
     checkSettled(h, model);
-    checkAnswersDelivered(h, model);
+    // A model nothing can cut (turnless) says its answers in full: a turn cut (by a line
+    // typed over it) is still owed the answer it was given.
+    checkAnswersDelivered(h, model, { cutExcused: !placed });
+    if (placed) checkNoAnswerMisplaced(h);
     tally(coverage, h.traces);
     if (repeatedInput(h)) tally(coverage, ["REPEATED_INPUT"]);
   });
@@ -283,7 +291,11 @@ describe("the session core on a model without turns (GPT-Live), over random inte
     timeout: TIMEOUT,
   }, () => {
     const coverage = new Map<string, number>();
-    fc.assert(liveness(ALL_GUARDS, {}, coverage, TURNLESS), { numRuns: RUNS, seed: SEED });
+    fc.assert(liveness(ALL_GUARDS, {}, coverage, TURNLESS, { placed: true }), {
+      numRuns: RUNS,
+      seed: SEED,
+      examples: FOUND_TURNLESS,
+    });
     for (const kind of COVERED_TURNLESS) {
       expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
     }
@@ -291,6 +303,21 @@ describe("the session core on a model without turns (GPT-Live), over random inte
       `turnless liveness, ${RUNS} interleavings; runs exercising each mechanism:`,
       Object.fromEntries(coverage),
     );
+  });
+
+  it("control: where a reply does not name the request it answers, a found interleaving fails", {
+    timeout: TIMEOUT,
+  }, () => {
+    const unpaired = liveness(ALL_GUARDS, {}, undefined, TURNLESS, {
+      pairsReplies: false,
+      placed: true,
+    });
+    const result = fc.check(unpaired, {
+      numRuns: FOUND_TURNLESS.length,
+      examples: FOUND_TURNLESS,
+    });
+    expect(result.failed, "no counterexample found").toBe(true);
+    expect(failure(result)).toMatch(/reached turn t\d+, the line/);
   });
 
   // Each issue-31 rule on its own is necessary: the judgement it replaced misplaces answers.
@@ -301,10 +328,13 @@ describe("the session core on a model without turns (GPT-Live), over random inte
     ["the quiet ends an utterance whose reply is still on the wire", QUIET_ENDS_OPEN_REPLIES],
   ] as const) {
     it(`control: where ${name}, a counterexample is found`, { timeout: TIMEOUT }, () => {
-      const result = fc.check(liveness(ALL_GUARDS, { legacy }, undefined, TURNLESS), {
-        numRuns: RUNS,
-        seed: SEED,
-      });
+      const result = fc.check(
+        liveness(ALL_GUARDS, { legacy }, undefined, TURNLESS, { placed: true }),
+        {
+          numRuns: RUNS,
+          seed: SEED,
+        },
+      );
       expect(result.failed, "no counterexample found").toBe(true);
       expect(failure(result)).toMatch(/never reached turn|never spoken|ended \d times/);
     });

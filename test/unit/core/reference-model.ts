@@ -94,6 +94,8 @@ interface Generation {
 export interface Answer {
   input: string;
   gen: Generation | null;
+  /** The turn the line was sent as (its command's `turnId`), where the core said. */
+  turnId?: string | undefined;
 }
 
 export class ReferenceModel {
@@ -130,6 +132,11 @@ export class ReferenceModel {
   private deferred: Array<() => void> = [];
   /** A turnless model's reply has begun and not ended on the wire. */
   private replyOpen = false;
+  /**
+   * Each reply names the request it answers (`reply_ready.turnId`), as the adapter pairs them.
+   * False only for the control: an adapter that could not tell.
+   */
+  pairsReplies = true;
 
   constructor(
     readonly caps: ModelCapabilities,
@@ -209,18 +216,18 @@ export class ReferenceModel {
         this.interruptActive();
         const plan = this.plansByInput.get(command.text) ?? this.nextPlan();
         this.plansByInput.set(command.text, plan);
-        const answer: Answer = { input: command.text, gen: null };
+        const answer: Answer = { input: command.text, gen: null, turnId: command.turnId };
         this.answers.push(answer);
         if (plan.reply === "none") return;
         // Nothing cuts a turnless model: it answers once what it is saying is said.
         this.whenIdleOrNow(() => {
-          answer.gen = this.startGeneration(plan, command.text);
+          answer.gen = this.startGeneration(plan, command.text, command.turnId);
         });
         return;
       }
       case "nudge":
         this.interruptActive();
-        this.whenIdleOrNow(() => this.answerNudge());
+        this.whenIdleOrNow(() => this.answerNudge(command.turnId));
         return;
       case "user_audio":
       case "audio_end":
@@ -230,6 +237,7 @@ export class ReferenceModel {
       case "tool_responses":
         this.onResponses(
           command.responses.map((r) => ({ callId: r.callId, silent: r.scheduling === "silent" })),
+          command.turnId,
         );
         return;
       default: {
@@ -250,11 +258,16 @@ export class ReferenceModel {
     this.active = null;
   }
 
-  private newGen(emptyAfterTools: boolean, label = `g${this.genCount + 1}`): Generation {
+  /** `asked`: the turn of the request it answers (handed back as a turnless model's reply begins). */
+  private newGen(
+    emptyAfterTools: boolean,
+    asked: string | undefined,
+    label = `g${this.genCount + 1}`,
+  ): Generation {
     this.genCount++;
     if (this.caps.responsesOnRequest) this.out.push({ type: "working" });
-    // Every reply of a turnless model was asked for: it says so as it begins.
-    if (this.turnless) this.beginReply();
+    // Every reply of a turnless model was asked for: it says so, and by what, as it begins.
+    if (this.turnless) this.beginReply(asked);
     const gen: Generation = {
       id: this.genCount,
       label,
@@ -271,9 +284,9 @@ export class ReferenceModel {
     return gen;
   }
 
-  private beginReply(): void {
+  private beginReply(asked: string | undefined): void {
     this.replyOpen = true;
-    this.out.push({ type: "reply_ready" });
+    this.out.push({ type: "reply_ready", turnId: this.pairsReplies ? asked : undefined });
   }
 
   private endReply(): void {
@@ -326,8 +339,12 @@ export class ReferenceModel {
     else reaction();
   }
 
-  private startGeneration(plan: GenerationPlan, input: string): Generation {
-    const gen = this.newGen(plan.emptyAfterTools, `a(${input})`);
+  private startGeneration(
+    plan: GenerationPlan,
+    input: string,
+    asked: string | undefined,
+  ): Generation {
+    const gen = this.newGen(plan.emptyAfterTools, asked, `a(${input})`);
     if (plan.reply === "empty") {
       this.endGeneration(gen, false);
       return gen;
@@ -373,7 +390,7 @@ export class ReferenceModel {
   }
 
   /** Everything the generation waited for arrived: it says the rest of its reply. */
-  private goOn(gen: Generation): void {
+  private goOn(gen: Generation, asked?: string): void {
     if (this.turnless) {
       // Its backend stopped at its calls: it goes on only if asked, in a reply of its own.
       if (!gen.continueAsked) {
@@ -382,7 +399,7 @@ export class ReferenceModel {
         this.endGeneration(gen, false);
         return;
       }
-      this.beginReply();
+      this.beginReply(asked);
     }
     if (gen.emptyAfterTools && gen.callIds.length > 0) {
       this.unspoken.push(...gen.toSpeak);
@@ -397,11 +414,14 @@ export class ReferenceModel {
   }
 
   /** One toolResponse message: what arrives late is one new input, answered by one generation. */
-  private onResponses(responses: { callId: string; silent: boolean }[]): void {
+  private onResponses(
+    responses: { callId: string; silent: boolean }[],
+    asked: string | undefined,
+  ): void {
     const lateSpeak: string[] = [];
     let lateSideEffect = false;
     // A turnless model's backend goes on if the outputs that complete its calls ask it to.
-    const asked = new Set<Generation>();
+    const goesOn = new Set<Generation>();
     for (const { callId, silent } of responses) {
       const call = this.calls.get(callId);
       if (!call || call.answered) continue; // unknown ids and second answers are ignored
@@ -410,10 +430,10 @@ export class ReferenceModel {
       const speak = this.followUp(call.name) === "speak";
       if (!gen.ended && this.active === gen) {
         if (speak) gen.toSpeak.push(callId);
-        if (!silent) asked.add(gen);
+        if (!silent) goesOn.add(gen);
         if (gen.waitingFor.delete(callId) && gen.waitingFor.size === 0) {
-          gen.continueAsked = asked.has(gen);
-          this.goOn(gen);
+          gen.continueAsked = goesOn.has(gen);
+          this.goOn(gen, asked);
         }
         continue;
       }
@@ -438,22 +458,22 @@ export class ReferenceModel {
       this.lateUnspoken.push(...lateSpeak);
       this.whenIdle(() => {
         this.lateUnspoken = this.lateUnspoken.filter((id) => !lateSpeak.includes(id));
-        const follow = this.newGen(false);
+        const follow = this.newGen(false, asked);
         for (const id of lateSpeak) this.say(follow, `spoken:${id}`);
         this.endGeneration(follow, true);
       });
     } else if (lateSideEffect) {
       // A side effect's result: the model says its previous reply again, in full.
       this.whenIdle(() => {
-        const regen = this.newGen(false);
+        const regen = this.newGen(false, asked);
         for (const text of this.lastReplyTexts) this.say(regen, text);
         this.endGeneration(regen, false);
       });
     }
   }
 
-  private answerNudge(): void {
-    const gen = this.newGen(false);
+  private answerNudge(asked: string | undefined): void {
+    const gen = this.newGen(false, asked);
     if (this.emptyNudgeReplies > 0) {
       this.emptyNudgeReplies--;
       this.endGeneration(gen, false);

@@ -305,7 +305,7 @@ describe("a line typed right after the user spoke", () => {
       ["t2", "what next"],
     ]);
     expect(endOf(h, "t1")).toEqual(["interrupted:barge_in"]);
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "what next" });
     h.model({ type: "interrupted" });
     h.model({ type: "turn_complete" });
     h.model({ type: "text_delta", text: "You said: what next" });
@@ -346,7 +346,7 @@ describe("a line typed right after the user spoke", () => {
     h.advance(3_000);
     h.input({ type: "client_text", clientId: "phone", text: "what next" });
     expect(h.traces).not.toContain("LINE_HELD");
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "what next" });
   });
 
   it("the same while the connection opens: the speech waits in the outbox, the line waits for its answer (found by the attack)", () => {
@@ -390,7 +390,7 @@ describe("a line typed right after the user spoke", () => {
     h.model({ type: "turn_complete" });
     expect(endOf(h, "t3")).toEqual(["turn_complete"]);
     // The line typed over reaches the model too, before the last: nothing typed is lost.
-    expect(h.sentToModel.filter((c) => c.type === "user_text")).toEqual([
+    expect(h.sentToModel.filter((c) => c.type === "user_text")).toMatchObject([
       { type: "user_text", text: "what next\nand another" },
     ]);
     expect(h.traces).not.toContain("SUPPRESSED");
@@ -461,7 +461,7 @@ describe("a line typed right after the user spoke", () => {
     spokeThenTyped(h);
     expect(h.fireNextTimer()).toBe(true);
     expect(userTurns(h)).toEqual([["t1", "what next"]]);
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "what next" });
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "what next" });
   });
 });
 
@@ -477,7 +477,7 @@ describe("the end of speech the model is already answering", () => {
     h.model({ type: "turn_complete" });
     h.input({ type: "client_text", clientId: "phone", text: "and prices?" });
     expect(h.traces).not.toContain("LINE_HELD");
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "and prices?" });
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "and prices?" });
   });
 });
 
@@ -517,7 +517,7 @@ describe("the user speaks on before the answer to their speech begins", () => {
       ["t1", "What can you do?"],
       ["t2", "and prices?"],
     ]);
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "and prices?" });
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "and prices?" });
   });
 
   it("a generation cut after it said something is still that answer's turn, interrupted", () => {

@@ -22,6 +22,23 @@ function gptLive(turnless = true): Harness {
   return live({ capabilities: { ...GPT_LIVE_CAPABILITIES, turnless } });
 }
 
+/**
+ * The model's reply to what turn `turnId` asked, as the adapter reads the backend response
+ * liveline's `response.create` started (every line's answer comes so): ready, and done on the
+ * wire (its text is written; the voice says it after, in the transcript that follows).
+ */
+function replyFor(h: Harness, turnId: string): void {
+  h.model({ type: "reply_ready", turnId });
+  h.model({ type: "reply_done" });
+}
+
+/** A backend response that is only calls: over at its calls (the reply liveline asked for). */
+function callsOnly(h: Harness, turnId: string, calls: { id: string; name: string }[]): void {
+  h.model({ type: "reply_ready", turnId });
+  h.model({ type: "tool_call", calls: calls.map((c) => ({ ...c, args: {} })) });
+  h.model({ type: "reply_done" });
+}
+
 /** Fires timers until none is due (at most `max`). */
 function settle(h: Harness, max = 8): void {
   for (let i = 0; i < max && h.fireNextTimer(); i++);
@@ -31,6 +48,7 @@ describe("an utterance of a turnless model", () => {
   it("that nobody speaks after ends complete once the model is quiet, with no error", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "What time is it?" });
+    replyFor(h, "t1");
     h.model({ type: "transcript_delta", text: "It is noon." });
     h.advance(UTTERANCE_QUIET_MS - 1);
     expect(turnEnds(h)).toEqual([]);
@@ -64,6 +82,7 @@ describe("an utterance of a turnless model", () => {
   it("a line typed after it waits for it to be over, which ends it complete (not interrupted), and is the next turn", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    replyFor(h, "t1");
     h.model({ type: "transcript_delta", text: "Hello! How can I help?" });
     h.input({ type: "client_text", clientId: "phone", text: "Opening hours?" });
     expect(turnEnds(h)).toEqual([]);
@@ -76,6 +95,7 @@ describe("an utterance of a turnless model", () => {
   it("the user's speech after it (the adapter's turn_complete) opens a voice turn for the model's next words", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    replyFor(h, "t1");
     h.model({ type: "transcript_delta", text: "Hello!" });
     h.model({ type: "turn_complete", reason: "yielded" });
     h.model({ type: "speech_started" });
@@ -106,12 +126,14 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
     h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
     h.advance(gapMs);
     h.input({ type: "client_text", clientId: "phone", text: "Do you deliver?" });
+    replyFor(h, "t1");
     h.model({
       type: "transcript_delta",
       text: "We open at nine. ",
       span: { startMs: 0, endMs: 2000 },
     });
     h.advance(2000 + UTTERANCE_QUIET_MS);
+    replyFor(h, "t2");
     h.model({
       type: "transcript_delta",
       text: "Yes, we deliver.",
@@ -133,6 +155,7 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
     h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
     h.input({ type: "client_text", clientId: "phone", text: "Do you deliver?" });
     expect(linesSent(h)).toEqual(["What are your hours?"]);
+    replyFor(h, "t1");
     h.model({
       type: "transcript_delta",
       text: "We open at nine. ",
@@ -145,25 +168,29 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
     expect(ends(h)).toEqual(["t1:turn_complete"]);
   });
 
-  it("control: a line that cuts the turn gets the answer before it in its own turn, the first turn cut", () => {
+  it("control: a line that cuts the turn leaves the answer it was given (which the user hears: nothing cuts this model) in no turn", () => {
     const h = live({
       capabilities: GPT_LIVE_CAPABILITIES,
       legacy: LINES_CUT_TURNLESS_ANSWERS,
     });
     twoLines(h, 200);
-    expect(saidIn(h).t2).toContain("We open at nine.");
     expect(ends(h)[0]).toBe("t1:interrupted");
+    expect(Object.values(saidIn(h)).join("")).not.toContain("We open at nine.");
+    // Each reply names its request: the cut turn's is never taken for the line's.
+    expect(saidIn(h).t2).toBe("Yes, we deliver.");
   });
 
   it("lines typed while an answer is said go together once it is over, the last one answered", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    replyFor(h, "t1");
     h.model({ type: "transcript_delta", text: "Hello! ", span: { startMs: 0, endMs: 1000 } });
     h.input({ type: "client_text", clientId: "phone", text: "one" });
     h.input({ type: "client_text", clientId: "phone", text: "two" });
     expect(linesSent(h)).toEqual(["Hi"]);
     h.advance(1000 + UTTERANCE_QUIET_MS);
     expect(linesSent(h)).toEqual(["Hi", "one\ntwo"]);
+    replyFor(h, "t3");
     h.model({ type: "transcript_delta", text: "Both noted." });
     h.advance(UTTERANCE_QUIET_MS);
     expect(saidIn(h)).toEqual({ t1: "Hello! ", t3: "Both noted." });
@@ -173,7 +200,7 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
   it("a line typed while the turn only waits on its call cuts it: the call is cancelled, as on any model", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    callsOnly(h, "t1", [{ id: "c1", name: "lookup_faq" }]);
     h.input({ type: "client_text", clientId: "phone", text: "Never mind." });
     expect(linesSent(h)).toEqual(["What are your hours?", "Never mind."]);
     expect(ends(h)).toEqual(["t1:interrupted"]);
@@ -208,6 +235,7 @@ describe("the end of a turnless model's speech, read from its timeline", () => {
   function paced(spans: boolean): Harness {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Tell me a story." });
+    replyFor(h, "t1");
     const gap = UTTERANCE_QUIET_MS + 250;
     for (let i = 0; i < 4; i++) {
       piece(h, `Part ${i}. `, i * gap, (i + 1) * gap, spans);
@@ -233,6 +261,7 @@ describe("the end of a turnless model's speech, read from its timeline", () => {
   it("pieces sent ahead of the speech in one burst: over at the quiet after the burst", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Tell me a story." });
+    replyFor(h, "t1");
     // The first piece is taken as said in real time (nothing shows the pace yet); the rest,
     // come in the same instant, show a pace of 0: the burst is the whole of what is said.
     for (let i = 0; i < 4; i++) piece(h, `Part ${i}. `, i * 2000, (i + 1) * 2000, true);
@@ -245,6 +274,7 @@ describe("the end of a turnless model's speech, read from its timeline", () => {
   it("a single piece said in real time: over at the quiet after its end, not before", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    replyFor(h, "t1");
     piece(h, "Hello there, how are you today? ", 0, 3000, true);
     h.advance(3000 + UTTERANCE_QUIET_MS - 1);
     expect(turnEnds(h)).toEqual([]);
@@ -263,6 +293,7 @@ describe("words a turnless model says on its own", () => {
   it("after its utterance ended are delivered in a turn of their own, which ends complete once quiet", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    replyFor(h, "t1");
     h.model({ type: "transcript_delta", text: "Hello!" });
     settle(h);
     expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
@@ -283,6 +314,7 @@ describe("words a turnless model says on its own", () => {
     expect(errors(h)).toEqual([]);
     // The user answers it: their line is the next turn, answered in it.
     h.input({ type: "client_text", clientId: "phone", text: "Yes, sorry." });
+    replyFor(h, "t3");
     h.model({ type: "transcript_delta", text: "No problem." });
     settle(h);
     expect(opened(h).at(-1)).toEqual(["t3", "Yes, sorry.", "input"]);
@@ -329,11 +361,11 @@ describe("results a turnless model is sent while it speaks (GPT-Live delegation)
   function lookup(h: Harness, replyAfterMs: number, pause: boolean): void {
     h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
     h.model({ type: "transcript_delta", text: "Let me check. " });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    callsOnly(h, "t1", [{ id: "c1", name: "lookup_faq" }]);
     h.input({ type: "tool_outcome", callId: "c1", result: { hours: "9 to 5" } });
     h.model({ type: "transcript_delta", text: "Just a moment. " });
     if (pause) h.advance(replyAfterMs);
-    h.model({ type: "reply_ready" });
+    replyFor(h, "t1");
     h.model({ type: "transcript_delta", text: "We open at nine." });
     h.model({ type: "reply_done" });
     settle(h);
@@ -377,13 +409,10 @@ describe("side-effect results on a turnless model (GPT-Live's backend stops at i
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "I like tea." });
     h.model({ type: "transcript_delta", text: "Noted. " });
-    h.model({
-      type: "tool_call",
-      calls: [
-        { id: "c1", name: "set_preference", args: {} },
-        { id: "c2", name: "set_preference", args: {} },
-      ],
-    });
+    callsOnly(h, "t1", [
+      { id: "c1", name: "set_preference" },
+      { id: "c2", name: "set_preference" },
+    ]);
     saved(h, "c1");
     settle(h);
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
@@ -451,7 +480,7 @@ describe("a call cancelled on a wire that needs an output for every call (GPT-Li
   it("is told to the model as a silent 'cancelled' output, before the line that cut it", () => {
     const h = gptLive();
     h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    callsOnly(h, "t1", [{ id: "c1", name: "lookup_faq" }]);
     h.input({ type: "client_text", clientId: "phone", text: "Never mind." });
     expect(cancelledOutputs(h)).toEqual([
       { callId: "c1", name: "lookup_faq", error: "cancelled: barge_in", scheduling: "silent" },
@@ -464,7 +493,7 @@ describe("a call cancelled on a wire that needs an output for every call (GPT-Li
   it("control: a model whose wire needs none is sent nothing for it", () => {
     const h = live({ capabilities: { ...GPT_LIVE_CAPABILITIES, answersCancelledCalls: false } });
     h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
-    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    callsOnly(h, "t1", [{ id: "c1", name: "lookup_faq" }]);
     h.input({ type: "client_text", clientId: "phone", text: "Never mind." });
     expect(cancelledOutputs(h)).toEqual([]);
   });

@@ -202,7 +202,12 @@ export function scenarioArb(
 export type Scenario = ReturnType<typeof scenarioArb> extends fc.Arbitrary<infer S> ? S : never;
 
 /** A live session: the core in its in-memory shell, wired to the reference model. */
-export function world(scenario: Scenario, guards: Guards, config: Partial<CoreConfig> = {}) {
+export function world(
+  scenario: Scenario,
+  guards: Guards,
+  config: Partial<CoreConfig> = {},
+  { pairsReplies = true }: { pairsReplies?: boolean } = {},
+) {
   const caps = CAPABILITIES[scenario.capabilities]!;
   const h = new Harness({
     guards,
@@ -222,6 +227,7 @@ export function world(scenario: Scenario, guards: Guards, config: Partial<CoreCo
   model.emptyNudgeReplies = scenario.emptyNudgeReplies;
   model.ignoresSilent = scenario.ignoresSilent;
   model.silentLateFollowUps = scenario.silentLateFollowUps;
+  model.pairsReplies = pairsReplies;
   h.onOpenUpstream = (open) =>
     model.connect(
       open.mode === "resume"
@@ -495,10 +501,10 @@ const TURN_ERRORS = new Set(["empty_response", "model_timeout"]);
  * very generation the old connection lost: the new one answers again, visibly. (Their speak
  * results must still be spoken.)
  */
-function excusedTurns(h: Harness, resumed = false): Set<string> {
+function excusedTurns(h: Harness, resumed = false, cut = true): Set<string> {
   return new Set(
     h.log.flatMap((e) => {
-      if (e.kind === "interrupted") return [e.turnId];
+      if (e.kind === "interrupted") return cut ? [e.turnId] : [];
       if (
         e.kind === "error" &&
         e.turnId &&
@@ -532,10 +538,15 @@ export function checkProgress(h: Harness, lastActivityAt: number): void {
 
 /**
  * Every answer the model gave to an input reaches that input's turn, in full — unless the
- * turn was interrupted or shows an error that says the model failed it.
+ * turn was interrupted or shows an error that says the model failed it. `cutExcused: false`
+ * (a model nothing can cut): an interrupted turn is owed what its model said in full too.
  */
-export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
-  const excused = excusedTurns(h, true);
+export function checkAnswersDelivered(
+  h: Harness,
+  model: ReferenceModel,
+  { cutExcused = true }: { cutExcused?: boolean } = {},
+): void {
+  const excused = excusedTurns(h, true, cutExcused);
   const joined = new Set(
     h.log.flatMap((e) => (e.kind === "interrupted" && e.joined === true ? [e.turnId] : [])),
   );
@@ -544,11 +555,15 @@ export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
   );
   // Inputs reach the model in the order they were typed (lines typed over before they reached
   // it go with the next, their turns `joined`: the input's last line is its turn's), so each
-  // answer's turn is the next user turn with that line.
+  // answer's turn is the next user turn with that line — or, where the line was sent naming
+  // its turn, that turn (the same line typed twice, the first lost with a connection).
   let next = 0;
-  for (const { input, gen } of model.answers) {
+  for (const { input, gen, turnId } of model.answers) {
     const line = input.split("\n").at(-1);
-    const at = users.findIndex((e, i) => i >= next && e.text === line);
+    const at =
+      turnId === undefined
+        ? users.findIndex((e, i) => i >= next && e.text === line)
+        : users.findIndex((e) => e.turnId === turnId && e.text === line);
     if (at === -1) throw new Error(`the model was sent "${input}", which no turn has`);
     next = at + 1;
     const user = users[at]!;
@@ -571,6 +586,25 @@ export function checkAnswersDelivered(h: Harness, model: ReferenceModel): void {
       .find((e) => e.kind === "error" && e.turnId === user.turnId && e.code !== "model_slow");
     if (first !== -1 && after?.kind === "error")
       throw new Error(`turn ${user.turnId} was answered, then ended with ${after.code}`);
+  }
+}
+
+/**
+ * No answer to one line reaches another line's turn (a turn the model opened itself may carry
+ * any: what it says of its own accord, or a reply that outlived its turn). Where replies are
+ * marked with their request (turnless models), this is known, never guessed.
+ */
+export function checkNoAnswerMisplaced(h: Harness): void {
+  const lineOf = new Map<string, string>();
+  for (const e of h.log)
+    if (e.kind === "user" && e.source !== "model") lineOf.set(e.turnId, e.text);
+  for (const e of h.log) {
+    if (!saysWords(e)) continue;
+    const line = lineOf.get(e.turnId);
+    const answered = /a\(([^)]*)\):/.exec(e.text)?.[1];
+    if (line === undefined || answered === undefined) continue;
+    if (answered.split("\n").at(-1) !== line)
+      throw new Error(`answer "${e.text}" reached turn ${e.turnId}, the line "${line}"'s`);
   }
 }
 

@@ -31,7 +31,7 @@ describe("a goAway move", () => {
     expect(statuses(h)).toEqual(["connecting", "live"]);
     // The session goes on on the last connection.
     h.input({ type: "client_text", clientId: "phone", text: "still there?" });
-    expect(h.sentToModel.at(-1)).toEqual({ type: "user_text", text: "still there?" });
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "still there?" });
   });
 
   it("whose next connection fails says `reconnecting` then, and `live` once one proves itself", () => {

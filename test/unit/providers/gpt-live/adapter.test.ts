@@ -225,6 +225,35 @@ describe("the replies liveline asks for", () => {
     ]);
   });
 
+  it("each reply names the turn of the request that asked for it, in the order sent; a refused request asks nothing", () => {
+    const a = adapter();
+    const create = (frames: string[]) => JSON.parse(frames.at(-1)!) as Record<string, unknown>;
+    a.encode({ type: "user_text", text: "hours?", turnId: "t1" });
+    const refused = create(a.encode({ type: "user_text", text: "and?", turnId: "t2" }));
+    a.encode({ type: "nudge", text: "Please continue.", turnId: "t3" });
+    expect(refused.type).toBe("response.create");
+    events(a, {
+      type: "error",
+      event_id: "ev_err",
+      error: {
+        type: "invalid_request_error",
+        code: "invalid_value",
+        message: "refused",
+        client_event_id: refused.event_id,
+      },
+    });
+    const replies: ModelEvent[] = [];
+    for (const delta of ["We open at nine.", "Yes."]) {
+      events(a, backend("response.created", null));
+      replies.push(...events(a, backend("response.output_text.delta", null, { delta })));
+      events(a, responseCompleted(null));
+    }
+    expect(replies).toEqual([
+      { type: "reply_ready", turnId: "t1" },
+      { type: "reply_ready", turnId: "t3" },
+    ]);
+  });
+
   it("a reply with calls only is ready at its end, before its calls (they are its turn's), and done after them", () => {
     const a = adapter();
     events(a, backend("response.created", "del_1"));
