@@ -54,6 +54,8 @@ export type TraceKind =
   | "LINES_JOINED"
   | "TURN_CARRIED"
   | "LINE_HELD"
+  /** A direct call's service session took a handoff's agent: its tools and instructions. */
+  | "CALL_AGENT"
   /** The user spoke on before the answer to their speech began: it opens no turn. */
   | "SPEECH_CONTINUED"
   | "RESUME_TURN"

@@ -134,6 +134,10 @@ export class LiveSession {
       failed: (message, refused) =>
         this.interpreter.handleInput({ type: "upstream_failed", message, refused }),
       callEnded: (serviceSessionId) => this.callEnded(serviceSessionId),
+      callSetUp: (serviceSessionId, agent) => {
+        this.directCalls.setAgent(serviceSessionId, agent);
+        this.store.trace([{ at: Date.now(), kind: "CALL_AGENT", detail: { agent } }]);
+      },
     });
     const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
     for (const e of recovered.closing) this.broadcast(frameOf(e));
@@ -191,7 +195,10 @@ export class LiveSession {
     // A direct call that outlived the object's last run: its sideband is attached again,
     // once the object holds this session (the step's frames reach its sockets through it).
     const direct = this.directCalls.read();
-    if (direct !== null && !this.state.ended) queueMicrotask(() => this.joinCall(direct));
+    if (direct !== null && !this.state.ended)
+      queueMicrotask(() =>
+        this.joinCall(direct.serviceSessionId, direct.agent ?? this.meta.agent),
+      );
     else if (direct !== null) this.directCalls.clear();
   }
 
@@ -248,8 +255,8 @@ export class LiveSession {
       return { refused: "ended", message: "the session ended while the call was made" };
     const earlier = this.directCall;
     if (earlier !== null) this.leaveCall(earlier);
-    this.directCalls.set(call.serviceSessionId);
-    this.joinCall(call.serviceSessionId);
+    this.directCalls.set(call.serviceSessionId, this.state.agent);
+    this.joinCall(call.serviceSessionId, this.state.agent);
     return { answer: call };
   }
 
@@ -258,9 +265,9 @@ export class LiveSession {
    * client (its device's, reached through the service): the core opens the connection for it
    * as for any client, and does not take the session for one nobody uses.
    */
-  private joinCall(serviceSessionId: string): void {
+  private joinCall(serviceSessionId: string, setUpAs: string): void {
     this.directCall = serviceSessionId;
-    this.link.joinCall(serviceSessionId);
+    this.link.joinCall(serviceSessionId, setUpAs);
     this.interpreter.handleInput({
       type: "client_connected",
       clientId: callClient(serviceSessionId),
@@ -277,7 +284,7 @@ export class LiveSession {
   /** The call is over (its sideband refused): the session is its own again. */
   private callEnded(serviceSessionId: string): void {
     if (this.directCall === serviceSessionId) this.directCall = null;
-    if (this.directCalls.read() === serviceSessionId) this.directCalls.clear();
+    if (this.directCalls.read()?.serviceSessionId === serviceSessionId) this.directCalls.clear();
     this.leaveCall(serviceSessionId);
   }
 

@@ -27,6 +27,8 @@ interface UpstreamCallbacks {
    * own connection again. (Only a session that places direct calls needs to hear it.)
    */
   callEnded?(serviceSessionId: string): void;
+  /** The direct call's service session now speaks as `agent` (a handoff reached it). */
+  callSetUp?(serviceSessionId: string, agent: string): void;
 }
 
 /** How the link reaches its model: a provider's session. */
@@ -59,6 +61,8 @@ export class UpstreamLink implements ModelPort {
   private target: UpstreamTarget;
   /** The service session of the direct call this link is the sideband of, or null. */
   private call: string | null = null;
+  /** The agent that call's service session is set up as (its creation's, or a handoff's). */
+  private callAgent: string | null = null;
   /** A connection is on its way (its socket not open yet). */
   private opening = false;
 
@@ -102,8 +106,9 @@ export class UpstreamLink implements ModelPort {
    * connection open or on its way (the link's own, or an earlier call's sideband) is closed,
    * and reported lost, so that the core opens the next one by its rules: the call's sideband.
    */
-  joinCall(serviceSessionId: string): void {
+  joinCall(serviceSessionId: string, setUpAs: string): void {
     this.call = serviceSessionId;
+    this.callAgent = setUpAs;
     if (this.ws === null && !this.opening) return;
     this.close("replaced by a direct call");
     this.callbacks.closed(CLOSE_REPLACED, "replaced by a direct call", false);
@@ -152,7 +157,9 @@ export class UpstreamLink implements ModelPort {
         ws.addEventListener("close", (event) => onGone(event.code, event.reason));
         ws.addEventListener("error", () => onGone(1006, "socket error"));
         if (sideband) {
-          // Nothing to set up (a sideband never sends session.start): live once open.
+          // Nothing to set up (a sideband never sends session.start): live once open. The
+          // agent's settings a running session lets change go first (a handoff's new agent).
+          this.setUpCall(ws, adapter);
           this.callbacks.opened();
           this.callbacks.events([{ type: "setup_complete" }]);
           return;
@@ -174,6 +181,20 @@ export class UpstreamLink implements ModelPort {
         );
       },
     );
+  }
+
+  /**
+   * A sideband attached: the call takes the agent's tools (and, when the call was set up as
+   * another agent, its instructions), as far as the service lets a running session change.
+   */
+  private setUpCall(ws: WebSocket, adapter: ProviderAdapter): void {
+    const call = this.call;
+    if (call === null) return;
+    const handedOff = this.callAgent !== this.agent;
+    for (const frame of adapter.attachFrames?.({ handedOff }) ?? []) ws.send(frame);
+    if (!handedOff) return;
+    this.callAgent = this.agent;
+    this.callbacks.callSetUp?.(call, this.agent);
   }
 
   /**

@@ -52,6 +52,12 @@ export interface ProviderAdapter {
    * the response in progress (the adapter sends them, in `decode`'s `send`, when it is done).
    */
   updateAgent?(agent: AgentSpec): string[];
+  /**
+   * A sideband just attached to a direct call (GPT-Live): the frames that give the running
+   * call this adapter's agent, as far as the service lets it change. `handedOff`: the call was
+   * set up as another agent (a handoff since), so what cannot change in place is told too.
+   */
+  attachFrames?(opts: { handedOff: boolean }): string[];
 }
 
 /** A session's way to its model, as a provider sets it up. */

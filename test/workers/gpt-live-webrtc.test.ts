@@ -430,3 +430,66 @@ describe("the simulator's GPT-Live face: a WebRTC creation", () => {
     expect(get.headers.get("Allow")).toBe("GET, POST");
   });
 });
+
+describe("a handoff during a direct call", () => {
+  /**
+   * A call placed as the greeter, handed to billing by the app's backend; the face's backend
+   * calls whichever of lookup_faq (the greeter's) and lookup_invoice (billing's) it was given.
+   * `setUp: false`: the control, the sideband attaching again as billing tells the call nothing.
+   */
+  async function handedToBilling(setUp: boolean) {
+    const knobs = { ...KNOBS, calls: "*:lookup_faq,lookup_invoice" };
+    const { sessionId } = await createSession({
+      provider: "simulator",
+      metadata: { simulator: knobs },
+    });
+    const res = await placeCall(sessionId);
+    expect(res.status).toBe(201);
+    const { serviceSessionId } = (await res.json()) as { serviceSessionId: string };
+    await untilLive(sessionId);
+    const peer = await connect(`${BASE}/v1/live/sessions/${serviceSessionId}/peer`);
+    expect((await peer.next()).type).toBe("session.started");
+    if (!setUp)
+      await runInDurableObject(stubOf(sessionId), (instance: unknown) => {
+        const link = liveOf(instance).link as unknown as { setUpCall: () => void };
+        link.setUpCall = () => {};
+      });
+    const handoff = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/handoff`, {
+      method: "POST",
+      headers: { ...withKey(), "Content-Type": "application/json" },
+      body: JSON.stringify({ agent: "billing" }),
+    });
+    expect(handoff.status).toBe(202);
+    let log = await historyOf(sessionId);
+    for (let i = 0; i < 100 && !log.some((e) => e.kind === "handoff"); i++) {
+      await sleep(20);
+      log = await historyOf(sessionId);
+    }
+    await untilLive(sessionId);
+    // The caller asks something: the voice delegates it to the backend, which calls its tools.
+    peer.send({ type: "session.input_audio.append", audio: UTTERANCE });
+    for (let i = 0; i < 150 && !log.some((e) => e.kind === "tool_call"); i++) {
+      await sleep(20);
+      log = await historyOf(sessionId);
+    }
+    peer.close();
+    const handedAt = log.find((e) => e.kind === "handoff")?.seq ?? Number.POSITIVE_INFINITY;
+    const called = log.flatMap((e) => (e.kind === "tool_call" && e.seq > handedAt ? [e.name] : []));
+    return { sessionId, called };
+  }
+
+  it("the call takes the new agent's tools and instructions on its running session (its voice stays)", async () => {
+    const { sessionId, called } = await handedToBilling(true);
+    expect(called).toEqual(["lookup_invoice"]);
+    const rows = await timelineOf(sessionId);
+    expect(rows).toContainEqual(
+      expect.objectContaining({ kind: "CALL_AGENT", detail: { agent: "billing" } }),
+    );
+  });
+
+  it("control: told nothing, the call goes on with the greeter's tools under billing", async () => {
+    const { called } = await handedToBilling(false);
+    expect(called).toContain("lookup_faq");
+    expect(called).not.toContain("lookup_invoice");
+  });
+});

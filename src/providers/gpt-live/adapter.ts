@@ -142,21 +142,40 @@ export class GptLiveAdapter implements ProviderAdapter {
         model: this.opts.model,
         instructions: agent.systemInstruction,
         audio: agent.voice === undefined ? { format } : { format, output: { voice: agent.voice } },
-        delegation: {
-          type: "responses",
-          responses: {
-            model: this.opts.backendModel,
-            tools: agent.tools.map((tool) => ({
-              type: "function" as const,
-              name: tool.name,
-              description: tool.description,
-              parameters: jsonSchemaOf(tool.args),
-            })),
-          },
-        },
+        delegation: this.delegation(),
         ...(this.seed.length > 0 ? { input: this.seed } : {}),
       },
     });
+  }
+
+  /**
+   * A direct call's sideband attached: the call takes this agent's tools (the delegation, the
+   * one setting a running session lets change). After a handoff, the agent's instructions are
+   * appended too (instructions and voice are fixed once the call started: its voice stays).
+   */
+  attachFrames({ handedOff }: { handedOff: boolean }): string[] {
+    const update = wire({ type: "session.update", session: { delegation: this.delegation() } });
+    if (!handedOff) return [update];
+    const content = fitAppend(
+      `From now on, follow these instructions instead of any before them:\n${this.opts.agent.systemInstruction}`,
+    );
+    return [update, wire({ type: "session.instructions.append", content, delegation_id: null })];
+  }
+
+  /** Delegated work goes to the Responses backend, with the agent's tools. */
+  private delegation() {
+    return {
+      type: "responses" as const,
+      responses: {
+        model: this.opts.backendModel,
+        tools: this.opts.agent.tools.map((tool) => ({
+          type: "function" as const,
+          name: tool.name,
+          description: tool.description,
+          parameters: jsonSchemaOf(tool.args),
+        })),
+      },
+    };
   }
 
   decode(frame: string | ArrayBuffer | Uint8Array): DecodeResult {
@@ -499,6 +518,16 @@ function outputOf(response: ToolResponse): string {
 }
 
 /** Client events are checked against their schema before they leave (audio excepted). */
+/** An append carries at most 500 tokens (GPT-LIVE.md); counted as a quarter of the characters. */
+const MAX_APPEND_CHARS = 500 * 4;
+
+/** Cut to what one append carries, and saying so where it was cut. */
+function fitAppend(content: string): string {
+  if (content.length <= MAX_APPEND_CHARS) return content;
+  const cut = " […cut to fit]";
+  return content.slice(0, MAX_APPEND_CHARS - cut.length) + cut;
+}
+
 function wire(event: LiveClientEvent): string {
   return JSON.stringify(LiveClientEvent.parse(event));
 }

@@ -445,3 +445,37 @@ describe("usage, billed by the active second", () => {
     expect(secondsOf(events(adapter(), updated(2)))).toEqual([2]);
   });
 });
+
+describe("a direct call's sideband, attached", () => {
+  const sent = (frames: string[]) => frames.map((f) => JSON.parse(f) as Record<string, unknown>);
+
+  it("gives the call the agent's tools (the one setting a running session lets change)", () => {
+    const frames = adapter().attachFrames({ handedOff: false });
+    expect(frames.every((f) => readClientEvent(f).ok)).toBe(true);
+    const [update] = sent(frames);
+    expect(frames).toHaveLength(1);
+    expect(update).toMatchObject({
+      type: "session.update",
+      session: {
+        delegation: { type: "responses", responses: { tools: [{ name: "lookup_order" }] } },
+      },
+    });
+    // Instructions and voice are fixed once a session started: a sideband never sends them.
+    expect(JSON.stringify(update)).not.toMatch(/"instructions"|"voice"/);
+  });
+
+  it("after a handoff, appends the new agent's instructions too, cut to what one append carries", () => {
+    const long = new GptLiveAdapter({
+      model: "gpt-live-1",
+      backendModel: "gpt-5-mini",
+      agent: { systemInstruction: "Answer billing questions. ".repeat(200), tools: [] },
+    });
+    const frames = long.attachFrames({ handedOff: true });
+    expect(frames.every((f) => readClientEvent(f).ok)).toBe(true);
+    const append = sent(frames)[1]!;
+    expect(append).toMatchObject({ type: "session.instructions.append", delegation_id: null });
+    expect(String(append.content)).toMatch(/^From now on, follow these instructions/);
+    expect(String(append.content).length).toBeLessThanOrEqual(2000);
+    expect(String(append.content)).toMatch(/\[…cut to fit\]$/);
+  });
+});
