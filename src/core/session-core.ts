@@ -384,7 +384,20 @@ function onTimer(
   } else if (timer === "connect") onConnectTimer(ctx);
   // The wait for speech's answer, or for a reply no turn waits for, is bounded; a turn's
   // answer is bounded by the turn's own watchdog.
-  else if (timer === "speech" && !turnAnswerUnderWay(ctx)) releaseLines(ctx);
+  else if (timer === "speech") onSpeechTimer(ctx);
+}
+
+/**
+ * Held lines have waited their bound: they go, unless the open turn's answer is still under
+ * way; then, if its words are still being said, they are looked at again where those end.
+ */
+function onSpeechTimer(ctx: StepContext): void {
+  if (!turnAnswerUnderWay(ctx)) {
+    releaseLines(ctx);
+    return;
+  }
+  const endsAt = ctx.state.speechClock.endsAt;
+  if (endsAt > ctx.now) ctx.emit({ type: "set_timer", timer: "speech", at: endsAt });
 }
 
 /**
@@ -514,6 +527,9 @@ function turnAnswerUnderWay(ctx: StepContext): boolean {
   if (owesSlot(s, turn) || s.held.some((input) => input.owner === turn.id)) return true;
   const gen = s.generation;
   if (gen === null || gen.owner !== turn.id || gen.interrupted) return false;
+  // Its words are still being said, or its reply is still on the wire: calls running or not,
+  // nothing of that can be cut (what came after the line would land in the line's turn).
+  if (ctx.now < s.speechClock.endsAt || s.replyOpen) return true;
   return !callsRunning(s, turn.id);
 }
 

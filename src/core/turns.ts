@@ -6,6 +6,7 @@ import {
   awaitingGeneration,
   closeWindow,
   openWindow,
+  owesSlot,
   retryEmpty,
   spokeAfterTurnEnded,
 } from "./follow-up.js";
@@ -18,9 +19,10 @@ import {
   returnSlot,
 } from "./generations.js";
 import { normalizedReply, rememberAnswer, rememberReply } from "./regeneration.js";
-import { type CoreState, capabilitiesOf, type TurnState } from "./session-state.js";
+import { type CoreState, capabilitiesOf, repliesMarked, type TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
+import { callsHoldReply } from "./watchdog.js";
 
 /**
  * Nothing came after the results the model was sent: an empty reply. After a speak result,
@@ -195,7 +197,9 @@ function awaitFollowUp(ctx: StepContext): void {
   const s = ctx.state;
   const turn = s.turn!;
   ctx.trace("AWAIT_FOLLOW_UP", { turnId: turn.id });
-  s.expected.push(turn.id);
+  // A model that marks its replies owes the results' reply in line already (tools.ts): one
+  // reply answers them, not two.
+  if (!repliesMarked(s) || !owesSlot(s, turn)) s.expected.push(turn.id);
   turn.awaitingFollowUp = true;
   // This one is owed (slots a nudge replaced before may still never come).
   const slots = s.expected.filter((owner) => owner === turn.id).length;
@@ -218,7 +222,9 @@ export function onFollowUpTimer(ctx: StepContext, turnId: string): void {
   if (turn?.id !== turnId || !turn.awaitingFollowUp) return;
   turn.awaitingFollowUp = false;
   const begun = s.generation?.owner === turn.id || s.lastWorkAt >= turn.askedAt;
-  if (begun || turn.contentSinceAsk || s.upstream.phase !== "live") return;
+  // A call the reply waits for still runs: the reply cannot have come (no empty reply).
+  if (begun || turn.contentSinceAsk || s.upstream.phase !== "live" || callsHoldReply(s, turn))
+    return;
   // The nudge replaces the follow-up awaited (one answer is owed, not two): should that
   // still come, late, it is taken for the nudge's, and the nudge's own is unsolicited.
   const awaited = s.expected.lastIndexOf(turn.id);

@@ -46,14 +46,24 @@ export function waitingOnModel(s: CoreState, turn: TurnState): boolean {
   // A follow-up window has its own grace timer; a connection on its way, the retry policy.
   if (s.followUpWindow !== null || s.upstream.phase !== "live") return false;
   if (!owesSlot(s, turn) && s.generation?.owner !== turn.id) return false;
-  // A call the model waits for (a speak call; any call on a blocking-only model), running or
-  // held for its batch, is the tools' wait, bounded by their timeouts.
-  const blockingOnly = !capabilitiesOf(s).nonBlockingCalls;
+  return !callsHoldReply(s, turn);
+}
+
+/**
+ * The turn's reply waits on its tools, not on the model: a call the model waits for (a speak
+ * call; any call on a blocking-only model, or, for a reply the turn is owed, on a wire whose
+ * reply needs every call's output first: GPT-Live's backend) is running or held for its
+ * batch. Their timeouts bound it.
+ */
+export function callsHoldReply(s: CoreState, turn: TurnState): boolean {
+  const caps = capabilitiesOf(s);
+  const everyCall =
+    !caps.nonBlockingCalls || (caps.answersCancelledCalls === true && owesSlot(s, turn));
   for (const call of Object.values(s.calls)) {
-    if (call.turnId !== turn.id || (call.followUp !== "speak" && !blockingOnly)) continue;
-    if (call.status === "running" || call.held !== undefined) return false;
+    if (call.turnId !== turn.id || (call.followUp !== "speak" && !everyCall)) continue;
+    if (call.status === "running" || call.held !== undefined) return true;
   }
-  return true;
+  return false;
 }
 
 function deadline(s: CoreState, turn: TurnState): number {

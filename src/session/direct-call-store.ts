@@ -66,6 +66,8 @@ export class DirectCallStore {
         "SELECT service_session_id, agent FROM direct_call",
       )
       .toArray()[0];
-    return row === undefined ? null : { serviceSessionId: row.service_session_id, agent: row.agent };
+    return row === undefined
+      ? null
+      : { serviceSessionId: row.service_session_id, agent: row.agent };
   }
 }

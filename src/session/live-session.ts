@@ -196,9 +196,7 @@ export class LiveSession {
     // once the object holds this session (the step's frames reach its sockets through it).
     const direct = this.directCalls.read();
     if (direct !== null && !this.state.ended)
-      queueMicrotask(() =>
-        this.joinCall(direct.serviceSessionId, direct.agent ?? this.meta.agent),
-      );
+      queueMicrotask(() => this.joinCall(direct.serviceSessionId, direct.agent ?? this.meta.agent));
     else if (direct !== null) this.directCalls.clear();
   }
 

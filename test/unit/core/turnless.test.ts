@@ -206,6 +206,27 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
     expect(ends(h)).toEqual(["t1:interrupted"]);
   });
 
+  it("a line typed while the answer is said, its call running, waits for the words to be over (found by the attack)", () => {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "reply_ready", turnId: "t1" });
+    h.model({ type: "transcript_delta", text: "Let me ", span: { startMs: 0, endMs: 1000 } });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.model({ type: "reply_done" });
+    h.advance(300);
+    h.input({ type: "client_text", clientId: "phone", text: "And on Sunday?" });
+    expect(linesSent(h)).toEqual(["What are your hours?"]);
+    h.advance(500);
+    h.model({ type: "transcript_delta", text: "check.", span: { startMs: 1000, endMs: 2000 } });
+    expect(ends(h)).toEqual([]);
+    // Its words are over: the turn only waits on its call, and the line cuts it (at the
+    // latest when the line's wait is up).
+    h.advance(h.state.config.speechAnswerWaitMs);
+    expect(linesSent(h)).toEqual(["What are your hours?", "And on Sunday?"]);
+    expect(saidIn(h)).toEqual({ t1: "Let me check." });
+    expect(ends(h)).toEqual(["t1:interrupted"]);
+  });
+
   it("a line typed while the model speaks on its own waits for it to be over", () => {
     const h = gptLive();
     h.model({
@@ -395,6 +416,41 @@ describe("results a turnless model is sent while it speaks (GPT-Live delegation)
     });
     lookup(h, 20_000, true);
     expect(userTurns(h).map(([id]) => id)).toEqual(["t1", "t2"]);
+  });
+});
+
+describe("a spoken result whose batch has a call still running (GPT-Live's backend needs every output)", () => {
+  /** A greeting that speaks a lookup and shows chips: the chips' client call is slow. */
+  function greeting(legacyWait: boolean): Harness {
+    const capabilities = legacyWait
+      ? { ...GPT_LIVE_CAPABILITIES, answersCancelledCalls: false }
+      : GPT_LIVE_CAPABILITIES;
+    const h = live({ capabilities, modelTimeoutMs: 2_000 });
+    h.input({ type: "client_text", clientId: "phone", text: "Hi" });
+    callsOnly(h, "t1", [
+      { id: "c1", name: "suggest_topics" },
+      { id: "c2", name: "lookup_faq" },
+    ]);
+    h.input({ type: "tool_outcome", callId: "c2", result: { hours: "9 to 5" } });
+    // The client shows its chips 9 s later: until then the backend cannot reply.
+    h.advance(9_000);
+    h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} });
+    replyFor(h, "t1");
+    h.model({ type: "transcript_delta", text: "We open at nine." });
+    settle(h);
+    return h;
+  }
+
+  it("waits on that call, not on the model: no model_slow, no model_timeout, the result spoken in its turn", () => {
+    const h = greeting(false);
+    expect(errors(h)).toEqual([]);
+    expect(texts(h)).toEqual(["We open at nine."]);
+    expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
+  });
+
+  it("control: taken as waiting on the model, the turn is told the model is slow, and nudged (a request the service refuses while an output is missing)", () => {
+    const h = greeting(true);
+    expect(errors(h)).toContain("model_slow");
   });
 });
 
