@@ -281,11 +281,11 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       if (event.type === "transcript_delta" && event.span !== undefined)
         s.speechClock = noteSpeechSpan(s.speechClock, ctx.now, event.span);
       const kind = event.type === "text_delta" ? "model_text" : "transcript";
-      forwardText(ctx, currentGeneration(ctx), { kind, text: event.text });
+      forwardText(ctx, wordsSaid(currentGeneration(ctx)), { kind, text: event.text });
       return;
     }
     case "audio_delta": {
-      if (takeContent(ctx, currentGeneration(ctx)) === null) return;
+      if (takeContent(ctx, wordsSaid(currentGeneration(ctx))) === null) return;
       ctx.emit({ type: "send_audio", pcm: event.pcm });
       return;
     }
@@ -311,12 +311,16 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "delegation":
       onDelegation(ctx, event.id, event.target);
       return;
-    case "reply_ready":
+    case "reply_ready": {
       s.lastWorkAt = ctx.now;
       s.replyOpen = true;
       s.replyAsked = false;
       onReplyReady(ctx, event.turnId);
+      // Its words come after, in the voice: until they do, the answer is still to be heard.
+      const gen = s.generation;
+      if (event.words === true && gen !== null && gen.owner === event.turnId) gen.wordsOwed = true;
       return;
+    }
     case "reply_done":
       s.replyOpen = false;
       return;
@@ -387,11 +391,20 @@ function onTimer(
   else if (timer === "speech") onSpeechTimer(ctx);
 }
 
+/** The generation's words are being said: none are owed any more (wordsOwed). */
+function wordsSaid(gen: GenerationState): GenerationState {
+  gen.wordsOwed = undefined;
+  return gen;
+}
+
 /**
  * Held lines have waited their bound: they go, unless the open turn's answer is still under
  * way; then, if its words are still being said, they are looked at again where those end.
  */
 function onSpeechTimer(ctx: StepContext): void {
+  // A voice that has not begun the reply's words within the wait is not waited on further.
+  const gen = ctx.state.generation;
+  if (gen?.wordsOwed === true) gen.wordsOwed = undefined;
   if (!turnAnswerUnderWay(ctx)) {
     releaseLines(ctx);
     return;
@@ -527,9 +540,10 @@ function turnAnswerUnderWay(ctx: StepContext): boolean {
   if (owesSlot(s, turn) || s.held.some((input) => input.owner === turn.id)) return true;
   const gen = s.generation;
   if (gen === null || gen.owner !== turn.id || gen.interrupted) return false;
-  // Its words are still being said, or its reply is still on the wire: calls running or not,
-  // nothing of that can be cut (what came after the line would land in the line's turn).
-  if (ctx.now < s.speechClock.endsAt || s.replyOpen) return true;
+  // Its words are still to be said or being said, or its reply is still on the wire: calls
+  // running or not, nothing of that can be cut (what came after the line would land in the
+  // line's turn).
+  if (gen.wordsOwed === true || ctx.now < s.speechClock.endsAt || s.replyOpen) return true;
   return !callsRunning(s, turn.id);
 }
 

@@ -184,6 +184,11 @@ export interface GenerationState {
    * They never hold input by themselves, but a window held for other reasons absorbs them.
    */
   unansweredQuiet: number;
+  /**
+   * A turnless model's reply began with words its voice has not said yet (`reply_ready`
+   * `words`): the answer is still to be heard (cleared by the first of them, or the line wait).
+   */
+  wordsOwed?: boolean | undefined;
 }
 
 /**

@@ -43,8 +43,10 @@ export type ModelEvent =
    * answers that request, not the words it was saying when it came (turnless models only).
    * `turnId`: the turn of the command that asked for it (its `turnId`), as the adapter pairs
    * each reply with its request: whose answer it is is known, never guessed from the order.
+   * `words`: it begins with words (not calls alone), which the voice says after: until it
+   * does, the answer is still to be heard.
    */
-  | { type: "reply_ready"; turnId?: string | undefined }
+  | { type: "reply_ready"; turnId?: string | undefined; words?: boolean | undefined }
   /**
    * That reply is over on the wire (its response ended, at its calls or in full): until then
    * more of it is on its way, however long the voice stays quiet (turnless models only).

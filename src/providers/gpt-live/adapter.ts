@@ -285,7 +285,8 @@ export class GptLiveAdapter implements ProviderAdapter {
       (event.type === "response.output_text.delta" || RESPONSE_ENDS.has(event.type)) &&
       this.repliesAsked.has(key)
     ) {
-      ready.push({ type: "reply_ready", turnId: this.repliesAsked.get(key) });
+      const words = event.type === "response.output_text.delta";
+      ready.push({ type: "reply_ready", turnId: this.repliesAsked.get(key), words });
       this.repliesAsked.delete(key);
     }
     const call = functionCallOf(event);

@@ -227,6 +227,38 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
     expect(ends(h)).toEqual(["t1:interrupted"]);
   });
 
+  /**
+   * As GPT-Live's face sends it: the backend writes the reply's words and its call, and its
+   * response ends; the voice says the words after. `words`: reply_ready says words come.
+   */
+  function wordsAfterCalls(words: boolean): Harness {
+    const h = gptLive();
+    h.input({ type: "client_text", clientId: "phone", text: "What are your hours?" });
+    h.model({ type: "reply_ready", turnId: "t1", words });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.model({ type: "reply_done" });
+    h.advance(300);
+    h.input({ type: "client_text", clientId: "phone", text: "And on Sunday?" });
+    h.advance(700);
+    h.model({ type: "transcript_delta", text: "Let me ", span: { startMs: 0, endMs: 1000 } });
+    h.advance(1000);
+    h.model({ type: "transcript_delta", text: "check.", span: { startMs: 1000, endMs: 2000 } });
+    h.advance(h.state.config.speechAnswerWaitMs);
+    return h;
+  }
+
+  it("a line typed before the voice says the reply's words (written before its calls) waits for them (found by the attack)", () => {
+    const h = wordsAfterCalls(true);
+    expect(saidIn(h)).toEqual({ t1: "Let me check." });
+    expect(ends(h)).toEqual(["t1:interrupted"]);
+    expect(linesSent(h)).toEqual(["What are your hours?", "And on Sunday?"]);
+  });
+
+  it("control: not told words come, the line cuts the turn at its calls and the words land in the line's turn", () => {
+    const h = wordsAfterCalls(false);
+    expect(saidIn(h).t2).toBe("Let me check.");
+  });
+
   it("a line typed while the model speaks on its own waits for it to be over", () => {
     const h = gptLive();
     h.model({

@@ -205,7 +205,7 @@ describe("the replies liveline asks for", () => {
     const a = adapter();
     expect(events(a, backend("response.created", null))).toEqual([{ type: "working" }]);
     expect(events(a, backend("response.output_text.delta", null, { delta: "We" }))).toEqual([
-      { type: "reply_ready" },
+      { type: "reply_ready", words: true },
     ]);
     expect(events(a, backend("response.output_text.delta", null, { delta: " open" }))).toEqual([]);
     expect(events(a, responseCompleted(null))).toEqual([{ type: "reply_done" }]);
@@ -221,7 +221,7 @@ describe("the replies liveline asks for", () => {
     ]);
     events(a, backend("response.created", "del_1"));
     expect(events(a, backend("response.output_text.delta", "del_1", { delta: "It" }))).toEqual([
-      { type: "reply_ready" },
+      { type: "reply_ready", words: true },
     ]);
   });
 
@@ -249,8 +249,8 @@ describe("the replies liveline asks for", () => {
       events(a, responseCompleted(null));
     }
     expect(replies).toEqual([
-      { type: "reply_ready", turnId: "t1" },
-      { type: "reply_ready", turnId: "t3" },
+      { type: "reply_ready", turnId: "t1", words: true },
+      { type: "reply_ready", turnId: "t3", words: true },
     ]);
   });
 
@@ -259,7 +259,7 @@ describe("the replies liveline asks for", () => {
     events(a, backend("response.created", "del_1"));
     events(a, functionCall("call_1"));
     expect(events(a, responseCompleted())).toEqual([
-      { type: "reply_ready" },
+      { type: "reply_ready", words: false },
       { type: "tool_call", calls: [lookup("call_1")] },
       { type: "reply_done" },
     ]);
