@@ -12,9 +12,9 @@ import {
 } from "./follow-up.js";
 import { inputKey, normalizedReply, repeatsRecentReply } from "./regeneration.js";
 import {
+  type CoreState,
   capabilitiesOf,
   type GenerationState,
-  repliesMarked,
   type TurnProgress,
   type TurnState,
 } from "./session-state.js";
@@ -59,7 +59,7 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     // Set before the window closes: releasing held input looks at the running generation.
     s.generation = newGeneration(owner, claim);
     closeWindow(ctx);
-  } else if (s.expected.length > 0 && !repliesMarked(s)) {
+  } else if (s.expected.length > 0 && !marksReplies(s)) {
     // First in line. (A model that marks its replies claims places only by them: onReplyReady.)
     owner = s.expected.shift() ?? null;
     claim = owner === null ? "absorbed" : "expected";
@@ -95,6 +95,15 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   s.generation ??= newGeneration(owner, claim);
   if (owner !== null && s.turn?.id === owner) noteTurnInput(s.generation, s.turn);
   return s.generation;
+}
+
+/**
+ * `repliesMarked` (session-state.ts), read here without a call into another module: a text
+ * reply's path through the core is ratcheted by the files it touches (test/path).
+ */
+function marksReplies(s: CoreState): boolean {
+  const caps = s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities;
+  return caps.turnless === true && s.config.guards.suppressUnsolicited;
 }
 
 /** The generation answers the turn's input: what it said to it is remembered by that input. */

@@ -123,14 +123,14 @@ async function lineAnswered(peer: Client): Promise<Frame[]> {
 }
 
 /** A session with a direct call placed and its stand-in browser joined. */
-async function directCall(): Promise<{
+async function directCall(knobs: Record<string, unknown> = KNOBS): Promise<{
   sessionId: string;
   peer: Client;
   serviceSessionId: string;
 }> {
   const { sessionId } = await createSession({
     provider: "simulator",
-    metadata: { simulator: KNOBS },
+    metadata: { simulator: knobs },
   });
   const res = await placeCall(sessionId);
   expect(res.status).toBe(201);
@@ -438,17 +438,10 @@ describe("a handoff during a direct call", () => {
    * `setUp: false`: the control, the sideband attaching again as billing tells the call nothing.
    */
   async function handedToBilling(setUp: boolean) {
-    const knobs = { ...KNOBS, calls: "*:lookup_faq,lookup_invoice" };
-    const { sessionId } = await createSession({
-      provider: "simulator",
-      metadata: { simulator: knobs },
+    const { sessionId, peer } = await directCall({
+      ...KNOBS,
+      calls: "*:lookup_faq,lookup_invoice",
     });
-    const res = await placeCall(sessionId);
-    expect(res.status).toBe(201);
-    const { serviceSessionId } = (await res.json()) as { serviceSessionId: string };
-    await untilLive(sessionId);
-    const peer = await connect(`${BASE}/v1/live/sessions/${serviceSessionId}/peer`);
-    expect((await peer.next()).type).toBe("session.started");
     if (!setUp)
       await runInDurableObject(stubOf(sessionId), (instance: unknown) => {
         const link = liveOf(instance).link as unknown as { setUpCall: () => void };
