@@ -10,8 +10,8 @@ import { inputKey } from "./regeneration.js";
 import {
   type CoreState,
   callsRunning,
-  capabilitiesOf,
   type GenerationState,
+  repliesMarked,
   turnOfModelWork,
 } from "./session-state.js";
 import { noteSpeechSpan } from "./speech-clock.js";
@@ -516,11 +516,7 @@ function answerUnderWay(ctx: StepContext): boolean {
 
 /** Lines wait for a turnless model's answers (the guard; off in the naive relay). */
 function holdsLines(s: CoreState): boolean {
-  return (
-    s.config.guards.suppressUnsolicited &&
-    s.config.legacy?.linesCutTurnlessAnswers !== true &&
-    capabilitiesOf(s).turnless === true
-  );
+  return repliesMarked(s) && s.config.legacy?.linesCutTurnlessAnswers !== true;
 }
 
 /**

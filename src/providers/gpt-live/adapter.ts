@@ -518,7 +518,6 @@ function outputOf(response: ToolResponse): string {
   );
 }
 
-/** Client events are checked against their schema before they leave (audio excepted). */
 /** An append carries at most 500 tokens (GPT-LIVE.md); counted as a quarter of the characters. */
 const MAX_APPEND_CHARS = 500 * 4;
 
@@ -529,6 +528,7 @@ function fitAppend(content: string): string {
   return content.slice(0, MAX_APPEND_CHARS - cut.length) + cut;
 }
 
+/** Client events are checked against their schema before they leave (audio excepted). */
 function wire(event: LiveClientEvent): string {
   return JSON.stringify(LiveClientEvent.parse(event));
 }
