@@ -12,6 +12,7 @@
  *   wire and the audio codec), simulator (a stand-in service that speaks each provider's wire,
  *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
  *   provider, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
+ *   metering (prices, cost and latency: pure sums over what a session recorded),
  *   app-options (createLiveline's options made ready), measurement (arms such as the naive
  *   relay: imported by nothing in src/), contracts (the Worker's env, the session's RPC
  *   surface), session, http, liveline.ts (createLiveline), index.ts (the package's exports).
@@ -41,6 +42,7 @@ const LAYERS = [
   ["provider-registry.ts", "carrier-registry.ts"],
   ["worker-config.ts"],
   ["agents/"],
+  ["metering/"],
   ["app-options.ts"],
   // Measurement arms (the naive relay): imported by no module of src/, only by measurement
   // workers and tests, so a gateway's bundle carries none of them.

@@ -6,6 +6,7 @@
 
 import { type Agent, agentProblems } from "./agents/define.js";
 import type { Guards } from "./core/core-config.js";
+import { PriceOverrides } from "./metering/prices.js";
 import type { ProviderName } from "./provider-registry.js";
 import type { WireArm } from "./providers/contract.js";
 import type { HistoryEvent } from "./vocabulary/log-events.js";
@@ -32,6 +33,12 @@ export interface LivelineOptions<Env = unknown> {
    * without it refuses such sessions, and its bundle carries none of the arm.
    */
   naiveRelay?: RelayArm;
+  /**
+   * Prices by model id, over the shipped ones (src/metering/prices.ts): USD per 1M tokens by
+   * modality (`input`, `cachedInput`, `output`) and per metered second (`perSecond`), e.g.
+   * `{ "gemini-3.1-flash-live-preview": { input: { TEXT: 0.75, AUDIO: 3 }, output: { AUDIO: 12 } } }`.
+   */
+  prices?: PriceOverrides;
 }
 
 /** A measurement arm: liveline with other protections and another seed, to show failures. */
@@ -57,6 +64,8 @@ export interface LivelineApp {
   readonly naiveRelay: RelayArm | null;
   /** The agent that answers a call to `number`. */
   agentForNumber(number: string): string;
+  /** The app's prices, by model id (over the shipped ones). */
+  readonly prices: PriceOverrides;
 }
 
 export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
@@ -81,6 +90,11 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
     if (problems.length > 0)
       throw new Error(`createLiveline: agent "${name}": ${problems.join("; ")}`);
   }
+  const prices = PriceOverrides.safeParse(options.prices ?? {});
+  if (!prices.success)
+    throw new Error(
+      `createLiveline: prices: ${prices.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   const loader = configLoader({
     ...(options.config === undefined ? {} : { defaults: options.config }),
     ...(options.providers === undefined ? {} : { providers: options.providers }),
@@ -93,5 +107,6 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
     env: loader.env,
     naiveRelay: options.naiveRelay ?? null,
     agentForNumber: (number) => options.phoneNumbers?.[number] ?? defaultAgent,
+    prices: prices.data,
   };
 }

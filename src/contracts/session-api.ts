@@ -1,5 +1,11 @@
 import type { SessionOptions } from "../agents/define.js";
+import type { Cost } from "../metering/cost.js";
+import type { LatencySummary } from "../metering/latency.js";
+import type { TurnReport } from "../metering/session-report.js";
 import type { ProviderName } from "../provider-registry.js";
+import type { UsageTotals } from "../vocabulary/model.js";
+
+export type { UsageTotals } from "../vocabulary/model.js";
 
 /** A handoff request's answer: pending (or, back to the current agent, a pending one revoked). */
 export type HandoffAnswer = { pending: boolean } | { problem: string };
@@ -55,22 +61,6 @@ export interface SessionStats {
   counters: Record<string, number>;
 }
 
-/** Sums of token counts (a turn's, or the session's). */
-export interface UsageTotals {
-  /** Model responses that reported usage. */
-  responses: number;
-  promptTokens: number;
-  responseTokens: number;
-  totalTokens: number;
-  cachedTokens: number;
-  thoughtsTokens: number;
-  toolUsePromptTokens: number;
-  promptByModality: Record<string, number>;
-  responseByModality: Record<string, number>;
-  /** Seconds metered by a model billed by time (GPT-Live's active seconds); 0 for the others. */
-  seconds: number;
-}
-
 /** `GET /v1/sessions/:id`: the session's state, for operators (billing, alerting). */
 export interface SessionResource {
   sessionId: string;
@@ -87,6 +77,12 @@ export interface SessionResource {
   lastSeq: number;
   /** Token counts summed over the session (`turns`: turns that reported usage). */
   usage: UsageTotals & { turns: number };
+  /** The session's cost at its models' prices ("unpriced" for a model with none). */
+  cost: Cost;
+  /** p50 / p95 of the turns' latencies. */
+  latency: LatencySummary;
+  /** Each turn's usage, cost and latencies, in order. */
+  turns: TurnReport[];
 }
 
 export interface Timeline {

@@ -21,6 +21,8 @@ export type TraceKind =
   | "USER"
   | "TEXT_DUPLICATE"
   | "MODEL_TEXT"
+  /** The first of the model's audio for a turn: with MODEL_TEXT, the turn's first model byte. */
+  | "MODEL_AUDIO"
   | "TOOL_CALL"
   | "TOOL_RESPONSE"
   | "TOOL_RESULT_WITHHELD"

@@ -285,7 +285,11 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     }
     case "audio_delta": {
-      if (takeContent(ctx, wordsSaid(currentGeneration(ctx))) === null) return;
+      const gen = wordsSaid(currentGeneration(ctx));
+      const first = !gen.hasContent;
+      const owner = takeContent(ctx, gen);
+      if (owner === null) return;
+      if (first) ctx.trace("MODEL_AUDIO", { turnId: owner });
       ctx.emit({ type: "send_audio", pcm: event.pcm });
       return;
     }

@@ -95,7 +95,7 @@ function startCall(
     args: request.args,
     runOn: call.runOn,
   });
-  ctx.trace("TOOL_CALL", { callId: call.id, name: call.name, runOn: call.runOn });
+  ctx.trace("TOOL_CALL", { turnId, callId: call.id, name: call.name, runOn: call.runOn });
   if (!policy) {
     completeCall(ctx, call, { error: `unknown tool "${request.name}"` });
     return;

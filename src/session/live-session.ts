@@ -12,6 +12,8 @@ import type {
 import type { Env } from "../contracts/worker-env.js";
 import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
+import { type PriceOverrides, priceFor } from "../metering/prices.js";
+import { type SessionReport, sessionReport } from "../metering/session-report.js";
 import { providerSession } from "../provider-registry.js";
 import { DirectCallRefused } from "../providers/direct-call-refused.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
@@ -76,6 +78,8 @@ export class LiveSession {
     arm: RelayArm | null,
     /** The phone call this session is, as its tools see it (null: no call). */
     private readonly call: PhoneCall | null = null,
+    /** The app's prices, by model id, over the shipped ones. */
+    private readonly prices: PriceOverrides = {},
   ) {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
@@ -154,7 +158,7 @@ export class LiveSession {
         lastSeq: () => this.store.lastSeq(),
         hasTextId: (textId) => this.store.hasTextId(textId),
         trace: (rows) => this.store.trace(rows),
-        addUsage: (turnId, usage) => this.usage.add(turnId, usage),
+        addUsage: (turnId, usage) => this.usage.add(turnId, usage, this.model),
       },
       clients: {
         broadcast: (frame, json) => {
@@ -413,7 +417,15 @@ export class LiveSession {
       connection: this.state.ended ? "ended" : this.state.upstream.phase,
       lastSeq: this.lastSeq(),
       usage: this.usage.totals(),
+      ...this.report(),
     };
+  }
+
+  /** What the session cost and how fast it answered, per turn and in total. */
+  report(): SessionReport {
+    return sessionReport(this.usage.byTurn(), this.timeline(), this.model, (model) =>
+      priceFor(model, this.prices),
+    );
   }
 
   stats(databaseBytes: number, objectStartedAt: number): SessionStats {

@@ -188,6 +188,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       // The creation route refuses `naive` where the Worker has no such arm.
       asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
       this.calls.lineFor(meta)?.phoneCall ?? null,
+      this.app.prices,
     );
     return this.live;
   }

@@ -1,5 +1,5 @@
-import type { UsageTotals } from "../contracts/session-api.js";
-import type { TokenUsage } from "../vocabulary/model.js";
+import { emptyUsage } from "../metering/cost.js";
+import type { TokenUsage, UsageTotals } from "../vocabulary/model.js";
 import { type Migration, migrate } from "./migrations.js";
 
 const USAGE_MIGRATIONS: readonly Migration[] = [
@@ -27,6 +27,13 @@ const USAGE_MIGRATIONS: readonly Migration[] = [
       sql.exec("ALTER TABLE usage ADD COLUMN seconds REAL NOT NULL DEFAULT 0");
     },
   },
+  {
+    version: 3,
+    description: "usage: the model that reported it, which prices it (an agent may change model)",
+    up(sql) {
+      sql.exec("ALTER TABLE usage ADD COLUMN model TEXT NOT NULL DEFAULT ''");
+    },
+  },
 ];
 
 type UsageRow = {
@@ -40,6 +47,8 @@ type UsageRow = {
   tool_prompt: number;
   modalities: string;
   seconds: number;
+  /** The model of the turn's first report ('' in rows written before it was kept). */
+  model: string;
 };
 
 /** Responses outside any turn (before the first one) are summed under this key. */
@@ -57,14 +66,14 @@ export class UsageStore {
     migrate(storage, "usage", USAGE_MIGRATIONS);
   }
 
-  add(turnId: string | null, usage: TokenUsage): void {
+  add(turnId: string | null, usage: TokenUsage, model: string): void {
     const key = turnId ?? NO_TURN;
     const rows = this.sql.exec<UsageRow>("SELECT * FROM usage WHERE turn_id = ?", key).toArray();
-    const before = rows[0] === undefined ? emptyTotals() : totalsOf(rows[0]);
+    const before = rows[0] === undefined ? emptyUsage() : totalsOf(rows[0]);
     const after = addTo(before, usage);
     this.sql.exec(
-      `INSERT INTO usage (turn_id, responses, prompt, response, total, cached, thoughts, tool_prompt, modalities, seconds)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO usage (turn_id, responses, prompt, response, total, cached, thoughts, tool_prompt, modalities, seconds, model)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (turn_id) DO UPDATE SET responses = excluded.responses, prompt = excluded.prompt,
          response = excluded.response, total = excluded.total, cached = excluded.cached,
          thoughts = excluded.thoughts, tool_prompt = excluded.tool_prompt, modalities = excluded.modalities,
@@ -77,39 +86,43 @@ export class UsageStore {
       after.cachedTokens,
       after.thoughtsTokens,
       after.toolUsePromptTokens,
-      JSON.stringify({ prompt: after.promptByModality, response: after.responseByModality }),
+      JSON.stringify({
+        prompt: after.promptByModality,
+        response: after.responseByModality,
+        cached: after.cachedByModality,
+      }),
       after.seconds,
+      model,
     );
+  }
+
+  /** Each turn's sums, in the order turns first reported (responses before any turn: `null`). */
+  byTurn(): { turnId: string | null; model: string; usage: UsageTotals }[] {
+    return this.sql
+      .exec<UsageRow>("SELECT * FROM usage ORDER BY rowid")
+      .toArray()
+      .map((row) => ({
+        turnId: row.turn_id === NO_TURN ? null : row.turn_id,
+        model: row.model,
+        usage: totalsOf(row),
+      }));
   }
 
   /** The session's sums and the number of turns that reported usage. */
   totals(): UsageTotals & { turns: number } {
     const rows = this.sql.exec<UsageRow>("SELECT * FROM usage").toArray();
-    let sum = emptyTotals();
+    let sum = emptyUsage();
     for (const row of rows) sum = merge(sum, totalsOf(row));
     return { ...sum, turns: rows.filter((r) => r.turn_id !== NO_TURN).length };
   }
-}
-
-function emptyTotals(): UsageTotals {
-  return {
-    responses: 0,
-    promptTokens: 0,
-    responseTokens: 0,
-    totalTokens: 0,
-    cachedTokens: 0,
-    thoughtsTokens: 0,
-    toolUsePromptTokens: 0,
-    promptByModality: {},
-    responseByModality: {},
-    seconds: 0,
-  };
 }
 
 function totalsOf(row: UsageRow): UsageTotals {
   const modalities = JSON.parse(row.modalities) as {
     prompt: Record<string, number>;
     response: Record<string, number>;
+    /** Absent in rows written before cached tokens were kept by modality. */
+    cached?: Record<string, number>;
   };
   return {
     responses: row.responses,
@@ -121,6 +134,7 @@ function totalsOf(row: UsageRow): UsageTotals {
     toolUsePromptTokens: row.tool_prompt,
     promptByModality: modalities.prompt,
     responseByModality: modalities.response,
+    cachedByModality: modalities.cached ?? {},
     seconds: row.seconds,
   };
 }
@@ -137,6 +151,7 @@ function addTo(t: UsageTotals, u: TokenUsage): UsageTotals {
     toolUsePromptTokens: u.toolUsePromptTokens ?? 0,
     promptByModality: u.promptByModality ?? {},
     responseByModality: u.responseByModality ?? {},
+    cachedByModality: u.cachedByModality ?? {},
     seconds: u.seconds ?? 0,
   });
 }
@@ -152,6 +167,7 @@ function merge(a: UsageTotals, b: UsageTotals): UsageTotals {
     toolUsePromptTokens: a.toolUsePromptTokens + b.toolUsePromptTokens,
     promptByModality: sumRecords(a.promptByModality, b.promptByModality),
     responseByModality: sumRecords(a.responseByModality, b.responseByModality),
+    cachedByModality: sumRecords(a.cachedByModality, b.cachedByModality),
     seconds: a.seconds + b.seconds,
   };
 }

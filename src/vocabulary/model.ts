@@ -80,12 +80,32 @@ export interface TokenUsage {
   /** Per modality where the provider gives it, e.g. `{ TEXT: 120, AUDIO: 900 }`. */
   promptByModality?: Record<string, number> | undefined;
   responseByModality?: Record<string, number> | undefined;
+  /** The share of the input tokens served from cache, per modality where the provider gives it. */
+  cachedByModality?: Record<string, number> | undefined;
   /**
    * A model billed by time (GPT-Live: per active minute): the seconds it metered since its
    * last report on this connection. Such a report is no response of its own (its token
    * counts are 0 and it does not count as one).
    */
   seconds?: number | undefined;
+}
+
+/** Sums of token counts (a turn's, or the session's). */
+export interface UsageTotals {
+  /** Model responses that reported usage. */
+  responses: number;
+  promptTokens: number;
+  responseTokens: number;
+  totalTokens: number;
+  cachedTokens: number;
+  thoughtsTokens: number;
+  toolUsePromptTokens: number;
+  promptByModality: Record<string, number>;
+  responseByModality: Record<string, number>;
+  /** The cached input tokens by modality, where the service says (OpenAI Realtime). */
+  cachedByModality: Record<string, number>;
+  /** Seconds metered by a model billed by time (GPT-Live's active seconds); 0 for the others. */
+  seconds: number;
 }
 
 /**

@@ -1,7 +1,11 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { SessionResource } from "../../src/contracts/session-api.js";
+import { priceFor } from "../../src/metering/prices.js";
 import { BASE, withKey } from "./helpers.js";
 import { playTurn, simulatorSession } from "./session-flow.js";
+
+type SessionReport = SessionResource;
 
 /** Token usage: per turn in the timeline, summed on the session resource. */
 async function get<T>(path: string, headers: Record<string, string> = withKey()): Promise<T> {
@@ -85,6 +89,51 @@ describe("GET /v1/sessions/:id", () => {
     // The backend's tokens, from the end of each of its responses.
     expect(session.usage.responses).toBeGreaterThan(0);
     expect(session.usage.totalTokens).toBeGreaterThan(0);
+    client.close();
+  });
+
+  it("prices each turn's recorded usage by the price table, and the session is their sum", async () => {
+    const { sessionId, client } = await simulatorSession({ calls: "1:;2:lookup_faq;*:" });
+    await playTurn(client, "hi");
+    await playTurn(client, "please look up the faq", { settleMs: 200 });
+    const session = await get<SessionReport>(`/v1/sessions/${sessionId}`);
+    // The simulator serves gemini-2.5-flash-live-preview: TEXT in at $0.50, TEXT out at $2 per 1M.
+    const price = priceFor(session.model);
+    expect(price?.input?.TEXT).toBe(0.5);
+    const turns = session.turns.filter((t) => t.usage !== null);
+    expect(turns.length).toBe(2);
+    let total = 0;
+    for (const turn of turns) {
+      const u = turn.usage!;
+      // Every token the simulator reports is TEXT: the cost by hand from the row.
+      const expected = (u.promptTokens * 0.5 + u.responseTokens * 2) / 1e6;
+      expect(turn.cost.status).toBe("priced");
+      expect(turn.cost.status === "priced" && turn.cost.usd).toBeCloseTo(expected, 8);
+      total += expected;
+    }
+    expect(session.cost.status).toBe("priced");
+    expect(session.cost.status === "priced" && session.cost.usd).toBeCloseTo(total, 8);
+    expect(session.cost.status === "priced" && session.cost.usd).toBeGreaterThan(0);
+    // Latency: each typed line's first byte and end, the tool's run; p50/p95 over them.
+    for (const turn of turns) {
+      expect(turn.firstByteMs).toBeGreaterThanOrEqual(0);
+      expect(turn.turnMs).toBeGreaterThanOrEqual(turn.firstByteMs!);
+    }
+    expect(turns[1]!.tools.map((t) => [t.name, t.outcome])).toEqual([["lookup_faq", "result"]]);
+    expect(session.latency.turnMs.count).toBe(2);
+    expect(session.latency.toolMs.count).toBe(1);
+    client.close();
+  });
+
+  it("a model with no known price says unpriced, never 0", async () => {
+    // syncOnly: the simulator serves the 3.1 family, which the shipped table does not price.
+    const { sessionId, client } = await simulatorSession({ syncOnly: 1 });
+    await playTurn(client, "hi");
+    const session = await get<SessionReport>(`/v1/sessions/${sessionId}`);
+    expect(session.model).toMatch(/^gemini-3\.1/);
+    expect(session.usage.responses).toBeGreaterThan(0);
+    expect(session.cost).toEqual({ status: "unpriced", unpriced: ["model"] });
+    for (const turn of session.turns) expect(turn.cost.status).toBe("unpriced");
     client.close();
   });
 

@@ -466,7 +466,12 @@ function usageOf(u: {
   total_tokens: number;
   input_tokens: number;
   output_tokens: number;
-  input_token_details?: { text_tokens?: number; audio_tokens?: number; cached_tokens?: number };
+  input_token_details?: {
+    text_tokens?: number;
+    audio_tokens?: number;
+    cached_tokens?: number;
+    cached_tokens_details?: { text_tokens?: number; audio_tokens?: number };
+  };
   output_token_details?: { text_tokens?: number; audio_tokens?: number };
 }): TokenUsage {
   const usage: TokenUsage = {
@@ -476,6 +481,12 @@ function usageOf(u: {
   };
   const inDetails = u.input_token_details;
   if (inDetails?.cached_tokens !== undefined) usage.cachedTokens = inDetails.cached_tokens;
+  const cachedDetails = inDetails?.cached_tokens_details;
+  if (cachedDetails)
+    usage.cachedByModality = {
+      TEXT: cachedDetails.text_tokens ?? 0,
+      AUDIO: cachedDetails.audio_tokens ?? 0,
+    };
   if (inDetails)
     usage.promptByModality = {
       TEXT: inDetails.text_tokens ?? 0,

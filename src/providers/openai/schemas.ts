@@ -135,6 +135,9 @@ const Usage = z.object({
       text_tokens: z.number().optional(),
       audio_tokens: z.number().optional(),
       cached_tokens: z.number().optional(),
+      cached_tokens_details: z
+        .object({ text_tokens: z.number().optional(), audio_tokens: z.number().optional() })
+        .optional(),
     })
     .optional(),
   output_token_details: z
