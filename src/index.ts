@@ -16,14 +16,18 @@ export {
   type PhoneCall,
   SESSION_OPTIONS,
   type SessionInfo,
+  type SessionLimitOptions,
   type SessionOptionName,
   type SessionOptions,
   type ToolContext,
   type ToolDefinition,
 } from "./agents/define.js";
 export type { LivelineOptions } from "./app-options.js";
+export type { SessionResource } from "./contracts/session-api.js";
 export type { Env as LivelineBindings } from "./contracts/worker-env.js";
 export { createLiveline, type Liveline } from "./liveline.js";
+export type { Cost } from "./metering/cost.js";
+export type { ModelPrice, PriceOverrides } from "./metering/prices.js";
 export type { ProviderName } from "./provider-registry.js";
 export type { ToolPayload } from "./vocabulary/log-events.js";
 export type { SettingDefaults } from "./worker-config.js";

@@ -75,6 +75,16 @@ export const SESSION_OPTIONS = ["instructions", "voice", "model", "language"] as
 export type SessionOptionName = (typeof SESSION_OPTIONS)[number];
 export type SessionOptions = Partial<Record<SessionOptionName, string>>;
 
+/** A session's caps: reaching one ends it gracefully (the model says goodbye first). */
+export const LIMIT_OPTIONS = [
+  "maxDurationSeconds",
+  "maxCostUsd",
+  "maxTurns",
+  "maxToolCalls",
+] as const;
+export type LimitOption = (typeof LIMIT_OPTIONS)[number];
+export type SessionLimitOptions = Partial<Record<LimitOption, number>>;
+
 export interface AgentDefinition {
   /** The system instruction the model gets. */
   instructions: string;
@@ -104,6 +114,11 @@ export interface AgentDefinition {
    * `ctx.call.takeKeys()`, so a PIN or a card number never reaches the model or the record.
    */
   keypad?: KeypadMode | undefined;
+  /**
+   * The agent's caps on a session it starts (each a positive number): `POST /v1/sessions`
+   * may lower them per session, never raise them.
+   */
+  limits?: SessionLimitOptions | undefined;
 }
 
 /** Who a session is for, as an agent function sees it (at creation and at every start). */
@@ -184,6 +199,11 @@ export function agentProblems(agent: AgentDefinition): string[] {
     problems.push(`keypad must be "said" or "tools", not ${JSON.stringify(agent.keypad)}`);
   if (agent.arrival !== undefined && agent.arrival !== "announce" && agent.arrival !== "silent")
     problems.push(`arrival must be "announce" or "silent", not ${JSON.stringify(agent.arrival)}`);
+  for (const [name, value] of Object.entries(agent.limits ?? {}))
+    if (!(LIMIT_OPTIONS as readonly string[]).includes(name))
+      problems.push(`limits: "${name}" is not a limit (${LIMIT_OPTIONS.join(", ")})`);
+    else if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
+      problems.push(`limits.${name} must be a positive number, not ${JSON.stringify(value)}`);
   for (const target of agent.handoffs ?? []) {
     const transfer = handoffToolName(target);
     if (!TOOL_NAME.test(transfer))
@@ -191,6 +211,26 @@ export function agentProblems(agent: AgentDefinition): string[] {
     if (names.has(transfer)) problems.push(`the tool "${transfer}" is liveline's transfer tool`);
   }
   return problems;
+}
+
+/**
+ * A session's caps: the agent's, each lowered where the session asks; a session that asks to
+ * raise one past the agent's gets the refusal's words instead.
+ */
+export function sessionLimits(
+  agent: AgentDefinition,
+  asked: SessionLimitOptions,
+): SessionLimitOptions | { refused: string } {
+  const out: SessionLimitOptions = { ...agent.limits };
+  for (const name of LIMIT_OPTIONS) {
+    const value = asked[name];
+    if (value === undefined) continue;
+    const cap = agent.limits?.[name];
+    if (cap !== undefined && value > cap)
+      return { refused: `limits.${name} ${value} is above the agent's ${cap}` };
+    out[name] = value;
+  }
+  return out;
 }
 
 /** The options this agent does not allow, by name (empty: all are allowed). */

@@ -1,4 +1,4 @@
-import type { SessionOptions } from "../agents/define.js";
+import type { SessionLimitOptions, SessionOptions } from "../agents/define.js";
 import type { Cost } from "../metering/cost.js";
 import type { LatencySummary } from "../metering/latency.js";
 import type { TurnReport } from "../metering/session-report.js";
@@ -21,6 +21,8 @@ export interface SessionInit {
   metadata: Record<string, unknown>;
   /** Per-session options, already checked against what the agent allows. */
   options: SessionOptions;
+  /** The session's own caps (within the agent's; the agent's apply where it asks none). */
+  limits?: SessionLimitOptions | undefined;
   /** ISO 8601. */
   createdAt: string;
 }

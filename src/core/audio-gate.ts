@@ -26,6 +26,8 @@ function afterStepIsNoOp(s: CoreState): boolean {
   const up = s.upstream;
   return (
     !s.ended &&
+    // A cap reached: client audio is dropped, and the goodbye's first audio opens its turn.
+    s.limit === null &&
     up.phase === "live" &&
     // A chunk would mark the resumption handle stale: it already is.
     up.handleStale &&

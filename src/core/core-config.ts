@@ -133,6 +133,18 @@ export interface CoreConfig {
   audio: { inputRate: number; outputRate: number };
   /** Client audio held while the model connection is not set up, at most (oldest dropped). */
   heldAudioMaxBytes: number;
+  /** The session's caps (the cost cap is the shell's: it comes as a `limit_reached` input). */
+  limits?: SessionLimits | undefined;
+}
+
+/** Caps the core measures itself. */
+export interface SessionLimits {
+  maxTurns?: number | undefined;
+  maxToolCalls?: number | undefined;
+  /** The moment the session's maximum duration is up (epoch ms). */
+  endsAt?: number | undefined;
+  /** When the session began (epoch ms): what its duration is measured from. */
+  startedAt: number;
 }
 
 /**

@@ -14,7 +14,9 @@ export type TimerId =
   /** A line typed while speech waits for its answer is held until then (bounded). */
   | "speech"
   /** The follow-up to results the model got as its turn ended: awaited until then. */
-  | `follow_up:${string}`;
+  | `follow_up:${string}`
+  /** The session's maximum duration is up. */
+  | "limit";
 
 /** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
 export type TraceKind =
@@ -23,6 +25,12 @@ export type TraceKind =
   | "MODEL_TEXT"
   /** The first of the model's audio for a turn: with MODEL_TEXT, the turn's first model byte. */
   | "MODEL_AUDIO"
+  /** A cap was reached: the session closes once nothing is in flight. */
+  | "LIMIT_REACHED"
+  /** The model is asked to say goodbye, in a turn of its own. */
+  | "LIMIT_GOODBYE"
+  /** A tool call past a cap is answered with an error, never run. */
+  | "LIMIT_REFUSED_CALL"
   | "TOOL_CALL"
   | "TOOL_RESPONSE"
   | "TOOL_RESULT_WITHHELD"

@@ -1,4 +1,4 @@
-import type { ToolOutcome } from "../vocabulary/log-events.js";
+import type { LimitName, ToolOutcome } from "../vocabulary/log-events.js";
 import type { ModelEvent } from "../vocabulary/model.js";
 import type { TimerId } from "./effects.js";
 
@@ -52,6 +52,8 @@ export type CoreInput =
    * next input's step does this first: `step`'s `passed`.)
    */
   | ({ type: "audio_passed" } & AudioPassed)
-  | { type: "end_session" };
+  | { type: "end_session" }
+  /** A cap the shell measures (the session's cost) was reached: the session closes gracefully. */
+  | { type: "limit_reached"; limit: LimitName; value: number };
 
 export type CoreInputType = CoreInput["type"];

@@ -44,6 +44,8 @@ export function restoreState(
     if (e.kind === "user") turnCount = Math.max(turnCount, Number(e.turnId.slice(1)) || 0);
   }
   const state = initialState(config, lastSeq, turnCount);
+  // The tool-call cap counts every call of the session (the restore reads them all).
+  state.toolCallCount = events.filter((e) => e.kind === "tool_call").length;
   // A session that ended (or failed for good) stays ended across restarts.
   const lastStatus = events.findLast((e) => e.kind === "status");
   if (lastStatus?.kind === "status" && lastStatus.state === "ended") state.ended = true;

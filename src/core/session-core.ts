@@ -6,6 +6,7 @@ import { currentGeneration, onReplyReady, takeContent } from "./generations.js";
 import { handoffBeforeInput, maybeApplyHandoff, requestHandoff } from "./handoff.js";
 import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
+import { advanceLimits, reachLimit } from "./limits.js";
 import { inputKey } from "./regeneration.js";
 import {
   type CoreState,
@@ -82,6 +83,7 @@ export function step(
   // pending handoff takes effect once nothing is in flight.
   maybeReconnectForGoAway(ctx);
   maybeApplyHandoff(ctx);
+  if (advanceLimits(ctx) === "end") endSession(ctx);
   armWatchdog(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };
@@ -140,6 +142,15 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
         ctx.trace("TEXT_DUPLICATE", { clientId: input.clientId, textId: input.textId });
         return;
       }
+      if (s.limit !== null) {
+        ctx.sendError(
+          input.clientId,
+          "session_limit",
+          "this session has reached its limit and is closing",
+          false,
+        );
+        return;
+      }
       armIdle(ctx);
       if (speechAwaitsAnswer(ctx) || answerUnderWay(ctx)) {
         // The model's next generation answers the speech, or (a turnless model) the open turn's
@@ -158,6 +169,8 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     }
     case "client_audio":
+      // The session is closing: no speech starts another turn.
+      if (s.limit !== null) return;
       s.lastClientAudioAt = ctx.now;
       s.audioSinceEnd = true;
       armIdle(ctx);
@@ -221,6 +234,9 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "end_session":
       endSession(ctx);
+      return;
+    case "limit_reached":
+      reachLimit(ctx, input.limit, input.value);
       return;
     case "audio_passed":
       notePassedAudio(s, input);
@@ -393,6 +409,8 @@ function onTimer(
   // The wait for speech's answer, or for a reply no turn waits for, is bounded; a turn's
   // answer is bounded by the turn's own watchdog.
   else if (timer === "speech") onSpeechTimer(ctx);
+  // The duration cap: measured after the step (advanceLimits).
+  else if (timer === "limit") ctx.state.limitTimerArmed = false;
 }
 
 /** The generation's words are being said: none are owed any more (wordsOwed). */

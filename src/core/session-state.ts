@@ -1,4 +1,4 @@
-import type { RunOn } from "../vocabulary/log-events.js";
+import type { LimitName, RunOn } from "../vocabulary/log-events.js";
 import type {
   ModelCapabilities,
   ModelCommand,
@@ -61,7 +61,7 @@ export interface TurnState {
   id: string;
   /** The seq of the turn's `user` event. */
   userSeq: number;
-  source: "text" | "audio" | "model";
+  source: "text" | "audio" | "model" | "limit";
   /** The model ended its latest generation for this turn. */
   modelEnded: boolean;
   hasContent: boolean;
@@ -246,6 +246,15 @@ export interface CoreState {
   config: CoreConfig;
   nextSeq: number;
   turnCount: number;
+  /** Tool calls the model made in the session (each id once). */
+  toolCallCount: number;
+  /**
+   * A cap reached: `pending` until no turn is open and no call runs, then `goodbye` (the
+   * model asked to close, in turn `turnId`), then the session ends.
+   */
+  limit: LimitState | null;
+  /** The duration cap's timer is set (it is set once the model connection is live). */
+  limitTimerArmed: boolean;
   batchCount: number;
   lastTurnId: string | null;
   clients: string[];
@@ -351,11 +360,21 @@ export interface CoreState {
   idleArmed: boolean;
 }
 
+export interface LimitState {
+  limit: LimitName;
+  value: number;
+  phase: "pending" | "goodbye";
+  turnId: string | null;
+}
+
 export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): CoreState {
   return {
     config,
     nextSeq: lastSeq + 1,
     turnCount,
+    toolCallCount: 0,
+    limit: null,
+    limitTimerArmed: false,
     batchCount: 0,
     lastTurnId: turnCount > 0 ? `t${turnCount}` : null,
     clients: [],

@@ -9,6 +9,7 @@ import { archivedCall } from "./call-archive.js";
 import { expectGeneration, markAsked, noteResultsSentInGeneration } from "./follow-up.js";
 import { currentGeneration, takeContent } from "./generations.js";
 import { noteHandoff } from "./handoff.js";
+import { callRefusedByLimit } from "./limits.js";
 import { inputKey } from "./regeneration.js";
 import {
   type CallState,
@@ -96,6 +97,13 @@ function startCall(
     runOn: call.runOn,
   });
   ctx.trace("TOOL_CALL", { turnId, callId: call.id, name: call.name, runOn: call.runOn });
+  s.toolCallCount++;
+  const refused = callRefusedByLimit(ctx);
+  if (refused !== null) {
+    ctx.trace("LIMIT_REFUSED_CALL", { callId: call.id, name: call.name });
+    completeCall(ctx, call, { error: refused });
+    return;
+  }
   if (!policy) {
     completeCall(ctx, call, { error: `unknown tool "${request.name}"` });
     return;

@@ -5,7 +5,7 @@ import type { StepContext } from "./step-context.js";
 
 export function openTurn(
   ctx: StepContext,
-  source: "text" | "audio" | "model",
+  source: "text" | "audio" | "model" | "limit",
   text: string,
   textId?: string,
 ): TurnState {

@@ -76,6 +76,7 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
       case "status":
       case "error":
       case "delegation":
+      case "session_limit":
         break;
       default: {
         const unreachable: never = e;

@@ -79,6 +79,7 @@ export function validateHistory(events: readonly HistoryEvent[]): HistoryViolati
       case "status":
       case "error":
       case "delegation":
+      case "session_limit":
         break;
       default: {
         const unreachable: never = event;

@@ -7,7 +7,9 @@ import {
   type AgentDefinition,
   disallowedOptions,
   resolveAgent,
+  type SessionLimitOptions,
   type SessionOptions,
+  sessionLimits,
 } from "../agents/define.js";
 import {
   type ProviderName,
@@ -28,6 +30,8 @@ export interface SessionRequest {
   provider?: ProviderName | undefined;
   metadata: Record<string, unknown>;
   options: SessionOptions;
+  /** The session's caps, within the agent's. */
+  limits?: SessionLimitOptions | undefined;
   locationHint?: LocationHint | undefined;
 }
 
@@ -90,12 +94,16 @@ export async function createSession(c: AppContext, request: SessionRequest): Pro
       `agent "${agentName}" does not allow ${disallowed.join(", ")} per session (it allows: ${(resolved.allow ?? []).join(", ") || "none"})`,
     );
   }
+  const limits = sessionLimits(resolved, request.limits ?? {});
+  if ("refused" in limits)
+    throw new HttpError(400, "option_not_allowed", `agent "${agentName}": ${limits.refused}`);
   await sessionStub(c, sessionId, request.locationHint ?? config.SESSION_LOCATION_HINT).init({
     sessionId,
     agent: agentName,
     provider,
     metadata: request.metadata,
     options: request.options,
+    limits: request.limits ?? {},
     createdAt: new Date().toISOString(),
   });
   return sessionId;

@@ -1,4 +1,4 @@
-import type { AgentDefinition, PhoneCall } from "../agents/define.js";
+import type { AgentDefinition, PhoneCall, SessionLimitOptions } from "../agents/define.js";
 import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
@@ -12,6 +12,7 @@ import type {
 import type { Env } from "../contracts/worker-env.js";
 import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
+import { costOf, sumCosts } from "../metering/cost.js";
 import { type PriceOverrides, priceFor } from "../metering/prices.js";
 import { type SessionReport, sessionReport } from "../metering/session-report.js";
 import { providerSession } from "../provider-registry.js";
@@ -30,6 +31,7 @@ import { DeadlineTimers } from "./deadline-timers.js";
 import { DirectCallStore } from "./direct-call-store.js";
 import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter } from "./interpreter.js";
+import { capsOf, coreLimits } from "./limits-of.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";
@@ -49,6 +51,9 @@ export class LiveSession {
   readonly interpreter: SessionInterpreter;
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
+  /** The session's caps: its agent's, lowered where its creator asked. */
+  private readonly caps: SessionLimitOptions;
+  private costCapReached = false;
   /** The session's agents by name (its first and every one it may reach by handoff). */
   private readonly agents: ReadonlyMap<string, AgentDefinition>;
   /** A provider session per agent, made when that agent first opens a connection. */
@@ -119,6 +124,8 @@ export class LiveSession {
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
       utteranceQuietMs: config.UTTERANCE_QUIET_MS,
     });
+    this.caps = capsOf(agents.get(meta.agent), meta);
+    coreConfig.limits = coreLimits(this.caps, this.startedAt);
     const targetOf = (name: string) =>
       this.agents.has(name) ? { target: this.providerFor(name), spec: this.specOf(name) } : null;
     this.link = new UpstreamLink(meta.agent, targetOf, {
@@ -158,7 +165,10 @@ export class LiveSession {
         lastSeq: () => this.store.lastSeq(),
         hasTextId: (textId) => this.store.hasTextId(textId),
         trace: (rows) => this.store.trace(rows),
-        addUsage: (turnId, usage) => this.usage.add(turnId, usage, this.model),
+        addUsage: (turnId, usage) => {
+          this.usage.add(turnId, usage, this.model);
+          this.checkCostCap();
+        },
       },
       clients: {
         broadcast: (frame, json) => {
@@ -419,6 +429,25 @@ export class LiveSession {
       usage: this.usage.totals(),
       ...this.report(),
     };
+  }
+
+  /**
+   * The cost cap, measured where the cost is known: after each usage report. The core hears
+   * of it once, after the step that reported it (never from inside a step).
+   */
+  private checkCostCap(): void {
+    const max = this.caps.maxCostUsd;
+    if (max === undefined || this.costCapReached) return;
+    const priceOf = (model: string) => priceFor(model === "" ? this.model : model, this.prices);
+    const cost = sumCosts(
+      this.usage.byTurn().map((row) => costOf(row.usage, priceOf(row.model))),
+      { status: "priced", usd: 0 },
+    );
+    if (cost.status === "unpriced" || cost.usd < max) return;
+    this.costCapReached = true;
+    queueMicrotask(() =>
+      this.interpreter.handleInput({ type: "limit_reached", limit: "cost", value: cost.usd }),
+    );
   }
 
   /** What the session cost and how fast it answered, per turn and in total. */

@@ -1,4 +1,4 @@
-import type { SessionOptions } from "../agents/define.js";
+import type { SessionLimitOptions, SessionOptions } from "../agents/define.js";
 import type { SessionInit } from "../contracts/session-api.js";
 import type { ProviderName } from "../provider-registry.js";
 import { hasSchema, type Migration, migrate } from "./migrations.js";
@@ -11,6 +11,8 @@ export interface SessionMeta {
   metadata: Record<string, unknown>;
   /** The per-session options its creator set (instructions, voice, model, language). */
   options: SessionOptions;
+  /** The caps its creator asked for (the agent's apply beside them: sessionLimits). */
+  limits: SessionLimitOptions;
   createdAt: string;
   endedAt: string | null;
 }
@@ -38,6 +40,13 @@ const META_MIGRATIONS: readonly Migration[] = [
       sql.exec("ALTER TABLE meta ADD COLUMN options TEXT NOT NULL DEFAULT '{}'");
     },
   },
+  {
+    version: 3,
+    description: "meta: the caps the session's creator asked for",
+    up(sql) {
+      sql.exec("ALTER TABLE meta ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'");
+    },
+  },
 ];
 
 type MetaRow = {
@@ -46,6 +55,7 @@ type MetaRow = {
   provider: string;
   metadata: string;
   options: string;
+  limits: string;
   created_at: string;
   ended_at: string | null;
 };
@@ -75,13 +85,14 @@ export class MetaStore {
       return;
     }
     this.storage.sql.exec(
-      `INSERT INTO meta (id, session_id, agent, provider, metadata, options, created_at)
-       VALUES (1, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO meta (id, session_id, agent, provider, metadata, options, limits, created_at)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?)`,
       opts.sessionId,
       opts.agent,
       opts.provider,
       JSON.stringify(opts.metadata),
       JSON.stringify(opts.options),
+      JSON.stringify(opts.limits ?? {}),
       opts.createdAt,
     );
   }
@@ -90,7 +101,7 @@ export class MetaStore {
     if (!hasSchema(this.storage.sql)) return null;
     const row = this.storage.sql
       .exec<MetaRow>(
-        "SELECT session_id, agent, provider, metadata, options, created_at, ended_at FROM meta WHERE id = 1",
+        "SELECT session_id, agent, provider, metadata, options, limits, created_at, ended_at FROM meta WHERE id = 1",
       )
       .toArray()[0];
     if (!row) return null;
@@ -100,6 +111,7 @@ export class MetaStore {
       provider: row.provider as ProviderName,
       metadata: JSON.parse(row.metadata) as Record<string, unknown>,
       options: JSON.parse(row.options) as SessionOptions,
+      limits: JSON.parse(row.limits) as SessionLimitOptions,
       createdAt: row.created_at,
       endedAt: row.ended_at,
     };

@@ -1,6 +1,7 @@
 import type {
   HistoryEvent,
   InterruptReason,
+  LimitName,
   RunOn,
   ToolPayload,
   UpstreamStatus,
@@ -14,8 +15,8 @@ export type DurableFrame =
       turnId: string;
       text: string;
       textId?: string;
-      /** A turn the model opened, speaking on its own (a turnless model): no input, no text. */
-      source?: "model";
+      /** `model`: a turn the model opened on its own (a turnless model); `limit`: the goodbye a cap asked for. No input, no text. */
+      source?: "model" | "limit";
     }
   | { type: "text"; seq: number; turnId: string; text: string }
   | { type: "transcript"; seq: number; turnId: string; text: string }
@@ -65,6 +66,8 @@ export type DurableFrame =
     }
   /** An extension of protocol v1: the model handed work to its backend (GPT-Live), once per id. */
   | { type: "delegation"; seq: number; turnId?: string; delegationId: string; target: string }
+  /** The session reached a cap; its goodbye was delivered, and it ends next. */
+  | { type: "session_limit"; seq: number; limit: LimitName; value: number }
   /** `turnId` (an extension): the turn a durable error belongs to, when it belongs to one. */
   | {
       type: "error";
@@ -94,8 +97,8 @@ export function frameOf(event: HistoryEvent): DurableFrame {
   const seq = event.seq;
   switch (event.kind) {
     case "user":
-      if (event.source === "model")
-        return { type: "user", seq, turnId: event.turnId, text: "", source: "model" };
+      if (event.source === "model" || event.source === "limit")
+        return { type: "user", seq, turnId: event.turnId, text: "", source: event.source };
       return event.textId === undefined
         ? { type: "user", seq, turnId: event.turnId, text: event.text }
         : { type: "user", seq, turnId: event.turnId, text: event.text, textId: event.textId };
@@ -174,6 +177,8 @@ export function frameOf(event: HistoryEvent): DurableFrame {
       if (event.turnId !== undefined) frame.turnId = event.turnId;
       return frame;
     }
+    case "session_limit":
+      return { type: "session_limit", seq, limit: event.limit, value: event.value };
     default: {
       const unreachable: never = event;
       throw new Error(`unknown history event ${JSON.stringify(unreachable)}`);

@@ -8,6 +8,8 @@ export type UpstreamStatus = "connecting" | "live" | "reconnecting" | "idle" | "
 export type InterruptReason = "barge_in" | "upstream_lost";
 export type RunOn = "server" | "client";
 export type ToolPayload = Record<string, unknown>;
+/** A session's caps (an agent's `limits`, narrowed per session): what ends it gracefully. */
+export type LimitName = "duration" | "cost" | "turns" | "tool_calls";
 
 /**
  * A tool call's one outcome: its result, or an error the model can read (never both). A
@@ -22,8 +24,11 @@ export type HistoryEventBody =
       kind: "user";
       turnId: string;
       text: string;
-      /** `model`: a turnless model spoke on its own, with no input (the text is empty). */
-      source: "text" | "audio" | "model";
+      /**
+       * `model`: a turnless model spoke on its own, with no input; `limit`: the session
+       * reached a cap and the model was asked to say goodbye (the text is empty in both).
+       */
+      source: "text" | "audio" | "model" | "limit";
       /** The client's id for a typed line (`text.textId`): the log holds one line per id. */
       textId?: string;
     }
@@ -55,6 +60,11 @@ export type HistoryEventBody =
       joined?: true | undefined;
     }
   | { kind: "status"; state: UpstreamStatus }
+  /**
+   * The session reached a cap (`value`: the measure then — seconds, USD, turns or tool
+   * calls); the model's goodbye was delivered, and the session ends next.
+   */
+  | { kind: "session_limit"; limit: LimitName; value: number }
   /**
    * The session's agent changed: from here on `to` speaks, with its instructions and tools.
    * `callId`: the transfer call that asked for it (none when the app's backend did).

@@ -19,6 +19,9 @@ const MAX_CREATE_BODY_BYTES = 64 * 1024;
 /** An option's text: instructions may be long, a name or code is short. */
 const optionText = (max: number) => z.string().trim().min(1).max(max);
 
+/** A cap: a finite number above 0. */
+const positiveLimit = z.number().positive("must be above 0").finite();
+
 const CreateSessionBody = z
   .object({
     /** Default: the app's default agent. */
@@ -42,6 +45,19 @@ const CreateSessionBody = z
       .optional(),
     /** Where to place the session's object: near the phone that will talk to it. */
     locationHint: z.enum(LOCATION_HINTS).optional(),
+    /** Caps within the agent's: each positive (0 or below is refused by name). */
+    limits: z
+      .strictObject({
+        maxDurationSeconds: positiveLimit.optional(),
+        maxCostUsd: positiveLimit.optional(),
+        maxTurns: z.number().int("must be a whole number").positive("must be above 0").optional(),
+        maxToolCalls: z
+          .number()
+          .int("must be a whole number")
+          .positive("must be above 0")
+          .optional(),
+      })
+      .optional(),
   })
   // A misspelt field is refused by name, never ignored.
   .strict();
@@ -101,6 +117,7 @@ export const sessionRoutes = new Hono<AppEnv>()
       provider: body.provider,
       metadata: body.metadata,
       options: sessionOptions(body),
+      limits: body.limits,
       locationHint: body.locationHint,
     });
     return c.json(await tokenAnswer(c, sessionId), 201);

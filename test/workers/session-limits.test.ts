@@ -1,0 +1,189 @@
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import {
+  BASE,
+  type Client,
+  connect,
+  createSession,
+  errorOf,
+  type Frame,
+  httpUrl,
+  withKey,
+} from "./helpers.js";
+import { playTurn } from "./session-flow.js";
+
+/**
+ * Caps end a session gracefully: what is in flight finishes (a tool call gets its outcome,
+ * the turn its end), the model says goodbye in a turn of its own, then `session_limit` and
+ * the session's end.
+ */
+async function cappedSession(
+  limits: Record<string, number>,
+  knobs: Record<string, string | number | boolean> = {},
+): Promise<{ sessionId: string; client: Client }> {
+  const created = await createSession({
+    provider: "simulator",
+    metadata: { simulator: { timeScale: 0, ...knobs } },
+    limits,
+  });
+  const client = await connect(httpUrl(created.wsUrl));
+  expect((await client.next()).type).toBe("ready");
+  return { sessionId: created.sessionId, client };
+}
+
+/** Every frame until the socket closes: the goodbye, `session_limit`, the end. */
+async function framesUntilClosed(client: Client): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  let closed = false;
+  void client.closed.then(() => {
+    closed = true;
+  });
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    try {
+      frames.push(await client.next(200));
+    } catch {
+      if (closed) return frames;
+    }
+  }
+  throw new Error(`the session did not end: ${JSON.stringify(frames)}`);
+}
+
+/** The close after a cap: a goodbye turn with its text, then session_limit, then ended. */
+function expectGracefulEnd(client: Client, frames: Frame[], limit: string): Frame {
+  const types = frames.map((f) => (f.type === "status" ? `status:${f.state}` : f.type));
+  const goodbye = frames.find((f) => f.type === "user" && f.source === "limit");
+  expect(goodbye, JSON.stringify(types)).toBeDefined();
+  const turnId = goodbye!.turnId;
+  // The goodbye was said and its turn ended before the limit and the end.
+  const said = frames.findIndex((f) => f.type === "text" && f.turnId === turnId);
+  const ended = frames.findIndex((f) => f.type === "turn_complete" && f.turnId === turnId);
+  const limitAt = frames.findIndex((f) => f.type === "session_limit");
+  expect(said, JSON.stringify(types)).toBeGreaterThan(-1);
+  expect(ended).toBeGreaterThan(said);
+  expect(limitAt).toBeGreaterThan(ended);
+  expect(frames.slice(limitAt + 1).map((f) => f.type)).toEqual([]);
+  expect(client.statuses.at(-1)).toMatchObject({ type: "status", state: "ended" });
+  const frame = frames[limitAt]!;
+  expect(frame.limit).toBe(limit);
+  // The goodbye's instruction is the model's only: no client saw it.
+  expect(JSON.stringify(frames)).not.toContain("Say a short, friendly goodbye");
+  return frame;
+}
+
+async function history(sessionId: string): Promise<{ kind: string; [k: string]: unknown }[]> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
+    headers: withKey(),
+  });
+  return ((await res.json()) as { events: { kind: string }[] }).events;
+}
+
+describe("session caps", { timeout: 20_000 }, () => {
+  it("maxTurns: the last turn is answered in full, then a goodbye, session_limit and the end", async () => {
+    const { sessionId, client } = await cappedSession({ maxTurns: 2 }, { calls: "*:" });
+    await playTurn(client, "hi");
+    const second = await playTurn(client, "and another thing");
+    expect(second.some((f) => f.type === "text")).toBe(true);
+    const rest = await framesUntilClosed(client);
+    const limit = expectGracefulEnd(client, [...second, ...rest], "turns");
+    expect(limit.value).toBe(2);
+    expect((await client.closed).code).toBe(1000);
+    const events = await history(sessionId);
+    expect(events.filter((e) => e.kind === "session_limit")).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ kind: "status", state: "ended" });
+  });
+
+  it("maxToolCalls: the call in flight finishes and is spoken before the goodbye", async () => {
+    const { sessionId, client } = await cappedSession(
+      { maxToolCalls: 1 },
+      { calls: "1:get_user_profile;*:" },
+    );
+    client.send({ type: "text", text: "who am I?" });
+    // The client call stays unanswered a while: the cap (reached as it began) waits for it.
+    const call = await client.next(10_000).then(async function seek(f): Promise<Frame> {
+      return f.type === "tool_call" ? f : seek(await client.next(10_000));
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    client.send({ type: "tool_result", callId: call.callId, result: { name: "Ada", plan: "pro" } });
+    const frames = await framesUntilClosed(client);
+    const resultAt = frames.findIndex((f) => f.type === "tool_result" && f.callId === call.callId);
+    expect(resultAt).toBeGreaterThan(-1);
+    expect(frames.findIndex((f) => f.type === "session_limit")).toBeGreaterThan(resultAt);
+    const limit = expectGracefulEnd(client, frames, "tool_calls");
+    expect(limit.value).toBe(1);
+    // One call, one outcome.
+    const events = await history(sessionId);
+    expect(events.filter((e) => e.kind === "tool_call")).toHaveLength(1);
+    expect(events.filter((e) => e.kind === "tool_result")).toHaveLength(1);
+  });
+
+  it("maxDurationSeconds: reached mid-call, the call finishes first", async () => {
+    const { client } = await cappedSession(
+      { maxDurationSeconds: 1 },
+      { calls: "1:get_user_profile;*:" },
+    );
+    client.send({ type: "text", text: "who am I?" });
+    const call = await client.next(10_000).then(async function seek(f): Promise<Frame> {
+      return f.type === "tool_call" ? f : seek(await client.next(10_000));
+    });
+    // The duration is up while the call is still the client's to answer.
+    await new Promise((r) => setTimeout(r, 1_500));
+    client.send({ type: "tool_result", callId: call.callId, result: { name: "Ada", plan: "pro" } });
+    const frames = await framesUntilClosed(client);
+    expect(frames.findIndex((f) => f.type === "tool_result")).toBeLessThan(
+      frames.findIndex((f) => f.type === "session_limit"),
+    );
+    const limit = expectGracefulEnd(client, frames, "duration");
+    expect(limit.value).toBeGreaterThanOrEqual(1);
+  });
+
+  it("maxCostUsd: the turn whose usage reached it ends as it would, then the goodbye", async () => {
+    const { sessionId, client } = await cappedSession({ maxCostUsd: 0.000001 }, { calls: "*:" });
+    const first = await playTurn(client, "hi");
+    const rest = await framesUntilClosed(client);
+    const limit = expectGracefulEnd(client, [...first, ...rest], "cost");
+    expect(limit.value).toBeGreaterThanOrEqual(0.000001);
+    const session = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+      headers: withKey(),
+    });
+    const body = (await session.json()) as { connection: string; cost: { usd: number } };
+    expect(body.connection).toBe("ended");
+    expect(body.cost.usd).toBeGreaterThanOrEqual(0.000001);
+  });
+
+  it("a line after the cap is refused with a clear error; the goodbye still comes", async () => {
+    const { client } = await cappedSession({ maxToolCalls: 1 }, { calls: "1:get_user_profile;*:" });
+    client.send({ type: "text", text: "who am I?" });
+    const call = await client.next(10_000).then(async function seek(f): Promise<Frame> {
+      return f.type === "tool_call" ? f : seek(await client.next(10_000));
+    });
+    // The cap was reached as the call began: the session is closing.
+    client.send({ type: "text", text: "one more?" });
+    const refusal = await client.next(5_000);
+    expect(refusal).toMatchObject({ type: "error", code: "session_limit", fatal: false });
+    client.send({ type: "tool_result", callId: call.callId, result: { name: "Ada" } });
+    const frames = await framesUntilClosed(client);
+    expectGracefulEnd(client, frames, "tool_calls");
+    expect(frames.filter((f) => f.type === "user").map((f) => f.source)).toEqual(["limit"]);
+  });
+
+  it("a cap of 0 or below, or one above the agent's, is refused at creation naming it", async () => {
+    for (const [limits, named] of [
+      [{ maxTurns: 0 }, "limits.maxTurns"],
+      [{ maxCostUsd: -1 }, "limits.maxCostUsd"],
+      [{ maxDurationSeconds: 0 }, "limits.maxDurationSeconds"],
+      [{ maxToolCalls: 1.5 }, "limits.maxToolCalls"],
+      [{ maxTurn: 3 }, "maxTurn"],
+    ] as const) {
+      const res = await exports.default.fetch(`${BASE}/v1/sessions`, {
+        method: "POST",
+        headers: { ...withKey(), "Content-Type": "application/json" },
+        body: JSON.stringify({ provider: "simulator", limits }),
+      });
+      expect(res.status, JSON.stringify(limits)).toBe(400);
+      const error = await errorOf(res);
+      expect(error.code).toBe("bad_request");
+      expect(error.message).toContain(named);
+    }
+  });
+});
