@@ -83,7 +83,12 @@ export function step(
   // pending handoff takes effect once nothing is in flight.
   maybeReconnectForGoAway(ctx);
   maybeApplyHandoff(ctx);
-  if (advanceLimits(ctx) === "end") endSession(ctx);
+  // A session without caps never enters limits.ts (a frame's path stays as short as it was).
+  if (
+    (ctx.state.config.limits !== undefined || ctx.state.limit !== null) &&
+    advanceLimits(ctx) === "end"
+  )
+    endSession(ctx);
   armWatchdog(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };

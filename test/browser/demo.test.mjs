@@ -164,6 +164,38 @@ describe("the demo page in Chromium", () => {
     expect(
       await timeline.locator("td.kind", { hasText: "tool result (silent)" }).count(),
     ).toBeGreaterThan(0);
+    // No two labels of a lane overlap (a newcomer's screenshot showed them colliding), and
+    // none runs past its lane's right edge.
+    const collisions = await timeline.evaluate(() => {
+      const found = [];
+      for (const lane of document.querySelectorAll(".lane")) {
+        const edge = lane.getBoundingClientRect().right + 1;
+        const boxes = [...lane.querySelectorAll(".mark span")].map((s) => ({
+          text: s.textContent,
+          r: s.getBoundingClientRect(),
+        }));
+        for (const [i, a] of boxes.entries()) {
+          if (a.r.right > edge) found.push(`${a.text} past the edge`);
+          for (const b of boxes.slice(i + 1))
+            if (
+              a.r.left < b.r.right &&
+              b.r.left < a.r.right &&
+              a.r.top < b.r.bottom &&
+              b.r.top < a.r.bottom
+            )
+              found.push(`${a.text} / ${b.text}`);
+        }
+      }
+      return found;
+    });
+    expect(collisions).toEqual([]);
+    // Each turn shows its cost (the simulator's model is priced) and its latencies.
+    const figures = await timeline.locator("section.turn .figures").allTextContents();
+    expect(figures.some((f) => /\$\d/.test(f) && /turn \d+ ms/.test(f))).toBe(true);
+    expect(await timeline.locator("#legend").textContent()).toMatch(/cost \$\d.*p50/);
+    // ...and draws them: a bar for each typed turn's wait for its first byte, one per tool run.
+    expect(await timeline.locator(".lane .bar.model").count()).toBeGreaterThan(0);
+    expect(await timeline.locator(".lane .bar.tool").count()).toBeGreaterThan(0);
     console.log(`browser: ${seen.length} frames, screenshots in ${OUT}`);
   }, 180_000);
 

@@ -82,9 +82,9 @@ describe("POST /v1/sessions", () => {
     ]);
     expect(rows.versions).toEqual(
       expect.arrayContaining([
-        { component: "session", version: 2 },
+        { component: "session", version: 3 },
         { component: "history", version: 6 },
-        { component: "usage", version: 2 },
+        { component: "usage", version: 3 },
       ]),
     );
   });

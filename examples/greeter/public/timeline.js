@@ -7,6 +7,7 @@ const sessionId = new URLSearchParams(location.search).get("session");
 const KINDS = {
   USER: ["user", "user input"],
   MODEL_TEXT: ["model", "model text"],
+  MODEL_AUDIO: ["model", "model audio"],
   TOOL_CALL: ["tool", "tool call"],
   TOOL_RESPONSE: ["tool", "tool result"],
   TOOL_RESULT_WITHHELD: ["guard", "result withheld"],
@@ -29,6 +30,8 @@ const KINDS = {
   UPSTREAM_CLOSED: ["trouble", "model connection closed"],
   UPSTREAM_LIVE: ["link", "model connection live"],
   MODEL_TIMEOUT: ["trouble", "model timeout"],
+  LIMIT_REACHED: ["trouble", "limit reached"],
+  LIMIT_GOODBYE: ["link", "goodbye asked"],
 };
 
 async function token() {
@@ -83,21 +86,102 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-function draw(body) {
+/** A cost as the session resource gives it: dollars, or why there is no figure. */
+function costText(cost) {
+  if (cost === undefined) return "";
+  if (cost.status === "unpriced") return "unpriced";
+  const usd = `$${cost.usd.toFixed(cost.usd < 0.01 ? 6 : 4)}`;
+  return cost.status === "partial" ? `${usd} + unpriced ${cost.unpriced.join(", ")}` : usd;
+}
+
+const ms = (v) => (v === null || v === undefined ? "–" : `${v} ms`);
+
+/** A turn's figures: what it cost, its first byte and its length, its tools' runs. */
+function turnFigures(report) {
+  if (report === undefined) return "";
+  const parts = [costText(report.cost)];
+  if (report.firstByteMs !== null) parts.push(`first byte ${ms(report.firstByteMs)}`);
+  if (report.turnMs !== null) parts.push(`turn ${ms(report.turnMs)}`);
+  for (const tool of report.tools) parts.push(`${tool.name} ${ms(tool.ms)} (${tool.outcome})`);
+  return parts.join(" · ");
+}
+
+/** LABEL_PX per character of a mark's label (0.7rem sans-serif), to stack labels apart. */
+const LABEL_PX = 6.2;
+
+/**
+ * Each mark's label: its level (labels that would overlap on one line go one level up, so
+ * none collide however close their moments are), and whether it reads leftwards from its
+ * mark (one that would run past the lane's right edge).
+ */
+function labelPlaces(marks, laneWidth) {
+  const ends = [];
+  return marks.map(({ left, label }) => {
+    const x = (left / 100) * laneWidth;
+    const width = label.length * LABEL_PX + 8;
+    const leftwards = x + width > laneWidth;
+    const start = leftwards ? x - width : x;
+    let level = ends.findIndex((end) => end <= start);
+    if (level === -1) level = ends.length;
+    ends[level] = start + width;
+    return { level, leftwards };
+  });
+}
+
+function draw(body, resource) {
   $("session").textContent = `${body.sessionId} · started ${body.startedAt}`;
   const turns = byTurn(body.rows);
-  $("legend").textContent = `${body.rows.length} rows, ${turns.length} turns`;
+  const reports = new Map((resource?.turns ?? []).map((t) => [t.turnId, t]));
+  const latency = resource?.latency;
+  $("legend").textContent = [
+    `${body.rows.length} rows, ${turns.length} turns`,
+    resource ? `cost ${costText(resource.cost)}` : "",
+    latency
+      ? `first byte p50 ${ms(latency.firstByteMs.p50)} / p95 ${ms(latency.firstByteMs.p95)} · turn p50 ${ms(latency.turnMs.p50)} / p95 ${ms(latency.turnMs.p95)}`
+      : "",
+  ]
+    .filter((t) => t !== "")
+    .join(" · ");
+  const laneWidth = Math.max(200, $("turns").clientWidth - 40);
   $("turns").replaceChildren(
     ...turns.map((turn) => {
       const shown = turn.rows;
       const span = Math.max(1, ...shown.map((r) => r.ms - turn.start));
-      const lane = el("div", { class: "lane" });
-      for (const r of shown) {
-        const [cls, label] = KINDS[r.kind] ?? ["link", r.kind];
-        const left = ((r.ms - turn.start) / span) * 97;
+      const marks = shown.map((r) => {
+        const [cls, label] = KINDS[r.kind] ?? ["link", r.kind.toLowerCase().replaceAll("_", " ")];
+        return { cls, label, left: ((r.ms - turn.start) / span) * 97 };
+      });
+      const places = labelPlaces(marks, laneWidth);
+      const levels = Math.max(0, ...places.map((p) => p.level)) + 1;
+      const lane = el("div", { class: "lane", style: `height:${1.9 + levels * 0.95}rem` });
+      marks.forEach(({ cls, label, left }, i) => {
+        const { level, leftwards } = places[i];
+        const side = leftwards ? "right:0" : "left:0";
         lane.append(
-          el("div", { class: `mark ${cls}`, style: `left:${left}%` }, el("span", {}, label)),
+          el(
+            "div",
+            { class: `mark ${cls}`, style: `left:${left}%` },
+            el("span", { style: `bottom:${1.7 + level * 0.95}rem;${side}` }, label),
+          ),
         );
+      });
+      // The turn's latencies drawn as bars along the lane's foot: the wait for the model's
+      // first byte, and each tool call's run (from its call to its outcome).
+      const report = reports.get(turn.id ?? null);
+      const bar = (cls, from, length, title) =>
+        lane.append(
+          el("div", {
+            class: `bar ${cls}`,
+            style: `left:${((from - turn.start) / span) * 97}%;width:${Math.max(0.3, (length / span) * 97)}%`,
+            title,
+          }),
+        );
+      if (report?.firstByteMs != null)
+        bar("model", turn.start, report.firstByteMs, `first byte ${report.firstByteMs} ms`);
+      for (const tool of report?.tools ?? []) {
+        const call = shown.find((r) => r.kind === "TOOL_CALL" && r.detail?.callId === tool.callId);
+        if (call !== undefined && tool.ms !== null)
+          bar("tool", call.ms, tool.ms, `${tool.name} ${tool.ms} ms (${tool.outcome})`);
       }
       const table = el(
         "table",
@@ -123,6 +207,7 @@ function draw(body) {
         "section",
         { class: "turn", "data-turn": turn.id ?? "" },
         el("h2", {}, turn.id === undefined ? "between turns" : `turn ${turn.id}`),
+        el("p", { class: "figures muted" }, turnFigures(report)),
         lane,
         table,
       );
@@ -136,14 +221,17 @@ async function load() {
     $("legend").textContent = "open this page as /timeline.html?session=<id>";
     return;
   }
-  const res = await fetch(
-    `/v1/sessions/${sessionId}/timeline?token=${encodeURIComponent(await token())}`,
-  );
+  const query = `?token=${encodeURIComponent(await token())}`;
+  const [res, session] = await Promise.all([
+    fetch(`/v1/sessions/${sessionId}/timeline${query}`),
+    fetch(`/v1/sessions/${sessionId}${query}`),
+  ]);
   if (!res.ok) {
     $("legend").textContent = `timeline: ${res.status} ${await res.text()}`;
     return;
   }
-  draw(await res.json());
+  // Cost and latency are extras: the trace is drawn without them if they cannot be read.
+  draw(await res.json(), session.ok ? await session.json() : undefined);
 }
 $("reload").onclick = load;
 await load();
