@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { cloudflareTest } from "@cloudflare/vitest-plugin";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { tracePlugin } from "./test/path/trace-plugin.js";
 
@@ -7,6 +7,11 @@ import { tracePlugin } from "./test/path/trace-plugin.js";
 const liveline = {
   liveline: fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}src/index.ts`),
 };
+
+// The usage database's migrations, applied in the workers tests (test/workers/usage-db-setup.ts).
+const usageMigrations = await readD1Migrations(
+  fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}migrations`),
+);
 
 // Two projects: the pure core runs in Node (fast, no I/O to simulate); everything that
 // touches the Worker, Durable Objects, sockets or storage runs in workerd via miniflare.
@@ -78,6 +83,7 @@ export default defineConfig({
                 UTTERANCE_QUIET_MS: "400",
                 SIMULATOR_ROUTE: "on",
                 FAULT_INJECTION: "on",
+                USAGE_MIGRATIONS: usageMigrations,
               },
             },
           }),
@@ -85,6 +91,7 @@ export default defineConfig({
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts", "test/contract/**/*.test.ts"],
+          setupFiles: ["./test/workers/usage-db-setup.ts"],
         },
       },
       {

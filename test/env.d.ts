@@ -9,5 +9,7 @@ declare namespace Cloudflare {
     GEMINI_SIMULATOR: DurableObjectNamespace<
       import("../src/simulator/object.js").GeminiSimulatorObject
     >;
+    /** The workers tests only: migrations/ as read by vitest.config.ts (usage-db-setup.ts). */
+    USAGE_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }

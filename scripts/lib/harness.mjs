@@ -4,7 +4,15 @@
  * flags, a seeded PRNG, a progress line and table printing.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join as joinPath, resolve } from "node:path";
@@ -103,20 +111,32 @@ export async function startServer(opts = {}) {
   // otherwise watch src/ and reload (dropping every socket) whenever a source file changes
   // during a run.
   const bundle = joinPath(state, "bundle");
-  await new Promise((ok, fail) => {
-    const build = spawn(
-      process.execPath,
-      [wrangler, "deploy", "--dry-run", "--outdir", bundle, "--config", config, ...main],
-      {
+  const run = (what, args) =>
+    new Promise((ok, fail) => {
+      const child = spawn(process.execPath, [wrangler, ...args, "--config", config], {
         cwd: opts.cwd ?? ROOT,
         stdio: ["ignore", out, out],
-        env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-      },
-    );
-    build.once("exit", (code) =>
-      code === 0 ? ok() : fail(new Error(`bundling failed (${code}); see ${log}`)),
-    );
-  });
+        env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1" },
+      });
+      child.once("exit", (code) =>
+        code === 0 ? ok() : fail(new Error(`${what} failed (${code}); see ${log}`)),
+      );
+    });
+  await Promise.all([
+    run("bundling", ["deploy", "--dry-run", "--outdir", bundle, ...main]),
+    // The usage database's table, in this run's own state (as `npm run dev` applies it).
+    readFileSync(config, "utf8").includes('binding = "USAGE_DB"')
+      ? run("the usage database's migrations", [
+          "d1",
+          "migrations",
+          "apply",
+          "USAGE_DB",
+          "--local",
+          "--persist-to",
+          state,
+        ])
+      : null,
+  ]);
   const inspectorPort = await freePort();
   const args = [
     wrangler,

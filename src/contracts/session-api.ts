@@ -1,4 +1,5 @@
 import type { SessionLimitOptions, SessionOptions } from "../agents/define.js";
+import type { ClosingCopy, ClosingRecord, EndReason } from "../metering/closing-record.js";
 import type { Cost } from "../metering/cost.js";
 import type { LatencySummary } from "../metering/latency.js";
 import type { TurnReport } from "../metering/session-report.js";
@@ -85,6 +86,11 @@ export interface SessionResource {
   latency: LatencySummary;
   /** Each turn's usage, cost and latencies, in order. */
   turns: TurnReport[];
+  /**
+   * The session's latest closing record (made when it ends or idles; null before), and
+   * whether the usage database holds it (`written`), will (`pending`) or is not bound.
+   */
+  closing: { record: ClosingRecord; copy: ClosingCopy } | null;
 }
 
 export interface Timeline {
@@ -153,8 +159,11 @@ export interface SessionApi {
    * (an agent the session cannot reach, an ended session), or null.
    */
   handoff(agent: string, reason: string): Promise<HandoffAnswer>;
-  /** Ends the session: closes every socket with 1000; history stays readable. Idempotent. */
-  end(): Promise<void>;
+  /**
+   * Ends the session: closes every socket with 1000; history stays readable. Idempotent (the
+   * first end's `reason` stands; `deleted` when none is given).
+   */
+  end(reason?: EndReason): Promise<void>;
   /**
    * A single-use token a phone call's media stream binds to this session with (valid for
    * `ttlMs`; it cancels the call's earlier ones); refused when the session has ended or the

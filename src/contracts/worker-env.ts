@@ -43,4 +43,9 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
   TWILIO_API_BASE_URL?: string;
   /** Workers static assets (wrangler.toml `[assets]`): the demo page and the timeline viewer. */
   ASSETS?: Fetcher;
+  /**
+   * The usage database (D1; wrangler.toml `[[d1_databases]]`, its table from `migrations/`):
+   * one row per session, summed by GET /v1/usage. Without it, usage stays in each session.
+   */
+  USAGE_DB?: D1Database;
 }

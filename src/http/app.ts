@@ -10,6 +10,7 @@ import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { telephonyRoutes } from "./routes/telephony.js";
+import { usageRoutes } from "./routes/usage.js";
 import { webrtcRoutes } from "./routes/webrtc.js";
 import { wsRoutes } from "./routes/ws.js";
 
@@ -47,6 +48,7 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   http.route("/v1/sessions", sessionRoutes);
   http.route("/v1/sessions", webrtcRoutes);
   http.route("/v1/telephony", telephonyRoutes);
+  http.route("/v1/usage", usageRoutes);
 
   http.notFound(() => jsonError(404, "not_found", "no such route"));
   http.onError(handleError);

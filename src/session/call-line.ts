@@ -16,7 +16,7 @@ export interface CallLineHost {
   /** A line to the model, as the caller's (it is recorded like any line). */
   say(text: string): void;
   /** Ends the call's session (its history stays readable); the stream is closed with it. */
-  end(): void;
+  end(reason: "agent_hung_up" | "transferred"): void;
   /** Whether every stream of the call has played the last turn's reply through. */
   drained(): boolean;
   /** What the keys typed become under the agent speaking now. */
@@ -92,7 +92,7 @@ export class CallLine {
     if (this.disposed || leaving?.phase !== "goodbye_said" || !this.host.drained()) return;
     switch (leaving.act.kind) {
       case "hang_up":
-        this.host.end();
+        this.host.end("agent_hung_up");
         return;
       case "transfer":
         leaving.phase = "transferring";
@@ -152,7 +152,7 @@ export class CallLine {
     if (this.disposed) return;
     if (outcome.ok) {
       // The carrier stops the media stream as the call leaves <Connect>.
-      this.host.end();
+      this.host.end("transferred");
       return;
     }
     // The caller is still on the line: the model hears why, and can say so.

@@ -8,6 +8,7 @@
  */
 import { carrierNamed, phoneCallOf } from "../carrier-registry.js";
 import type { CallTokenAnswer } from "../contracts/session-api.js";
+import type { EndReason } from "../metering/closing-record.js";
 import type { CallStreamLink } from "../telephony/carrier-contract.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
@@ -43,7 +44,7 @@ export interface CallStreamsHost {
   /** A message in, as a protocol client's (size, rate, then the session). */
   clientFrame(ws: WebSocket, data: string | ArrayBuffer): void;
   /** Ends the session (its history stays readable); every socket is closed with it. */
-  end(): void;
+  end(reason: EndReason): void;
   /** The session's clients changed (a stream was bound). */
   clientsChanged(): void;
   /** How the session's audio is encoded (its model connection's). */
@@ -70,7 +71,7 @@ export class CallStreams {
         const ws = this.open("bound_call")[0];
         if (ws !== undefined) this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
       },
-      end: () => this.host.end(),
+      end: (reason) => this.host.end(reason),
       drained: () =>
         this.open("bound_call").every((ws) => {
           const attachment = attachmentOf(ws);
@@ -203,7 +204,7 @@ export class CallStreams {
         return;
       case "stop":
         // The caller hung up: the call's session ends (its history stays readable).
-        this.host.end();
+        this.host.end("caller_hung_up");
         return;
       default: {
         const unreachable: never = event;
@@ -221,7 +222,7 @@ export class CallStreams {
     if (attachment.call?.streamId === null) return;
     this.line?.dispose();
     disconnected();
-    if (this.host.meta()?.endedAt === null) this.host.end();
+    if (this.host.meta()?.endedAt === null) this.host.end("stream_dropped");
   }
 
   /**

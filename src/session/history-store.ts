@@ -1,5 +1,6 @@
+import type { StatusAt } from "../metering/closing-record.js";
 import { frameOf } from "../vocabulary/frames.js";
-import type { HistoryEvent } from "../vocabulary/log-events.js";
+import type { HistoryEvent, UpstreamStatus } from "../vocabulary/log-events.js";
 import type { TraceRow } from "./interpreter.js";
 import { type Migration, migrate } from "./migrations.js";
 
@@ -238,6 +239,15 @@ export class HistoryStore {
     const bodies = rows.map((row) => row.body);
     const summary = [...turns].map(([turnId, agents]) => ({ turnId, agents }));
     return `{"events":[${bodies.join(",")}],"turns":${JSON.stringify(summary)}}`;
+  }
+
+  /** Each change of the model connection's status, in order, with its time (a closing record's live time). */
+  statusTimes(): StatusAt[] {
+    return this.sql
+      .exec<{ at: number; state: UpstreamStatus }>(
+        `SELECT at, body ->> '$.state' AS state FROM ${this.table} WHERE kind = 'status' ORDER BY seq`,
+      )
+      .toArray();
   }
 
   lastSeq(): number {

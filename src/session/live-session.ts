@@ -12,7 +12,13 @@ import type {
 import type { Env } from "../contracts/worker-env.js";
 import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
-import { costOf, sumCosts } from "../metering/cost.js";
+import {
+  type ClosingCopy,
+  type ClosingRecord,
+  type EndReason,
+  modelLiveMs,
+} from "../metering/closing-record.js";
+import { type Cost, costOf, emptyUsage, sumCosts } from "../metering/cost.js";
 import { type PriceOverrides, priceFor } from "../metering/prices.js";
 import { type SessionReport, sessionReport } from "../metering/session-report.js";
 import { providerSession } from "../provider-registry.js";
@@ -27,6 +33,7 @@ import type {
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
+import { ClosingRecordStore } from "./closing-record-store.js";
 import { DeadlineTimers } from "./deadline-timers.js";
 import { DirectCallStore } from "./direct-call-store.js";
 import { HistoryStore } from "./history-store.js";
@@ -51,6 +58,9 @@ export class LiveSession {
   readonly interpreter: SessionInterpreter;
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
+  private readonly closings: ClosingRecordStore;
+  /** Why the shell is ending the session (set before its end_session input), or null. */
+  private endReason: EndReason | null = null;
   /** The session's caps: its agent's, lowered where its creator asked. */
   private readonly caps: SessionLimitOptions;
   private costCapReached = false;
@@ -85,10 +95,15 @@ export class LiveSession {
     private readonly call: PhoneCall | null = null,
     /** The app's prices, by model id, over the shipped ones. */
     private readonly prices: PriceOverrides = {},
+    /** The session ended (the core ended it: a cap), as the object's meta must say. */
+    private readonly ended: (by: EndReason) => void = ignoreEnd,
   ) {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
     this.usage = new UsageStore(storage);
+    this.closings = new ClosingRecordStore(storage, env.USAGE_DB, (m) =>
+      console.warn(`liveline: ${m}`),
+    );
     this.pendingHandoffs = new PendingHandoffStore(storage);
     this.directCalls = new DirectCallStore(storage);
     this.startedAt = Date.parse(meta.createdAt);
@@ -158,6 +173,12 @@ export class LiveSession {
           this.store.append(events, frames);
           // A backend's pending handoff is kept until the handoff is in the log.
           if (events.some((e) => e.kind === "handoff")) this.pendingHandoffs.clear();
+          // The session ended or idled: its closing record, once the step is done.
+          for (const e of events)
+            if (e.kind === "status" && (e.state === "ended" || e.state === "idle")) {
+              const state = e.state;
+              queueMicrotask(() => this.close(state));
+            }
           if (this.directCall !== null) this.keepCallAttached(events);
         },
         readAfter: (seq) => this.store.readAfter(seq),
@@ -197,6 +218,10 @@ export class LiveSession {
       rebuild: (events) => this.contextOf(events),
       reportError: (message) => console.error(`liveline: ${message}`),
     });
+    // An end the object did not live to record, or a record it did not live to copy.
+    const closing = this.closings.read();
+    if (this.state.ended && closing?.record.state !== "ended") this.close("ended");
+    else if (this.closings.pending()) queueMicrotask(() => void this.closings.copy());
     // A backend's handoff asked for before the object restarted, and not yet in the log.
     const pending = this.pendingHandoffs.read();
     if (pending !== null && this.agents.has(pending.agent) && pending.agent !== this.state.agent)
@@ -416,6 +441,58 @@ export class LiveSession {
       );
   }
 
+  /** The shell is about to end the session, for this reason (its closing record says it). */
+  endBy(reason: EndReason): void {
+    this.endReason ??= reason;
+  }
+
+  /**
+   * The session ended or its model connection idled: a closing record, kept in the session
+   * and copied to the usage database (never waited on).
+   */
+  private close(state: "idle" | "ended"): void {
+    // An idle after the end (none is expected) would only replace the end's record.
+    if (state === "idle" && this.state.ended) return;
+    const limit = this.state.limit;
+    const endedBy: EndReason | null =
+      state === "idle"
+        ? null
+        : (this.endReason ?? this.meta.endedBy ?? (limit !== null ? "limit" : "deleted"));
+    if (endedBy !== null) this.ended(endedBy);
+    const now = Date.now();
+    const { turns: _, ...usage } = this.usage.totals();
+    const record: ClosingRecord = {
+      sessionId: this.meta.sessionId,
+      agent: this.meta.agent,
+      provider: this.meta.provider,
+      model: this.model,
+      state,
+      endedBy,
+      limit:
+        endedBy === "limit" && limit !== null ? { limit: limit.limit, value: limit.value } : null,
+      createdAt: this.meta.createdAt,
+      closedAt: new Date(now).toISOString(),
+      durationMs: now - this.startedAt,
+      modelLiveMs: modelLiveMs(this.store.statusTimes(), now),
+      usage,
+      cost: this.cost(),
+      turns: this.state.turnCount,
+      toolCalls: this.state.toolCallCount,
+      version: this.closings.nextVersion(),
+    };
+    this.closings.keep(record);
+  }
+
+  /** The alarm: a closing record's copy that failed, or never ran, is tried again. */
+  copyClosingRecord(): Promise<void> {
+    return this.closings.copy();
+  }
+
+  /** The latest closing record and whether the usage database holds it (null: none yet). */
+  closingRecord(): { record: ClosingRecord; copy: ClosingCopy } | null {
+    return this.closings.read();
+  }
+
   /** The session as an operator sees it (GET /v1/sessions/:id), but for its socket count. */
   describe(): Omit<SessionResource, "clients"> {
     return {
@@ -428,6 +505,7 @@ export class LiveSession {
       lastSeq: this.lastSeq(),
       usage: this.usage.totals(),
       ...this.report(),
+      closing: this.closings.read(),
     };
   }
 
@@ -438,15 +516,20 @@ export class LiveSession {
   private checkCostCap(): void {
     const max = this.caps.maxCostUsd;
     if (max === undefined || this.costCapReached) return;
-    const priceOf = (model: string) => priceFor(model === "" ? this.model : model, this.prices);
-    const cost = sumCosts(
-      this.usage.byTurn().map((row) => costOf(row.usage, priceOf(row.model))),
-      { status: "priced", usd: 0 },
-    );
+    const cost = this.cost();
     if (cost.status === "unpriced" || cost.usd < max) return;
     this.costCapReached = true;
     queueMicrotask(() =>
       this.interpreter.handleInput({ type: "limit_reached", limit: "cost", value: cost.usd }),
+    );
+  }
+
+  /** The session's cost so far, each turn priced by the model that reported its usage. */
+  private cost(): Cost {
+    const priceOf = (model: string) => priceFor(model === "" ? this.model : model, this.prices);
+    return sumCosts(
+      this.usage.byTurn().map((row) => costOf(row.usage, priceOf(row.model))),
+      costOf(emptyUsage(), priceOf(this.model)),
     );
   }
 
@@ -508,6 +591,9 @@ export class LiveSession {
     this.link.close("session closed");
   }
 }
+
+/** An end no one needs to hear of (a session made outside an object: tests). */
+function ignoreEnd(): void {}
 
 /** The client id a direct call joins its session as (it has no socket: frames to it go nowhere). */
 function callClient(serviceSessionId: string): string {

@@ -1,5 +1,6 @@
 import type { SessionLimitOptions, SessionOptions } from "../agents/define.js";
 import type { SessionInit } from "../contracts/session-api.js";
+import type { EndReason } from "../metering/closing-record.js";
 import type { ProviderName } from "../provider-registry.js";
 import { hasSchema, type Migration, migrate } from "./migrations.js";
 
@@ -15,6 +16,8 @@ export interface SessionMeta {
   limits: SessionLimitOptions;
   createdAt: string;
   endedAt: string | null;
+  /** How it ended (null while open, or for a session ended before this was kept). */
+  endedBy: EndReason | null;
 }
 
 const META_MIGRATIONS: readonly Migration[] = [
@@ -47,6 +50,13 @@ const META_MIGRATIONS: readonly Migration[] = [
       sql.exec("ALTER TABLE meta ADD COLUMN limits TEXT NOT NULL DEFAULT '{}'");
     },
   },
+  {
+    version: 4,
+    description: "meta: how the session ended (its closing record says it)",
+    up(sql) {
+      sql.exec("ALTER TABLE meta ADD COLUMN ended_by TEXT");
+    },
+  },
 ];
 
 type MetaRow = {
@@ -58,6 +68,7 @@ type MetaRow = {
   limits: string;
   created_at: string;
   ended_at: string | null;
+  ended_by: string | null;
 };
 
 /**
@@ -101,7 +112,7 @@ export class MetaStore {
     if (!hasSchema(this.storage.sql)) return null;
     const row = this.storage.sql
       .exec<MetaRow>(
-        "SELECT session_id, agent, provider, metadata, options, limits, created_at, ended_at FROM meta WHERE id = 1",
+        "SELECT session_id, agent, provider, metadata, options, limits, created_at, ended_at, ended_by FROM meta WHERE id = 1",
       )
       .toArray()[0];
     if (!row) return null;
@@ -114,11 +125,17 @@ export class MetaStore {
       limits: JSON.parse(row.limits) as SessionLimitOptions,
       createdAt: row.created_at,
       endedAt: row.ended_at,
+      endedBy: row.ended_by as EndReason | null,
     };
   }
 
-  markEnded(at: string): void {
-    this.storage.sql.exec("UPDATE meta SET ended_at = ? WHERE id = 1 AND ended_at IS NULL", at);
+  /** The first end stands: a later one (a hang-up after a DELETE) changes nothing. */
+  markEnded(at: string, by: EndReason): void {
+    this.storage.sql.exec(
+      "UPDATE meta SET ended_at = ?, ended_by = ? WHERE id = 1 AND ended_at IS NULL",
+      at,
+      by,
+    );
   }
 }
 

@@ -16,6 +16,7 @@ import {
   type Timeline,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
+import type { EndReason } from "../metering/closing-record.js";
 import { mulawDecoder, mulawEncoder } from "../telephony/audio/transcode.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
@@ -95,7 +96,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     meta: () => this.meta.read(),
     session: () => this.session(),
     clientFrame: (ws, data) => this.handleClientFrame(ws, data),
-    end: () => void this.end(),
+    end: (reason) => void this.end(reason),
     clientsChanged: () => {
       this.clientList = null;
     },
@@ -189,6 +190,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
       this.calls.lineFor(meta)?.phoneCall ?? null,
       this.app.prices,
+      (by) => this.meta.markEnded(new Date().toISOString(), by),
     );
     return this.live;
   }
@@ -252,15 +254,23 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return live.placeCall(offer);
   }
 
-  async end(): Promise<void> {
+  async end(reason: EndReason = "deleted"): Promise<void> {
     const live = this.requireSession();
-    if (this.meta.read()?.endedAt === null) this.meta.markEnded(new Date().toISOString());
+    if (this.meta.read()?.endedAt === null) {
+      this.meta.markEnded(new Date().toISOString(), reason);
+      live.endBy(reason);
+    }
     // First: the turn the end cuts short must not end or transfer the call on its way out.
     this.calls.ending();
     live.interpreter.handleInput({ type: "end_session" });
     for (const ws of this.ctx.getWebSockets()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
     }
+  }
+
+  /** The alarm: a closing record's copy to the usage database that failed is tried again. */
+  override async alarm(): Promise<void> {
+    await this.session()?.copyClosingRecord();
   }
 
   /** Fault injection (FAULT_INJECTION=on only, see the route): dies as in a crash. */

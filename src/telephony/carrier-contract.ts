@@ -62,6 +62,12 @@ export interface CallStreamLink extends ClientLink {
   marked(name: string): void;
   /** The last turn has ended and all of its reply has played (or was cleared). */
   readonly drained: boolean;
+  /**
+   * Hangs up once the caller has heard what the stream was sent (a session's last words, a
+   * cap's goodbye), waiting no longer than that audio's length and a margin; a second close
+   * hangs up at once.
+   */
+  close(code: number, reason: string): void;
 }
 
 /** A webhook's answer: the carrier's call-control document. */

@@ -16,6 +16,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { CAPPED_LINE } from "../../scripts/measurement/worker.js";
 import { CARRIERS, type CarrierName } from "../../src/carrier-registry.js";
 import type { CoreInput } from "../../src/core/inputs.js";
 import {
@@ -43,8 +44,11 @@ interface CallUnderContract {
   heardMs(): number;
   /** How many times liveline told the carrier to drop the caller's playback. */
   clears(): number;
-  /** How the carrier's stream closed (null: still open). */
-  closed(): { code: number; reason: string } | null;
+  /**
+   * How the carrier's stream closed (null: still open); `unheardMs`: liveline's audio still
+   * queued then, which the caller never hears.
+   */
+  closed(): { code: number; reason: string; unheardMs: number } | null;
   /** Resolves when `predicate` holds (checked on every message and playback step). */
   waitFor(predicate: () => boolean, timeoutMs: number): Promise<void>;
   /**
@@ -77,7 +81,7 @@ interface RefusedStream {
 
 interface CarrierDriver {
   /** A signed call through the carrier stand-in, its stream started with the answered token. */
-  placeCall(knobs: Knobs): Promise<CallUnderContract>;
+  placeCall(knobs: Knobs, line?: string): Promise<CallUnderContract>;
   /**
    * A call's webhook unsigned, and signed with the wrong key: each HTTP status, and the
    * session the call would have had.
@@ -109,6 +113,7 @@ const SCENARIOS = [
   "a dropped stream ends the call's session, its history kept",
   "the carrier's call-over notice ends a call whose stream never started",
   "a crash of the session's object mid-call: the record stays valid, the next webhook is answered",
+  "a cap ends the call once its goodbye has played",
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -252,7 +257,7 @@ class TwilioCall implements CallUnderContract {
   clears(): number {
     return this.standIn.clears;
   }
-  closed(): { code: number; reason: string } | null {
+  closed(): { code: number; reason: string; unheardMs: number } | null {
     return this.standIn.closed;
   }
   waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
@@ -312,7 +317,7 @@ class TwilioCall implements CallUnderContract {
  */
 function placeThrough(
   transport: CarrierTransport,
-  call: { voiceUrl?: string; authToken?: string; callSid?: string },
+  call: { voiceUrl?: string; authToken?: string; callSid?: string; to?: string },
 ) {
   const standIn = new TwilioCallStandIn({ transport, allowInsecureStream: true });
   const placing = standIn.placeCall({
@@ -326,9 +331,12 @@ function placeThrough(
 }
 
 const twilio: CarrierDriver = {
-  async placeCall(knobs) {
+  async placeCall(knobs, line) {
     const { transport, sockets, answers } = tappedTransport();
-    const { standIn, placing } = placeThrough(transport, { voiceUrl: twilioVoiceUrl(knobs) });
+    const { standIn, placing } = placeThrough(transport, {
+      voiceUrl: twilioVoiceUrl(knobs),
+      ...(line === undefined ? {} : { to: line }),
+    });
     const placed = await placing;
     const sessionId = placed.streamUrl.split("/").at(-1)!;
     return new TwilioCall(standIn, sockets[0]!, sessionId, placed.callSid, answers[0]!);
@@ -457,6 +465,19 @@ async function historyOf(sessionId: string): Promise<{ status: number; events: H
 }
 
 const ofKind = (events: HistoryEvent[], kind: string) => events.filter((e) => e.kind === kind);
+
+/** The session's closing record (GET /v1/sessions/:id), once it has one. */
+async function closingOf(sessionId: string): Promise<Record<string, unknown> | null> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+      headers: withKey(),
+    });
+    const body = (await res.json()) as { closing: { record: Record<string, unknown> } | null };
+    if (body.closing !== null || Date.now() > deadline) return body.closing?.record ?? null;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 /** How many times each turn of the record ended (turn_complete or interrupted). */
 function turnEnds(events: HistoryEvent[]): Map<string, number> {
@@ -590,7 +611,10 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
       ...face.knobs,
       ...more,
     });
-    const place = (more: Knobs = {}) => carrier.driver.placeCall(knobs(more));
+    const place = Object.assign((more: Knobs = {}) => carrier.driver.placeCall(knobs(more)), {
+      /** A call to another of the app's numbers. */
+      line: (line: string, more: Knobs = {}) => carrier.driver.placeCall(knobs(more), line),
+    });
 
     describe(`the carrier contract: ${run}`, () => {
       scenario("a call is greeted once", async () => {
@@ -728,14 +752,16 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
       });
 
       // The caller hangs up (`stop`), or the carrier's socket just drops: the same end.
-      for (const [name, leave] of [
+      for (const [name, leave, endedBy] of [
         [
           "a hang-up ends the call's session, its history kept",
           (c: CallUnderContract) => c.hangUp(),
+          "caller_hung_up",
         ],
         [
           "a dropped stream ends the call's session, its history kept",
           (c: CallUnderContract) => c.drop(),
+          "stream_dropped",
         ],
       ] as const) {
         scenario(name, async () => {
@@ -749,6 +775,8 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
           expect(ofKind(events, "user")).toHaveLength(1);
           expectEveryTurnEndedOnce(events);
           expect(call.violations).toEqual([]);
+          // The closing record says how the call ended.
+          expect((await closingOf(call.sessionId))?.endedBy).toBe(endedBy);
         });
       }
 
@@ -785,6 +813,40 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
           expect(call.violations).toEqual([]);
         },
       );
+
+      scenario("a cap ends the call once its goodbye has played", async () => {
+        // A line capped at one turn: the greeting is that turn. Its audio and the goodbye's
+        // come at once (timeScale 0), so the goodbye is still queued at the carrier when the
+        // session ends; closed at once, about 2 s of it would never be heard.
+        const call = await place.line(CAPPED_LINE, { timeScale: 0, msPerWord: 40 });
+        await call.waitFor(() => call.closed() !== null, 15_000);
+        const closed = call.closed()!;
+        expect(closed.code).toBe(1000);
+        // Everything the caller was sent, the goodbye's last word included, was heard.
+        expect(closed.unheardMs).toBe(0);
+        const events = (await historyOf(call.sessionId)).events;
+        const goodbye = events.find(
+          (e) => e.kind === "user" && "source" in e && e.source === "limit",
+        );
+        expect(goodbye).toBeDefined();
+        const said = events.filter(
+          (e) =>
+            (e.kind === "transcript" || e.kind === "model_text") && e.turnId === goodbye!.turnId,
+        );
+        expect(said.length).toBeGreaterThan(0);
+        expect(ofKind(events, "session_limit")).toEqual([
+          expect.objectContaining({ limit: "turns", value: 1 }),
+        ]);
+        expectEveryTurnEndedOnce(events);
+        expect(events.at(-1)).toMatchObject({ kind: "status", state: "ended" });
+        expect(await closingOf(call.sessionId)).toMatchObject({
+          state: "ended",
+          endedBy: "limit",
+          limit: { limit: "turns", value: 1 },
+        });
+        expect(await tokenStatus(call.sessionId)).toBe(410);
+        expect(call.violations).toEqual([]);
+      });
     });
   }
 }

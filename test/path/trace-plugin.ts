@@ -64,8 +64,10 @@ export function instrument(code: string, file: string): string {
     }
   };
   walk(parseAst(code) as unknown as Node, "(module)");
-  // Inserted last-first, so earlier offsets stay valid.
-  edits.sort((a, b) => b.at - a.at);
+  // Inserted last-first, so earlier offsets stay valid; at one offset (an empty body), the
+  // later edit goes in first, so the earlier one ends up before it.
+  const order = new Map(edits.map((e, i) => [e, i]));
+  edits.sort((a, b) => b.at - a.at || order.get(b)! - order.get(a)!);
   let out = code;
   for (const { at, text } of edits) out = out.slice(0, at) + text + out.slice(at);
   return out;

@@ -80,7 +80,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
     const ended = carrier.endedCall(params);
     if (ended !== null) {
       const stub = sessionStub(c, await callSessionId(c.req.param("carrier"), ended));
-      if ((await stub.lifecycle()) === "open") await stub.end();
+      if ((await stub.lifecycle()) === "open") await stub.end("carrier_ended");
     }
     return c.body(null, 204);
   })

@@ -129,8 +129,16 @@ export class TwilioCallStandIn {
   /** Names of the marks echoed to liveline, in order. */
   readonly marksEchoed: string[] = [];
   clears = 0;
-  /** How the socket closed, and from which side. */
-  closed: { code: number; reason: string; by: "liveline" | "caller" } | null = null;
+  /**
+   * How the socket closed, and from which side; `unheardMs`: audio still queued then, which
+   * the caller never hears (the stream is gone).
+   */
+  closed: {
+    code: number;
+    reason: string;
+    by: "liveline" | "caller";
+    unheardMs: number;
+  } | null = null;
   call: PlacedCall | null = null;
 
   private readonly transport: CarrierTransport;
@@ -281,7 +289,7 @@ export class TwilioCallStandIn {
       stop: { accountSid: call.accountSid, callSid: call.callSid },
     });
     if (this.closed === null) {
-      this.closed = { code: 1000, reason: "call ended", by: "caller" };
+      this.closed = { code: 1000, reason: "call ended", by: "caller", unheardMs: this.queuedMs() };
       this.socket?.close(1000, "call ended");
     }
     this.changed();
@@ -430,8 +438,11 @@ export class TwilioCallStandIn {
   }
 
   private onClose(code: number, reason: string): void {
+    // What played up to the close was heard; the rest never is.
+    this.advancePlayback();
     this.stopPlaybackTimer();
-    if (this.closed === null) this.closed = { code, reason, by: "liveline" };
+    if (this.closed === null)
+      this.closed = { code, reason, by: "liveline", unheardMs: this.playback.queuedMs() };
     this.changed();
   }
 

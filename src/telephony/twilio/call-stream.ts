@@ -32,6 +32,8 @@ const SAMPLES_PER_MS = 8;
 const SPEECH_RMS = 500;
 /** Speech this long over a reply's tail stops its playback (a click or a cough does not). */
 const SPEECH_OVER_TAIL_MS = 100;
+/** A close waits for what is still playing, and its marks, at most this much past its length. */
+const CLOSE_PLAYBACK_MARGIN_MS = 2_000;
 
 export class TwilioCallStream implements CallStreamLink {
   readonly streamSid: string;
@@ -50,6 +52,17 @@ export class TwilioCallStream implements CallStreamLink {
 
   /** The session's audio is μ-law too: nothing to convert either way. */
   private readonly passThrough: boolean;
+  /**
+   * The last mark sent and whether it came back: Twilio echoes marks in order as playback
+   * reaches them (and at once for what a clear drops), so its echo means nothing is queued.
+   */
+  private lastMark: string | null = null;
+  private lastMarkEchoed = true;
+  /** When what was sent ends playing, at real time (the close's limit if marks never come). */
+  private playbackEndsAt = 0;
+  /** A close waiting for the caller to hear what was sent (the session's last words). */
+  private closing: { code: number; reason: string; timer: ReturnType<typeof setTimeout> } | null =
+    null;
 
   constructor(
     ws: WebSocket,
@@ -81,7 +94,9 @@ export class TwilioCallStream implements CallStreamLink {
     const [reply, ms] = name.split(":").map(Number);
     if (reply === this.reply && ms !== undefined && Number.isFinite(ms))
       this.heardMs = Math.max(this.heardMs, ms);
-    if (this.drained) this.hooks.drained();
+    if (name === this.lastMark) this.lastMarkEchoed = true;
+    if (this.closing !== null && this.lastMarkEchoed) this.closeNow();
+    else if (this.drained) this.hooks.drained();
   }
 
   /** The last turn has ended and all of its reply has played (or was cleared). */
@@ -129,20 +144,50 @@ export class TwilioCallStream implements CallStreamLink {
       ? audio
       : pcm16ToMulaw(this.outbound.push(pcm16FromBytes(audio)));
     if (mulaw.length === 0) return;
-    this.sentMs += mulaw.length / SAMPLES_PER_MS;
+    const ms = mulaw.length / SAMPLES_PER_MS;
+    this.sentMs += ms;
+    this.playbackEndsAt = Math.max(this.playbackEndsAt, Date.now()) + ms;
     this.command({
       event: "media",
       streamSid: this.streamSid,
       media: { payload: bytesToBase64(mulaw) },
     });
+    const mark = `${this.reply}:${Math.round(this.sentMs)}`;
+    this.lastMark = mark;
+    this.lastMarkEchoed = false;
     this.command({
       event: "mark",
       streamSid: this.streamSid,
-      mark: { name: `${this.reply}:${Math.round(this.sentMs)}` },
+      mark: { name: mark },
     });
   }
 
+  /**
+   * Hangs up once the caller has heard what was sent (a session's goodbye plays to its end);
+   * what the marks never confirm is waited for no longer than its length and a margin. A
+   * second close closes at once.
+   */
   close(code: number, reason: string): void {
+    if (this.closing !== null || this.lastMarkEchoed) {
+      this.closeNow();
+      this.closeSocket(code, reason);
+      return;
+    }
+    const playingMs = Math.max(0, this.playbackEndsAt - Date.now());
+    const timer = setTimeout(() => this.closeNow(), playingMs + CLOSE_PLAYBACK_MARGIN_MS);
+    this.closing = { code, reason, timer };
+  }
+
+  /** The close that waited for playback, now. */
+  private closeNow(): void {
+    const closing = this.closing;
+    if (closing === null) return;
+    this.closing = null;
+    clearTimeout(closing.timer);
+    this.closeSocket(closing.code, closing.reason);
+  }
+
+  private closeSocket(code: number, reason: string): void {
     try {
       this.ws.close(code, reason);
     } catch {
@@ -163,6 +208,7 @@ export class TwilioCallStream implements CallStreamLink {
   private clear(): void {
     if (this.heardMs >= this.sentMs) return;
     this.command({ event: "clear", streamSid: this.streamSid });
+    this.playbackEndsAt = Date.now();
     this.reply++;
     this.sentMs = 0;
     this.heardMs = 0;

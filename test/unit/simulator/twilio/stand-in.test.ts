@@ -197,7 +197,7 @@ describe("the caller's audio", () => {
       stop: { accountSid: info.accountSid, callSid: info.callSid },
     });
     expect(liveline.readyState).toBe(3);
-    expect(call.closed).toEqual({ code: 1000, reason: "call ended", by: "caller" });
+    expect(call.closed).toEqual({ code: 1000, reason: "call ended", by: "caller", unheardMs: 0 });
     expect(() => call.sendDtmf("x")).toThrow(/DTMF/);
   });
 });
