@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --quick] [--frames N] [--levels 10,25,50,75,100,150] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile] [--long 5000] [--no-idle]
+ * npm run bench [-- --quick] [--frames N] [--levels 10,25,50,75,100,150] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile] [--long 5000] [--no-idle] [--no-observability]
  *                [--calls 25] [--call-seconds S] [--first-reply 30]
  *                [--figures [path] | --no-figures]
  *
@@ -24,6 +24,7 @@
 
 import { existsSync } from "node:fs";
 import { idleCost } from "./bench/idle.mjs";
+import { observabilityCost } from "./bench/observability.mjs";
 import { checkFigures, figuresTarget, writeFigures } from "./lib/figures.mjs";
 import {
   API_KEY,
@@ -1257,6 +1258,19 @@ async function main() {
       await idleServer.stop();
     }
   }
+  if (!f.has("no-observability")) {
+    // Tracing and usage writes, on two servers of their own (plain and observed).
+    try {
+      results.observability = await observabilityCost(startBenchServer, {
+        frames: Math.min(frames, quick ? 100 : 1000),
+        sessions: quick ? 5 : 30,
+      });
+      printObservability(results.observability);
+    } catch (err) {
+      say(`\nTracing and usage: not measured: ${err instanceof Error ? err.message : String(err)}`);
+      process.exitCode = 1;
+    }
+  }
   results.targets = targets(results);
   say("\nIssue 12's targets, from this run\n");
   say(
@@ -1277,6 +1291,35 @@ async function main() {
       }),
     );
   }
+}
+
+function printObservability(O) {
+  say(
+    "\nTracing and usage writes on vs off: two servers started alike, one plain, one tracing every turn to an OTLP receiver and writing each session's usage row to D1; the same round trips in alternating blocks, ms\n",
+  );
+  const row = (label, samples) => {
+    const p = stats(samples.plain);
+    const o = stats(samples.observed);
+    return [
+      label,
+      `${ms(p.p50)} / ${ms(p.p99)}`,
+      `${ms(o.p50)} / ${ms(o.p99)}`,
+      `${(o.p50 / p.p50).toFixed(2)}× / ${(o.p99 / p.p99).toFixed(2)}×`,
+    ];
+  };
+  say(
+    table(
+      ["frame", "plain p50 / p99", "traced + usage p50 / p99", "ratio p50 / p99"],
+      [
+        row(`text turn to first text (n = ${O.text.plain.length})`, O.text),
+        row(`audio 20 ms round trip (n = ${O.audio.plain.length})`, O.audio),
+        row(`session end, DELETE (n = ${O.end.plain.length})`, O.end),
+      ],
+    ),
+  );
+  say(
+    `\nthe receiver got ${O.spans} spans in ${O.traces} traces; usage rows written for ${O.usageRows.written} of ${O.usageRows.sessions} ended sessions`,
+  );
 }
 
 function printIdle(I) {
@@ -1407,7 +1450,7 @@ function levelResults(r) {
  */
 const STATE_ROOT = existsSync("/dev/shm") ? "/dev/shm" : undefined;
 
-async function startBenchServer(overrides = {}) {
+async function startBenchServer(overrides = {}, opts = {}) {
   const { createServer } = await import("node:net");
   const port = await new Promise((ok) => {
     const s = createServer().listen(0, "127.0.0.1", () => {
@@ -1417,6 +1460,7 @@ async function startBenchServer(overrides = {}) {
   });
   return startServer({
     config: `${ROOT}/scripts/bench/wrangler.bench.toml`,
+    ...opts,
     port,
     stateRoot: STATE_ROOT,
     vars: {

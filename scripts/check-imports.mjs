@@ -13,6 +13,7 @@
  *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
  *   provider, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
  *   metering (prices, cost and latency: pure sums over what a session recorded),
+ *   telemetry (a turn's spans in OpenTelemetry's terms, their OTLP encoding, the exporter),
  *   app-options (createLiveline's options made ready), measurement (arms such as the naive
  *   relay: imported by nothing in src/), contracts (the Worker's env, the session's RPC
  *   surface), session, http, liveline.ts (createLiveline), index.ts (the package's exports).
@@ -43,6 +44,8 @@ const LAYERS = [
   ["worker-config.ts"],
   ["agents/"],
   ["metering/"],
+  // Traces: a turn's spans (GenAI conventions), OTLP's protobuf, the batching exporter.
+  ["telemetry/"],
   ["app-options.ts"],
   // Measurement arms (the naive relay): imported by no module of src/, only by measurement
   // workers and tests, so a gateway's bundle carries none of them.

@@ -80,6 +80,27 @@ export const optionalHttpUrl = (example: string) =>
     if (url.protocol !== "https:" && url.protocol !== "http:") throw new Error("is not http(s)");
   });
 
+/**
+ * A list of HTTP headers as OpenTelemetry's exporters take it (`OTEL_EXPORTER_OTLP_HEADERS`):
+ * `k1=v1,k2=v2`, keys trimmed, values percent-decoded. Throws naming no value (a secret).
+ */
+export function headerList(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of text.split(",")) {
+    if (pair.trim() === "") continue;
+    const at = pair.indexOf("=");
+    const key = pair.slice(0, at).trim();
+    if (at < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key))
+      throw new Error("has a pair that is not key=value with a header name for its key");
+    try {
+      headers[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new Error(`has a value that is not percent-encoded (for ${key})`);
+    }
+  }
+  return headers;
+}
+
 /** One setting that cannot be used: its name, what is wrong, what it should look like. */
 export interface SettingProblem {
   setting: string;

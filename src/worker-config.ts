@@ -8,6 +8,9 @@ import {
 } from "./provider-registry.js";
 import {
   ConfigError,
+  checkedString,
+  headerList,
+  optionalHttpUrl,
   optionalOneOf,
   optionalString,
   positiveInt,
@@ -78,6 +81,24 @@ const ConfigSchema = z.object({
   SIMULATOR_ROUTE: onOff,
   /** "on": the demo page and its session endpoint on any host (always on a local host). */
   DEMO_PAGE: onOff,
+  // Traces, as OpenTelemetry's OTLP exporters name their settings (src/telemetry).
+  /** Where traces go: its `/v1/traces` (unset: no traces). */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalHttpUrl("https://otlp.example.com"),
+  /** The traces URL itself, used as it is (over the endpoint). */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalHttpUrl("https://otlp.example.com/v1/traces"),
+  /** Secret: the collector's headers (an API key), `key=value,…`. */
+  OTEL_EXPORTER_OTLP_HEADERS: checkedString(
+    "key=value pairs separated by commas, values percent-encoded (a secret)",
+    (v) => void headerList(v),
+  ),
+  OTEL_EXPORTER_OTLP_PROTOCOL: checkedString(
+    "http/protobuf (the only protocol liveline sends), or unset",
+    (v) => {
+      if (v !== "http/protobuf") throw new Error("is not http/protobuf");
+    },
+  ),
+  /** The traces' `service.name` (default liveline). */
+  OTEL_SERVICE_NAME: optionalString,
 });
 const ProviderVarsSchema = z.object(PROVIDER_VARS);
 const CarrierVarsSchema = z.object(CARRIER_VARS);

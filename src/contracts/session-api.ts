@@ -4,6 +4,7 @@ import type { Cost } from "../metering/cost.js";
 import type { LatencySummary } from "../metering/latency.js";
 import type { TurnReport } from "../metering/session-report.js";
 import type { ProviderName } from "../provider-registry.js";
+import type { ExportCounts } from "../telemetry/exporter.js";
 import type { UsageTotals } from "../vocabulary/model.js";
 
 export type { UsageTotals } from "../vocabulary/model.js";
@@ -62,6 +63,11 @@ export interface SessionStats {
   audioPassed: { client: number; model: number };
   /** What the protections did: suppressed generations, duplicate calls and results, … */
   counters: Record<string, number>;
+  /**
+   * Spans this instance of the object sent to the collector, and dropped (the collector down
+   * or refusing, a full queue); absent when no collector is configured.
+   */
+  traces?: ExportCounts;
 }
 
 /** `GET /v1/sessions/:id`: the session's state, for operators (billing, alerting). */

@@ -41,6 +41,12 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
   TWILIO_AUTH_TOKEN?: string;
   /** Where Twilio's REST API is (call transfers): https://api.twilio.com unless set. */
   TWILIO_API_BASE_URL?: string;
+  /** Traces (OTLP/HTTP): see src/telemetry/otel-settings.ts. `…_HEADERS` is a secret. */
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_HEADERS?: string;
+  OTEL_EXPORTER_OTLP_PROTOCOL?: string;
+  OTEL_SERVICE_NAME?: string;
   /** Workers static assets (wrangler.toml `[assets]`): the demo page and the timeline viewer. */
   ASSETS?: Fetcher;
   /**

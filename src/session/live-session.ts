@@ -23,6 +23,8 @@ import { type PriceOverrides, priceFor } from "../metering/prices.js";
 import { type SessionReport, sessionReport } from "../metering/session-report.js";
 import { providerSession } from "../provider-registry.js";
 import { DirectCallRefused } from "../providers/direct-call-refused.js";
+import { OtlpExporter } from "../telemetry/exporter.js";
+import { traceExport } from "../telemetry/otel-settings.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
 import type { HistoryEvent, ToolOutcome } from "../vocabulary/log-events.js";
 import type { ModelCapabilities, RebuiltContext, ToolPolicy } from "../vocabulary/model.js";
@@ -44,6 +46,7 @@ import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";
 import type { ClientSockets } from "./sockets.js";
 import { runServerTool } from "./tool-runner.js";
+import { TurnTracer } from "./turn-tracer.js";
 import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
 
@@ -59,6 +62,9 @@ export class LiveSession {
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
   private readonly closings: ClosingRecordStore;
+  /** The session's turns as traces (null: no collector is configured). */
+  private readonly tracer: TurnTracer | null = null;
+  private readonly exporter: OtlpExporter | null = null;
   /** Why the shell is ending the session (set before its end_session input), or null. */
   private endReason: EndReason | null = null;
   /** The session's caps: its agent's, lowered where its creator asked. */
@@ -139,6 +145,23 @@ export class LiveSession {
       modelTimeoutMs: config.MODEL_TIMEOUT_MS,
       utteranceQuietMs: config.UTTERANCE_QUIET_MS,
     });
+    const traces = traceExport(config);
+    if (traces !== null) {
+      this.exporter = new OtlpExporter(traces, (m) => console.warn(`liveline: ${m}`));
+      this.tracer = new TurnTracer(this.exporter, {
+        sessionId: meta.sessionId,
+        provider: meta.provider,
+        agent: () => this.state.agent,
+        model: () => this.model,
+        usageOf: (turnId) => {
+          const row = this.usage.ofTurn(turnId);
+          if (row === null) return null;
+          const price = priceFor(row.model === "" ? this.model : row.model, this.prices);
+          return { usage: row.usage, cost: costOf(row.usage, price) };
+        },
+        policies: () => agentTools[this.state.agent] ?? {},
+      });
+    }
     this.caps = capsOf(agents.get(meta.agent), meta);
     coreConfig.limits = coreLimits(this.caps, this.startedAt);
     const targetOf = (name: string) =>
@@ -185,7 +208,10 @@ export class LiveSession {
         framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
         hasTextId: (textId) => this.store.hasTextId(textId),
-        trace: (rows) => this.store.trace(rows),
+        trace: (rows) => {
+          this.store.trace(rows);
+          this.tracer?.observe(rows);
+        },
         addUsage: (turnId, usage) => {
           this.usage.add(turnId, usage, this.model);
           this.checkCostCap();
@@ -551,6 +577,7 @@ export class LiveSession {
       callsInState: Object.keys(this.state.calls).length,
       audioPassed: { ...this.interpreter.passed },
       counters: { ...this.state.counters },
+      ...(this.exporter === null ? {} : { traces: { ...this.exporter.counts } }),
     };
   }
 
@@ -589,6 +616,7 @@ export class LiveSession {
     for (const c of this.tools.values()) c.abort("session closed");
     this.tools.clear();
     this.link.close("session closed");
+    void this.tracer?.flushNow();
   }
 }
 

@@ -108,6 +108,14 @@ export class UsageStore {
       }));
   }
 
+  /** One turn's sums (null: it reported none). */
+  ofTurn(turnId: string): { model: string; usage: UsageTotals } | null {
+    const row = this.sql
+      .exec<UsageRow>("SELECT * FROM usage WHERE turn_id = ?", turnId)
+      .toArray()[0];
+    return row === undefined ? null : { model: row.model, usage: totalsOf(row) };
+  }
+
   /** The session's sums and the number of turns that reported usage. */
   totals(): UsageTotals & { turns: number } {
     const rows = this.sql.exec<UsageRow>("SELECT * FROM usage").toArray();

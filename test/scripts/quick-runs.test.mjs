@@ -59,7 +59,7 @@ describe("npm run repro / bench / soak, quick", () => {
     expect(code, out).toBe(0);
   });
 
-  it("bench prints latency, phone-call, concurrency, storage, reconnect, long-session, idle and target tables", () => {
+  it("bench prints latency, phone-call, concurrency, storage, reconnect, long-session, idle, tracing and target tables", () => {
     const { code, out } = run("bench", [
       "--frames",
       "50",
@@ -88,6 +88,8 @@ describe("npm run repro / bench / soak, quick", () => {
       "Idle: a session after its turn",
       "billed per idle session-minute",
       "next turn",
+      "Tracing and usage writes on vs off",
+      "usage rows written for 5 of 5 ended sessions",
       "Issue 12's targets",
     ]) {
       expect(out).toContain(heading);
