@@ -10,9 +10,8 @@
 import { type AgentDefinition, createLiveline, defineAgent } from "liveline";
 import { billing, greeter, phoneNumbers } from "../../examples/greeter/src/agent.js";
 import { naiveRelay } from "../../src/measurement/naive-relay.js";
+import { CAPPED_LINE } from "./lines.js";
 
-/** A line whose calls are capped at one turn: a cap's goodbye on a phone (the carrier contract). */
-export const CAPPED_LINE = "+15550009000";
 const capped = defineAgent({ ...(greeter as AgentDefinition), limits: { maxTurns: 1 } });
 
 const liveline = createLiveline({

@@ -16,7 +16,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { CAPPED_LINE } from "../../scripts/measurement/worker.js";
+import { CAPPED_LINE } from "../../scripts/measurement/lines.js";
 import { CARRIERS, type CarrierName } from "../../src/carrier-registry.js";
 import type { CoreInput } from "../../src/core/inputs.js";
 import {
