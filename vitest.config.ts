@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { tracePlugin } from "./test/path/trace-plugin.js";
+import { MCP_DESK_TOKEN } from "./test/workers/mcp-global-setup.js";
 
 // In this repository `liveline` is its own source (as tsconfig's paths say); apps get dist/.
 const liveline = {
@@ -60,7 +61,8 @@ export default defineConfig({
       {
         resolve: { alias: liveline },
         plugins: [
-          cloudflareTest({
+          // A function of what the global setup provides: the MCP test server's URL.
+          cloudflareTest(({ inject }) => ({
             wrangler: { configPath: "./wrangler.toml" },
             // The greeter with the naive relay as a second arm: the tests show each failure
             // in that arm and its absence in liveline.
@@ -84,14 +86,19 @@ export default defineConfig({
                 SIMULATOR_ROUTE: "on",
                 FAULT_INJECTION: "on",
                 USAGE_MIGRATIONS: usageMigrations,
+                // The measurement worker's `desk` agent lists this server's tools.
+                MCP_DESK_URL: inject("mcpDeskUrl"),
+                MCP_DESK_TOKEN: MCP_DESK_TOKEN,
               },
             },
-          }),
+          })),
         ],
         test: {
           name: "workers",
           include: ["test/workers/**/*.test.ts", "test/contract/**/*.test.ts"],
           setupFiles: ["./test/workers/usage-db-setup.ts"],
+          // A real MCP server on localhost, for the whole run (its URL: MCP_DESK_URL).
+          globalSetup: ["./test/workers/mcp-global-setup.ts"],
         },
       },
       {

@@ -12,6 +12,7 @@
  *   wire and the audio codec), simulator (a stand-in service that speaks each provider's wire,
  *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
  *   provider, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
+ *   mcp (an agent's remote MCP servers: their tools as server tools, through the SDK),
  *   metering (prices, cost and latency: pure sums over what a session recorded),
  *   telemetry (a turn's spans in OpenTelemetry's terms, their OTLP encoding, the exporter),
  *   app-options (createLiveline's options made ready), measurement (arms such as the naive
@@ -43,6 +44,8 @@ const LAYERS = [
   ["provider-registry.ts", "carrier-registry.ts"],
   ["worker-config.ts"],
   ["agents/"],
+  // Tools from remote MCP servers, through the official SDK's client (agents' `mcp`).
+  ["mcp/"],
   ["metering/"],
   // Traces: a turn's spans (GenAI conventions), OTLP's protobuf, the batching exporter.
   ["telemetry/"],

@@ -11,5 +11,8 @@ declare namespace Cloudflare {
     >;
     /** The workers tests only: migrations/ as read by vitest.config.ts (usage-db-setup.ts). */
     USAGE_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** The workers tests only: the MCP test server and its token (mcp-global-setup.ts). */
+    MCP_DESK_URL?: string;
+    MCP_DESK_TOKEN?: string;
   }
 }

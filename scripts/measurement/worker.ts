@@ -2,7 +2,8 @@
  * MEASUREMENT ONLY — never deployed. The greeter app with the naive relay (liveline with
  * every protection off) as a second arm, so that `npm run repro` and the workers tests show
  * each field failure in the naive arm and its absence in liveline, on one Worker; and a phone
- * line capped at one turn, for the carrier contract's cap. Served with the repository's
+ * line capped at one turn, for the carrier contract's cap; and an agent whose tools are an MCP
+ * server's. Served with the repository's
  * wrangler.toml in place of its `main` (`startServer({ main })` in scripts/lib/harness.mjs;
  * vitest.config.ts for the workers tests). The greeter itself, and every gateway built on
  * `createLiveline` alone, carries none of this.
@@ -14,8 +15,38 @@ import { CAPPED_LINE } from "./lines.js";
 
 const capped = defineAgent({ ...(greeter as AgentDefinition), limits: { maxTurns: 1 } });
 
+/**
+ * An order desk whose tools are a remote MCP server's (MCP_DESK_URL, its token MCP_DESK_TOKEN):
+ * the workers tests point it at the real MCP server they start (scripts/lib/mcp-test-server.mjs).
+ */
+const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((session) => ({
+  instructions:
+    "You are the order desk. Look orders up with desk__lookup_order and build reports with desk__slow_report.",
+  tools: [],
+  mcp:
+    session.env.MCP_DESK_URL === undefined
+      ? []
+      : [
+          {
+            name: "desk",
+            url: session.env.MCP_DESK_URL,
+            // A per-tenant header, as a per-user key would be: sessions of one tenant share
+            // a listing, another tenant's are listed afresh.
+            headers: {
+              Authorization: `Bearer ${session.env.MCP_DESK_TOKEN ?? ""}`,
+              "X-Tenant": String(session.metadata.tenant ?? ""),
+            },
+            deny: ["admin_reset"],
+            policy: {
+              timeoutMs: 8_000,
+              tools: { slow_report: { progress: "say", timeoutMs: 4_000 } },
+            },
+          },
+        ],
+}));
+
 const liveline = createLiveline({
-  agents: { greeter, billing, capped },
+  agents: { greeter, billing, capped, desk },
   phoneNumbers: { ...phoneNumbers, [CAPPED_LINE]: "capped" },
   naiveRelay,
 });

@@ -21,6 +21,19 @@ export interface ToolContext<Env = unknown> {
   handoff(agent: string, reason?: string): void;
   /** The phone call this session is (null: the session is no call). */
   call: PhoneCall | null;
+  /**
+   * Says how a long call is getting on: clients get an ephemeral `tool_progress` frame; a tool
+   * whose policy says `progress: "say"` also has the model tell the user, once, that it is
+   * still working. Never a result: the call's one outcome is what `run` returns.
+   */
+  progress(update: ToolProgress): void;
+}
+
+/** How far a long call has got (MCP's progress notification, or a tool's own word). */
+export interface ToolProgress {
+  progress: number;
+  total?: number | undefined;
+  message?: string | undefined;
 }
 
 /** A phone call, as the tools of its session see it. */
@@ -61,6 +74,17 @@ export interface ToolDefinition<Args extends z.ZodType = z.ZodType, Env = unknow
   followUp: "silent" | "speak";
   timeoutMs?: number;
   /**
+   * The arguments' JSON Schema as declared to the model, when it comes from elsewhere (an MCP
+   * server's `inputSchema`): declared as it is, rather than converted from `args`.
+   */
+  inputSchema?: Readonly<Record<string, unknown>> | undefined;
+  /**
+   * Its progress reports (`ctx.progress`): `tell` (default) passes them to clients as
+   * `tool_progress` frames; `say` also has the model tell the user once that it is still
+   * working. Never a result.
+   */
+  progress?: "tell" | "say" | undefined;
+  /**
    * A call still running when the session is handed to another agent: `cancel` (default,
    * `tool_cancelled` with reason `handoff`) or `finish` (the handoff waits for its outcome,
    * at most `timeoutMs`, unless the user's next line cuts the transfer turn short).
@@ -84,6 +108,46 @@ export const LIMIT_OPTIONS = [
 ] as const;
 export type LimitOption = (typeof LIMIT_OPTIONS)[number];
 export type SessionLimitOptions = Partial<Record<LimitOption, number>>;
+
+/** How an MCP server's tools behave as the agent's tools (each field the tool's own policy). */
+export interface McpToolPolicy {
+  /** `speak` (default): the model waits for the result and speaks it; `silent`: a side effect. */
+  followUp?: "speak" | "silent" | undefined;
+  /** A call with no outcome by then is cancelled (the server is told) and answered with an error. */
+  timeoutMs?: number | undefined;
+  onHandoff?: "cancel" | "finish" | undefined;
+  /**
+   * The server's progress notifications: `tell` (default) passes them to clients as
+   * `tool_progress` frames; `say` also has the model tell the user once that it is still
+   * working. Never a second result.
+   */
+  progress?: "tell" | "say" | undefined;
+}
+
+/**
+ * A remote MCP server (Streamable HTTP) whose tools the agent's model may call, as
+ * `<name>__<tool>`. Its tools are listed at a session's start; a server that is down or slow
+ * then costs the session only its tools.
+ */
+export interface McpServerDefinition {
+  /** Letters, digits, `_` and `-`; names its tools for the model (`crm__lookup`). */
+  name: string;
+  /** Its Streamable HTTP endpoint (http or https). */
+  url: string;
+  /**
+   * Sent with every request to it (an API key: take it from the Worker's secrets, e.g. in an
+   * agent function, `session.env.CRM_TOKEN`). Never logged.
+   */
+  headers?: Readonly<Record<string, string>> | undefined;
+  /** Only these of its tools (by the server's names); all when absent. */
+  allow?: readonly string[] | undefined;
+  /** None of these. */
+  deny?: readonly string[] | undefined;
+  /** The default policy of its tools, and `tools`: per tool (by the server's name). */
+  policy?:
+    | (McpToolPolicy & { tools?: Readonly<Record<string, McpToolPolicy>> | undefined })
+    | undefined;
+}
 
 export interface AgentDefinition {
   /** The system instruction the model gets. */
@@ -119,6 +183,8 @@ export interface AgentDefinition {
    * may lower them per session, never raise them.
    */
   limits?: SessionLimitOptions | undefined;
+  /** Remote MCP servers whose tools the model may call, beside `tools`. */
+  mcp?: readonly McpServerDefinition[] | undefined;
 }
 
 /** Who a session is for, as an agent function sees it (at creation and at every start). */
@@ -209,6 +275,66 @@ export function agentProblems(agent: AgentDefinition): string[] {
     if (!TOOL_NAME.test(transfer))
       problems.push(`handoff target "${target}" is not a name a tool can carry`);
     if (names.has(transfer)) problems.push(`the tool "${transfer}" is liveline's transfer tool`);
+    names.add(transfer);
+  }
+  problems.push(...mcpProblems(agent.mcp, names));
+  return problems;
+}
+
+/** An MCP server's name: it prefixes its tools' names, which every provider must take. */
+const MCP_SERVER_NAME = /^[A-Za-z][A-Za-z0-9_-]{0,31}$/;
+
+/** The prefix of an MCP server's tools as the model knows them. */
+export function mcpToolPrefix(server: string): string {
+  return `${server}__`;
+}
+
+function mcpProblems(servers: unknown, toolNames: ReadonlySet<string>): string[] {
+  if (servers === undefined) return [];
+  if (!Array.isArray(servers)) return ["mcp must be an array of servers ({name, url, …})"];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const server of servers as McpServerDefinition[]) {
+    const name = String(server?.name);
+    if (!MCP_SERVER_NAME.test(name)) {
+      problems.push(`mcp server name "${name}" must match ${MCP_SERVER_NAME}`);
+      continue;
+    }
+    if (seen.has(name)) problems.push(`the mcp server "${name}" is declared twice`);
+    seen.add(name);
+    let url: URL | null = null;
+    try {
+      url = new URL(String(server.url));
+    } catch {
+      // said below
+    }
+    if (url === null || (url.protocol !== "https:" && url.protocol !== "http:"))
+      problems.push(`the mcp server "${name}": url must be an http(s) URL`);
+    const prefix = mcpToolPrefix(name);
+    // Refused by name: the agent's own tool would be confused with one of the server's.
+    for (const tool of toolNames)
+      if (tool.startsWith(prefix))
+        problems.push(
+          `the tool "${tool}" collides with the mcp server "${name}" (its tools are named ${prefix}<tool>)`,
+        );
+    for (const key of ["allow", "deny"] as const) {
+      const list = server[key];
+      if (list !== undefined && (!Array.isArray(list) || list.some((t) => typeof t !== "string")))
+        problems.push(`the mcp server "${name}": ${key} must be a list of tool names`);
+    }
+    const policies = [server.policy, ...Object.values(server.policy?.tools ?? {})];
+    for (const policy of policies) {
+      if (policy === undefined) continue;
+      const { followUp, timeoutMs, onHandoff, progress } = policy;
+      if (followUp !== undefined && followUp !== "speak" && followUp !== "silent")
+        problems.push(`the mcp server "${name}": followUp must be "speak" or "silent"`);
+      if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0))
+        problems.push(`the mcp server "${name}": timeoutMs must be a positive number`);
+      if (onHandoff !== undefined && onHandoff !== "cancel" && onHandoff !== "finish")
+        problems.push(`the mcp server "${name}": onHandoff must be "cancel" or "finish"`);
+      if (progress !== undefined && progress !== "tell" && progress !== "say")
+        problems.push(`the mcp server "${name}": progress must be "tell" or "say"`);
+    }
   }
   return problems;
 }
@@ -252,6 +378,7 @@ export function toolPolicies(
       followUp: tool.followUp,
       timeoutMs: tool.timeoutMs ?? defaultTimeoutMs,
       ...(tool.onHandoff === undefined ? {} : { onHandoff: tool.onHandoff }),
+      ...(tool.progress === undefined ? {} : { progress: tool.progress }),
     };
   }
   return policies;

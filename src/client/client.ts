@@ -13,6 +13,7 @@ import type {
   EphemeralFrame,
   ReadyFrame,
   SessionEvent,
+  ToolProgressFrame,
 } from "./events.js";
 
 export interface ConnectOptions {
@@ -35,6 +36,8 @@ export interface ConnectOptions {
   onStatus?: ((status: ClientStatus) => void) | undefined;
   /** Errors about what this client sent (ephemeral `error` frames). */
   onError?: ((error: ConnectionError) => void) | undefined;
+  /** How a long server tool call is getting on (ephemeral: a progress bar, a spinner). */
+  onToolProgress?: ((progress: ToolProgressFrame) => void) | undefined;
   /** Replay from after this seq on the first connection (default 0: the whole session). */
   resumeFrom?: number | undefined;
   backoff?: { baseMs?: number; maxMs?: number } | undefined;
@@ -405,6 +408,8 @@ export class LivelineClient {
     }
     const ephemeral = frame as EphemeralFrame;
     if (ephemeral.type === "ready") this.onReady(ws, ephemeral);
+    else if (ephemeral.type === "tool_progress")
+      this.notify(() => this.opts.onToolProgress?.(ephemeral));
     else if (ephemeral.type === "error") {
       this.notify(() => this.opts.onError?.(ephemeral));
       // A line dropped for rate (which one, the error does not say): the lines still

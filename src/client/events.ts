@@ -15,6 +15,9 @@ export type ReadyFrame = Extract<EphemeralFrame, { type: "ready" }>;
 /** An error about something this connection sent (no `seq`, never replayed). */
 export type ConnectionError = Extract<EphemeralFrame, { type: "error" }>;
 
+/** How far a long server tool call has got (never its result; never replayed). */
+export type ToolProgressFrame = Extract<EphemeralFrame, { type: "tool_progress" }>;
+
 /** The client's own connection state. */
 export type ClientStatus =
   | { state: "connecting"; attempt: number }

@@ -8,4 +8,5 @@ export type {
   EphemeralFrame,
   ReadyFrame,
   SessionEvent,
+  ToolProgressFrame,
 } from "./events.js";

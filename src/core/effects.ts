@@ -31,6 +31,16 @@ export type TraceKind =
   | "LIMIT_GOODBYE"
   /** A tool call past a cap is answered with an error, never run. */
   | "LIMIT_REFUSED_CALL"
+  /** A long call's progress: the model was asked to say, once, that it is still working. */
+  | "TOOL_PROGRESS_SAID"
+  /** An agent's MCP server listed its tools (how many, and `cached` when from an earlier listing). */
+  | "MCP_TOOLS"
+  /** An MCP server could not list its tools: the session goes on without them (`reason`). */
+  | "MCP_UNAVAILABLE"
+  /** A tool of an MCP server was left out (`reason`: a name no provider takes, a clash). */
+  | "MCP_TOOL_SKIPPED"
+  /** An MCP server said its tools changed: listed again, for the next connection. */
+  | "MCP_LIST_CHANGED"
   | "TOOL_CALL"
   | "TOOL_RESPONSE"
   | "TOOL_RESULT_WITHHELD"

@@ -1,5 +1,5 @@
 import type { LimitName, ToolOutcome } from "../vocabulary/log-events.js";
-import type { ModelEvent } from "../vocabulary/model.js";
+import type { ModelEvent, ToolPolicy } from "../vocabulary/model.js";
 import type { TimerId } from "./effects.js";
 
 /** When the latest chunk each way passed the open audio gate (null: none since the last step). */
@@ -43,6 +43,22 @@ export type CoreInput =
    * one the core asked the shell to close.
    */
   | { type: "model"; event: ModelEvent }
+  /**
+   * A server tool's run says how far it has got (an MCP server's progress notification):
+   * never its outcome.
+   */
+  | {
+      type: "tool_progress";
+      callId: string;
+      progress: number;
+      total?: number | undefined;
+      message?: string | undefined;
+    }
+  /**
+   * More tools of an agent are known (its MCP servers listed theirs): their policies, by the
+   * names the model calls them by.
+   */
+  | { type: "tools_listed"; agent: string; tools: Readonly<Record<string, ToolPolicy>> }
   /** A server tool's run ended (one aborted, its call already settled, is not reported). */
   | ({ type: "tool_outcome"; callId: string } & ToolOutcome)
   | { type: "timer_fired"; timer: TimerId }

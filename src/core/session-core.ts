@@ -17,6 +17,7 @@ import {
 } from "./session-state.js";
 import { noteSpeechSpan } from "./speech-clock.js";
 import { StepContext } from "./step-context.js";
+import { onToolProgress } from "./tool-progress.js";
 import {
   cancelCall,
   cancelRunningCalls,
@@ -234,6 +235,19 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
     case "tool_outcome":
       onServerToolOutcome(ctx, input.callId, input);
       return;
+    case "tool_progress":
+      onToolProgress(ctx, input);
+      return;
+    case "tools_listed": {
+      // Not recorded: the shell lists them again at every start, before its connection opens.
+      const agentTools = s.config.agentTools ?? {};
+      const own = agentTools[input.agent] ?? (input.agent === s.agent ? s.config.tools : {});
+      s.config = {
+        ...s.config,
+        agentTools: { ...agentTools, [input.agent]: { ...own, ...input.tools } },
+      };
+      return;
+    }
     case "timer_fired":
       onTimer(ctx, input.timer);
       return;

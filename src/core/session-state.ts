@@ -48,6 +48,8 @@ export interface CallState {
   batch: string;
   /** A speak result waiting for the rest of its batch. */
   held?: ToolResponse | undefined;
+  /** The model was asked to say the call is still under way (its policy's `progress: "say"`). */
+  progressSaid?: true | undefined;
 }
 
 /** How far the model has answered a turn (what a generation's content changes). */

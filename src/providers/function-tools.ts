@@ -4,11 +4,17 @@
  * them.
  */
 import { z } from "zod";
+import type { ToolSpec } from "../vocabulary/provider-adapter.js";
 
 /** A tool's zod arguments as the JSON Schema a function tool takes. */
 export function jsonSchemaOf(args: z.ZodType): Record<string, unknown> {
   const { $schema: _schema, ...schema } = z.toJSONSchema(args) as Record<string, unknown>;
   return schema;
+}
+
+/** A tool's parameters as declared: its own JSON Schema (an MCP server's), else its zod's. */
+export function parametersOf(tool: ToolSpec): Record<string, unknown> {
+  return tool.inputSchema === undefined ? jsonSchemaOf(tool.args) : { ...tool.inputSchema };
 }
 
 /** Arguments as the model wrote them; text that is not a JSON object reaches the tool as none. */

@@ -1,4 +1,10 @@
-import type { AgentDefinition, PhoneCall, SessionLimitOptions } from "../agents/define.js";
+import type {
+  AgentDefinition,
+  PhoneCall,
+  SessionLimitOptions,
+  ToolDefinition,
+  ToolProgress,
+} from "../agents/define.js";
 import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
@@ -44,6 +50,7 @@ import { capsOf, coreLimits } from "./limits-of.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";
+import { SessionMcp } from "./session-mcp.js";
 import type { ClientSockets } from "./sockets.js";
 import { runServerTool } from "./tool-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
@@ -77,6 +84,10 @@ export class LiveSession {
   private readonly link: UpstreamLink;
   private readonly timers = new DeadlineTimers();
   private readonly tools = new Map<string, AbortController>();
+  /** The agents' MCP servers and the tools they listed (null until the session is whole). */
+  private mcp: SessionMcp | null = null;
+  /** When each running call last reported progress (reports are passed on once a second). */
+  private readonly progressAt = new Map<string, number>();
   private readonly startedAt: number;
   /** The measurement arm this session runs as (the naive relay), or null: liveline itself. */
   private readonly arm: RelayArm | null;
@@ -167,6 +178,8 @@ export class LiveSession {
     const targetOf = (name: string) =>
       this.agents.has(name) ? { target: this.providerFor(name), spec: this.specOf(name) } : null;
     this.link = new UpstreamLink(meta.agent, targetOf, {
+      // A connection is set up with the agent's MCP tools listed so far (waited for briefly).
+      prepare: (agent) => this.mcp?.ready(agent) ?? Promise.resolve(),
       opened: () => this.interpreter.handleInput({ type: "upstream_opened" }),
       events: (events) => {
         for (const event of events) this.interpreter.handleInput({ type: "model", event });
@@ -201,6 +214,8 @@ export class LiveSession {
             if (e.kind === "status" && (e.state === "ended" || e.state === "idle")) {
               const state = e.state;
               queueMicrotask(() => this.close(state));
+              // Its MCP connections too (a server's notification stream would hold the object).
+              this.mcp?.close();
             }
           if (this.directCall !== null) this.keepCallAttached(events);
         },
@@ -248,6 +263,15 @@ export class LiveSession {
     const closing = this.closings.read();
     if (this.state.ended && closing?.record.state !== "ended") this.close("ended");
     else if (this.closings.pending()) queueMicrotask(() => void this.closings.copy());
+    // The agents' MCP servers list their tools; each listing gives the core their policies.
+    this.mcp = new SessionMcp(this.agents, config.TOOL_TIMEOUT_MS, {
+      trace: (kind, detail) => this.store.trace([{ at: Date.now(), kind, detail }]),
+      listed: (agent, tools) => {
+        // The agent's next connection is set up with them.
+        this.providers.delete(agent);
+        this.interpreter.handleInput({ type: "tools_listed", agent, tools });
+      },
+    });
     // A backend's handoff asked for before the object restarted, and not yet in the log.
     const pending = this.pendingHandoffs.read();
     if (pending !== null && this.agents.has(pending.agent) && pending.agent !== this.state.agent)
@@ -421,12 +445,19 @@ export class LiveSession {
     return provider;
   }
 
+  /** An agent's tools: its own, and those its MCP servers listed. */
+  private toolsOf(name: string): readonly ToolDefinition[] {
+    const own = (this.agents.get(name) ?? NO_AGENT).tools;
+    const listed = this.mcp?.toolsOf(name) ?? [];
+    return listed.length === 0 ? own : [...own, ...listed];
+  }
+
   /** An agent of this session as its model connection is set up for it. */
   private specOf(name: string): AgentSpec {
     const agent = this.agents.get(name) ?? NO_AGENT;
     return {
       systemInstruction: agent.instructions,
-      tools: agent.tools,
+      tools: this.toolsOf(name),
       voice: agent.voice,
       model: agent.model,
       language: agent.language,
@@ -588,7 +619,8 @@ export class LiveSession {
   ): Promise<ToolOutcome | null> {
     const controller = new AbortController();
     this.tools.set(callId, controller);
-    const agent = this.agents.get(this.state.agent) ?? NO_AGENT;
+    const own = this.agents.get(this.state.agent) ?? NO_AGENT;
+    const agent = { ...own, tools: this.toolsOf(this.state.agent) };
     const outcome = await runServerTool(agent, name, args, {
       signal: controller.signal,
       sessionId: this.meta.sessionId,
@@ -600,10 +632,27 @@ export class LiveSession {
         if ("problem" in answer) throw new Error(answer.problem);
       },
       call: this.call,
+      progress: (update) => this.progress(callId, controller, update),
     });
+    this.progressAt.delete(callId);
     if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it
     this.tools.delete(callId);
     return outcome;
+  }
+
+  /** A running call's progress, passed to the core at most once a second (the first at once). */
+  private progress(callId: string, controller: AbortController, update: ToolProgress): void {
+    if (this.tools.get(callId) !== controller || !Number.isFinite(update.progress)) return;
+    const now = Date.now();
+    if (now - (this.progressAt.get(callId) ?? Number.NEGATIVE_INFINITY) < 1_000) return;
+    this.progressAt.set(callId, now);
+    this.interpreter.handleInput({
+      type: "tool_progress",
+      callId,
+      progress: update.progress,
+      ...(update.total === undefined ? {} : { total: update.total }),
+      ...(typeof update.message === "string" ? { message: update.message.slice(0, 500) } : {}),
+    });
   }
 
   private broadcast(frame: ServerFrame): void {
@@ -616,6 +665,7 @@ export class LiveSession {
     for (const c of this.tools.values()) c.abort("session closed");
     this.tools.clear();
     this.link.close("session closed");
+    this.mcp?.close();
     void this.tracer?.flushNow();
   }
 }

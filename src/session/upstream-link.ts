@@ -13,6 +13,11 @@ import { closeQuietly } from "./sockets.js";
 const CLOSE_REPLACED = 1012;
 
 interface UpstreamCallbacks {
+  /**
+   * What must be ready before `agent`'s connection is set up (its MCP tools listed, waited
+   * for a bounded time); its setup is read after.
+   */
+  prepare?(agent: string): Promise<void>;
   /** The socket is open and setup was sent. */
   opened(): void;
   events(events: ModelEvent[]): void;
@@ -119,8 +124,20 @@ export class UpstreamLink implements ModelPort {
     if (agent !== this.agent) this.retarget(agent);
     this.close("replaced");
     const attempt = ++this.attempt;
-    const adapter = this.target.adapter(attempt);
     this.opening = true;
+    const prepared = this.callbacks.prepare?.(this.agent);
+    if (prepared === undefined) this.openSocket(open, rebuild, attempt);
+    else
+      void prepared.then(() => {
+        if (attempt !== this.attempt) return;
+        // The agent's setup as it stands now (its MCP tools, listed meanwhile).
+        this.retarget(this.agent);
+        this.openSocket(open, rebuild, attempt);
+      });
+  }
+
+  private openSocket(open: UpstreamOpen, rebuild: () => RebuiltContext, attempt: number): void {
+    const adapter = this.target.adapter(attempt);
     this.connect(attempt).then(
       ({ ws, sideband }) => {
         if (attempt !== this.attempt) {

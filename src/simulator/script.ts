@@ -124,6 +124,20 @@ export function asksToIntroduce(text: string): boolean {
   return /\bintroduce yourself\b/i.test(text);
 }
 
+/**
+ * Asked to say that a tool is still working (the line liveline sends for a long call whose
+ * policy is `progress: "say"`): it says so in a few words, with no tool call and no result
+ * (assumed: a model told "say you are still on it, do not call any tool" does that).
+ */
+export function asksToSayStillWorking(text: string): boolean {
+  return /\bis still working\b.*\bstill on it\b/i.test(text);
+}
+
+/** What the model says while a tool is still working. */
+export function stillWorking(tag: string): string {
+  return tagged("I'm still working on that, one moment.", tag);
+}
+
 /** The one line an agent says when a session is handed to it. */
 export function introduction(tag: string): string {
   return tagged("Hello, I am taking over from here. How can I help?", tag);

@@ -88,7 +88,19 @@ export type EphemeralFrame =
       audio: { inputRate: number; outputRate: number };
     }
   | { type: "pong" }
-  | { type: "error"; code: string; message: string; fatal: boolean };
+  | { type: "error"; code: string; message: string; fatal: boolean }
+  /**
+   * How far a long server tool call has got (its tool's word, or an MCP server's progress
+   * notification): never its result, never stored.
+   */
+  | {
+      type: "tool_progress";
+      callId: string;
+      name: string;
+      progress: number;
+      total?: number | undefined;
+      message?: string | undefined;
+    };
 
 export type ServerFrame = DurableFrame | EphemeralFrame;
 

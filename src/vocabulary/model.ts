@@ -220,6 +220,8 @@ export interface ToolPolicy {
    * old agent's model as usual).
    */
   onHandoff?: "cancel" | "finish" | undefined;
+  /** Its progress reports: to clients only (`tell`, default), or also said once by the model. */
+  progress?: "tell" | "say" | undefined;
 }
 
 /** A provider-neutral conversation, rebuilt from the log for a fresh upstream connection. */

@@ -20,6 +20,8 @@ export interface ToolSpec {
   name: string;
   description: string;
   args: z.ZodType;
+  /** The arguments' JSON Schema as given elsewhere (an MCP server's): declared as it is. */
+  inputSchema?: Readonly<Record<string, unknown>> | undefined;
   /** `silent` tools may be declared non-blocking where the model can take them so. */
   followUp: "silent" | "speak";
 }

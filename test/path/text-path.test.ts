@@ -128,7 +128,7 @@ describe("a model reply's path from the model connection to the client's socket 
     // From the model message that reaches a client socket first: a message no client hears
     // of (a resumption update) returns before the end, and the recorder drops it.
     const recorder = new PathRecorder(
-      "session/upstream-link.ts:open (on message)",
+      "session/upstream-link.ts:openSocket (on message)",
       "session/sockets.ts:frame",
     );
     globalThis.__livelinePath = recorder;

@@ -136,4 +136,29 @@ describe("createLiveline refuses a broken app at the Worker's start", () => {
     );
     expect(() => createLiveline({ agents: { a: agent([tool("ok_tool")]) } })).not.toThrow();
   });
+
+  it("refuses an agent's MCP servers by name: a tool of its own in a server's names, a bad server", () => {
+    const agent = (tools: ReturnType<typeof tool>[], mcp: unknown[]) =>
+      ({ instructions: "", tools, mcp }) as Parameters<typeof createLiveline>[0]["agents"][string];
+    const desk = { name: "desk", url: "https://mcp.example.com/mcp" };
+    // The agent's own desk__lookup would be taken for the desk server's `lookup`.
+    expect(() => createLiveline({ agents: { a: agent([tool("desk__lookup")], [desk]) } })).toThrow(
+      /agent "a": the tool "desk__lookup" collides with the mcp server "desk"/,
+    );
+    expect(() => createLiveline({ agents: { a: agent([], [desk, desk]) } })).toThrow(
+      /the mcp server "desk" is declared twice/,
+    );
+    expect(() =>
+      createLiveline({ agents: { a: agent([], [{ name: "bad name", url: desk.url }]) } }),
+    ).toThrow(/mcp server name "bad name"/);
+    expect(() =>
+      createLiveline({ agents: { a: agent([], [{ name: "desk", url: "ftp://x" }]) } }),
+    ).toThrow(/the mcp server "desk": url must be an http\(s\) URL/);
+    expect(() =>
+      createLiveline({
+        agents: { a: agent([], [{ ...desk, policy: { timeoutMs: 0, progress: "shout" } }]) },
+      }),
+    ).toThrow(/timeoutMs must be a positive number; .*progress must be "tell" or "say"/);
+    expect(() => createLiveline({ agents: { a: agent([tool("lookup")], [desk]) } })).not.toThrow();
+  });
 });

@@ -122,6 +122,7 @@ export function geminiWireSession(opts: {
       t.description,
       t.args,
       t.followUp === "silent" && capabilities.nonBlockingCalls ? "NON_BLOCKING" : "BLOCKING",
+      t.inputSchema,
     ),
   );
   return {

@@ -70,12 +70,18 @@ function toolParameters(schema: z.ZodType): JsonSchemaObject {
   return sanitizeJsonSchema(z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }));
 }
 
-/** A declaration straight from a zod schema. */
+/**
+ * A declaration straight from a zod schema, or from `inputSchema`, a JSON Schema given
+ * elsewhere (an MCP server's), sanitized as a zod one is.
+ */
 export function toolDeclaration(
   name: string,
   description: string,
   schema: z.ZodType,
   behavior?: "BLOCKING" | "NON_BLOCKING",
+  inputSchema?: Readonly<Record<string, unknown>>,
 ): GeminiFunctionDeclaration {
-  return declareFunction({ name, description, parameters: toolParameters(schema), behavior });
+  const parameters =
+    inputSchema === undefined ? toolParameters(schema) : sanitizeJsonSchema({ ...inputSchema });
+  return declareFunction({ name, description, parameters, behavior });
 }

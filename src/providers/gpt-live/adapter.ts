@@ -30,7 +30,7 @@ import type {
   ProviderAdapter,
 } from "../../vocabulary/provider-adapter.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
-import { argumentsOf, jsonSchemaOf } from "../function-tools.js";
+import { argumentsOf, parametersOf } from "../function-tools.js";
 import { resample16kTo24k } from "../openai/audio.js";
 import {
   BackendUsage,
@@ -172,7 +172,7 @@ export class GptLiveAdapter implements ProviderAdapter {
           type: "function" as const,
           name: tool.name,
           description: tool.description,
-          parameters: jsonSchemaOf(tool.args),
+          parameters: parametersOf(tool),
         })),
       },
     };

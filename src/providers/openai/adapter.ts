@@ -23,7 +23,7 @@ import type {
   ProviderAdapter,
 } from "../../vocabulary/provider-adapter.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
-import { argumentsOf, jsonSchemaOf } from "../function-tools.js";
+import { argumentsOf, parametersOf } from "../function-tools.js";
 import { resample16kTo24k } from "./audio.js";
 import { ClientEvent, KNOWN_SERVER_TYPES, ServerEvent } from "./schemas.js";
 
@@ -147,7 +147,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         type: "function" as const,
         name: tool.name,
         description: tool.description,
-        parameters: jsonSchemaOf(tool.args),
+        parameters: parametersOf(tool),
       })),
       tool_choice: "auto" as const,
     };

@@ -9,6 +9,7 @@ import {
   plannedCalls,
   replyFor,
   resultSpeech,
+  stillWorking,
   wordCount,
 } from "../script.js";
 import { spokenAudio } from "../spoken-audio.js";
@@ -170,6 +171,11 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
 export function startIntroduction(ctx: Ctx): void {
   const line = introduction(nextTag(ctx.s));
   newGen(ctx, [...sayOps(ctx, line), { op: "end" }], { remember: true });
+}
+
+/** A few words while a tool is still working (what was owed stays owed). */
+export function startStillWorking(ctx: Ctx): void {
+  newGen(ctx, [...sayOps(ctx, stillWorking(nextTag(ctx.s))), { op: "end" }], { remember: true });
 }
 
 export function startOwedReply(ctx: Ctx, owed: string[]): void {

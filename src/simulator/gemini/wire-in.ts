@@ -16,6 +16,7 @@ import {
 import {
   asksToGoOn,
   asksToIntroduce,
+  asksToSayStillWorking,
   isResultSpeech,
   resultSpeech,
   summarise,
@@ -29,6 +30,7 @@ import {
   runGen,
   startIntroduction,
   startOwedReply,
+  startStillWorking,
   startUserTurn,
 } from "./generation.js";
 import {
@@ -377,6 +379,10 @@ function userInput(ctx: Ctx, text: string): void {
   if (asksToIntroduce(text)) {
     s.owed = null;
     startIntroduction(ctx);
+    return;
+  }
+  if (asksToSayStillWorking(text)) {
+    startStillWorking(ctx);
     return;
   }
   if (s.owed === null && unanswered !== undefined && asksToGoOn(text)) {

@@ -4,12 +4,14 @@ import {
   argsFor,
   asksToGoOn,
   asksToIntroduce,
+  asksToSayStillWorking,
   chunkWords,
   introduction,
   nextAnswerTag,
   plannedCalls,
   replyFor,
   resultSpeech,
+  stillWorking,
   tagged,
 } from "../script.js";
 import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
@@ -109,6 +111,9 @@ export function respond(ctx: Ctx): void {
   } else if (userText !== undefined && asksToIntroduce(userText)) {
     // A session handed to this agent: it introduces itself, no call (assumed, script.ts).
     say = introduction(nextTag(s));
+  } else if (userText !== undefined && asksToSayStillWorking(userText)) {
+    // A tool is still working: a few words, no call (assumed, script.ts).
+    say = stillWorking(nextTag(s));
   } else if (userText !== undefined) {
     // The first answer on a connection counts the turns a seeded conversation already had.
     s.userTurns =
