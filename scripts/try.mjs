@@ -3,6 +3,8 @@
 // http://localhost:8787, as `npm run dev` serves it), connects over WebSocket, says "hi",
 // answers client tool calls (the UI chips) like an app would, and prints every frame.
 // Then each line you type is a text turn; Ctrl-D ends. Usage: [API_KEY=…] npm run try [-- BASE_URL]
+// `--agent NAME`: a session of that agent (default greeter; e.g. orders, whose tools are an MCP
+// server's).
 //
 // `--phone`: a phone call instead, through the Twilio stand-in (scripts/lib/try-phone.mjs):
 // the voice webhook signed with TWILIO_AUTH_TOKEN (unset: dev-twilio-token, for
@@ -16,11 +18,11 @@ import { createInterface } from "node:readline";
 
 /** `--phone`, `--to`/`--from`/`--say <value>` (`--say` repeatable), and the base URL. */
 function parseArgs(argv) {
-  const out = { phone: false, say: [], url: undefined };
+  const out = { phone: false, say: [], url: undefined, agent: "greeter" };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--phone") out.phone = true;
-    else if (arg === "--to" || arg === "--from" || arg === "--say") {
+    else if (arg === "--to" || arg === "--from" || arg === "--say" || arg === "--agent") {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
       if (arg === "--say") out.say.push(value);
@@ -35,7 +37,7 @@ try {
   args = parseArgs(process.argv.slice(2));
 } catch (error) {
   console.error(
-    `${error.message}. Usage: npm run try -- [--phone [--to N] [--from N] [--say "…"]…] [BASE_URL]`,
+    `${error.message}. Usage: npm run try -- [--agent NAME] [--phone [--to N] [--from N] [--say "…"]…] [BASE_URL]`,
   );
   process.exit(2);
 }
@@ -54,7 +56,7 @@ if (process.env.API_KEY) headers.Authorization = `Bearer ${process.env.API_KEY}`
 const res = await fetch(`${base}/v1/sessions`, {
   method: "POST",
   headers,
-  body: JSON.stringify({ agent: "greeter" }),
+  body: JSON.stringify({ agent: args.agent }),
 });
 if (res.status !== 201) {
   console.error(`POST /v1/sessions answered ${res.status}: ${await res.text()}`);

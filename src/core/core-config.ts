@@ -227,4 +227,9 @@ export interface LegacyJudgements {
    * liveline asked for was still on the wire (its calls, or the rest of it, came after).
    */
   quietEndsOpenReplies?: boolean | undefined;
+  /**
+   * Issue 33's first cut: results sent while the model said a call was still working were
+   * taken as answered by its words (its turn then ended, and their answer was suppressed).
+   */
+  stillWorkingAnswersResults?: boolean | undefined;
 }

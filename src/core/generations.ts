@@ -93,6 +93,12 @@ export function currentGeneration(ctx: StepContext): GenerationState {
   }
   if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
   s.generation ??= newGeneration(owner, claim);
+  // The model's few words while a call runs (tool-progress.ts): results that come meanwhile
+  // are not answered by them.
+  if (s.stillWorkingAsked) {
+    s.stillWorkingAsked = false;
+    if (claim === "expected") s.generation.stillWorking = true;
+  }
   if (owner !== null && s.turn?.id === owner) noteTurnInput(s.generation, s.turn);
   return s.generation;
 }

@@ -141,6 +141,11 @@ export interface RecentAnswer {
 export interface GenerationState {
   owner: string | null;
   /**
+   * It answers the hidden line asking the model to say a call is still working: results
+   * sent while it runs go as late ones, owed a generation of their own.
+   */
+  stillWorking?: true | undefined;
+  /**
    * How it got its owner, so a regeneration can give the slot back. `absorbed`: it took the
    * slot of a turn that was interrupted before (its output is dropped).
    */
@@ -257,6 +262,8 @@ export interface CoreState {
   limit: LimitState | null;
   /** The duration cap's timer is set (it is set once the model connection is live). */
   limitTimerArmed: boolean;
+  /** The model was just asked to say a call is still working: its next generation does. */
+  stillWorkingAsked: boolean;
   batchCount: number;
   lastTurnId: string | null;
   clients: string[];
@@ -377,6 +384,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     toolCallCount: 0,
     limit: null,
     limitTimerArmed: false,
+    stillWorkingAsked: false,
     batchCount: 0,
     lastTurnId: turnCount > 0 ? `t${turnCount}` : null,
     clients: [],

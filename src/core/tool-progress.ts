@@ -45,12 +45,16 @@ export function onToolProgress(
   if (
     s.turn?.id !== call.turnId ||
     s.generation !== null ||
+    s.expected.length > 0 ||
+    s.followUpWindow !== null ||
     s.upstream.phase !== "live" ||
     s.limit !== null ||
     capabilitiesOf(s).turnless === true
   )
     return;
   call.progressSaid = true;
+  // Its answer is the next generation: results that come while it runs are owed their own.
+  s.stillWorkingAsked = true;
   ctx.trace("TOOL_PROGRESS_SAID", { turnId: call.turnId, callId: call.id, name: call.name });
   sendInput(ctx, { type: "nudge", text: stillWorkingInstruction(call.name) }, call.turnId);
 }

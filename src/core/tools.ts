@@ -298,7 +298,12 @@ function flushBatch(ctx: StepContext, batch: string): void {
   if (ready.length === 0) return;
   const turnId = ready[0]!.turnId;
   const turn = s.turn?.id === turnId ? s.turn : null;
-  const inGeneration = turn !== null && s.generation !== null && s.generation.owner === turnId;
+  // A generation saying the call is still working did not take its results: they are late.
+  const inGeneration =
+    turn !== null &&
+    s.generation !== null &&
+    s.generation.owner === turnId &&
+    (s.generation.stillWorking !== true || s.config.legacy?.stillWorkingAnswersResults === true);
   const speak = ready.some((c) => c.followUp === "speak");
   if (turn === null || (!speak && !inGeneration)) {
     // The turn was interrupted (the model dropped these calls, nobody waits to hear them),

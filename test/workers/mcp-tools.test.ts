@@ -294,6 +294,39 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
     await control("slow", { ms: 3_000 });
   });
 
+  it("progress: say: a result that comes while the model says it is still working is still spoken, once", async () => {
+    // Paced: the few words take about 2 s to say (8 words, 250 ms each), and the result comes
+    // 1.5 s into the call, while they are said (the simulator takes it as new input after them).
+    await control("slow", { ms: 1_500 });
+    const { sessionId, client } = await deskSession({
+      calls: "1:desk__slow_report;*:",
+      race: 1,
+      timeScale: 1,
+      msPerWord: 250,
+      latencyMs: 0,
+    });
+    client.send({ type: "text", text: "the daily report" });
+    const frames = await framesUntilTurnEnds(client, "t1");
+    const kinds = frames.map((f) => (f.type === "text" ? `text:${String(f.text)}` : f.type));
+    const said = frames
+      .filter((f) => f.type === "text")
+      .map((f) => String(f.text))
+      .join("");
+    expect(said.match(/still working on that/g), JSON.stringify(kinds)).toHaveLength(1);
+    // The result came during those words, and its answer followed them in the same turn.
+    const resultAt = frames.findIndex((f) => f.type === "tool_result");
+    const stillAt = frames.findIndex(
+      (f) => f.type === "text" && /still working/.test(String(f.text)),
+    );
+    expect(resultAt, JSON.stringify(kinds)).toBeGreaterThan(stillAt);
+    expect(said, JSON.stringify(kinds)).toContain("report is ready");
+    const events = await historyOf(sessionId);
+    expect(events.filter((e) => e.kind === "turn_complete")).toHaveLength(1);
+    expectOneOutcomePerCall(events);
+    client.close();
+    await control("slow", { ms: 3_000 });
+  });
+
   for (const [mode, reason] of [
     ["refuse", /503|down for maintenance/],
     ["malformed", /JSON/],

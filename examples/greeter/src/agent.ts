@@ -106,3 +106,31 @@ export const billing = defineAgent({
 
 /** The agent that answers each of the app's phone numbers (others reach the greeter). */
 export const phoneNumbers = { "+15550002000": "billing" };
+
+/**
+ * An agent whose tools are a remote MCP server's: the order desk at ORDERS_MCP_URL (its key,
+ * a secret, in ORDERS_MCP_TOKEN). The model calls them as orders__<tool>. Unset, the agent
+ * has no tools. Try it against a local server: `node scripts/lib/mcp-test-server.mjs`, then
+ * `npm run dev -- --var ORDERS_MCP_URL:<its URL>` and `npm run try -- --agent orders`.
+ */
+export const orders = defineAgent<{ ORDERS_MCP_URL?: string; ORDERS_MCP_TOKEN?: string }>(
+  (session) => ({
+    instructions:
+      "You answer questions about orders. Look an order up with orders__lookup_order; build reports with orders__slow_report.",
+    tools: [],
+    mcp:
+      session.env.ORDERS_MCP_URL === undefined
+        ? []
+        : [
+            {
+              name: "orders",
+              url: session.env.ORDERS_MCP_URL,
+              ...(session.env.ORDERS_MCP_TOKEN === undefined
+                ? {}
+                : { headers: { Authorization: `Bearer ${session.env.ORDERS_MCP_TOKEN}` } }),
+              // A long report: the caller hears once that it is still being built.
+              policy: { tools: { slow_report: { progress: "say" } } },
+            },
+          ],
+  }),
+);

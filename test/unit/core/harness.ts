@@ -8,7 +8,12 @@ import {
 } from "../../../src/core/session-state.js";
 import { rebuildContext } from "../../../src/history/rebuild.js";
 import { type InterpreterPorts, SessionInterpreter } from "../../../src/session/interpreter.js";
-import { type DurableFrame, frameOf, type ServerFrame } from "../../../src/vocabulary/frames.js";
+import {
+  type DurableFrame,
+  type EphemeralFrame,
+  frameOf,
+  type ServerFrame,
+} from "../../../src/vocabulary/frames.js";
 import type { HistoryEvent } from "../../../src/vocabulary/log-events.js";
 import type {
   ModelCommand,
@@ -232,6 +237,13 @@ export class Harness {
     for (const f of view?.frames ?? [])
       if ("seq" in f && typeof f.seq === "number") last = Math.max(last, f.seq);
     return last;
+  }
+
+  /** What a client got that is not durable: ready, pong, errors, progress. */
+  ephemeralFrames(clientId: string): EphemeralFrame[] {
+    return (this.clients.get(clientId)?.frames ?? []).filter(
+      (f): f is EphemeralFrame => !("seq" in f && typeof f.seq === "number"),
+    );
   }
 
   durableFrames(clientId: string): DurableFrame[] {

@@ -86,9 +86,13 @@ function tally(coverage: Map<string, number> | undefined, kinds: Iterable<string
  * Safety, where the capability record is truthful: history valid, one end per turn, no
  * reply forwarded twice, speak results spoken, nothing recorded lost — plus liveness.
  */
-function safety(guards: Guards, coverage?: Map<string, number>) {
-  return fc.property(scenarioArb("truthful"), (scenario) => {
-    const { h, model, run, drain, lastActivityAt } = world(scenario, guards);
+function safety(
+  guards: Guards,
+  coverage?: Map<string, number>,
+  { progress = false, config = {} }: { progress?: boolean; config?: Partial<CoreConfig> } = {},
+) {
+  return fc.property(scenarioArb("truthful", { progress }), (scenario) => {
+    const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config);
     h.connect("phone");
     h.connect("laptop");
     for (const action of scenario.actions) {
@@ -180,6 +184,17 @@ describe("the session core over random interleavings", () => {
       `safety, ${RUNS} interleavings; runs exercising each mechanism:`,
       Object.fromEntries(coverage),
     );
+  });
+
+  // Its control is in tool-progress.test.ts: the interleaving that loses a result there (a
+  // result ready between two pieces of the few words) is one these runs seldom draw.
+  it(`calls that report progress, said once by the model: every guarantee holds (${RUNS} interleavings)`, {
+    timeout: TIMEOUT,
+  }, () => {
+    const coverage = new Map<string, number>();
+    fc.assert(safety(ALL_GUARDS, coverage, { progress: true }), { numRuns: RUNS, seed: SEED });
+    for (const kind of ["TOOL_PROGRESS_SAID", "LATE_SPEAK"])
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
   });
 
   it(`every turn ends once and every answer is delivered (${RUNS} interleavings)`, {

@@ -227,7 +227,7 @@ export class ReferenceModel {
       }
       case "nudge":
         this.interruptActive();
-        this.whenIdleOrNow(() => this.answerNudge(command.turnId));
+        this.whenIdleOrNow(() => this.answerNudge(command.turnId, command.text));
         return;
       case "user_audio":
       case "audio_end":
@@ -472,8 +472,16 @@ export class ReferenceModel {
     }
   }
 
-  private answerNudge(asked: string | undefined): void {
+  private answerNudge(asked: string | undefined, text: string): void {
     const gen = this.newGen(false, asked);
+    if (/is still working/.test(text)) {
+      // Asked to say a call is still working: a few words, in pieces (results that come
+      // meanwhile are new input, answered after them).
+      this.say(gen, `${gen.label}:still`);
+      this.say(gen, `${gen.label}:working`);
+      this.endGeneration(gen, true);
+      return;
+    }
     if (this.emptyNudgeReplies > 0) {
       this.emptyNudgeReplies--;
       this.endGeneration(gen, false);

@@ -78,6 +78,8 @@ const TRANSFERS: Record<string, ToolPolicy> = Object.fromEntries(
 const ALL_TOOLS: Record<string, ToolPolicy> = {
   ...TOOLS,
   set_preference: { ...TOOLS.set_preference!, onHandoff: "finish" },
+  // A long lookup whose progress the model is asked to say once (an MCP tool's policy).
+  lookup_faq: { ...TOOLS.lookup_faq!, progress: "say" },
   ...TRANSFERS,
 };
 
@@ -87,6 +89,8 @@ type Action =
   | { t: "backend_handoff"; to: number }
   | { t: "model_step"; n: number }
   | { t: "tool_finish"; pick: number }
+  /** A running server call reports progress (an MCP server's notification). */
+  | { t: "tool_progress"; pick: number }
   | { t: "client_answer"; pick: number; client: number }
   | { t: "duplicate_result"; pick: number }
   | { t: "unknown_result" }
@@ -99,9 +103,15 @@ type Action =
 
 const CLIENTS = ["phone", "laptop"];
 
-/** `userWeight`: how often the user types (the liveness runs want new input mid-race more often). */
-const actionArb = (userWeight: number): fc.Arbitrary<Action> =>
+/**
+ * `userWeight`: how often the user types (the liveness runs want new input mid-race more
+ * often); `progress`: running calls report progress (the lookup's policy has it said once).
+ */
+const actionArb = (userWeight: number, progress: boolean): fc.Arbitrary<Action> =>
   fc.oneof(
+    ...(progress
+      ? [{ weight: 3, arbitrary: fc.nat(5).map((pick): Action => ({ t: "tool_progress", pick })) }]
+      : []),
     {
       weight: userWeight,
       arbitrary: fc
@@ -174,7 +184,8 @@ export function scenarioArb(
   {
     busy = false,
     families = Object.keys(CAPABILITIES),
-  }: { busy?: boolean; families?: string[] } = {},
+    progress = false,
+  }: { busy?: boolean; families?: string[]; progress?: boolean } = {},
 ) {
   const claimed = records === "silent-claimed";
   return fc.record({
@@ -189,7 +200,7 @@ export function scenarioArb(
     silentLateFollowUps: fc.nat(2),
     /** The model ignores SILENT although its capability record says it honours it. */
     ignoresSilent: claimed ? fc.constantFrom(true, true, false) : fc.constant(false),
-    actions: fc.array(actionArb(busy ? 6 : 3), { minLength: 5, maxLength: 60 }),
+    actions: fc.array(actionArb(busy ? 6 : 3, progress), { minLength: 5, maxLength: 60 }),
     /** What each agent does when handed a session during a turn. */
     arrival: fc.tuple(
       fc.constantFrom<Arrival>("announce", "silent"),
@@ -298,6 +309,13 @@ export function world(
         lastActivityAt = h.now;
         // A deterministic tool: the same result each time it is called.
         h.input({ type: "tool_outcome", callId, result: { value: `r-${name}` } });
+        return;
+      }
+      case "tool_progress": {
+        const running = [...h.runningTools.keys()];
+        const callId = running[action.pick % Math.max(1, running.length)];
+        if (!callId) return;
+        h.input({ type: "tool_progress", callId, progress: action.pick + 1 });
         return;
       }
       case "client_answer": {
