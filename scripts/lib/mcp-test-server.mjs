@@ -12,7 +12,8 @@
  * its listing with malformed JSON (`setListing`), to play a server that is down or broken.
  * Tests in workerd reach the same through its control routes: `GET /_test/calls` (the calls,
  * listings and MCP requests seen), `POST /_test/listing` with `{"mode": …}` and
- * `POST /_test/slow` with `{"ms": …}` (how long `slow_report` takes).
+ * `POST /_test/slow` with `{"ms": …}` (how long `slow_report` takes), and `POST /_test/add-tool`
+ * with `{"name": …}`, a tool added to every session (the SDK sends `tools/list_changed`).
  */
 import { randomUUID } from "node:crypto";
 import { createServer } from "node:http";
@@ -42,8 +43,29 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
   const held = new Set();
   const sessions = new Map();
 
+  /** Every live session's server: a tool added later is added to each (list_changed). */
+  const live = new Set();
+  const added = [];
+  const addTool = (server, name) =>
+    server.registerTool(
+      name,
+      { description: `${name} (added later)`, inputSchema: {} },
+      async () => {
+        calls.push({
+          id: calls.length + 1,
+          name,
+          args: {},
+          at: Date.now(),
+          cancelled: false,
+          finished: true,
+        });
+        return { content: [{ type: "text", text: `${name} done` }] };
+      },
+    );
   const newServer = () => {
     const server = new McpServer({ name: "liveline-test-desk", version: "1.0.0" });
+    live.add(server);
+    for (const name of added) addTool(server, name);
     const record = (name, args) => {
       const call = {
         id: calls.length + 1,
@@ -136,6 +158,16 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
       res
         .writeHead(200, { "Content-Type": "application/json" })
         .end(JSON.stringify({ calls, listings: listings.count, requests: headersSeen.length }));
+      return;
+    }
+    if (req.url === "/_test/add-tool" && req.method === "POST") {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const { name } = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      added.push(name);
+      // Each connected session's server says so: notifications/tools/list_changed.
+      for (const server of live) if (server.isConnected()) addTool(server, name);
+      res.writeHead(204).end();
       return;
     }
     if (req.url === "/_test/slow" && req.method === "POST") {

@@ -39,7 +39,10 @@ async function served(): Promise<{ calls: ServerCall[]; listings: number }> {
   };
 }
 
-async function control(route: "listing" | "slow", body: Record<string, unknown>): Promise<void> {
+async function control(
+  route: "listing" | "slow" | "add-tool",
+  body: Record<string, unknown>,
+): Promise<void> {
   const res = await fetch(`${SERVER}/_test/${route}`, {
     method: "POST",
     body: JSON.stringify(body),
@@ -325,6 +328,36 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
     expectOneOutcomePerCall(events);
     client.close();
     await control("slow", { ms: 3_000 });
+  });
+
+  it("a server that says its tools changed is listed again: the new tool is the next session's", async () => {
+    const tenant = `tenant-${crypto.randomUUID()}`;
+    const { sessionId, client } = await deskSession({ calls: "" }, tenant);
+    await until(
+      () => timelineOf(sessionId),
+      (rs) => rs.some((r) => r.kind === "MCP_TOOLS"),
+      "the first listing",
+    );
+    const name = `report_${crypto.randomUUID().slice(0, 6)}`;
+    await control("add-tool", { name });
+    const rows = await until(
+      () => timelineOf(sessionId),
+      (rs) => rs.filter((r) => r.kind === "MCP_TOOLS").length === 2,
+      "listed again after list_changed",
+    );
+    expect(rows.some((r) => r.kind === "MCP_LIST_CHANGED")).toBe(true);
+    const [first, second] = rows.filter((r) => r.kind === "MCP_TOOLS");
+    expect(Number(second!.detail!.tools)).toBe(Number(first!.detail!.tools) + 1);
+    client.close();
+    // The tenant's next session lists afresh (the old listing was dropped) and has it.
+    const next = await deskSession({ calls: `1:desk__${name}` }, tenant);
+    next.client.send({ type: "text", text: "run it" });
+    const frames = await framesUntilTurnEnds(next.client, "t1");
+    expect(frames.find((f) => f.type === "tool_result")).toMatchObject({
+      name: `desk__${name}`,
+      result: { text: `${name} done` },
+    });
+    next.client.close();
   });
 
   for (const [mode, reason] of [
