@@ -92,11 +92,16 @@ export function headerList(text: string): Record<string, string> {
     const key = pair.slice(0, at).trim();
     if (at < 1 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(key))
       throw new Error("has a pair that is not key=value with a header name for its key");
+    let value: string;
     try {
-      headers[key] = decodeURIComponent(pair.slice(at + 1).trim());
+      value = decodeURIComponent(pair.slice(at + 1).trim());
     } catch {
       throw new Error(`has a value that is not percent-encoded (for ${key})`);
     }
+    // A header value cannot hold control characters (a decoded CR, LF or NUL).
+    if ([...value].some((ch) => (ch < " " && ch !== "\t") || ch === "\u007f"))
+      throw new Error(`has a value with control characters (for ${key})`);
+    headers[key] = value;
   }
   return headers;
 }

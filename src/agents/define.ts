@@ -269,7 +269,9 @@ export function agentProblems(agent: AgentDefinition): string[] {
     if (!(LIMIT_OPTIONS as readonly string[]).includes(name))
       problems.push(`limits: "${name}" is not a limit (${LIMIT_OPTIONS.join(", ")})`);
     else if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
-      problems.push(`limits.${name} must be a positive number, not ${JSON.stringify(value)}`);
+      problems.push(`limits.${name} must be a positive number, not ${String(value)}`);
+    else if ((name === "maxTurns" || name === "maxToolCalls") && !Number.isSafeInteger(value))
+      problems.push(`limits.${name} must be a whole number, not ${String(value)}`);
   for (const target of agent.handoffs ?? []) {
     const transfer = handoffToolName(target);
     if (!TOOL_NAME.test(transfer))
@@ -348,15 +350,16 @@ export function sessionLimits(
   asked: SessionLimitOptions,
 ): SessionLimitOptions | { refused: string } {
   const out: SessionLimitOptions = { ...agent.limits };
+  const refused: string[] = [];
   for (const name of LIMIT_OPTIONS) {
     const value = asked[name];
     if (value === undefined) continue;
     const cap = agent.limits?.[name];
     if (cap !== undefined && value > cap)
-      return { refused: `limits.${name} ${value} is above the agent's ${cap}` };
+      refused.push(`limits.${name} ${value} is above the agent's ${cap}`);
     out[name] = value;
   }
-  return out;
+  return refused.length > 0 ? { refused: refused.join("; ") } : out;
 }
 
 /** The options this agent does not allow, by name (empty: all are allowed). */

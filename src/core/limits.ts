@@ -53,8 +53,8 @@ export function advanceLimits(ctx: StepContext): "end" | null {
   const limit = s.limit;
   if (limit === null || callsRunning(s)) return null;
   if (limit.phase === "pending" && s.turn === null) {
-    // With no model connection to be had, there is no one to say goodbye: it ends now.
-    if (s.upstream.phase === "failed") return finish(ctx);
+    // No one to hear a goodbye (no client connected), or no model to say it: it ends now.
+    if (s.upstream.phase === "failed" || s.clients.length === 0) return finish(ctx);
     const turn = openTurn(ctx, "limit", "");
     limit.phase = "goodbye";
     limit.turnId = turn.id;
@@ -72,7 +72,7 @@ function measure(ctx: StepContext): void {
   const limits = s.config.limits!;
   if (limits.endsAt !== undefined) {
     if (ctx.now >= limits.endsAt) {
-      reachLimit(ctx, "duration", Math.round((ctx.now - limits.startedAt) / 1000));
+      reachLimit(ctx, "duration", Math.round((ctx.now - limits.startedAt) / 100) / 10);
       return;
     }
     // The timer is set while the connection is live (a live object stays in memory); an
@@ -82,11 +82,13 @@ function measure(ctx: StepContext): void {
       ctx.emit({ type: "set_timer", timer: "limit", at: limits.endsAt });
     }
   }
-  // The last turn allowed has ended: its answer was delivered in full.
-  if (limits.maxTurns !== undefined && s.turn === null && s.turnCount >= limits.maxTurns)
-    reachLimit(ctx, "turns", s.turnCount);
+  // The last turn allowed has opened: no line or speech opens another (each is refused), and
+  // the goodbye waits until its answer has been delivered in full.
+  const turns = s.turnCount - s.limitTurns;
+  if (limits.maxTurns !== undefined && turns >= limits.maxTurns)
+    reachLimit(ctx, "turns", Math.min(turns, limits.maxTurns));
   if (limits.maxToolCalls !== undefined && s.toolCallCount >= limits.maxToolCalls)
-    reachLimit(ctx, "tool_calls", s.toolCallCount);
+    reachLimit(ctx, "tool_calls", Math.min(s.toolCallCount, limits.maxToolCalls));
 }
 
 function finish(ctx: StepContext): "end" {

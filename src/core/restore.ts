@@ -46,6 +46,9 @@ export function restoreState(
   const state = initialState(config, lastSeq, turnCount);
   // The tool-call cap counts every call of the session (the restore reads them all).
   state.toolCallCount = events.filter((e) => e.kind === "tool_call").length;
+  // A goodbye under way when the object died (the last turn is the restore's): not a turn
+  // the turns cap counts.
+  if (events.findLast((e) => e.kind === "user")?.source === "limit") state.limitTurns = 1;
   // A session that ended (or failed for good) stays ended across restarts.
   const lastStatus = events.findLast((e) => e.kind === "status");
   if (lastStatus?.kind === "status" && lastStatus.state === "ended") state.ended = true;

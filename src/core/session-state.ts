@@ -264,6 +264,8 @@ export interface CoreState {
   limitTimerArmed: boolean;
   /** The model was just asked to say a call is still working: its next generation does. */
   stillWorkingAsked: boolean;
+  /** Goodbye turns a cap opened (they are not counted against the turns cap). */
+  limitTurns: number;
   batchCount: number;
   lastTurnId: string | null;
   clients: string[];
@@ -385,6 +387,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     limit: null,
     limitTimerArmed: false,
     stillWorkingAsked: false,
+    limitTurns: 0,
     batchCount: 0,
     lastTurnId: turnCount > 0 ? `t${turnCount}` : null,
     clients: [],

@@ -77,12 +77,17 @@ function startCall(
 ): void {
   const s = ctx.state;
   const policy = policyOf(s, request.name);
+  s.toolCallCount++;
+  // A call past a cap never runs: liveline answers it itself (no client is asked to run it),
+  // and in the goodbye its refusal is not read out.
+  const refused = callRefusedByLimit(ctx);
   const call: CallState = {
     id: request.id,
     name: request.name,
     turnId,
-    runOn: policy?.runOn ?? "server",
-    followUp: policy?.followUp ?? "speak",
+    runOn: refused === null ? (policy?.runOn ?? "server") : "server",
+    followUp:
+      refused !== null && s.limit?.phase === "goodbye" ? "silent" : (policy?.followUp ?? "speak"),
     status: "running",
     delivery: "pending",
     batch,
@@ -97,8 +102,6 @@ function startCall(
     runOn: call.runOn,
   });
   ctx.trace("TOOL_CALL", { turnId, callId: call.id, name: call.name, runOn: call.runOn });
-  s.toolCallCount++;
-  const refused = callRefusedByLimit(ctx);
   if (refused !== null) {
     ctx.trace("LIMIT_REFUSED_CALL", { callId: call.id, name: call.name });
     completeCall(ctx, call, { error: refused });

@@ -11,6 +11,7 @@ export function openTurn(
 ): TurnState {
   const s = ctx.state;
   s.turnCount++;
+  if (source === "limit") s.limitTurns++;
   const turn: TurnState = {
     id: `t${s.turnCount}`,
     userSeq: s.nextSeq,

@@ -30,11 +30,16 @@ const CODE_BY_STATUS: Partial<Record<number, string>> = {
   503: "unavailable",
 };
 
-/** `agent: Invalid input: expected string, received number; …` (at most five issues). */
-export function summariseIssues(error: ZodError): string {
-  const parts = error.issues
-    .slice(0, 5)
-    .map((i) => `${i.path.length > 0 ? i.path.join(".") : "(body)"}: ${i.message}`);
+/**
+ * `agent: Invalid input: expected string, received number; …` (at most five issues). An issue
+ * of the whole is said as of `whole` (the body, the query); an unknown key names the key.
+ */
+export function summariseIssues(error: ZodError, whole = "(body)"): string {
+  const parts = error.issues.slice(0, 5).map((i) => {
+    if (i.path.length > 0) return `${i.path.join(".")}: ${i.message}`;
+    // A custom issue of the whole says what it is about itself ("from: must be before to").
+    return i.code === "custom" ? i.message : `${whole}: ${i.message}`;
+  });
   if (error.issues.length > 5) parts.push(`… ${error.issues.length - 5} more`);
   return parts.join("; ");
 }

@@ -21,7 +21,8 @@ export async function parseJsonBody<T>(c: Context, schema: ZodType<T>): Promise<
 /** Parses the query string (one value per key) with `schema`. 400 on failure. */
 export function parseQuery<T>(c: Context, schema: ZodType<T>): T {
   const parsed = schema.safeParse(c.req.query());
-  if (!parsed.success) throw new HttpError(400, "bad_request", summariseIssues(parsed.error));
+  if (!parsed.success)
+    throw new HttpError(400, "bad_request", summariseIssues(parsed.error, "(query)"));
   return parsed.data;
 }
 

@@ -10,6 +10,7 @@
 import { UPSERT_SESSION_USAGE, usageRowValues } from "../contracts/usage-table.js";
 import type { ClosingCopy, ClosingRecord } from "../metering/closing-record.js";
 import { type Migration, migrate } from "./migrations.js";
+import type { SessionAlarm } from "./session-alarm.js";
 
 const CLOSING_MIGRATIONS: readonly Migration[] = [
   {
@@ -42,7 +43,8 @@ export class ClosingRecordStore {
   private copying: Promise<void> | null = null;
 
   constructor(
-    private readonly storage: DurableObjectStorage,
+    storage: DurableObjectStorage,
+    private readonly alarm: SessionAlarm,
     /** The usage database, or undefined when the Worker binds none. */
     private readonly db: D1Database | undefined,
     private readonly log: (message: string) => void,
@@ -80,7 +82,7 @@ export class ClosingRecordStore {
     );
     if (this.db === undefined) return;
     // Set with the record (the output gate holds both): a crash before the copy still retries.
-    void this.storage.setAlarm(Date.now() + FIRST_RETRY_MS);
+    this.alarm.set("closing", Date.now() + FIRST_RETRY_MS);
     void this.copy();
   }
 
@@ -111,7 +113,7 @@ export class ClosingRecordStore {
             "UPDATE closing_record SET written_version = MAX(written_version, ?), attempts = 0 WHERE id = 1",
             record.version,
           );
-          if (!this.pending()) void this.storage.deleteAlarm();
+          if (!this.pending()) this.alarm.clear("closing");
         },
         (err: unknown) => this.failed(record, err),
       )
@@ -129,14 +131,14 @@ export class ClosingRecordStore {
       this.log(
         `usage record of session ${record.sessionId} not written after ${attempts} attempts (${message}); it stays in the session (GET /v1/sessions/:id)`,
       );
-      void this.storage.deleteAlarm();
+      this.alarm.clear("closing");
       return;
     }
     const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (attempts - 1));
     this.log(
       `usage record of session ${record.sessionId} not written (${message}); retrying in ${Math.round(delay / 1000)} s`,
     );
-    void this.storage.setAlarm(Date.now() + delay);
+    this.alarm.set("closing", Date.now() + delay);
   }
 
   private row(): Row | null {

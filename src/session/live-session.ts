@@ -50,6 +50,7 @@ import { capsOf, coreLimits } from "./limits-of.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recoverSession } from "./recover.js";
+import { SessionAlarm } from "./session-alarm.js";
 import { SessionMcp } from "./session-mcp.js";
 import type { ClientSockets } from "./sockets.js";
 import { runServerTool } from "./tool-runner.js";
@@ -69,6 +70,8 @@ export class LiveSession {
   private readonly store: HistoryStore;
   private readonly usage: UsageStore;
   private readonly closings: ClosingRecordStore;
+  /** The object's alarm: a closing record's copy to retry, the duration cap. */
+  private readonly alarm: SessionAlarm;
   /** The session's turns as traces (null: no collector is configured). */
   private readonly tracer: TurnTracer | null = null;
   private readonly exporter: OtlpExporter | null = null;
@@ -118,7 +121,8 @@ export class LiveSession {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
     this.usage = new UsageStore(storage);
-    this.closings = new ClosingRecordStore(storage, env.USAGE_DB, (m) =>
+    this.alarm = new SessionAlarm(storage);
+    this.closings = new ClosingRecordStore(storage, this.alarm, env.USAGE_DB, (m) =>
       console.warn(`liveline: ${m}`),
     );
     this.pendingHandoffs = new PendingHandoffStore(storage);
@@ -259,6 +263,8 @@ export class LiveSession {
       rebuild: (events) => this.contextOf(events),
       reportError: (message) => console.error(`liveline: ${message}`),
     });
+    // The duration cap ends the session even if nothing else wakes its object.
+    this.armLimitAlarm();
     // An end the object did not live to record, or a record it did not live to copy.
     const closing = this.closings.read();
     if (this.state.ended && closing?.record.state !== "ended") this.close("ended");
@@ -538,11 +544,27 @@ export class LiveSession {
       version: this.closings.nextVersion(),
     };
     this.closings.keep(record);
+    if (state === "ended") this.armLimitAlarm();
   }
 
-  /** The alarm: a closing record's copy that failed, or never ran, is tried again. */
-  copyClosingRecord(): Promise<void> {
-    return this.closings.copy();
+  /**
+   * The object's alarm: a closing record's copy that failed, or never ran, is tried again, and
+   * the duration cap is looked at (a session no client or model holds open ends at its cap).
+   */
+  async onAlarm(): Promise<void> {
+    this.alarm.fired();
+    if (!this.state.ended && this.state.config.limits?.endsAt !== undefined)
+      this.interpreter.handleInput({ type: "timer_fired", timer: "limit" });
+    this.armLimitAlarm();
+    await this.closings.copy();
+  }
+
+  /** The alarm at the duration cap, while the session runs and has not reached a cap. */
+  private armLimitAlarm(): void {
+    const endsAt = this.state.config.limits?.endsAt;
+    if (endsAt !== undefined && !this.state.ended && this.state.limit === null)
+      this.alarm.set("limit", endsAt);
+    else this.alarm.clear("limit");
   }
 
   /** The latest closing record and whether the usage database holds it (null: none yet). */

@@ -268,9 +268,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     }
   }
 
-  /** The alarm: a closing record's copy to the usage database that failed is tried again. */
+  /** The alarm: a closing record's copy to retry, or the duration cap of a quiet session. */
   override async alarm(): Promise<void> {
-    await this.session()?.copyClosingRecord();
+    await this.session()?.onAlarm();
   }
 
   /** Fault injection (FAULT_INJECTION=on only, see the route): dies as in a crash. */

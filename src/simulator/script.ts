@@ -138,6 +138,19 @@ export function stillWorking(tag: string): string {
   return tagged("I'm still working on that, one moment.", tag);
 }
 
+/**
+ * Asked for a goodbye (the line liveline sends when a session reaches a cap): one short line,
+ * with no tool call (assumed: a model told "say goodbye, do not call any tools" does that).
+ */
+export function asksToSayGoodbye(text: string): boolean {
+  return /\bsay a short, friendly goodbye\b/i.test(text);
+}
+
+/** The goodbye it says. */
+export function goodbye(tag: string): string {
+  return tagged("Thank you for talking with me today. Goodbye!", tag);
+}
+
 /** The one line an agent says when a session is handed to it. */
 export function introduction(tag: string): string {
   return tagged("Hello, I am taking over from here. How can I help?", tag);

@@ -15,6 +15,9 @@ const MAX_BATCH = 512;
 const EXPORT_TIMEOUT_MS = 10_000;
 const WARN_EVERY_MS = 60_000;
 
+/** When this isolate last warned of dropped spans: one warning a minute for all its sessions. */
+let lastWarnedAt = Number.NEGATIVE_INFINITY;
+
 export interface TraceExport {
   /** The traces URL: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or the endpoint + `/v1/traces`. */
   url: string;
@@ -32,7 +35,6 @@ export interface ExportCounts {
 export class OtlpExporter {
   readonly counts: ExportCounts = { exported: 0, dropped: 0 };
   private queue: Span[] = [];
-  private lastWarnedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly target: TraceExport,
@@ -81,8 +83,8 @@ export class OtlpExporter {
   private dropped(n: number, why: string): void {
     this.counts.dropped += n;
     const now = Date.now();
-    if (now - this.lastWarnedAt < WARN_EVERY_MS) return;
-    this.lastWarnedAt = now;
+    if (now - lastWarnedAt < WARN_EVERY_MS) return;
+    lastWarnedAt = now;
     this.warn(
       `traces: ${n} spans dropped: ${why} (${this.counts.dropped} dropped, ${this.counts.exported} sent by this session so far)`,
     );

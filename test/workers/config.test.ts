@@ -61,6 +61,12 @@ describe("loadConfig", () => {
       { MAX_FRAMES_PER_SECOND: "Infinity" },
       { API_KEY: " padded-key-123 " },
       { TOKEN_SECRET: "short-secret" },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "ftp://collector-SECRET" },
+      { OTEL_EXPORTER_OTLP_PROTOCOL: "grpc-SECRET" },
+      { OTEL_EXPORTER_OTLP_HEADERS: "x-k=SECRET%0D%0Ainjected:%20yes" },
+      { OTEL_EXPORTER_OTLP_HEADERS: "x-k=SECRET%00" },
+      { OTEL_EXPORTER_OTLP_HEADERS: "no pair SECRET" },
+      { OTEL_EXPORTER_OTLP_HEADERS: "x-k=%E0%A4%ASECRET" },
     ]) {
       const [name, value] = Object.entries(env)[0]!;
       let thrown: unknown;

@@ -1,4 +1,5 @@
-import { exports } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   BASE,
@@ -44,6 +45,32 @@ async function framesUntilClosed(client: Client): Promise<Frame[]> {
       frames.push(await client.next(200));
     } catch {
       if (closed) return frames;
+    }
+  }
+  throw new Error(`the session did not end: ${JSON.stringify(frames)}`);
+}
+
+/** As framesUntilClosed, answering client calls (each once) and noting every call. */
+async function framesUntilClosedAnswering(client: Client, calls: Frame[]): Promise<Frame[]> {
+  const frames: Frame[] = [];
+  let closed = false;
+  void client.closed.then(() => {
+    closed = true;
+  });
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    let f: Frame;
+    try {
+      f = await client.next(200);
+    } catch {
+      if (closed) return frames;
+      continue;
+    }
+    frames.push(f);
+    if (f.type === "tool_call") {
+      calls.push(f);
+      if (f.runOn === "client")
+        client.send({ type: "tool_result", callId: f.callId, result: { shown: true } });
     }
   }
   throw new Error(`the session did not end: ${JSON.stringify(frames)}`);
@@ -165,6 +192,74 @@ describe("session caps", { timeout: 20_000 }, () => {
     const frames = await framesUntilClosed(client);
     expectGracefulEnd(client, frames, "tool_calls");
     expect(frames.filter((f) => f.type === "user").map((f) => f.source)).toEqual(["limit"]);
+  });
+
+  it("maxTurns: lines sent while a turn is open never open more turns than the cap (found by the attack)", async () => {
+    const { sessionId, client } = await cappedSession(
+      { maxTurns: 2 },
+      { calls: "*:", timeScale: 0.3 },
+    );
+    // Five lines at once: two turns, three refusals.
+    for (const text of ["line a", "line b", "line c", "line d", "line e"])
+      client.send({ type: "text", text });
+    const frames = await framesUntilClosed(client);
+    const users = frames.filter((f) => f.type === "user");
+    expect(users.map((f) => f.source ?? "text")).toEqual(["text", "text", "limit"]);
+    expect(frames.filter((f) => f.type === "error" && f.code === "session_limit")).toHaveLength(3);
+    expectGracefulEnd(client, frames, "turns");
+    const events = await history(sessionId);
+    expect(events.find((e) => e.kind === "session_limit")).toMatchObject({ value: 2 });
+  });
+
+  it("maxDurationSeconds on a session nobody connects to: it ends at its cap, no goodbye paid for (found by the attack)", async () => {
+    const created = await createSession({
+      provider: "simulator",
+      metadata: { simulator: { timeScale: 0 } },
+      limits: { maxDurationSeconds: 1 },
+    });
+    const stub = env.SESSION.get(env.SESSION.idFromName(created.sessionId));
+    // The object's alarm is what wakes it (a read takes no step): it fires at the cap.
+    type Body = {
+      connection: string;
+      closing: { record: { endedBy: string; limit: { limit: string } } };
+    };
+    let body: Body | undefined;
+    for (let i = 0; i < 60 && body?.connection !== "ended"; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      // Run at once if the runtime has not yet (it fires alarms itself, on time).
+      if (i === 15) await runDurableObjectAlarm(stub);
+      const res = await exports.default.fetch(`${BASE}/v1/sessions/${created.sessionId}`, {
+        headers: withKey(),
+      });
+      body = (await res.json()) as Body;
+    }
+    expect(body!.connection).toBe("ended");
+    expect(body!.closing.record).toMatchObject({ endedBy: "limit", limit: { limit: "duration" } });
+    // No model connection was opened for a goodbye nobody would hear.
+    const events = await history(created.sessionId);
+    expect(events.map((e) => e.kind)).toEqual(["session_limit", "status"]);
+    const token = await exports.default.fetch(`${BASE}/v1/sessions/${created.sessionId}/token`, {
+      method: "POST",
+      headers: withKey(),
+    });
+    expect(token.status).toBe(410);
+  });
+
+  it("a call past maxToolCalls is liveline's to answer: no client is asked to run it (found by the attack)", async () => {
+    const { sessionId, client } = await cappedSession(
+      { maxToolCalls: 1 },
+      { calls: "1:suggest_topics,get_user_profile;*:" },
+    );
+    client.send({ type: "text", text: "hello" });
+    const calls: Frame[] = [];
+    const frames = await framesUntilClosedAnswering(client, calls);
+    const refused = calls.find((f) => f.name === "get_user_profile")!;
+    expect(refused.runOn).toBe("server");
+    expect(
+      frames.find((f) => f.type === "tool_result" && f.callId === refused.callId),
+    ).toMatchObject({ error: expect.stringContaining("at most 1 tool calls") });
+    const events = await history(sessionId);
+    expect(events.filter((e) => e.kind === "tool_result")).toHaveLength(2);
   });
 
   it("a cap of 0 or below, or one above the agent's, is refused at creation naming it", async () => {

@@ -236,11 +236,30 @@ describe("the usage database", { timeout: 20_000 }, () => {
       expect(rows.some((r) => r.total_tokens === record.usage.totalTokens)).toBe(true);
   });
 
+  it("a window of unpriced sessions says unpriced, never $0 (found by the attack)", async () => {
+    // The simulator as Gemini 3.1: a model the shipped table does not price.
+    const { sessionId, client } = await simulatorSession({ syncOnly: true, calls: "" });
+    await playTurn(client, "hi");
+    await del(sessionId);
+    const { closing } = await until(
+      "written",
+      () => describe_(sessionId),
+      (d) => d.closing?.copy === "written",
+    );
+    expect(closing!.record.cost).toEqual({ status: "unpriced", unpriced: ["model"] });
+    const created = Date.parse(closing!.record.createdAt);
+    const window = `?from=${new Date(created).toISOString()}&to=${new Date(created + 1).toISOString()}`;
+    const sums = (await (await usage(window)).json()) as { cost: Record<string, unknown> };
+    expect(sums.cost).toMatchObject({ status: "unpriced", unpricedSessions: 1 });
+    expect(sums.cost.usd).toBeUndefined();
+  });
+
   it("refuses a bad window or an unknown parameter with a 400 naming it; needs the API key", async () => {
     for (const [query, named] of [
       ["?from=yesterday", "from"],
       ["?from=2026-11-02&to=2026-11-01", "from"],
       ["?to=2026-13-45", "to"],
+      ["?from=2026-02-30", "from"],
       ["?agnet=greeter", "agnet"],
     ] as const) {
       const res = await usage(query);

@@ -134,7 +134,7 @@ function draw(body, resource) {
   const reports = new Map((resource?.turns ?? []).map((t) => [t.turnId, t]));
   const latency = resource?.latency;
   $("legend").textContent = [
-    `${body.rows.length} rows, ${turns.length} turns`,
+    `${body.rows.length} rows, ${turns.filter((t) => t.id !== undefined).length} turns`,
     resource ? `cost ${costText(resource.cost)}` : "",
     latency
       ? `first byte p50 ${ms(latency.firstByteMs.p50)} / p95 ${ms(latency.firstByteMs.p95)} · turn p50 ${ms(latency.turnMs.p50)} / p95 ${ms(latency.turnMs.p95)}`

@@ -50,10 +50,14 @@ const CreateSessionBody = z
       .strictObject({
         maxDurationSeconds: positiveLimit.optional(),
         maxCostUsd: positiveLimit.optional(),
-        maxTurns: z.number().int("must be a whole number").positive("must be above 0").optional(),
+        maxTurns: z
+          .number()
+          .int("must be a whole number up to 9007199254740991")
+          .positive("must be above 0")
+          .optional(),
         maxToolCalls: z
           .number()
-          .int("must be a whole number")
+          .int("must be a whole number up to 9007199254740991")
           .positive("must be above 0")
           .optional(),
       })

@@ -20,11 +20,20 @@ const DEFAULT_WINDOW_MS = 30 * DAY_MS;
 const Moment = z
   .string()
   .refine(
-    (v) =>
-      /^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:?\d{2}))?$/.test(v) && !Number.isNaN(Date.parse(v)),
-    "must be a date (2026-11-01) or an ISO 8601 date-time (2026-11-01T09:00:00Z)",
+    isMoment,
+    "must be a date (2026-11-01) or an ISO 8601 date-time (2026-11-01T09:00:00Z) that exists",
   )
   .transform((v) => Date.parse(v));
+
+/** The form, and a day that exists (Date.parse rolls 2026-02-30 over to March). */
+function isMoment(v: string): boolean {
+  const m =
+    /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2}))?$/.exec(v);
+  if (m === null || Number.isNaN(Date.parse(v))) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 
 const UsageQuery = z
   .object({
@@ -63,10 +72,17 @@ export interface UsageAnswer {
     thoughts: number;
   };
   /**
-   * `usd` sums what had a price; `partialSessions` had parts without one, `unpricedSessions`
-   * a model without any: their usage is in the token sums, never counted as $0.
+   * As a session's cost says it: `priced` (every session priced: `usd` is their sum),
+   * `partial` (`usd` sums what had a price; some sessions had parts without one, or none),
+   * `unpriced` (no session had a price: no `usd`, never $0). Their usage is in the token sums.
    */
-  cost: { usd: number; pricedSessions: number; partialSessions: number; unpricedSessions: number };
+  cost: {
+    status: "priced" | "partial" | "unpriced";
+    usd?: number;
+    pricedSessions: number;
+    partialSessions: number;
+    unpricedSessions: number;
+  };
   /** Ended sessions by how they ended (`limit:<cap>` for a cap). */
   endedBy: Record<string, number>;
 }
@@ -123,9 +139,10 @@ function sum(rows: readonly UsageSumRow[], from: string, to: string, agent: stri
     turns: 0,
     toolCalls: 0,
     tokens: { responses: 0, prompt: 0, response: 0, total: 0, cached: 0, thoughts: 0 },
-    cost: { usd: 0, pricedSessions: 0, partialSessions: 0, unpricedSessions: 0 },
+    cost: { status: "priced", pricedSessions: 0, partialSessions: 0, unpricedSessions: 0 },
     endedBy: {},
   };
+  let usd = 0;
   for (const row of rows) {
     answer.sessions += row.sessions;
     answer[row.state] += row.sessions;
@@ -140,7 +157,7 @@ function sum(rows: readonly UsageSumRow[], from: string, to: string, agent: stri
     answer.tokens.total += row.total_tokens;
     answer.tokens.cached += row.cached_tokens;
     answer.tokens.thoughts += row.thoughts_tokens;
-    answer.cost.usd += row.cost_usd;
+    usd += row.cost_usd;
     answer.cost[`${row.cost_status}Sessions` as const] += row.sessions;
     if (row.state === "ended") {
       const by =
@@ -151,7 +168,14 @@ function sum(rows: readonly UsageSumRow[], from: string, to: string, agent: stri
     }
   }
   // Sums of doubles: rounded as costs are (to a millionth of a cent), seconds to the ms.
-  answer.cost.usd = Math.round(answer.cost.usd * 1e8) / 1e8;
+  const { pricedSessions, partialSessions, unpricedSessions } = answer.cost;
+  answer.cost.status =
+    pricedSessions + partialSessions === 0 && unpricedSessions > 0
+      ? "unpriced"
+      : partialSessions + unpricedSessions > 0
+        ? "partial"
+        : "priced";
+  if (answer.cost.status !== "unpriced") answer.cost.usd = Math.round(usd * 1e8) / 1e8;
   answer.durationSeconds = Math.round(answer.durationSeconds * 1000) / 1000;
   answer.modelLiveSeconds = Math.round(answer.modelLiveSeconds * 1000) / 1000;
   answer.meteredSeconds = Math.round(answer.meteredSeconds * 1000) / 1000;

@@ -3,6 +3,7 @@
 import {
   argsFor,
   chunkWords,
+  goodbye,
   introduction,
   isSideEffect,
   nextAnswerTag,
@@ -171,6 +172,11 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
 export function startIntroduction(ctx: Ctx): void {
   const line = introduction(nextTag(ctx.s));
   newGen(ctx, [...sayOps(ctx, line), { op: "end" }], { remember: true });
+}
+
+/** The goodbye a cap asks for: one line, no call. */
+export function startGoodbye(ctx: Ctx): void {
+  newGen(ctx, [...sayOps(ctx, goodbye(nextTag(ctx.s))), { op: "end" }], { remember: true });
 }
 
 /** A few words while a tool is still working (what was owed stays owed). */

@@ -16,6 +16,7 @@ import {
 import {
   asksToGoOn,
   asksToIntroduce,
+  asksToSayGoodbye,
   asksToSayStillWorking,
   isResultSpeech,
   resultSpeech,
@@ -28,6 +29,7 @@ import {
   nextTag,
   react,
   runGen,
+  startGoodbye,
   startIntroduction,
   startOwedReply,
   startStillWorking,
@@ -383,6 +385,11 @@ function userInput(ctx: Ctx, text: string): void {
   }
   if (asksToSayStillWorking(text)) {
     startStillWorking(ctx);
+    return;
+  }
+  if (asksToSayGoodbye(text)) {
+    s.owed = null;
+    startGoodbye(ctx);
     return;
   }
   if (s.owed === null && unanswered !== undefined && asksToGoOn(text)) {

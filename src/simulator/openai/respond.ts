@@ -4,8 +4,10 @@ import {
   argsFor,
   asksToGoOn,
   asksToIntroduce,
+  asksToSayGoodbye,
   asksToSayStillWorking,
   chunkWords,
+  goodbye,
   introduction,
   nextAnswerTag,
   plannedCalls,
@@ -111,6 +113,9 @@ export function respond(ctx: Ctx): void {
   } else if (userText !== undefined && asksToIntroduce(userText)) {
     // A session handed to this agent: it introduces itself, no call (assumed, script.ts).
     say = introduction(nextTag(s));
+  } else if (userText !== undefined && asksToSayGoodbye(userText)) {
+    // A cap's goodbye: one line, no call (assumed, script.ts).
+    say = goodbye(nextTag(s));
   } else if (userText !== undefined && asksToSayStillWorking(userText)) {
     // A tool is still working: a few words, no call (assumed, script.ts).
     say = stillWorking(nextTag(s));
