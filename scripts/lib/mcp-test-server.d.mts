@@ -8,7 +8,7 @@ export interface McpTestCall {
   finished: boolean;
 }
 
-export type ListingMode = "ok" | "refuse" | "hang" | "malformed";
+export type ListingMode = "ok" | "refuse" | "hang" | "malformed" | "bad_tool";
 
 export interface McpTestServer {
   url: string;

@@ -37,8 +37,13 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
   /** Every tools/call: {id, name, args, at, cancelled, finished}. */
   const calls = [];
   const headersSeen = [];
+  /** The request ids of every notifications/cancelled received. */
+  const cancelledRequests = [];
   const listings = { count: 0 };
-  /** `ok`, `refuse` (503), `hang` (no answer), `malformed` (not JSON) — for tools/list and initialize. */
+  /**
+   * `ok`, `refuse` (503), `hang` (no answer), `malformed` (not JSON) — for tools/list and
+   * initialize; `bad_tool`: tools/list answers with two tools the MCP schema refuses.
+   */
   let listing = "ok";
   const held = new Set();
   const sessions = new Map();
@@ -137,6 +142,23 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
         };
       },
     );
+    server.registerTool(
+      "huge_result",
+      { description: "Answers with a very large text.", inputSchema: {} },
+      async () => {
+        record("huge_result", {});
+        return { content: [{ type: "text", text: "x".repeat(600 * 1024) }] };
+      },
+    );
+    server.registerTool(
+      "echo_auth",
+      { description: "Fails, saying what it was sent (a careless server).", inputSchema: {} },
+      async (_args, extra) => {
+        record("echo_auth", {});
+        const auth = extra.requestInfo?.headers?.authorization ?? "";
+        throw new Error(`refused the request with ${auth} to ${extra.requestInfo?.url ?? ""}`);
+      },
+    );
     server.registerTool("crashing_tool", { description: "Throws.", inputSchema: {} }, async () => {
       record("crashing_tool", {});
       throw new Error("crashing_tool exploded");
@@ -155,9 +177,14 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
 
   const http = createServer(async (req, res) => {
     if (req.url === "/_test/calls") {
-      res
-        .writeHead(200, { "Content-Type": "application/json" })
-        .end(JSON.stringify({ calls, listings: listings.count, requests: headersSeen.length }));
+      res.writeHead(200, { "Content-Type": "application/json" }).end(
+        JSON.stringify({
+          calls,
+          listings: listings.count,
+          requests: headersSeen.length,
+          cancelledRequests,
+        }),
+      );
       return;
     }
     if (req.url === "/_test/add-tool" && req.method === "POST") {
@@ -199,12 +226,38 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
       res.writeHead(400).end();
       return;
     }
+    if (body?.method === "notifications/cancelled") cancelledRequests.push(body.params?.requestId);
     const isListing =
       body !== undefined && (isInitializeRequest(body) || body.method === "tools/list");
     if (isListing && body.method === "tools/list") listings.count += 1;
     if (isListing && listing !== "ok") {
       if (listing === "refuse") {
-        res.writeHead(503, { "Content-Type": "text/plain" }).end("down for maintenance");
+        // As careless servers do: the request's own address (its query, a key) in the answer.
+        res
+          .writeHead(503, { "Content-Type": "text/plain" })
+          .end(`down for maintenance: ${req.url}`);
+        return;
+      }
+      if (listing === "bad_tool" && body.method === "tools/list") {
+        // Two tools the MCP schema refuses (a schema that is no object, none at all) beside
+        // a good one: they cost the listing only themselves.
+        res.writeHead(200, { "Content-Type": "application/json" }).end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: body.id,
+            result: {
+              tools: [
+                {
+                  name: "lookup_order",
+                  description: "Look up an order.",
+                  inputSchema: { type: "object", properties: { order: { type: "string" } } },
+                },
+                { name: "weird_tool", inputSchema: { type: "string" } },
+                { name: "schemaless_tool" },
+              ],
+            },
+          }),
+        );
         return;
       }
       if (listing === "hang") {

@@ -91,14 +91,20 @@ export function currentGeneration(ctx: StepContext): GenerationState {
     s.counters.suppressedGenerations++;
     ctx.trace("SUPPRESSED", { reason: "unsolicited generation" });
   }
+  // The model's few words while a call runs (tool-progress.ts): results that come meanwhile
+  // are not answered by them; said after the call's result came, they would be stale.
+  const stillWorkingFor = claim === "expected" ? s.stillWorkingAsked : null;
+  s.stillWorkingAsked = null;
+  const stale = stillWorkingFor !== null && s.calls[stillWorkingFor]?.status !== "running";
+  if (stale && s.generation === null) {
+    s.counters.suppressedGenerations++;
+    ctx.trace("SUPPRESSED", { reason: "still working, said after the result came" });
+    owner = null;
+    claim = "absorbed";
+  }
   if (owner !== null && s.turn?.id === owner) s.turn.modelEnded = false;
   s.generation ??= newGeneration(owner, claim);
-  // The model's few words while a call runs (tool-progress.ts): results that come meanwhile
-  // are not answered by them.
-  if (s.stillWorkingAsked) {
-    s.stillWorkingAsked = false;
-    if (claim === "expected") s.generation.stillWorking = true;
-  }
+  if (stillWorkingFor !== null && !stale) s.generation.stillWorking = true;
   if (owner !== null && s.turn?.id === owner) noteTurnInput(s.generation, s.turn);
   return s.generation;
 }

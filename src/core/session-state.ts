@@ -262,8 +262,8 @@ export interface CoreState {
   limit: LimitState | null;
   /** The duration cap's timer is set (it is set once the model connection is live). */
   limitTimerArmed: boolean;
-  /** The model was just asked to say a call is still working: its next generation does. */
-  stillWorkingAsked: boolean;
+  /** The call the model was just asked to say is still working: its next generation does. */
+  stillWorkingAsked: string | null;
   /** Goodbye turns a cap opened (they are not counted against the turns cap). */
   limitTurns: number;
   batchCount: number;
@@ -386,7 +386,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     toolCallCount: 0,
     limit: null,
     limitTimerArmed: false,
-    stillWorkingAsked: false,
+    stillWorkingAsked: null,
     limitTurns: 0,
     batchCount: 0,
     lastTurnId: turnCount > 0 ? `t${turnCount}` : null,

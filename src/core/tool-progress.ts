@@ -54,7 +54,7 @@ export function onToolProgress(
     return;
   call.progressSaid = true;
   // Its answer is the next generation: results that come while it runs are owed their own.
-  s.stillWorkingAsked = true;
+  s.stillWorkingAsked = call.id;
   ctx.trace("TOOL_PROGRESS_SAID", { turnId: call.turnId, callId: call.id, name: call.name });
   sendInput(ctx, { type: "nudge", text: stillWorkingInstruction(call.name) }, call.turnId);
 }

@@ -3,12 +3,12 @@
  * together list each server once. Keyed by agent, server, URL and headers (a per-user token
  * lists per user); a server's `notifications/tools/list_changed` drops its entries.
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpListing } from "./server-connection.js";
 
 /** How long a listing serves later sessions. */
 export const LISTING_TTL_MS = 60_000;
 
-const listings = new Map<string, { tools: Tool[]; at: number }>();
+const listings = new Map<string, { listing: McpListing; at: number }>();
 
 /** The cache key of an agent's server (its headers hashed, never kept as they are). */
 export function listingKey(
@@ -19,14 +19,14 @@ export function listingKey(
   return [agent, server.name, server.url, fnv1a(headers)].join("\u0000");
 }
 
-export function cachedListing(key: string, now: number): Tool[] | null {
+export function cachedListing(key: string, now: number): McpListing | null {
   const hit = listings.get(key);
   if (hit === undefined || now - hit.at > LISTING_TTL_MS) return null;
-  return hit.tools;
+  return hit.listing;
 }
 
-export function keepListing(key: string, tools: Tool[], now: number): void {
-  listings.set(key, { tools, at: now });
+export function keepListing(key: string, listing: McpListing, now: number): void {
+  listings.set(key, { listing, at: now });
 }
 
 /** A server said its tools changed: every agent's listing of it is dropped. */

@@ -92,6 +92,8 @@ export class LiveSession {
   /** When each running call last reported progress (reports are passed on once a second). */
   private readonly progressAt = new Map<string, number>();
   private readonly startedAt: number;
+  /** A server tool's result is held to what a client's may carry (MAX_FRAME_BYTES). */
+  private readonly maxResultBytes: number;
   /** The measurement arm this session runs as (the naive relay), or null: liveline itself. */
   private readonly arm: RelayArm | null;
   private readonly pendingHandoffs: PendingHandoffStore;
@@ -128,6 +130,7 @@ export class LiveSession {
     this.pendingHandoffs = new PendingHandoffStore(storage);
     this.directCalls = new DirectCallStore(storage);
     this.startedAt = Date.parse(meta.createdAt);
+    this.maxResultBytes = config.MAX_FRAME_BYTES;
     // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
     this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
     const provider = this.providerFor(meta.agent);
@@ -643,19 +646,25 @@ export class LiveSession {
     this.tools.set(callId, controller);
     const own = this.agents.get(this.state.agent) ?? NO_AGENT;
     const agent = { ...own, tools: this.toolsOf(this.state.agent) };
-    const outcome = await runServerTool(agent, name, args, {
-      signal: controller.signal,
-      sessionId: this.meta.sessionId,
-      env: this.env,
-      metadata: this.meta.metadata,
-      agent: this.state.agent,
-      handoff: (to, reason = "") => {
-        const answer = this.requestHandoff(to, reason);
-        if ("problem" in answer) throw new Error(answer.problem);
+    const outcome = await runServerTool(
+      agent,
+      name,
+      args,
+      {
+        signal: controller.signal,
+        sessionId: this.meta.sessionId,
+        env: this.env,
+        metadata: this.meta.metadata,
+        agent: this.state.agent,
+        handoff: (to, reason = "") => {
+          const answer = this.requestHandoff(to, reason);
+          if ("problem" in answer) throw new Error(answer.problem);
+        },
+        call: this.call,
+        progress: (update) => this.progress(callId, controller, update),
       },
-      call: this.call,
-      progress: (update) => this.progress(callId, controller, update),
-    });
+      this.maxResultBytes,
+    );
     this.progressAt.delete(callId);
     if (this.tools.get(callId) !== controller) return null; // aborted: the core settled it
     this.tools.delete(callId);

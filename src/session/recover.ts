@@ -3,6 +3,7 @@ import type { CoreConfig, CoreState } from "../core/session-state.js";
 import { frameOf } from "../vocabulary/frames.js";
 import type { HistoryEvent } from "../vocabulary/log-events.js";
 import type { HistoryStore } from "./history-store.js";
+import type { TraceRow } from "./interpreter.js";
 
 /**
  * Restart recovery, in one place: what died with the old instance (an open turn, running
@@ -23,10 +24,33 @@ export function recoverSession(
   const closing = closingEventsAfterRestart(events).map(
     (body) => ({ ...body, seq: ++seq, at: now }) as HistoryEvent,
   );
-  if (closing.length > 0)
+  if (closing.length > 0) {
     store.append(
       closing,
       closing.map((e) => JSON.stringify(frameOf(e))),
     );
+    // The timeline says so too, as the core's own rows would.
+    store.trace(
+      closing.flatMap((e): TraceRow[] =>
+        e.kind === "tool_cancelled"
+          ? [
+              {
+                at: now,
+                kind: "TOOL_CANCELLED",
+                detail: { callId: e.callId, reason: e.reason },
+              },
+            ]
+          : e.kind === "interrupted"
+            ? [
+                {
+                  at: now,
+                  kind: "INTERRUPTED",
+                  detail: { turnId: e.turnId, reason: e.reason },
+                },
+              ]
+            : [],
+      ),
+    );
+  }
   return { state: { ...restoreState(config, [...events, ...closing], seq), clients }, closing };
 }

@@ -17,6 +17,11 @@ import type { ToolPolicy } from "../vocabulary/model.js";
 export const MCP_LIST_TIMEOUT_MS = 5_000;
 /** A model connection waits this long at most for listings still under way. */
 export const MCP_WAIT_AT_OPEN_MS = 1_500;
+/**
+ * A server's `tools/list_changed` is listed again this long after it (later ones meanwhile
+ * join it), and no more often than that: a storm of them costs a listing or two.
+ */
+const RELIST_AFTER_MS = 1_000;
 
 export interface SessionMcpHooks {
   /** Timeline rows (the shell writes them as the core's). */
@@ -32,6 +37,8 @@ interface ServerEntry {
   tools: ToolDefinition[];
   /** Settles when the server has listed or failed. */
   listing: Promise<void>;
+  /** A listing again, asked for by the server (list_changed) and not yet begun. */
+  relist: ReturnType<typeof setTimeout> | null;
 }
 
 export class SessionMcp {
@@ -52,6 +59,7 @@ export class SessionMcp {
           }),
           tools: [],
           listing: Promise.resolve(),
+          relist: null,
         };
         entry.listing = this.list(entry, true);
         this.servers.push(entry);
@@ -75,7 +83,11 @@ export class SessionMcp {
 
   /** Closes every connection (the session idles or ends); a later call makes a new one. */
   close(): void {
-    for (const entry of this.servers) entry.connection.close();
+    for (const entry of this.servers) {
+      if (entry.relist !== null) clearTimeout(entry.relist);
+      entry.relist = null;
+      entry.connection.close();
+    }
   }
 
   private async list(entry: ServerEntry, mayUseCache: boolean): Promise<void> {
@@ -86,6 +98,8 @@ export class SessionMcp {
     if (listed === null) {
       try {
         listed = await connection.listTools(MCP_LIST_TIMEOUT_MS);
+        for (const { tool, reason } of listed.invalid)
+          this.hooks.trace("MCP_TOOL_SKIPPED", { agent, server: server.name, tool, reason });
       } catch (err) {
         connection.close();
         this.hooks.trace("MCP_UNAVAILABLE", {
@@ -97,7 +111,7 @@ export class SessionMcp {
       }
       keepListing(key, listed, Date.now());
     }
-    const { tools, skipped } = mcpTools(server, listed, connection, this.toolTimeoutMs);
+    const { tools, skipped } = mcpTools(server, listed.tools, connection, this.toolTimeoutMs);
     for (const { tool, reason } of skipped)
       this.hooks.trace("MCP_TOOL_SKIPPED", { agent, server: server.name, tool, reason });
     entry.tools = tools;
@@ -112,7 +126,12 @@ export class SessionMcp {
 
   private listChanged(entry: ServerEntry): void {
     dropListings(entry.server);
-    this.hooks.trace("MCP_LIST_CHANGED", { agent: entry.agent, server: entry.server.name });
-    entry.listing = this.list(entry, false);
+    if (entry.relist !== null) return;
+    entry.relist = setTimeout(() => {
+      this.hooks.trace("MCP_LIST_CHANGED", { agent: entry.agent, server: entry.server.name });
+      entry.listing = this.list(entry, false).finally(() => {
+        entry.relist = null;
+      });
+    }, RELIST_AFTER_MS);
   }
 }

@@ -20,7 +20,15 @@ import {
 } from "./helpers.js";
 import { framesUntilTurnEnds } from "./session-flow.js";
 
-const SERVER = inject("mcpDeskUrl").replace(/\/mcp$/, "");
+const SERVER = new URL(inject("mcpDeskUrl")).origin;
+/** Secrets the server's address and headers carry: never to be seen in a frame or a row. */
+const SECRETS = [
+  String(env.MCP_DESK_TOKEN),
+  new URL(inject("mcpDeskUrl")).searchParams.get("apikey")!,
+];
+const expectNoSecret = (value: unknown) => {
+  for (const secret of SECRETS) expect(JSON.stringify(value)).not.toContain(secret);
+};
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(sessionId));
 
 interface ServerCall {
@@ -32,10 +40,15 @@ interface ServerCall {
 }
 
 /** What the MCP server saw (its control route). */
-async function served(): Promise<{ calls: ServerCall[]; listings: number }> {
+async function served(): Promise<{
+  calls: ServerCall[];
+  listings: number;
+  cancelledRequests: unknown[];
+}> {
   return (await (await fetch(`${SERVER}/_test/calls`)).json()) as {
     calls: ServerCall[];
     listings: number;
+    cancelledRequests: unknown[];
   };
 }
 
@@ -121,7 +134,7 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
     expect(rows.find((r) => r.kind === "MCP_TOOLS")?.detail).toMatchObject({
       agent: "desk",
       server: "desk",
-      tools: 4,
+      tools: 6,
     });
     client.close();
   });
@@ -180,6 +193,85 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
     client.close();
   });
 
+  it("a result too large to keep is an error the model hears: the call still has its one outcome (found by the attack)", async () => {
+    const { sessionId, client } = await deskSession({ calls: "1:desk__huge_result;*:" });
+    client.send({ type: "text", text: "the whole catalogue" });
+    const frames = await framesUntilTurnEnds(client, "t1");
+    expect(frames.find((f) => f.type === "tool_result")).toMatchObject({
+      name: "desk__huge_result",
+      error: expect.stringMatching(/too large \(\d+ bytes; a result may be at most 262144\)/),
+    });
+    expectOneOutcomePerCall(await historyOf(sessionId));
+    client.close();
+  });
+
+  it("what a careless server echoes of its key, in an error, never reaches a frame, the log or the model (found by the attack)", async () => {
+    const { sessionId, client } = await deskSession({ calls: "1:desk__echo_auth;*:" });
+    client.send({ type: "text", text: "who am I?" });
+    const frames = await framesUntilTurnEnds(client, "t1");
+    const result = frames.find((f) => f.type === "tool_result")!;
+    expect(result.error).toMatch(/refused the request with .*<hidden>/);
+    expectNoSecret(frames);
+    expectNoSecret(await historyOf(sessionId));
+    expectNoSecret(await timelineOf(sessionId));
+    client.close();
+  });
+
+  it("a tool the MCP schema refuses costs only itself: the server's other tools are declared (found by the attack)", async () => {
+    await control("listing", { mode: "bad_tool" });
+    try {
+      const tenant = `tenant-${crypto.randomUUID()}`;
+      const { sessionId, client } = await deskSession({ calls: "1:desk__lookup_order" }, tenant);
+      client.send({ type: "text", text: "order 9?" });
+      const frames = await framesUntilTurnEnds(client, "t1");
+      expect(frames.filter((f) => f.type === "tool_call")).toHaveLength(1);
+      const skipped = (await timelineOf(sessionId)).filter((r) => r.kind === "MCP_TOOL_SKIPPED");
+      expect(skipped.map((r) => r.detail!.tool).sort()).toEqual(["schemaless_tool", "weird_tool"]);
+      for (const row of skipped) expect(String(row.detail!.reason).length).toBeLessThan(250);
+      client.close();
+    } finally {
+      await control("listing", { mode: "ok" });
+    }
+  });
+
+  it("a session ended mid-call tells the server: MCP's cancellation (found by the attack)", async () => {
+    await control("slow", { ms: 2_500 });
+    const before = (await served()).calls;
+    const { sessionId, client } = await deskSession({ calls: "1:desk__slow_report;*:" });
+    client.send({ type: "text", text: "the audit report" });
+    await until(served, (s) => since(before, s.calls).length === 1, "the server got the call");
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+      method: "DELETE",
+      headers: withKey(),
+    });
+    expect(res.status).toBe(200);
+    const seen = await until(
+      served,
+      (s) => since(before, s.calls)[0]?.cancelled === true,
+      "the server saw the cancellation",
+    );
+    expect(since(before, seen.calls)).toMatchObject([{ name: "slow_report", finished: false }]);
+    client.close();
+    await control("slow", { ms: 3_000 });
+  });
+
+  it("a storm of tools/list_changed costs a listing or two, not one each (found by the attack)", async () => {
+    const tenant = `tenant-${crypto.randomUUID()}`;
+    const { sessionId, client } = await deskSession({ calls: "" }, tenant);
+    await until(
+      () => timelineOf(sessionId),
+      (rs) => rs.some((r) => r.kind === "MCP_TOOLS"),
+      "listed",
+    );
+    for (let i = 0; i < 15; i++)
+      await control("add-tool", { name: `storm_${crypto.randomUUID().slice(0, 6)}` });
+    await new Promise((r) => setTimeout(r, 2_500));
+    const rows = await timelineOf(sessionId);
+    expect(rows.filter((r) => r.kind === "MCP_LIST_CHANGED").length).toBeLessThanOrEqual(2);
+    expect(rows.filter((r) => r.kind === "MCP_TOOLS").length).toBeLessThanOrEqual(3);
+    client.close();
+  });
+
   it("a slow tool cut by a barge-in: the server sees MCP's cancellation, the late result is never sent", async () => {
     await control("slow", { ms: 2_500 });
     const before = (await served()).calls;
@@ -217,8 +309,18 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
   it("a slow tool past its timeout: an error the model hears, and the server sees the cancellation", async () => {
     // slow_report's own timeout is 4 s (the desk agent's policy for it).
     await control("slow", { ms: 6_000 });
+    // A session of the tenant lists first: the next one takes its listing and makes its own
+    // MCP session at its first call.
+    const tenant = `tenant-${crypto.randomUUID()}`;
+    const first = await deskSession({ calls: "" }, tenant);
+    await until(
+      () => timelineOf(first.sessionId),
+      (rs) => rs.some((r) => r.kind === "MCP_TOOLS"),
+      "listed",
+    );
+    first.client.close();
     const before = (await served()).calls;
-    const { sessionId, client } = await deskSession({ calls: "1:desk__slow_report;*:" });
+    const { sessionId, client } = await deskSession({ calls: "1:desk__slow_report;*:" }, tenant);
     client.send({ type: "text", text: "the monthly report" });
     const frames = await framesUntilTurnEnds(client, "t1");
     const result = frames.find((f) => f.type === "tool_result")!;
@@ -233,6 +335,10 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
     );
     expect(since(before, seen.calls)).toMatchObject([{ name: "slow_report", finished: false }]);
     expectOneOutcomePerCall(await historyOf(sessionId));
+    // Only the call was cancelled: never an MCP session's initialize (request 0), answered
+    // long before (found by the attack: a call's signal also cancelled its set-up).
+    expect(seen.cancelledRequests.length).toBeGreaterThan(0);
+    expect(seen.cancelledRequests).not.toContain(0);
     client.close();
     await control("slow", { ms: 3_000 });
   });
@@ -383,9 +489,9 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
         const row = rows.find((r) => r.kind === "MCP_UNAVAILABLE")!;
         expect(row.detail).toMatchObject({ agent: "desk", server: "desk" });
         expect(String(row.detail!.reason)).toMatch(reason);
-        // Never the server's URL, nor its token.
+        // Never the server's URL, its query's key, nor its token.
         expect(JSON.stringify(rows)).not.toContain(SERVER);
-        expect(JSON.stringify(rows)).not.toContain(String(env.MCP_DESK_TOKEN));
+        expectNoSecret(rows);
         client.close();
       } finally {
         await control("listing", { mode: "ok" });

@@ -62,6 +62,20 @@ describe("progress of a long call", () => {
     expect(nudges(h)).toEqual([]);
   });
 
+  it("words that it is still working, begun after the result came, are stale: not shown (found by the attack)", () => {
+    const h = callRunning();
+    h.input({ type: "tool_progress", callId: "c1", progress: 1 });
+    // The result is ready before the model begins its few words.
+    h.input({ type: "tool_outcome", callId: "c1", result: { hours: "9-5" } });
+    h.model({ type: "text_delta", text: "Still working on it." });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "We are open 9 to 5." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Let me check.", "We are open 9 to 5."]);
+    expect(turnEnds(h)).toHaveLength(1);
+    expect(h.traces).toContain("SUPPRESSED");
+  });
+
   for (const legacy of [false, true])
     it(
       legacy
