@@ -59,8 +59,11 @@ export interface SessionStats {
    */
   stateBytes: number;
   callsInState: number;
-  /** Audio chunks that passed the open audio gate without a core step, each way. */
-  audioPassed: { client: number; model: number };
+  /**
+   * Audio chunks that passed the open audio gate without a core step, each way, and pieces of
+   * the user's transcription noted without one.
+   */
+  audioPassed: { client: number; model: number; transcripts: number };
   /** What the protections did: suppressed generations, duplicate calls and results, … */
   counters: Record<string, number>;
   /**

@@ -17,9 +17,15 @@ export interface AudioGate {
   input: boolean;
   /** Model audio may go to the clients without a step. */
   output: boolean;
+  /**
+   * A piece of the user's transcription (or a speech start) changes nothing but the model's
+   * last sign of life: it is noted without a step (it comes with the user's speech, as often
+   * as a frame a chunk).
+   */
+  transcript: boolean;
 }
 
-export const GATE_CLOSED: AudioGate = { input: false, output: false };
+export const GATE_CLOSED: AudioGate = { input: false, output: false, transcript: false };
 
 /** What a step taken for any input ends with would leave unchanged (session-core `step`). */
 function afterStepIsNoOp(s: CoreState): boolean {
@@ -56,6 +62,12 @@ export function audioGate(s: CoreState): AudioGate {
   // bookkeeping is already where a chunk would put it.
   const up = s.upstream;
   const turn = s.turn;
+  // input_transcript / speech_started: the upstream health check (not flapping), and speech
+  // while the open turn is answered belongs to that turn (session-core: it returns at once).
+  const transcript =
+    (!up.flapping || up.liveSince === null) &&
+    turn !== null &&
+    (gen !== null || !turn.modelEnded);
   const output =
     (!up.flapping || up.liveSince === null) &&
     gen !== null &&
@@ -69,5 +81,5 @@ export function audioGate(s: CoreState): AudioGate {
     turn.resultsSinceContent === 0 &&
     !turn.speakSinceContent &&
     turn.emptyRetries === 0;
-  return input || output ? { input, output } : GATE_CLOSED;
+  return input || output || transcript ? { input, output, transcript } : GATE_CLOSED;
 }

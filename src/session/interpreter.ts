@@ -111,8 +111,8 @@ export class SessionInterpreter {
   /** Log transactions committed since this interpreter started. */
   transactions = 0;
 
-  /** Audio chunks that went through the open gate, each way (stats). */
-  readonly passed = { client: 0, model: 0 };
+  /** Audio chunks that went through the open gate, each way, and transcriptions noted (stats). */
+  readonly passed = { client: 0, model: 0, transcripts: 0 };
   private gate: AudioGate = GATE_CLOSED;
   private passedClientAt: number | null = null;
   private passedModelAt: number | null = null;
@@ -154,8 +154,15 @@ export class SessionInterpreter {
     }
     if (input.type === "model") {
       this.modelEvents++;
-      if (input.event.type === "audio_delta") {
+      const event = input.event.type;
+      if (event === "audio_delta") {
         this.modelAudio(input.event.pcm);
+        return;
+      }
+      if ((event === "input_transcript" || event === "speech_started") && this.gate.transcript) {
+        // Only the model's sign of life: set at the next step, as passed audio's is.
+        this.passedModelAt = this.ports.clock();
+        this.passed.transcripts++;
         return;
       }
     }

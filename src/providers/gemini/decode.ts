@@ -85,6 +85,8 @@ export function decodeServerFrame(
       return protocolError("inlineData is not valid base64");
     }
   }
+  const heard = transcriptionOnly(json);
+  if (heard !== null) return { ok: true, events: [heard] };
 
   return decodeBySchema(json, state);
 }
@@ -137,6 +139,25 @@ function audioOnly(json: unknown): string | null {
   const { mimeType, data } = blob;
   if (typeof mimeType !== "string" || !mimeType.startsWith("audio/")) return null;
   return typeof data === "string" ? data : null;
+}
+
+/**
+ * The event of a frame that holds a piece of the user's transcription and nothing else —
+ * `{serverContent: {inputTranscription: {text?, finished?}}}`, which comes with the user's
+ * speech, often a frame a chunk — or null; checked by hand as `audioOnly` is (the schema
+ * decodes it to the same one event).
+ */
+function transcriptionOnly(json: unknown): ModelEvent | null {
+  if (!isRecord(json) || !onlyKeys(json, "serverContent")) return null;
+  const content = json.serverContent;
+  if (!isRecord(content) || !onlyKeys(content, "inputTranscription")) return null;
+  const input = content.inputTranscription;
+  if (!isRecord(input) || !onlyKeys(input, "text", "finished")) return null;
+  const { text, finished } = input;
+  if (text !== undefined && typeof text !== "string") return null;
+  if (finished !== undefined && typeof finished !== "boolean") return null;
+  if (text === undefined && finished === undefined) return null;
+  return { type: "input_transcript", text: text ?? "", finished: finished ?? false };
 }
 
 /** A model-turn part reduced to what liveline acts on. */

@@ -78,7 +78,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 function runBoth(
   steps: Step[],
   gate: (s: CoreState) => AudioGate,
-): { client: number; model: number } {
+): { client: number; model: number; transcripts: number } {
   const fast = new Harness({ idleTimeoutMs: 60_000 }, gate);
   const slow = new Harness({ idleTimeoutMs: 60_000 }, "off");
   const both = (f: (h: Harness) => void) => {
@@ -104,7 +104,8 @@ function runBoth(
         }
         break;
       case "model":
-        both((h) => h.model(step.event));
+        // As the shell hands it over: a transcription may pass the gate.
+        both((h) => h.receive({ type: "model", event: step.event }));
         if (step.event.type === "upstream_closed") {
           // The shell reconnects when the core asks; the new connection comes up.
           both((h) => h.advance(1000));
@@ -180,33 +181,52 @@ describe("the audio gate", () => {
   it("passing audio without a step leaves every effect and the state as stepping each chunk", {
     timeout: 120_000,
   }, () => {
-    const passed = { client: 0, model: 0 };
-    const chunks = { client: 0, model: 0 };
+    const passed = { client: 0, model: 0, transcripts: 0 };
+    const chunks = { client: 0, model: 0, transcripts: 0 };
     fc.assert(
       fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
         const p = runBoth(steps, audioGate);
         passed.client += p.client;
         passed.model += p.model;
+        passed.transcripts += p.transcripts;
         for (const s of steps) {
           if (s.t === "client_audio") chunks.client += s.n;
           if (s.t === "model_audio") chunks.model += s.n;
+          if (
+            s.t === "model" &&
+            (s.event.type === "input_transcript" || s.event.type === "speech_started")
+          ) {
+            chunks.transcripts++;
+          }
         }
       }),
       { numRuns: RUNS, seed: SEED },
     );
     // The fast path is taken both ways, not only proven harmless.
     console.log(
-      `audio gate: ${passed.client}/${chunks.client} client chunks and ${passed.model}/${chunks.model} model chunks passed without a step`,
+      `audio gate: ${passed.client}/${chunks.client} client chunks, ${passed.model}/${chunks.model} model chunks and ${passed.transcripts}/${chunks.transcripts} transcriptions passed without a step`,
     );
     expect(passed.client / chunks.client).toBeGreaterThan(0.3);
     expect(passed.model / chunks.model).toBeGreaterThan(0.05);
+    expect(passed.transcripts / chunks.transcripts).toBeGreaterThan(0.05);
   });
 
   it("control: a gate that opens whenever the connection is live changes what is sent", () => {
     const careless = (s: CoreState): AudioGate => {
       const live = s.upstream.phase === "live" && !s.ended;
-      return { input: live, output: live && s.generation !== null };
+      return { input: live, output: live && s.generation !== null, transcript: false };
     };
+    const outcome = fc.check(
+      fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
+        runBoth(steps, careless);
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
+    expect(outcome.failed).toBe(true);
+  });
+
+  it("control: noting every transcription without a step changes what is sent", () => {
+    const careless = (s: CoreState): AudioGate => ({ ...audioGate(s), transcript: !s.ended });
     const outcome = fc.check(
       fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
         runBoth(steps, careless);

@@ -206,8 +206,8 @@ export class Harness {
     this.interpreter.handleInput({ type: "model", event: { type: "audio_delta", pcm } });
   }
 
-  /** Chunks that passed the gate without a step. */
-  get audioPassed(): { client: number; model: number } {
+  /** Chunks (and transcriptions) that passed the gate without a step. */
+  get audioPassed(): { client: number; model: number; transcripts: number } {
     return this.interpreter.passed;
   }
 

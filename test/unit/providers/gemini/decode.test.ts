@@ -393,6 +393,34 @@ describe("the audio-only fast decode", () => {
     );
   });
 
+  it("decodes a frame holding only the user's transcription by hand exactly as the schema does", () => {
+    const value = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.constant(null));
+    const frame = fc.record({
+      text: fc.option(fc.oneof(fc.string(), value)),
+      finished: fc.option(fc.oneof(fc.boolean(), value)),
+      inputExtra: fc.option(fc.constantFrom("languageCode", "confidence")),
+      contentExtra: fc.option(fc.constantFrom("turnComplete", "interrupted", "generationComplete")),
+      topExtra: fc.option(fc.constantFrom("usageMetadata", "goAway")),
+    });
+    fc.assert(
+      fc.property(frame, (f) => {
+        const input: Record<string, unknown> = {};
+        if (f.text !== null) input.text = f.text;
+        if (f.finished !== null) input.finished = f.finished;
+        if (f.inputExtra !== null) input[f.inputExtra] = "x";
+        const content: Record<string, unknown> = { inputTranscription: input };
+        if (f.contentExtra !== null) content[f.contentExtra] = true;
+        const msg: Record<string, unknown> = { serverContent: content };
+        if (f.topExtra !== null) msg[f.topExtra] = {};
+        const fast = decodeServerFrame(JSON.stringify(msg), createDecoderState());
+        const bySchema = decodeBySchema(JSON.parse(JSON.stringify(msg)), createDecoderState());
+        expect(fast.ok).toBe(bySchema.ok);
+        if (fast.ok && bySchema.ok) expect(fast.events).toEqual(bySchema.events);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it("takes an audio chunk to one audio_delta", () => {
     expect(events(audio())).toEqual([{ type: "audio_delta", bytes: 3 }]);
   });
