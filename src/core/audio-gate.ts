@@ -65,9 +65,7 @@ export function audioGate(s: CoreState): AudioGate {
   // input_transcript / speech_started: the upstream health check (not flapping), and speech
   // while the open turn is answered belongs to that turn (session-core: it returns at once).
   const transcript =
-    (!up.flapping || up.liveSince === null) &&
-    turn !== null &&
-    (gen !== null || !turn.modelEnded);
+    (!up.flapping || up.liveSince === null) && turn !== null && (gen !== null || !turn.modelEnded);
   const output =
     (!up.flapping || up.liveSince === null) &&
     gen !== null &&
