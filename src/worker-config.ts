@@ -35,6 +35,10 @@ export const LOCATION_HINTS = [
 ] as const;
 export type LocationHint = (typeof LOCATION_HINTS)[number];
 
+/** How a session's object holds an app's sockets (session/held-sockets.ts). */
+export const SOCKET_HOLDINGS = ["streaming", "hibernatable"] as const;
+export type SocketHolding = (typeof SOCKET_HOLDINGS)[number];
+
 const onOff = z
   .preprocess((v) => (v === undefined || v === "" ? "off" : v), z.enum(["on", "off"]))
   .describe('"on" or "off" (default off)');
@@ -67,6 +71,14 @@ const ConfigSchema = z.object({
   MAX_AUDIO_FRAMES_PER_SECOND: positiveInt(250),
   MAX_CLIENTS_PER_SESSION: positiveInt(8),
   STALE_SOCKET_MS: positiveInt(30_000),
+  /**
+   * How the object holds an app's sockets (session/held-sockets.ts): "streaming" (default: a
+   * relay's cost per frame) or "hibernatable" (an idle session with clients attached leaves
+   * memory; each message costs an event of its own).
+   */
+  CLIENT_SOCKETS: z
+    .preprocess((v) => (v === undefined || v === "" ? "streaming" : v), z.enum(SOCKET_HOLDINGS))
+    .describe('"streaming" or "hibernatable" (default streaming)'),
   TOOL_TIMEOUT_MS: positiveInt(15_000),
   MODEL_TIMEOUT_MS: positiveInt(15_000),
   /** A model without turns (GPT-Live): this long quiet after it spoke ends its utterance. */

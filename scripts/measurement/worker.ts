@@ -2,8 +2,8 @@
  * MEASUREMENT ONLY — never deployed. The greeter app with the naive relay (liveline with
  * every protection off) as a second arm, so that `npm run repro` and the workers tests show
  * each field failure in the naive arm and its absence in liveline, on one Worker; and a phone
- * line capped at one turn, for the carrier contract's cap; and an agent whose tools are an MCP
- * server's. Served with the repository's
+ * line capped at one turn, for the carrier contract's cap; an agent whose tools are an MCP
+ * server's; and a chat agent whose sessions hold hibernatable sockets. Served with the repository's
  * wrangler.toml in place of its `main` (`startServer({ main })` in scripts/lib/harness.mjs;
  * vitest.config.ts for the workers tests). The greeter itself, and every gateway built on
  * `createLiveline` alone, carries none of this.
@@ -14,6 +14,8 @@ import { naiveRelay } from "../../src/measurement/naive-relay.js";
 import { CAPPED_LINE } from "./lines.js";
 
 const capped = defineAgent({ ...(greeter as AgentDefinition), limits: { maxTurns: 1 } });
+/** The greeter as a chat agent left open in tabs: its sessions hold hibernatable sockets. */
+const chat = defineAgent({ ...(greeter as AgentDefinition), sockets: "hibernatable" });
 
 /**
  * An order desk whose tools are a remote MCP server's (MCP_DESK_URL, its token MCP_DESK_TOKEN):
@@ -46,7 +48,7 @@ const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((se
 }));
 
 const liveline = createLiveline({
-  agents: { greeter, billing, capped, desk },
+  agents: { greeter, billing, capped, desk, chat },
   phoneNumbers: { ...phoneNumbers, [CAPPED_LINE]: "capped" },
   naiveRelay,
 });

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { KeypadMode } from "../telephony/keypad.js";
+import { SOCKET_HOLDINGS, type SocketHolding } from "../worker-config.js";
 import type { ToolPayload } from "../vocabulary/log-events.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 
@@ -185,6 +186,13 @@ export interface AgentDefinition {
   limits?: SessionLimitOptions | undefined;
   /** Remote MCP servers whose tools the model may call, beside `tools`. */
   mcp?: readonly McpServerDefinition[] | undefined;
+  /**
+   * How a session of this agent holds its apps' sockets (the Worker's `CLIENT_SOCKETS` if
+   * unset): `streaming` costs a relay's CPU per audio frame; `hibernatable` lets a session
+   * idle with its clients attached leave memory (a chat agent left open in a tab), each
+   * message costing an event of its own. See docs/OPERATING.md.
+   */
+  sockets?: SocketHolding | undefined;
 }
 
 /** Who a session is for, as an agent function sees it (at creation and at every start). */
@@ -263,6 +271,10 @@ export function agentProblems(agent: AgentDefinition): string[] {
   }
   if (agent.keypad !== undefined && agent.keypad !== "said" && agent.keypad !== "tools")
     problems.push(`keypad must be "said" or "tools", not ${JSON.stringify(agent.keypad)}`);
+  if (agent.sockets !== undefined && !SOCKET_HOLDINGS.includes(agent.sockets))
+    problems.push(
+      `sockets must be "streaming" or "hibernatable", not ${JSON.stringify(agent.sockets)}`,
+    );
   if (agent.arrival !== undefined && agent.arrival !== "announce" && agent.arrival !== "silent")
     problems.push(`arrival must be "announce" or "silent", not ${JSON.stringify(agent.arrival)}`);
   for (const [name, value] of Object.entries(agent.limits ?? {}))

@@ -14,6 +14,7 @@ import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import { CallLine } from "./call-line.js";
 import { CallTokenStore } from "./call-token-store.js";
+import type { HeldSockets } from "./held-sockets.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionMeta } from "./meta.js";
 import {
@@ -37,6 +38,8 @@ const CLOSE_POLICY = 1008;
 /** What the call's side needs from the session's object. */
 export interface CallStreamsHost {
   readonly ctx: DurableObjectState;
+  /** The object's sockets (a stream is taken into them). */
+  readonly held: HeldSockets;
   /** The Worker's env with the app's settings in code (the carriers' vars). */
   env(): object;
   meta(): SessionMeta | null;
@@ -106,8 +109,9 @@ export class CallStreams {
     if (this.open("waiting_call").length >= MAX_WAITING_STREAMS)
       return jsonError(429, "rate_limited", "too many media streams wait for their start");
     const { 0: client, 1: server } = new WebSocketPair();
-    this.host.ctx.acceptWebSocket(server);
-    server.binaryType = "arraybuffer";
+    // A call streams both ways for as long as it lasts: the object cannot leave memory in it
+    // anyway, and a hibernatable socket's per-message event would cost as much again.
+    this.host.held.accept(server, "streaming");
     attach(server, {
       clientId: crypto.randomUUID(),
       resumeFrom: null,
@@ -263,7 +267,7 @@ export class CallStreams {
   }
 
   private open(kind: SocketKind): WebSocket[] {
-    return openSockets(this.host.ctx.getWebSockets(), kind);
+    return openSockets(this.host.held.all(), kind);
   }
 
   private tokens(): CallTokenStore {

@@ -23,6 +23,7 @@ import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { CallStreams } from "./call-streams.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
+import { HeldSockets } from "./held-sockets.js";
 import { LiveSession } from "./live-session.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
 import {
@@ -39,9 +40,6 @@ import {
   protocolLink,
   send,
 } from "./sockets.js";
-
-/** Answered by the runtime itself, byte for byte (see PROTOCOL.md, keepalive). */
-const KEEPALIVE = '{"type":"keepalive"}';
 
 /** Close codes used by the shell. */
 const CLOSE_NORMAL = 1000;
@@ -77,13 +75,15 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   private agentProblem: string | null = null;
   /** The clients, read once per change of the runtime's sockets (every audio chunk goes to all). */
   private clientList: ClientLink[] | null = null;
+  /** Every socket of the session, held as CLIENT_SOCKETS says (a call's always streaming). */
+  private readonly held = new HeldSockets(this.ctx, this);
   private readonly sockets: ClientSockets = {
     all: () => {
-      this.clientList ??= this.ctx.getWebSockets().flatMap((ws) => this.linkOf(ws) ?? []);
+      this.clientList ??= this.held.all().flatMap((ws) => this.linkOf(ws) ?? []);
       return this.clientList;
     },
     byId: (clientId) => {
-      const ws = this.ctx.getWebSockets().find((w) => attachmentOf(w)?.clientId === clientId);
+      const ws = this.held.all().find((w) => attachmentOf(w)?.clientId === clientId);
       return ws === undefined ? undefined : (this.linkOf(ws) ?? undefined);
     },
   };
@@ -92,6 +92,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   /** A phone call's side: the carrier's media stream, the call's line. */
   private readonly calls: CallStreams = new CallStreams({
     ctx: this.ctx,
+    held: this.held,
     env: () => this.app.env(this.env),
     meta: () => this.meta.read(),
     session: () => this.session(),
@@ -157,9 +158,6 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     super(ctx, env);
     this.config = app.settings(env);
     this.meta = new MetaStore(ctx.storage);
-    // A keepalive is answered by the runtime without waking the object; its timestamp keeps
-    // the socket alive. (`ping` still goes through the session, in order with every frame.)
-    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(KEEPALIVE, KEEPALIVE));
     // Every handler waits for this: the session is whole before its first event.
     void ctx.blockConcurrencyWhile(async () => {
       this.session();
@@ -171,7 +169,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (this.live) return this.live;
     const meta = this.meta.read();
     if (!meta) return null;
-    const clients = this.ctx.getWebSockets().flatMap((ws) => {
+    const clients = this.held.all().flatMap((ws) => {
       const a = attachmentOf(ws);
       return a ? [a.clientId] : [];
     });
@@ -214,7 +212,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   async describe(): Promise<SessionResource> {
     const live = this.requireSession();
-    const clients = this.ctx.getWebSockets().filter((ws) => attachmentOf(ws) !== null).length;
+    const clients = this.held.all().filter((ws) => attachmentOf(ws) !== null).length;
     return { ...live.describe(), clients };
   }
 
@@ -263,7 +261,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     // First: the turn the end cuts short must not end or transfer the call on its way out.
     this.calls.ending();
     live.interpreter.handleInput({ type: "end_session" });
-    for (const ws of this.ctx.getWebSockets()) {
+    for (const ws of this.held.all()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
     }
   }
@@ -326,8 +324,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       return new Response(null, { status: 101, webSocket: client });
     }
 
-    this.ctx.acceptWebSocket(server);
-    server.binaryType = "arraybuffer";
+    this.held.accept(server, live.currentAgent().sockets ?? this.config.CLIENT_SOCKETS);
     const clientId = crypto.randomUUID();
     const batchReplay = request.headers.get(REPLAY_HEADER) === "batch";
     attach(server, { clientId, resumeFrom, batchReplay, connectedAt: Date.now() });
@@ -341,7 +338,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  // --- Hibernation API handlers ----------------------------------------------------------
+  // --- socket handlers (the Hibernation API's, called by HeldSockets for streaming ones) ---
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     this.noteHeard(ws);
@@ -363,7 +360,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   /** The open sockets of one kind (see SocketKind). */
   private openSockets(kind: SocketKind): WebSocket[] {
-    return openSockets(this.ctx.getWebSockets(), kind);
+    return openSockets(this.held.all(), kind);
   }
 
   /**
@@ -372,9 +369,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
    */
   private reapStale(): void {
     const now = Date.now();
-    for (const ws of this.ctx.getWebSockets()) {
+    for (const ws of this.held.all()) {
       const attachment = attachmentOf(ws);
-      const kept = this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0;
+      const kept = this.held.keepaliveAt(ws) ?? 0;
       const heard = Math.max(attachment?.connectedAt ?? 0, attachment?.heardAt ?? 0, kept);
       if (now - heard < this.config.STALE_SOCKET_MS) continue;
       closeQuietly(ws, 1001, "stale: no message or keepalive");

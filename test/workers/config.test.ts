@@ -18,6 +18,7 @@ describe("loadConfig", () => {
       MAX_AUDIO_FRAMES_PER_SECOND: 250,
       MAX_CLIENTS_PER_SESSION: 8,
       STALE_SOCKET_MS: 30_000,
+      CLIENT_SOCKETS: "streaming",
       TOOL_TIMEOUT_MS: 15_000,
       MODEL_TIMEOUT_MS: 15_000,
       UTTERANCE_QUIET_MS: 1_500,

@@ -82,6 +82,23 @@ async function historyOf(sessionId: string): Promise<HistoryEvent[]> {
   return ((await res.json()) as { events: HistoryEvent[] }).events;
 }
 
+/** The history once `lines` typed lines are in it and every user turn has its end, or after 10 s. */
+async function settledHistory(sessionId: string, lines: number): Promise<HistoryEvent[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const events = await historyOf(sessionId);
+    const typed = events.filter((e) => e.kind === "user" && e.source === "text").length;
+    const ended = new Set(
+      events.flatMap((e) =>
+        e.kind === "turn_complete" || e.kind === "interrupted" ? [e.turnId] : [],
+      ),
+    );
+    const open = events.some((e) => e.kind === "user" && !ended.has(e.turnId));
+    if ((typed >= lines && !open) || Date.now() > deadline) return events;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 async function play(moves: Move[]): Promise<void> {
   const { sessionId, wsUrl, client } = await simulatorSession({ seed: 7 });
   const seen: Frame[] = [];
@@ -151,8 +168,12 @@ async function play(moves: Move[]): Promise<void> {
   }
   await drain(client, seen, 600);
 
-  // The log is valid, every user turn ended exactly once, and it reads back every way.
-  const events = await historyOf(sessionId);
+  // The log is valid, every user turn ended exactly once, and it reads back every way. A line
+  // sent over the user's audio is held until that speech could have ended (seconds): the
+  // session has settled when every line is recorded and every user turn has its end (or
+  // never, and the checks below fail).
+  const lines = moves.filter((m) => m.t === "text").length;
+  const events = await settledHistory(sessionId, lines);
   expect(validateHistory(events)).toEqual([]);
   const ends = new Map<string, number>();
   for (const e of events)
