@@ -44,7 +44,9 @@ async function statusSeen(client, state, ms) {
 /**
  * One session of an arm: a turn, then idle. `arm`:
  * - "held": the model connection is still open (probed before the idle close);
- * - "client": idle closed, a client attached and sending keepalives;
+ * - "client": idle closed, a client attached and sending keepalives (hibernatable sockets);
+ * - "clientStreaming": the same with streaming sockets, the default (an open one keeps the
+ *   object in memory);
  * - "none": idle closed, the client gone.
  * Resolves with whether the object had left memory `delayMs` after the arm's idle moment.
  */
@@ -60,7 +62,9 @@ async function probeOne(server, arm, delayMs, idleMs) {
     idleAt = performance.now();
   }
   let keepalive = null;
-  if (arm === "client") keepalive = setInterval(() => client.ws.send(KEEPALIVE), 3000); // answered by the runtime
+  // Answered by the runtime (hibernatable), or by the object before its session sees it.
+  if (arm === "client" || arm === "clientStreaming")
+    keepalive = setInterval(() => client.ws.send(KEEPALIVE), 3000);
   if (arm === "none") client.close();
   await sleep(Math.max(0, delayMs - (performance.now() - idleAt)));
   const after = await objectStartedAt(server, created.sessionId);
@@ -98,13 +102,19 @@ async function nextTurn(server, idleMs, waitMs, reconnect) {
   return { readyMs, coldFirst: cold.first + readyMs, warmFirst: warm.first, live };
 }
 
-export async function idleCost(server, { idleMs, stepMs, steps, nextTurns }) {
+/**
+ * `servers`: `streaming` (the default CLIENT_SOCKETS) and `hibernatable` (CLIENT_SOCKETS set
+ * so), both with the idle timeout `idleMs`.
+ */
+export async function idleCost(servers, { idleMs, stepMs, steps, nextTurns }) {
+  const serverOf = (arm) => (arm === "client" ? servers.hibernatable : servers.streaming);
   const delays = Array.from({ length: steps }, (_, i) => (i + 1) * stepMs);
   // "held" is probed while the connection is still open: delays below the idle timeout.
   const heldDelays = delays.filter((d) => d < idleMs - 1000);
   const jobs = [
     ...heldDelays.map((d) => ({ arm: "held", d })),
     ...delays.map((d) => ({ arm: "client", d })),
+    ...delays.map((d) => ({ arm: "clientStreaming", d })),
     ...delays.map((d) => ({ arm: "none", d })),
   ];
   let done = 0;
@@ -115,7 +125,7 @@ export async function idleCost(server, { idleMs, stepMs, steps, nextTurns }) {
   const [grid, turns] = await Promise.all([
     Promise.all(
       jobs.map(async (j) => {
-        const left = await probeOne(server, j.arm, j.d, idleMs);
+        const left = await probeOne(serverOf(j.arm), j.arm, j.d, idleMs);
         tick();
         return { ...j, left };
       }),
@@ -125,14 +135,20 @@ export async function idleCost(server, { idleMs, stepMs, steps, nextTurns }) {
         ...Array.from({ length: nextTurns }, () => false),
         ...Array.from({ length: nextTurns }, () => true),
       ].map(async (reconnect) => {
-        const r = await nextTurn(server, idleMs, wait, reconnect);
+        // Attached through the idle close: only a hibernatable socket lets the object leave.
+        const r = await nextTurn(
+          reconnect ? servers.streaming : servers.hibernatable,
+          idleMs,
+          wait,
+          reconnect,
+        );
         tick();
         return { reconnect, ...r };
       }),
     ),
   ]);
   const arms = {};
-  for (const arm of ["held", "client", "none"]) {
+  for (const arm of ["held", "client", "clientStreaming", "none"]) {
     const rows = grid.filter((g) => g.arm === arm).sort((a, b) => a.d - b.d);
     const firstLeft = rows.find((r) => r.left)?.d ?? null;
     const lastStayed = rows.filter((r) => !r.left).at(-1)?.d ?? 0;

@@ -11,6 +11,9 @@
  *   (GEMINI_LIVE_URL), so the gateway's cost is measured without the simulator's own work.
  * - `GET /bench/relay` (WebSocket): a bare pass-through Durable Object that opens the same
  *   probe model and relays every frame both ways with no logic: the baseline.
+ * - `GET /bench/hibernating` (WebSocket): the same transcoding relay on the Hibernation API
+ *   (`acceptWebSocket`, `webSocketMessage`): what holding a client's socket that way costs
+ *   per frame (liveline's CLIENT_SOCKETS=hibernatable).
  * - `GET /bench/transcode` (WebSocket): a transcoding relay, the least work any Gemini
  *   gateway must do: it speaks liveline's client protocol (binary PCM in and out, `text`,
  *   `ready`, `text`/`turn_complete` frames) and the Gemini wire upstream (base64 JSON), with
@@ -36,6 +39,7 @@ interface BenchEnv {
   BENCH_RELAY: DurableObjectNamespace<RelayObject>;
   BENCH_TRANSCODE: DurableObjectNamespace<TranscodingRelayObject>;
   BENCH_PHONE_RELAY: DurableObjectNamespace<PhoneRelayObject>;
+  BENCH_HIBERNATING: DurableObjectNamespace<HibernatingRelayObject>;
 }
 
 const enc = new TextEncoder();
@@ -101,11 +105,12 @@ export class ProbeModel extends DurableObject<BenchEnv> {
       if (audio) {
         streaming = true;
         send({ serverContent: { inputTranscription: { text: "." } } });
+        // The chunk's first 6 bytes (8 base64 characters) come back first in the echo: the
+        // bench pairs each echo with its chunk by the id it wrote there.
+        const data = `${String(audio.data ?? "").slice(0, 8)}${AUDIO_OUT.slice(8)}`;
         send({
           serverContent: {
-            modelTurn: {
-              parts: [{ inlineData: { mimeType: "audio/pcm;rate=24000", data: AUDIO_OUT } }],
-            },
+            modelTurn: { parts: [{ inlineData: { mimeType: "audio/pcm;rate=24000", data } }] },
           },
         });
       }
@@ -156,53 +161,94 @@ interface GeminiServerMessage {
   toolCall?: { functionCalls: { id: string; name: string }[] };
 }
 
+/** A client frame of liveline's protocol, as a transcoding relay sends it on (Gemini wire). */
+function clientToModel(data: string | ArrayBuffer, up: (m: unknown) => void): void {
+  if (typeof data !== "string") {
+    const audio = bytesToBase64(new Uint8Array(data));
+    up({ realtimeInput: { audio: { mimeType: "audio/pcm;rate=16000", data: audio } } });
+    return;
+  }
+  const frame = JSON.parse(data) as { type: string; text?: string };
+  if (frame.type === "text") {
+    up({
+      clientContent: {
+        turns: [{ role: "user", parts: [{ text: frame.text ?? "" }] }],
+        turnComplete: true,
+      },
+    });
+  } else if (frame.type === "audio_end") {
+    up({ realtimeInput: { audioStreamEnd: true } });
+  }
+}
+
+/** The probe model's frames, as a transcoding relay gives them to its client. */
+function modelToClient(upstream: WebSocket, server: WebSocket, up: (m: unknown) => void): void {
+  const down = (m: unknown) => server.send(JSON.stringify(m));
+  upstream.addEventListener("message", (e) => {
+    const m = JSON.parse(
+      typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
+    ) as GeminiServerMessage;
+    if (m.setupComplete !== undefined) {
+      down({ type: "ready", sessionId: "transcode", lastSeq: 0, resumed: false });
+      return;
+    }
+    // A tool call is answered by the relay itself (the probe waits for it).
+    for (const call of m.toolCall?.functionCalls ?? []) {
+      up({
+        toolResponse: { functionResponses: [{ id: call.id, name: call.name, response: {} }] },
+      });
+    }
+    for (const part of m.serverContent?.modelTurn?.parts ?? []) {
+      if (part.inlineData) server.send(base64ToBytes(part.inlineData.data));
+      else if (part.text !== undefined) down({ type: "text", text: part.text });
+    }
+    if (m.serverContent?.turnComplete) down({ type: "turn_complete" });
+  });
+}
+
 export class TranscodingRelayObject extends DurableObject<BenchEnv> {
   override async fetch(): Promise<Response> {
     const sockets = await relaySockets(this.env);
     if (!sockets) return NO_UPSTREAM();
     const { upstream, server, client } = sockets;
     const up = (m: unknown) => upstream.send(enc.encode(JSON.stringify(m)));
-    const down = (m: unknown) => server.send(JSON.stringify(m));
     up({ setup: { model: "models/probe" } });
-    server.addEventListener("message", (e) => {
-      if (typeof e.data !== "string") {
-        const data = bytesToBase64(new Uint8Array(e.data as ArrayBuffer));
-        up({ realtimeInput: { audio: { mimeType: "audio/pcm;rate=16000", data } } });
-        return;
-      }
-      const frame = JSON.parse(e.data) as { type: string; text?: string };
-      if (frame.type === "text") {
-        up({
-          clientContent: {
-            turns: [{ role: "user", parts: [{ text: frame.text ?? "" }] }],
-            turnComplete: true,
-          },
-        });
-      } else if (frame.type === "audio_end") {
-        up({ realtimeInput: { audioStreamEnd: true } });
-      }
-    });
-    upstream.addEventListener("message", (e) => {
-      const m = JSON.parse(
-        typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
-      ) as GeminiServerMessage;
-      if (m.setupComplete !== undefined) {
-        down({ type: "ready", sessionId: "transcode", lastSeq: 0, resumed: false });
-        return;
-      }
-      // A tool call is answered by the relay itself (the probe waits for it).
-      for (const call of m.toolCall?.functionCalls ?? []) {
-        up({
-          toolResponse: { functionResponses: [{ id: call.id, name: call.name, response: {} }] },
-        });
-      }
-      for (const part of m.serverContent?.modelTurn?.parts ?? []) {
-        if (part.inlineData) server.send(base64ToBytes(part.inlineData.data));
-        else if (part.text !== undefined) down({ type: "text", text: part.text });
-      }
-      if (m.serverContent?.turnComplete) down({ type: "turn_complete" });
-    });
+    server.addEventListener("message", (e) => clientToModel(e.data as string | ArrayBuffer, up));
+    modelToClient(upstream, server, up);
     return new Response(null, { status: 101, webSocket: client });
+  }
+}
+
+/**
+ * The transcoding relay with the client's socket on the Hibernation API: each client message
+ * is an event of its own (`webSocketMessage`), as on liveline with CLIENT_SOCKETS=hibernatable.
+ */
+export class HibernatingRelayObject extends DurableObject<BenchEnv> {
+  private up: ((m: unknown) => void) | null = null;
+  private upstream: WebSocket | null = null;
+
+  override async fetch(): Promise<Response> {
+    const res = await fetch(this.env.GEMINI_LIVE_URL, { headers: { Upgrade: "websocket" } });
+    const upstream = res.webSocket;
+    if (!upstream) return NO_UPSTREAM();
+    upstream.accept();
+    upstream.binaryType = "arraybuffer";
+    const { 0: client, 1: server } = new WebSocketPair();
+    this.ctx.acceptWebSocket(server);
+    const up = (m: unknown) => upstream.send(enc.encode(JSON.stringify(m)));
+    this.up = up;
+    this.upstream = upstream;
+    up({ setup: { model: "models/probe" } });
+    modelToClient(upstream, server, up);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  override async webSocketMessage(_ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
+    if (this.up !== null) clientToModel(data, this.up);
+  }
+
+  override async webSocketClose(): Promise<void> {
+    this.upstream?.close();
   }
 }
 
@@ -266,6 +312,10 @@ export default {
     }
     if (path === "/bench/phone-relay") {
       const ns = env.BENCH_PHONE_RELAY;
+      return ns.get(ns.newUniqueId()).fetch(request);
+    }
+    if (path === "/bench/hibernating") {
+      const ns = env.BENCH_HIBERNATING;
       return ns.get(ns.newUniqueId()).fetch(request);
     }
     if (path === "/bench/transcode") {

@@ -64,6 +64,11 @@ export interface SessionStats {
    * the user's transcription noted without one.
    */
   audioPassed: { client: number; model: number; transcripts: number };
+  /**
+   * This instance of the object falling behind: clients' audio it shed (session/audio-intake.ts)
+   * and the most its load probe's timer was ever late, in ms.
+   */
+  overload?: { shedChunks: number; shedMs: number; worstLateMs: number };
   /** What the protections did: suppressed generations, duplicate calls and results, … */
   counters: Record<string, number>;
   /**

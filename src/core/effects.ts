@@ -100,7 +100,9 @@ export type TraceKind =
   | "CLIENT_CONNECT"
   | "CLIENT_RESUME"
   | "CLIENT_DISCONNECT"
-  | "BAD_FRAME";
+  | "BAD_FRAME"
+  /** The shell fell behind and dropped a client's oldest audio (session/audio-intake.ts). */
+  | "AUDIO_SHED";
 
 /** How to (re)open the model connection: resume with a handle, or seed from the log. */
 export type UpstreamOpen =

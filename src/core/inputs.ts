@@ -27,6 +27,11 @@ export type CoreInput =
   | { type: "client_played"; clientId: string; ms: number }
   | ({ type: "client_tool_result"; clientId: string; callId: string } & ToolOutcome)
   | { type: "client_ping"; clientId: string }
+  /**
+   * The shell fell behind and shed a client's oldest audio, chunks and ms of it since it last
+   * said so (at most once a second): the client is told, the timeline notes it.
+   */
+  | { type: "audio_shed"; clientId: string; chunks: number; ms: number }
   /** A frame the boundary could not accept (parsed and rejected by the shell). */
   | { type: "client_bad_frame"; clientId: string; code: string; message: string }
   /** The model socket is open and setup was sent; `setup_complete` follows as a model event. */

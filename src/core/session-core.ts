@@ -218,6 +218,14 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       ctx.trace("BAD_FRAME", { clientId: input.clientId, code: input.code });
       ctx.sendError(input.clientId, input.code, input.message);
       return;
+    case "audio_shed":
+      ctx.trace("AUDIO_SHED", { clientId: input.clientId, chunks: input.chunks, ms: input.ms });
+      ctx.sendError(
+        input.clientId,
+        "overloaded",
+        `the gateway fell behind: ${input.chunks} chunks (${input.ms} ms) of your oldest audio were dropped so that the newest goes on at once`,
+      );
+      return;
     case "upstream_opened":
       return;
     case "handoff_requested":
@@ -323,7 +331,10 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       const gen = wordsSaid(currentGeneration(ctx));
       const first = !gen.hasContent;
       const owner = takeContent(ctx, gen);
-      if (owner === null) return;
+      if (owner === null) {
+        s.counters.droppedModelAudio++;
+        return;
+      }
       if (first) ctx.trace("MODEL_AUDIO", { turnId: owner });
       ctx.emit({ type: "send_audio", pcm: event.pcm });
       return;

@@ -247,6 +247,8 @@ export interface Counters {
   repeatedReplies: number;
   modelTimeouts: number;
   lateAnswers: number;
+  /** Model audio chunks not forwarded: their generation was cut or suppressed. */
+  droppedModelAudio: number;
 }
 
 export interface CoreState {
@@ -444,6 +446,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       repeatedReplies: 0,
       modelTimeouts: 0,
       lateAnswers: 0,
+      droppedModelAudio: 0,
     },
     ended: false,
     lastActivityAt: 0,

@@ -140,7 +140,12 @@ export class HistoryStore {
     migrate(storage, "history", HISTORY_MIGRATIONS);
     this.sql = storage.sql;
     this.table = checked ? "events" : "events_unchecked";
+    this.trimSlack = Math.max(1, Math.floor(timelineMaxRows / 16));
   }
+
+  /** Timeline rows written since the last trim, and how many may be before the next. */
+  private untrimmed = 0;
+  private readonly trimSlack: number;
 
   /**
    * Appends events, each with its encoded client frame (`frames[i]`, as sent), in one
@@ -257,7 +262,11 @@ export class HistoryStore {
     return row.last ?? 0;
   }
 
-  /** Timeline rows, in order, in one statement (see `append` for why one). */
+  /**
+   * Timeline rows, in order, in one statement (see `append` for why one). The rows beyond the
+   * cap are deleted once `trimSlack` more have come, not at every step (a statement of its own
+   * each time was an eighth of a text turn's worker time); reads keep to the cap exactly.
+   */
   trace(rows: readonly TraceRow[]): void {
     if (rows.length === 0) return;
     this.sql.exec(
@@ -267,24 +276,36 @@ export class HistoryStore {
         rows.map((r) => [r.at, r.kind, r.detail === undefined ? null : JSON.stringify(r.detail)]),
       ),
     );
-    if (Number.isFinite(this.timelineMaxRows))
-      this.sql.exec(
-        "DELETE FROM timeline WHERE id <= (SELECT MAX(id) FROM timeline) - ?",
-        this.timelineMaxRows,
-      );
+    if (!Number.isFinite(this.timelineMaxRows)) return;
+    this.untrimmed += rows.length;
+    if (this.untrimmed < this.trimSlack) return;
+    this.untrimmed = 0;
+    this.sql.exec(
+      "DELETE FROM timeline WHERE id <= (SELECT MAX(id) FROM timeline) - ?",
+      this.timelineMaxRows,
+    );
+  }
+
+  /** The first id within the cap: rows below it are dropped, whether deleted yet or not. */
+  private firstKeptId(): number {
+    if (!Number.isFinite(this.timelineMaxRows)) return 1;
+    const row = this.sql
+      .exec<{ last: number | null }>("SELECT MAX(id) AS last FROM timeline")
+      .one();
+    return Math.max(1, (row.last ?? 0) - this.timelineMaxRows + 1);
   }
 
   /** Rows the cap dropped: only the oldest go, and ids (AUTOINCREMENT) start at 1, never reused. */
   timelineDropped(): number {
-    const row = this.sql
-      .exec<{ first: number | null }>("SELECT MIN(id) AS first FROM timeline")
-      .one();
-    return (row.first ?? 1) - 1;
+    return this.firstKeptId() - 1;
   }
 
   timeline(): { at: number; kind: string; detail?: unknown }[] {
     return this.sql
-      .exec<TimelineRow>("SELECT at, kind, detail FROM timeline ORDER BY id")
+      .exec<TimelineRow>(
+        "SELECT at, kind, detail FROM timeline WHERE id >= ? ORDER BY id",
+        this.firstKeptId(),
+      )
       .toArray()
       .map((r) =>
         r.detail === null

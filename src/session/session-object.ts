@@ -23,7 +23,9 @@ import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { CallStreams } from "./call-streams.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
+import { AudioIntake } from "./audio-intake.js";
 import { HeldSockets } from "./held-sockets.js";
+import { LoadProbe } from "./load-probe.js";
 import { LiveSession } from "./live-session.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
 import {
@@ -87,6 +89,19 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       return ws === undefined ? undefined : (this.linkOf(ws) ?? undefined);
     },
   };
+  /** Whether the object's loop is behind (it runs while audio comes in). */
+  private readonly load = new LoadProbe();
+  /** Clients' audio on its way in: its oldest shed when the loop is behind. */
+  private readonly intake = new AudioIntake(
+    {
+      deliver: (input) => this.session()?.interpreter.handleInput(input),
+      shed: (clientId, chunks, ms) =>
+        this.session()?.interpreter.handleInput({ type: "audio_shed", clientId, chunks, ms }),
+      // Chunks are in the session's input encoding: PCM16 at 16 kHz, or a line's μ-law at 8.
+      msOf: (pcm) => pcm.length / (this.sessionAudio() === "g711_ulaw" ? 8 : 32),
+    },
+    this.load,
+  );
   /** Each socket's link, made once per object instance. */
   private readonly links = new WeakMap<WebSocket, ClientLink>();
   /** A phone call's side: the carrier's media stream, the call's line. */
@@ -228,7 +243,14 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       startedAt: live.meta.createdAt,
       rows: live.timeline(),
       ...(dropped > 0 ? { droppedRows: dropped } : {}),
-      stats: live.stats(this.ctx.storage.sql.databaseSize, this.startedAt),
+      stats: {
+        ...live.stats(this.ctx.storage.sql.databaseSize, this.startedAt),
+        overload: {
+          shedChunks: this.intake.shedTotal.chunks,
+          shedMs: this.intake.shedTotal.ms,
+          worstLateMs: this.load.worstLateMs,
+        },
+      },
     };
   }
 
@@ -391,6 +413,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   }
 
   private leave(ws: WebSocket): void {
+    // What it said before it left reaches the session first.
+    this.intake.flush(ws);
+    this.intake.forget(ws);
     this.clientList = null;
     const attachment = attachmentOf(ws);
     if (attachment === null) return;
@@ -426,6 +451,12 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       !this.withinRate(ws, live, input)
     )
       return;
+    if (input.type === "client_audio") {
+      this.intake.audio(ws, input);
+      return;
+    }
+    // The socket's audio still queued goes first: its frames keep their order.
+    this.intake.flush(ws);
     live.interpreter.handleInput(input);
   }
 

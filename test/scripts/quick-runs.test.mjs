@@ -90,7 +90,10 @@ describe("npm run repro / bench / soak, quick", () => {
       "next turn",
       "Tracing and usage writes on vs off",
       "usage rows written for 5 of 5 ended sessions",
-      "Issue 12's targets",
+      "the same, client socket hibernatable",
+      "worst session",
+      "the same, streaming sockets (the default)",
+      "Targets, from this run",
     ]) {
       expect(out).toContain(heading);
     }

@@ -150,6 +150,25 @@ describe("HistoryStore in the object's SQLite storage", () => {
     );
     expect(kept).toEqual({ before: 0, rows: [8, 9, 10, 11, 12], dropped: 7 });
   });
+
+  it("trims the stored rows a slack at a time (a sixteenth of the cap), reads within the cap exactly", async () => {
+    const kept = await runInDurableObject(
+      env.SESSION.get(env.SESSION.newUniqueId()),
+      (_o, state) => {
+        const store = new HistoryStore(state.storage, true, 48);
+        const stored = () =>
+          state.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM timeline").one().n;
+        let most = 0;
+        for (let at = 1; at <= 60; at++) {
+          store.trace([{ at, kind: "MODEL_TEXT", detail: undefined }]);
+          most = Math.max(most, stored());
+        }
+        const rows = store.timeline().map((r) => r.at);
+        return { first: rows[0], count: rows.length, dropped: store.timelineDropped(), most };
+      },
+    );
+    expect(kept).toEqual({ first: 13, count: 48, dropped: 12, most: 50 });
+  });
 });
 
 describe("a restore's read", () => {

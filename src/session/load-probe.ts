@@ -1,0 +1,55 @@
+/**
+ * Whether the object's event loop is behind: a timer set for every PERIOD_MS fires late by
+ * as long as the work queued before it (every socket message the isolate has yet to take).
+ * The lateness is the gateway's own queueing, never a client's network: a client whose
+ * frames come in a burst after a stall leaves the timer on time.
+ *
+ * It runs only while audio comes in (an idle object keeps no timer, so it can leave memory).
+ */
+
+/** How often the timer is set while audio comes in (each costs the loop a timer event). */
+const PERIOD_MS = 200;
+/** Late by this much: behind (a chunk waits at least this long before the object takes it). */
+const BEHIND_MS = 60;
+/** On time to within this: caught up. */
+const CAUGHT_UP_MS = 20;
+/** No audio for this long: the timer stops. */
+const QUIET_MS = 1000;
+
+export class LoadProbe {
+  /** The last timer's lateness said the loop is behind (until one is on time again). */
+  behind = false;
+  /** The greatest lateness seen (stats). */
+  worstLateMs = 0;
+  private running = false;
+  private lastAudioAt = 0;
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  /** Audio came in: the timer runs (again) if it had stopped. */
+  noteAudio(): void {
+    this.lastAudioAt = this.clock();
+    if (this.running) return;
+    this.running = true;
+    this.arm();
+  }
+
+  private arm(): void {
+    const due = this.clock() + PERIOD_MS;
+    setTimeout(() => this.fired(due), PERIOD_MS);
+  }
+
+  private fired(due: number): void {
+    const now = this.clock();
+    const late = now - due;
+    this.worstLateMs = Math.max(this.worstLateMs, late);
+    if (late >= BEHIND_MS) this.behind = true;
+    else if (late <= CAUGHT_UP_MS) this.behind = false;
+    if (now - this.lastAudioAt >= QUIET_MS) {
+      this.running = false;
+      this.behind = false;
+      return;
+    }
+    this.arm();
+  }
+}
