@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { KeypadMode } from "../telephony/keypad.js";
-import { SOCKET_HOLDINGS, type SocketHolding } from "../worker-config.js";
 import type { ToolPayload } from "../vocabulary/log-events.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
+import { SOCKET_HOLDINGS, type SocketHolding } from "../worker-config.js";
 
 /** What a server tool gets besides its arguments. `Env`: the app's Worker bindings. */
 export interface ToolContext<Env = unknown> {

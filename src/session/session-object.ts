@@ -21,12 +21,12 @@ import { mulawDecoder, mulawEncoder } from "../telephony/audio/transcode.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
+import { AudioIntake } from "./audio-intake.js";
 import { CallStreams } from "./call-streams.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
-import { AudioIntake } from "./audio-intake.js";
 import { HeldSockets } from "./held-sockets.js";
-import { LoadProbe } from "./load-probe.js";
 import { LiveSession } from "./live-session.js";
+import { LoadProbe } from "./load-probe.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
 import {
   attach,
