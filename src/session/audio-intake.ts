@@ -39,7 +39,8 @@ interface Owed {
 }
 
 export class AudioIntake {
-  private readonly queues = new Map<WebSocket, ClientAudio[]>();
+  /** Sockets whose audio waits for a flush (empty unless the object is behind). */
+  readonly queued = new Map<WebSocket, ClientAudio[]>();
   private readonly owed = new Map<WebSocket, Owed>();
   private flushArmed = false;
   /** Every chunk shed by this instance of the object (stats). */
@@ -54,27 +55,27 @@ export class AudioIntake {
   /** A client's audio chunk, past the size, form and rate checks. */
   audio(ws: WebSocket, input: ClientAudio): void {
     this.probe.noteAudio();
-    const queue = this.queues.get(ws);
+    const queue = this.queued.get(ws);
     if (queue === undefined && !this.probe.behind) {
       this.sayOwed(ws, input.clientId);
       this.host.deliver(input);
       return;
     }
-    if (queue === undefined) this.queues.set(ws, [input]);
+    if (queue === undefined) this.queued.set(ws, [input]);
     else queue.push(input);
     if (this.flushArmed) return;
     this.flushArmed = true;
     setTimeout(() => {
       this.flushArmed = false;
-      for (const queued of [...this.queues.keys()]) this.flush(queued);
+      for (const queued of [...this.queued.keys()]) this.flush(queued);
     }, 0);
   }
 
   /** Before any other input of the socket, or its close: its queued audio goes first. */
   flush(ws: WebSocket): void {
-    const queue = this.queues.get(ws);
+    const queue = this.queued.get(ws);
     if (queue === undefined) return;
-    this.queues.delete(ws);
+    this.queued.delete(ws);
     const { kept, shed } = newestWithin(queue, BUDGET_MS, (c) => this.host.msOf(c.pcm));
     const clientId = queue[0]!.clientId;
     if (shed.length > 0) {
@@ -92,7 +93,7 @@ export class AudioIntake {
 
   /** The socket is gone: nothing of it is kept. */
   forget(ws: WebSocket): void {
-    this.queues.delete(ws);
+    this.queued.delete(ws);
     this.owed.delete(ws);
   }
 
