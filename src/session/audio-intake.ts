@@ -17,6 +17,11 @@ import type { LoadProbe } from "./load-probe.js";
 
 /** Of a socket's audio queued while behind, at most this much goes on at once (ms). */
 const BUDGET_MS = 200;
+/**
+ * A queue longer than this is cut at once, not at its flush: memory stays bounded however
+ * long the flush waits (64 chunks: over a second of 20 ms chunks).
+ */
+const TRIM_AT_CHUNKS = 64;
 /** A client is told of its shed audio at most this often. */
 const SAY_EVERY_MS = 1000;
 
@@ -62,7 +67,11 @@ export class AudioIntake {
       return;
     }
     if (queue === undefined) this.queued.set(ws, [input]);
-    else queue.push(input);
+    else {
+      queue.push(input);
+      // The flush's timer may wait behind a flood of messages: the queue is cut as it grows.
+      if (queue.length > TRIM_AT_CHUNKS) this.shedOldest(ws, queue);
+    }
     if (this.flushArmed) return;
     this.flushArmed = true;
     setTimeout(() => {
@@ -76,25 +85,30 @@ export class AudioIntake {
     const queue = this.queued.get(ws);
     if (queue === undefined) return;
     this.queued.delete(ws);
-    const { kept, shed } = newestWithin(queue, BUDGET_MS, (c) => this.host.msOf(c.pcm));
     const clientId = queue[0]!.clientId;
-    if (shed.length > 0) {
-      const ms = Math.round(shed.reduce((sum, c) => sum + this.host.msOf(c.pcm), 0));
-      this.shedTotal.chunks += shed.length;
-      this.shedTotal.ms += ms;
-      const owed = this.owed.get(ws) ?? { chunks: 0, ms: 0, saidAt: 0 };
-      owed.chunks += shed.length;
-      owed.ms += ms;
-      this.owed.set(ws, owed);
-    }
+    this.shedOldest(ws, queue);
     this.sayOwed(ws, clientId);
-    for (const chunk of kept) this.host.deliver(chunk);
+    for (const chunk of queue) this.host.deliver(chunk);
   }
 
   /** The socket is gone: nothing of it is kept. */
   forget(ws: WebSocket): void {
     this.queued.delete(ws);
     this.owed.delete(ws);
+  }
+
+  /** Cuts a queue (in place) to its newest BUDGET_MS; what it sheds is owed to its client. */
+  private shedOldest(ws: WebSocket, queue: ClientAudio[]): void {
+    const { shed } = newestWithin(queue, BUDGET_MS, (c) => this.host.msOf(c.pcm));
+    if (shed.length === 0) return;
+    queue.splice(0, shed.length);
+    const ms = Math.round(shed.reduce((sum, c) => sum + this.host.msOf(c.pcm), 0));
+    this.shedTotal.chunks += shed.length;
+    this.shedTotal.ms += ms;
+    const owed = this.owed.get(ws) ?? { chunks: 0, ms: 0, saidAt: 0 };
+    owed.chunks += shed.length;
+    owed.ms += ms;
+    this.owed.set(ws, owed);
   }
 
   private sayOwed(ws: WebSocket, clientId: string): void {

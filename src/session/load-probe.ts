@@ -4,6 +4,11 @@
  * The lateness is the gateway's own queueing, never a client's network: a client whose
  * frames come in a burst after a stall leaves the timer on time.
  *
+ * A loop flooded with socket messages may take every one of them before the timer (the
+ * runtime does not promise the timer a turn), so the timer alone would say "behind" only once
+ * the backlog is gone. Each chunk taken past the timer's due time says it too: the chunk is
+ * proof the loop has not yet reached the timer.
+ *
  * It runs only while audio comes in (an idle object keeps no timer, so it can leave memory).
  */
 
@@ -23,25 +28,36 @@ export class LoadProbe {
   worstLateMs = 0;
   private running = false;
   private lastAudioAt = 0;
+  /** When the running timer should fire. */
+  private dueAt = 0;
 
   constructor(private readonly clock: () => number = Date.now) {}
 
   /** Audio came in: the timer runs (again) if it had stopped. */
   noteAudio(): void {
-    this.lastAudioAt = this.clock();
-    if (this.running) return;
-    this.running = true;
-    this.arm();
+    const now = this.clock();
+    this.lastAudioAt = now;
+    if (!this.running) {
+      this.running = true;
+      this.arm();
+      return;
+    }
+    // The timer is overdue and this chunk came first: behind (catching up is the timer's to say).
+    const late = now - this.dueAt;
+    if (late >= BEHIND_MS) {
+      this.behind = true;
+      this.worstLateMs = Math.max(this.worstLateMs, late);
+    }
   }
 
   private arm(): void {
-    const due = this.clock() + PERIOD_MS;
-    setTimeout(() => this.fired(due), PERIOD_MS);
+    this.dueAt = this.clock() + PERIOD_MS;
+    setTimeout(() => this.fired(), PERIOD_MS);
   }
 
-  private fired(due: number): void {
+  private fired(): void {
     const now = this.clock();
-    const late = now - due;
+    const late = now - this.dueAt;
     this.worstLateMs = Math.max(this.worstLateMs, late);
     if (late >= BEHIND_MS) this.behind = true;
     else if (late <= CAUGHT_UP_MS) this.behind = false;

@@ -341,3 +341,61 @@ describe("liveline/client over a real gateway", () => {
     expect(runs).toBe(0);
   }, 60_000);
 });
+
+/**
+ * On a hibernatable socket (CLIENT_SOCKETS = "hibernatable") that has never sent a frame,
+ * workerd does not complete the closing handshake: the gateway's close reaches such a client
+ * only when the object leaves memory, seconds later (found by the black-box attack).
+ * liveline/client does not wait for the close: the session's `ended` status closes it. The
+ * control is a raw socket that sends nothing: it still waits when the client has closed.
+ */
+describe("liveline/client on a hibernatable socket", () => {
+  let hibernating;
+  beforeAll(async () => {
+    hibernating = await startServer({ vars: { CLIENT_SOCKETS: "hibernatable" } });
+  }, 120_000);
+  afterAll(async () => {
+    await hibernating?.stop();
+  });
+
+  it("a listening client hears the session end at once; a socket that never spoke does not (control)", async () => {
+    const created = await createSession(hibernating, {});
+    const tokenOf = async () => {
+      const res = await fetch(`${hibernating.base}/v1/sessions/${created.sessionId}/token`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${API_KEY}` },
+      });
+      return res.status === 410 ? null : (await res.json()).token;
+    };
+    const statuses = [];
+    const client = connect({
+      baseUrl: hibernating.base,
+      sessionId: created.sessionId,
+      getToken: tokenOf,
+      onStatus: (s) => statuses.push(s),
+    });
+    const raw = new WebSocket(created.wsUrl);
+    let rawClosedAt = null;
+    raw.onclose = () => {
+      rawClosedAt = Date.now();
+    };
+    await new Promise((ok) => {
+      raw.onmessage = (e) => typeof e.data === "string" && e.data.includes('"ready"') && ok();
+    });
+    while (client.state.state !== "live") await sleep(20);
+    await sleep(300);
+    const endedAt = Date.now();
+    await fetch(`${hibernating.base}/v1/sessions/${created.sessionId}`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    });
+    while (client.state.state !== "closed" && Date.now() - endedAt < 8000) await sleep(20);
+    const clientHeardIn = Date.now() - endedAt;
+    client.close();
+    expect(statuses.find((s) => s.state === "closed")?.reason).toMatch(/ended/);
+    expect(clientHeardIn).toBeLessThan(3000);
+    // The control: the socket that never spoke has not had its close yet.
+    expect(rawClosedAt).toBeNull();
+    raw.close();
+  }, 60_000);
+});

@@ -129,6 +129,24 @@ describe("the audio intake", () => {
     expect(numbers(delivered)).toEqual([1, 2, 3, 4]);
   });
 
+  it("while the flush waits behind a flood of messages, a socket's queue is cut as it grows", () => {
+    const { intake, delivered, said } = make(true);
+    const phone = ws("phone");
+    // 1000 chunks (20 s) before the loop's turn ends: the queue never holds more than 65.
+    let longest = 0;
+    for (let n = 1; n <= 1000; n++) {
+      intake.audio(phone, chunk(n % 256));
+      longest = Math.max(longest, intake.queued.get(phone)?.length ?? 0);
+    }
+    expect(longest).toBeLessThanOrEqual(65);
+    expect(delivered).toEqual([]);
+    vi.advanceTimersByTime(0);
+    // The newest 200 ms go on; the 990 before them are shed, and said once.
+    expect(numbers(delivered)).toEqual(Array.from({ length: 10 }, (_, i) => (991 + i) % 256));
+    expect(said).toEqual([{ clientId: "phone", chunks: 990, ms: 19_800 }]);
+    expect(intake.shedTotal).toEqual({ chunks: 990, ms: 19_800 });
+  });
+
   it("a socket that left is forgotten: its queue is not delivered after it", () => {
     const { intake, delivered } = make(true);
     const phone = ws("phone");
@@ -171,6 +189,31 @@ describe("the load probe", () => {
       vi.advanceTimersByTime(200);
     }
     expect(vi.getTimerCount()).toBe(0);
+    expect(probe.behind).toBe(false);
+  });
+
+  it("a chunk taken past the timer's due time says behind, before the timer gets its turn", () => {
+    let now = 0;
+    const probe = new LoadProbe(() => now);
+    probe.noteAudio();
+    // Chunks on time: not behind.
+    now = 150;
+    probe.noteAudio();
+    now = 250;
+    probe.noteAudio();
+    expect(probe.behind).toBe(false);
+    // The loop is flooded: the timer due at 200 has not fired, and a chunk is taken at 300.
+    now = 300;
+    probe.noteAudio();
+    expect(probe.behind).toBe(true);
+    expect(probe.worstLateMs).toBe(100);
+    // The timer gets its turn once the flood is taken; the next, on time, says caught up.
+    now = 900;
+    vi.advanceTimersByTime(200);
+    expect(probe.behind).toBe(true);
+    now = 1100;
+    probe.noteAudio();
+    vi.advanceTimersByTime(200);
     expect(probe.behind).toBe(false);
   });
 });
