@@ -76,6 +76,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   /** Why the session's agent cannot run (gone, or its function threw), or null. */
   private agentProblem: string | null = null;
   /** The clients, read once per change of the runtime's sockets (every audio chunk goes to all). */
+  /** Sockets already left (their close event may still come). */
+  private readonly gone = new WeakSet<WebSocket>();
   private clientList: ClientLink[] | null = null;
   /** Every socket of the session, held as CLIENT_SOCKETS says (a call's always streaming). */
   private readonly held = new HeldSockets(this.ctx, this);
@@ -413,6 +415,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   }
 
   private leave(ws: WebSocket): void {
+    // Once: a socket closed here (stale) or on error is closed again by its close event.
+    if (this.gone.has(ws)) return;
+    this.gone.add(ws);
     // What it said before it left reaches the session first.
     this.intake.flush(ws);
     this.intake.forget(ws);

@@ -99,6 +99,19 @@ describe.each([
       const fourth = await s.join();
       for (const c of silent) expect((await c.closed).code).toBe(1001);
       expect(pinging.ws.readyState).toBe(WebSocket.OPEN);
+      // Each silent socket left once: closed here, then its close event (found by the attack).
+      await sleep(200);
+      const res = await exports.default.fetch(`${BASE}/v1/sessions/${s.sessionId}/timeline`, {
+        headers: withKey(),
+      });
+      const { rows } = (await res.json()) as {
+        rows: { kind: string; detail?: { clientId?: string } }[];
+      };
+      const left = rows
+        .filter((r) => r.kind === "CLIENT_DISCONNECT")
+        .map((r) => r.detail?.clientId);
+      expect(left).toHaveLength(2);
+      expect(new Set(left).size).toBe(2);
       fourth.client.close();
     } finally {
       clearInterval(pinger);

@@ -13,7 +13,8 @@ const WsQuery = z.object({
     .string()
     .regex(/^\d+$/, "must be a non-negative integer")
     .transform(Number)
-    .pipe(z.number().int().max(Number.MAX_SAFE_INTEGER))
+    // Digits only by now: what fails is a number past any seq (said once, in words).
+    .pipe(z.number().refine(Number.isSafeInteger, "is beyond any session's last seq"))
     .optional(),
   /** "batch": the replay comes as `replay {frames}` messages (a protocol extension). */
   replay: z.enum(["batch"]).optional(),
