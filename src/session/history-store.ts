@@ -155,6 +155,22 @@ export class HistoryStore {
    */
   append(events: readonly HistoryEvent[], frames: readonly string[] = []): void {
     if (events.length === 0) return;
+    // One event (most steps): bound as it is, its body not encoded twice nor parsed by SQLite.
+    if (events.length === 1) {
+      const e = events[0]!;
+      this.sql.exec(
+        `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        e.seq,
+        e.kind,
+        "turnId" in e ? (e.turnId ?? null) : null,
+        "callId" in e ? e.callId : null,
+        e.at,
+        JSON.stringify(e),
+        frames[0] || null,
+      );
+      return;
+    }
     const rows = events.map((e, i) => [
       e.seq,
       e.kind,
@@ -269,13 +285,22 @@ export class HistoryStore {
    */
   trace(rows: readonly TraceRow[]): void {
     if (rows.length === 0) return;
-    this.sql.exec(
-      `INSERT INTO timeline (at, kind, detail)
-       SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key`,
-      JSON.stringify(
-        rows.map((r) => [r.at, r.kind, r.detail === undefined ? null : JSON.stringify(r.detail)]),
-      ),
-    );
+    const only = rows.length === 1 ? rows[0]! : null;
+    if (only !== null)
+      this.sql.exec(
+        "INSERT INTO timeline (at, kind, detail) VALUES (?, ?, ?)",
+        only.at,
+        only.kind,
+        only.detail === undefined ? null : JSON.stringify(only.detail),
+      );
+    else
+      this.sql.exec(
+        `INSERT INTO timeline (at, kind, detail)
+         SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key`,
+        JSON.stringify(
+          rows.map((r) => [r.at, r.kind, r.detail === undefined ? null : JSON.stringify(r.detail)]),
+        ),
+      );
     if (!Number.isFinite(this.timelineMaxRows)) return;
     this.untrimmed += rows.length;
     if (this.untrimmed < this.trimSlack) return;
