@@ -41,6 +41,8 @@ interface Owed {
   chunks: number;
   ms: number;
   saidAt: number;
+  /** A timer will say it when the second is up. */
+  reminder: boolean;
 }
 
 export class AudioIntake {
@@ -105,7 +107,7 @@ export class AudioIntake {
     const ms = Math.round(shed.reduce((sum, c) => sum + this.host.msOf(c.pcm), 0));
     this.shedTotal.chunks += shed.length;
     this.shedTotal.ms += ms;
-    const owed = this.owed.get(ws) ?? { chunks: 0, ms: 0, saidAt: 0 };
+    const owed = this.owed.get(ws) ?? { chunks: 0, ms: 0, saidAt: 0, reminder: false };
     owed.chunks += shed.length;
     owed.ms += ms;
     this.owed.set(ws, owed);
@@ -115,9 +117,20 @@ export class AudioIntake {
     const owed = this.owed.get(ws);
     if (owed === undefined || owed.chunks === 0) return;
     const now = this.clock();
-    if (now - owed.saidAt < SAY_EVERY_MS) return;
+    const wait = owed.saidAt + SAY_EVERY_MS - now;
+    if (wait > 0) {
+      // Said when the second is up, even if the client sends nothing more (found by the attack).
+      if (!owed.reminder) {
+        owed.reminder = true;
+        setTimeout(() => {
+          owed.reminder = false;
+          if (this.owed.get(ws) === owed) this.sayOwed(ws, clientId);
+        }, wait);
+      }
+      return;
+    }
     this.host.shed(clientId, owed.chunks, owed.ms);
-    this.owed.set(ws, { chunks: 0, ms: 0, saidAt: now });
+    this.owed.set(ws, { chunks: 0, ms: 0, saidAt: now, reminder: false });
   }
 }
 

@@ -30,6 +30,8 @@ export class LoadProbe {
   private lastAudioAt = 0;
   /** When the running timer should fire. */
   private dueAt = 0;
+  /** The last lateness the timer measured, and when. */
+  private lastLate = { ms: 0, at: Number.NEGATIVE_INFINITY };
 
   constructor(private readonly clock: () => number = Date.now) {}
 
@@ -50,6 +52,17 @@ export class LoadProbe {
     }
   }
 
+  /**
+   * How late the loop is now, or was within the last second: frames a client spread over a
+   * second may reach the object bunched into less by as much (the rate limits allow for it).
+   */
+  lateMs(): number {
+    const now = this.clock();
+    const overdue = this.running ? now - this.dueAt : 0;
+    const recent = now - this.lastLate.at <= 1000 ? this.lastLate.ms : 0;
+    return Math.max(0, overdue, recent);
+  }
+
   private arm(): void {
     this.dueAt = this.clock() + PERIOD_MS;
     setTimeout(() => this.fired(), PERIOD_MS);
@@ -59,6 +72,7 @@ export class LoadProbe {
     const now = this.clock();
     const late = now - this.dueAt;
     this.worstLateMs = Math.max(this.worstLateMs, late);
+    this.lastLate = { ms: late, at: now };
     if (late >= BEHIND_MS) this.behind = true;
     else if (late <= CAUGHT_UP_MS) this.behind = false;
     if (now - this.lastAudioAt >= QUIET_MS) {

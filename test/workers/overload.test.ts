@@ -120,3 +120,45 @@ describe("a session whose object falls behind", () => {
     client.close();
   });
 });
+
+/** Sets how late the object's loop says it is (as a flood would make it). */
+async function lateBy(sessionId: string, ms: number) {
+  const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+  await runInDurableObject(stub, (instance: unknown) => {
+    (instance as { load: { lateMs: () => number } }).load.lateMs = () => ms;
+  });
+}
+
+/** 200 pings at once (twice MAX_FRAMES_PER_SECOND), then what came back until the marker. */
+async function burstOfPings(client: Awaited<ReturnType<typeof liveSession>>["client"]) {
+  for (let i = 0; i < 200; i++) client.send({ type: "ping" });
+  client.send({ type: "marker" }); // unknown: answered by bad_frame, ends the burst
+  const frames: Frame[] = [];
+  for (;;) {
+    const f = await client.next();
+    if (f.code === "bad_frame") break;
+    frames.push(f);
+  }
+  return {
+    pongs: frames.filter((f) => f.type === "pong").length,
+    limited: frames.filter((f) => f.code === "rate_limited").length,
+  };
+}
+
+describe("the rate limits on a loop that is late (found by the attack: honest lines dropped)", () => {
+  it("let through a burst a client spread over the lateness: 1.5 s late, 200 frames in a second pass", async () => {
+    const { sessionId, client } = await liveSession();
+    await lateBy(sessionId, 1500);
+    expect(await burstOfPings(client)).toEqual({ pongs: 200, limited: 0 });
+    client.close();
+  });
+
+  it("control: on time, the same burst is cut at MAX_FRAMES_PER_SECOND", async () => {
+    const { sessionId, client } = await liveSession();
+    await lateBy(sessionId, 0);
+    const { pongs, limited } = await burstOfPings(client);
+    expect(limited).toBeGreaterThan(0);
+    expect(pongs + limited).toBe(200);
+    client.close();
+  });
+});

@@ -94,7 +94,7 @@ describe("the audio intake", () => {
     expect(said).toEqual([{ clientId: "a", chunks: 5, ms: 100 }]);
   });
 
-  it("a client is told at most once a second; what was shed meanwhile is said with the next", () => {
+  it("a client is told at most once a second; what was shed meanwhile is said when the second is up", () => {
     const { intake, said } = make(true);
     const phone = ws("phone");
     const burst = (from: number) => {
@@ -107,12 +107,23 @@ describe("the audio intake", () => {
     vi.advanceTimersByTime(400);
     burst(40);
     expect(said).toEqual([{ clientId: "phone", chunks: 2, ms: 40 }]);
+    // The second is up: what was shed since is said, though the client sent nothing more
+    // (the attack found counts that only the stats ever showed).
     vi.advanceTimersByTime(300);
-    burst(60);
     expect(said).toEqual([
       { clientId: "phone", chunks: 2, ms: 40 },
-      { clientId: "phone", chunks: 6, ms: 120 },
+      { clientId: "phone", chunks: 4, ms: 80 },
     ]);
+    burst(60);
+    vi.advanceTimersByTime(1000);
+    expect(said).toEqual([
+      { clientId: "phone", chunks: 2, ms: 40 },
+      { clientId: "phone", chunks: 4, ms: 80 },
+      { clientId: "phone", chunks: 2, ms: 40 },
+    ]);
+    // Every chunk shed was said: the stats and what the client heard agree.
+    const told = said.reduce((n, s) => n + s.chunks, 0);
+    expect(told).toBe(intake.shedTotal.chunks);
   });
 
   it("another frame of the socket flushes its queued audio first: nothing overtakes it", () => {
@@ -190,6 +201,27 @@ describe("the load probe", () => {
     }
     expect(vi.getTimerCount()).toBe(0);
     expect(probe.behind).toBe(false);
+  });
+
+  it("says how late the loop is, or was within the last second (the rate limits allow for it)", () => {
+    let now = 0;
+    const probe = new LoadProbe(() => now);
+    expect(probe.lateMs()).toBe(0);
+    probe.noteAudio();
+    now = 100;
+    expect(probe.lateMs()).toBe(0);
+    // Overdue by 300 ms: a flood holds the timer back.
+    now = 500;
+    expect(probe.lateMs()).toBe(300);
+    // The timer fires 300 ms late; for a second after, that is still how late it was.
+    vi.advanceTimersByTime(200);
+    now = 600;
+    expect(probe.lateMs()).toBe(300);
+    // The next timer, on time: not late any more.
+    now = 700;
+    probe.noteAudio();
+    vi.advanceTimersByTime(200);
+    expect(probe.lateMs()).toBe(0);
   });
 
   it("a chunk taken past the timer's due time says behind, before the timer gets its turn", () => {
