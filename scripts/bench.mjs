@@ -214,10 +214,13 @@ async function latency(server, frames) {
     for (let j = 0; j < n; j++) out.audio.hibernating.push(await livelineAudio(hibernating));
     transcode.send({ type: "audio_end" });
     hibernating.send({ type: "audio_end" });
-    // End the utterance so the next text turn starts clean.
+    // End the utterance so the next text turn starts clean: on every arm, whose replies to it
+    // would otherwise be read as the next block's first text (a round trip of 0.01 ms).
     client.send({ type: "audio_end" });
     await sleep(100);
-    while (await client.next(1).catch(() => null)) {}
+    for (const arm of [client, transcode, hibernating]) {
+      while (await arm.next(1).catch(() => null)) {}
+    }
     for (let j = 0; j < n; j++) {
       out.audio.relay.push(
         await relay.roundTrip(
