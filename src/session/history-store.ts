@@ -120,6 +120,24 @@ export function restoreQuery(t: "events" | "events_unchecked"): string {
     ORDER BY seq`;
 }
 type FrameRow = { frame: string | null; body: string };
+
+/** An event's columns, in the order of the inserts: seq, kind, turn_id, call_id, at, body, frame. */
+function eventRow(e: HistoryEvent, frame: string | undefined) {
+  return [
+    e.seq,
+    e.kind,
+    "turnId" in e ? (e.turnId ?? null) : null,
+    "callId" in e ? e.callId : null,
+    e.at,
+    JSON.stringify(e),
+    frame || null,
+  ] as const;
+}
+
+/** A timeline row's columns, in the order of the inserts: at, kind, detail. */
+function timelineRow(r: TraceRow) {
+  return [r.at, r.kind, r.detail === undefined ? null : JSON.stringify(r.detail)] as const;
+}
 type TimelineRow = { at: number; kind: string; detail: string | null };
 
 /**
@@ -157,29 +175,14 @@ export class HistoryStore {
     if (events.length === 0) return;
     // One event (most steps): bound as it is, its body not encoded twice nor parsed by SQLite.
     if (events.length === 1) {
-      const e = events[0]!;
       this.sql.exec(
         `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
          VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        e.seq,
-        e.kind,
-        "turnId" in e ? (e.turnId ?? null) : null,
-        "callId" in e ? e.callId : null,
-        e.at,
-        JSON.stringify(e),
-        frames[0] || null,
+        ...eventRow(events[0]!, frames[0]),
       );
       return;
     }
-    const rows = events.map((e, i) => [
-      e.seq,
-      e.kind,
-      "turnId" in e ? (e.turnId ?? null) : null,
-      "callId" in e ? e.callId : null,
-      e.at,
-      JSON.stringify(e),
-      frames[i] || null,
-    ]);
+    const rows = events.map((e, i) => eventRow(e, frames[i]));
     this.sql.exec(
       `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
        SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
@@ -285,21 +288,16 @@ export class HistoryStore {
    */
   trace(rows: readonly TraceRow[]): void {
     if (rows.length === 0) return;
-    const only = rows.length === 1 ? rows[0]! : null;
-    if (only !== null)
+    if (rows.length === 1)
       this.sql.exec(
         "INSERT INTO timeline (at, kind, detail) VALUES (?, ?, ?)",
-        only.at,
-        only.kind,
-        only.detail === undefined ? null : JSON.stringify(only.detail),
+        ...timelineRow(rows[0]!),
       );
     else
       this.sql.exec(
         `INSERT INTO timeline (at, kind, detail)
          SELECT value->>0, value->>1, value->>2 FROM json_each(?) ORDER BY key`,
-        JSON.stringify(
-          rows.map((r) => [r.at, r.kind, r.detail === undefined ? null : JSON.stringify(r.detail)]),
-        ),
+        JSON.stringify(rows.map(timelineRow)),
       );
     if (!Number.isFinite(this.timelineMaxRows)) return;
     this.untrimmed += rows.length;

@@ -116,6 +116,13 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 const onlyKeys = (v: Record<string, unknown>, ...keys: string[]) =>
   Object.keys(v).every((k) => keys.includes(k));
 
+/** `json.serverContent[key]` of a frame `{serverContent: {[key]: …}}` with nothing else, or undefined. */
+function serverContentOnly(json: unknown, key: string): unknown {
+  if (!isRecord(json) || !onlyKeys(json, "serverContent")) return undefined;
+  const content = json.serverContent;
+  return isRecord(content) && onlyKeys(content, key) ? content[key] : undefined;
+}
+
 /**
  * The base64 data of a frame that holds one audio chunk and nothing else — 50 of them a
  * second, the bulk of what the service sends — or null. Exactly the shape
@@ -124,10 +131,7 @@ const onlyKeys = (v: Record<string, unknown>, ...keys: string[]) =>
  * event (a conformance test holds the two paths to that); every other frame takes the schema.
  */
 function audioOnly(json: unknown): string | null {
-  if (!isRecord(json) || !onlyKeys(json, "serverContent")) return null;
-  const content = json.serverContent;
-  if (!isRecord(content) || !onlyKeys(content, "modelTurn")) return null;
-  const turn = content.modelTurn;
+  const turn = serverContentOnly(json, "modelTurn");
   if (!isRecord(turn) || !onlyKeys(turn, "parts", "role")) return null;
   if (turn.role !== undefined && typeof turn.role !== "string") return null;
   const parts = turn.parts;
@@ -148,10 +152,7 @@ function audioOnly(json: unknown): string | null {
  * decodes it to the same one event).
  */
 function transcriptionOnly(json: unknown): ModelEvent | null {
-  if (!isRecord(json) || !onlyKeys(json, "serverContent")) return null;
-  const content = json.serverContent;
-  if (!isRecord(content) || !onlyKeys(content, "inputTranscription")) return null;
-  const input = content.inputTranscription;
+  const input = serverContentOnly(json, "inputTranscription");
   if (!isRecord(input) || !onlyKeys(input, "text", "finished")) return null;
   const { text, finished } = input;
   if (text !== undefined && typeof text !== "string") return null;
