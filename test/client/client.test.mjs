@@ -27,8 +27,8 @@ afterAll(async () => {
 });
 
 /** As an app's backend does it: null once the gateway says the session ended (410). */
-async function tokenFor(sessionId) {
-  const res = await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
+async function tokenFor(sessionId, gateway = server) {
+  const res = await fetch(`${gateway.base}/v1/sessions/${sessionId}/token`, {
     method: "POST",
     headers: { Authorization: `Bearer ${API_KEY}` },
   });
@@ -360,13 +360,7 @@ describe("liveline/client on a hibernatable socket", () => {
 
   it("a listening client hears the session end at once; a socket that never spoke does not (control)", async () => {
     const created = await createSession(hibernating, {});
-    const tokenOf = async () => {
-      const res = await fetch(`${hibernating.base}/v1/sessions/${created.sessionId}/token`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${API_KEY}` },
-      });
-      return res.status === 410 ? null : (await res.json()).token;
-    };
+    const tokenOf = () => tokenFor(created.sessionId, hibernating);
     const statuses = [];
     const client = connect({
       baseUrl: hibernating.base,
