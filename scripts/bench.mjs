@@ -94,14 +94,15 @@ async function livelineSession(server) {
   return { client, sessionId: created.sessionId };
 }
 
+/** ms to the first text of the answer to this very line (the probe's echo), then its turn's end. */
 async function livelineText(client, i) {
   const t0 = performance.now();
   client.send({ type: "text", text: `frame ${i}` });
   let t1 = 0;
   for (;;) {
     const f = await client.next(10_000);
-    if (f.type === "text" && t1 === 0) t1 = performance.now();
-    if (f.type === "turn_complete") return t1 - t0;
+    if (f.type === "text" && t1 === 0 && f.text === `echo frame ${i}`) t1 = performance.now();
+    if (f.type === "turn_complete" && t1 > 0) return t1 - t0;
   }
 }
 
@@ -120,8 +121,8 @@ function livelineAudio(client) {
 
 /** A raw socket to /bench/relay that speaks the Gemini wire itself. */
 class RelayClient {
-  waiter = null;
-  resolve = null;
+  /** The wait in progress: a message it ends on, and what to do then. */
+  wait = null;
   ws;
   constructor(url) {
     this.ws = new WebSocket(url);
@@ -129,9 +130,10 @@ class RelayClient {
     this.ws.addEventListener("message", (e) => {
       const at = performance.now();
       const m = JSON.parse(typeof e.data === "string" ? e.data : dec.decode(e.data));
-      if (this.waiter?.(m, at)) {
-        this.waiter = null;
-        this.resolve?.(at);
+      if (this.wait?.done(m)) {
+        const { ok } = this.wait;
+        this.wait = null;
+        ok(at);
       }
     });
   }
@@ -142,17 +144,25 @@ class RelayClient {
     });
     await this.roundTrip({ setup: { model: "models/probe" } }, (m) => "setupComplete" in m);
   }
-  roundTrip(msg, done) {
+  /** Resolves with the time of the first message `done` accepts (any before it are skipped). */
+  until(done) {
     return new Promise((ok, fail) => {
-      const t0 = performance.now();
       const timer = setTimeout(() => fail(new Error("relay: no answer within 5 s")), 5000);
-      this.waiter = (m) => done(m);
-      this.resolve = (at) => {
-        clearTimeout(timer);
-        ok(at - t0);
+      this.wait = {
+        done,
+        ok: (at) => {
+          clearTimeout(timer);
+          ok(at);
+        },
       };
-      this.ws.send(enc.encode(JSON.stringify(msg)));
     });
+  }
+  /** Sends `msg`; resolves with ms from the send to the first message `done` accepts. */
+  async roundTrip(msg, done) {
+    const t0 = performance.now();
+    const arrived = this.until(done);
+    this.ws.send(enc.encode(JSON.stringify(msg)));
+    return (await arrived) - t0;
   }
 }
 
@@ -160,20 +170,27 @@ const hasPart = (m, key) => {
   const parts = m.serverContent?.modelTurn?.parts;
   return parts?.some((p) => key in p) ?? false;
 };
+const textOf = (m) =>
+  (m.serverContent?.modelTurn?.parts ?? [])
+    .map((p) => p.text ?? "")
+    .join("");
 
+/**
+ * One text turn through the bare relay: ms to the probe's answer to this very line (its echo),
+ * as liveline's is timed to its first text; then its turn is let end. A message of an earlier
+ * turn still in flight (the `turnComplete` of a generation the line cut) does not end it.
+ */
 async function relayText(relay, i) {
-  const first = relay.roundTrip(
+  const t = await relay.roundTrip(
     {
       clientContent: {
         turns: [{ role: "user", parts: [{ text: `frame ${i}` }] }],
         turnComplete: true,
       },
     },
-    (m) => hasPart(m, "text"),
+    (m) => textOf(m) === `echo frame ${i}`,
   );
-  const t = await first;
-  // Let turnComplete pass before the next turn.
-  await relay.roundTrip({ realtimeInput: { text: "" } }, () => false).catch(() => 0);
+  await relay.until((m) => m.serverContent?.turnComplete === true);
   return t;
 }
 
@@ -196,19 +213,7 @@ async function latency(server, frames) {
     // Alternate arms in blocks so drift in the machine's load hits both alike.
     for (let j = 0; j < n; j++) out.text.liveline.push(await livelineText(client, i + j));
     for (let j = 0; j < n; j++) out.text.transcode.push(await livelineText(transcode, i + j));
-    for (let j = 0; j < n; j++) {
-      out.text.relay.push(
-        await relay.roundTrip(
-          {
-            clientContent: {
-              turns: [{ role: "user", parts: [{ text: `frame ${i + j}` }] }],
-              turnComplete: true,
-            },
-          },
-          (m) => m.serverContent?.turnComplete === true,
-        ),
-      );
-    }
+    for (let j = 0; j < n; j++) out.text.relay.push(await relayText(relay, i + j));
     for (let j = 0; j < n; j++) out.audio.liveline.push(await livelineAudio(client));
     for (let j = 0; j < n; j++) out.audio.transcode.push(await livelineAudio(transcode));
     for (let j = 0; j < n; j++) out.audio.hibernating.push(await livelineAudio(hibernating));
@@ -236,6 +241,12 @@ async function latency(server, frames) {
         ),
       );
     }
+    // Its audio ends too, as every other arm's does: the next block's first line is then not
+    // a line that cuts a generation (whose stale turnComplete would end a text round trip).
+    await relay.roundTrip(
+      { realtimeInput: { audioStreamEnd: true } },
+      (m) => m.serverContent?.turnComplete === true,
+    );
     done += n * 7;
     progress("latency (round trips)", done, total);
   }
@@ -245,7 +256,6 @@ async function latency(server, frames) {
   relay.ws.close();
   return out;
 }
-void relayText;
 
 // ---------------------------------------------------------------------------------------
 // Phone calls: liveline's μ-law path against a plain transcoding relay, and a call's first
