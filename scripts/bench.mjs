@@ -170,10 +170,7 @@ const hasPart = (m, key) => {
   const parts = m.serverContent?.modelTurn?.parts;
   return parts?.some((p) => key in p) ?? false;
 };
-const textOf = (m) =>
-  (m.serverContent?.modelTurn?.parts ?? [])
-    .map((p) => p.text ?? "")
-    .join("");
+const textOf = (m) => (m.serverContent?.modelTurn?.parts ?? []).map((p) => p.text ?? "").join("");
 
 /**
  * One text turn through the bare relay: ms to the probe's answer to this very line (its echo),
