@@ -87,6 +87,11 @@ export function decodeServerFrame(
   }
   const heard = transcriptionOnly(json);
   if (heard !== null) return { ok: true, events: [heard] };
+  const words = wordsOnly(json);
+  if (words !== null) {
+    const parts = words.serverContent?.modelTurn?.parts ?? [];
+    return { ok: true, events: toEvents(words, decodeParts(parts), state) };
+  }
 
   return decodeBySchema(json, state);
 }
@@ -159,6 +164,39 @@ function transcriptionOnly(json: unknown): ModelEvent | null {
   if (finished !== undefined && typeof finished !== "boolean") return null;
   if (text === undefined && finished === undefined) return null;
   return { type: "input_transcript", text: text ?? "", finished: finished ?? false };
+}
+
+/** The markers a frame of the model's words may carry beside them (booleans on the wire). */
+const TURN_MARKERS = ["generationComplete", "turnComplete", "interrupted"] as const;
+
+/**
+ * A frame that holds the model's words as text parts and the turn's markers and nothing else —
+ * `{serverContent: {modelTurn?: {role?, parts?: [{text}…]}, generationComplete?, turnComplete?,
+ * interrupted?}}`, a few of them every turn — as the message the schema would make of it, or
+ * null; checked by hand as `audioOnly` is, and decoded by the same code as the schema's output
+ * (the schema keeps such a frame as it is: a conformance test holds the two paths to that).
+ */
+function wordsOnly(json: unknown): GeminiServerMessage | null {
+  if (!isRecord(json) || !onlyKeys(json, "serverContent")) return null;
+  const content = json.serverContent;
+  if (!isRecord(content) || !onlyKeys(content, "modelTurn", ...TURN_MARKERS)) return null;
+  for (const marker of TURN_MARKERS) {
+    const value = content[marker];
+    if (value !== undefined && typeof value !== "boolean") return null;
+  }
+  const turn = content.modelTurn;
+  if (turn !== undefined) {
+    if (!isRecord(turn) || !onlyKeys(turn, "parts", "role")) return null;
+    if (turn.role !== undefined && typeof turn.role !== "string") return null;
+    const parts = turn.parts;
+    if (parts !== undefined) {
+      if (!Array.isArray(parts)) return null;
+      for (const part of parts as unknown[])
+        if (!isRecord(part) || !onlyKeys(part, "text") || typeof part.text !== "string")
+          return null;
+    }
+  }
+  return json as GeminiServerMessage;
 }
 
 /** A model-turn part reduced to what liveline acts on. */

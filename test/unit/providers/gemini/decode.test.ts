@@ -421,6 +421,72 @@ describe("the audio-only fast decode", () => {
     );
   });
 
+  it("decodes a frame of the model's words and turn markers by hand exactly as the schema does", () => {
+    const value = fc.oneof(
+      fc.string({ maxLength: 3 }),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant({}),
+      fc.constant([]),
+    );
+    const part = fc.oneof(
+      fc.record({ text: fc.string({ maxLength: 6 }) }),
+      fc.record({ text: value }),
+      fc.record({ text: fc.string({ maxLength: 3 }), thought: fc.oneof(fc.boolean(), value) }),
+      fc.record({ text: fc.string({ maxLength: 3 }), inlineData: fc.constant({}) }),
+      fc.constant({}),
+      value,
+    );
+    const marker = fc.option(fc.oneof(fc.boolean(), value));
+    const frame = fc.record({
+      turn: fc.option(
+        fc.record({
+          role: fc.option(fc.oneof(fc.constantFrom("model", "user"), value)),
+          parts: fc.option(fc.oneof(fc.array(part, { maxLength: 3 }), value)),
+          turnExtra: fc.option(fc.constantFrom("metadata", "parts2")),
+        }),
+      ),
+      generationComplete: marker,
+      turnComplete: marker,
+      interrupted: marker,
+      contentExtra: fc.option(fc.constantFrom("turnCompleteReason", "outputTranscription")),
+      topExtra: fc.option(fc.constantFrom("usageMetadata", "goAway", "toolCall")),
+    });
+    /** A decoder that has seen one id-less call (a turn's end forgets it): both paths must agree. */
+    const seeded = () => {
+      const state = createDecoderState();
+      decode(asPart({ name: "lookup", args: {} }), state);
+      return state;
+    };
+    fc.assert(
+      fc.property(frame, (f) => {
+        const content: Record<string, unknown> = {};
+        if (f.turn !== null) {
+          const turn: Record<string, unknown> = {};
+          if (f.turn.role !== null) turn.role = f.turn.role;
+          if (f.turn.parts !== null) turn.parts = f.turn.parts;
+          if (f.turn.turnExtra !== null) turn[f.turn.turnExtra] = [];
+          content.modelTurn = turn;
+        }
+        for (const key of ["generationComplete", "turnComplete", "interrupted"] as const)
+          if (f[key] !== null) content[key] = f[key];
+        if (f.contentExtra === "turnCompleteReason") content.turnCompleteReason = "X";
+        if (f.contentExtra === "outputTranscription") content.outputTranscription = { text: "x" };
+        const msg: Record<string, unknown> = { serverContent: content };
+        if (f.topExtra !== null) msg[f.topExtra] = {};
+        const fastState = seeded();
+        const schemaState = seeded();
+        const fast = decodeServerFrame(JSON.stringify(msg), fastState);
+        const bySchema = decodeBySchema(JSON.parse(JSON.stringify(msg)), schemaState);
+        expect(fast.ok).toBe(bySchema.ok);
+        if (fast.ok && bySchema.ok) expect(fast.events).toEqual(bySchema.events);
+        expect(fastState).toEqual(schemaState);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
   it("takes an audio chunk to one audio_delta", () => {
     expect(events(audio())).toEqual([{ type: "audio_delta", bytes: 3 }]);
   });
