@@ -25,15 +25,23 @@ export interface TraceRow {
 
 /** The session's log: appends are one transaction each; reads see every committed append. */
 export interface LogPort {
-  /** `frames[i]`: the encoded client frame of `events[i]`, kept with its row for replays. */
-  append(events: readonly HistoryEvent[], frames: readonly string[]): void;
+  /**
+   * `frames[i]`: the encoded client frame of `events[i]`, kept with its row for replays.
+   * `traces`: the step's timeline rows, written with them (refused with them: then the
+   * interpreter writes them by `trace`).
+   */
+  append(
+    events: readonly HistoryEvent[],
+    frames: readonly string[],
+    traces: readonly TraceRow[],
+  ): void;
   readAfter(seq: number): HistoryEvent[];
   /** The encoded client frames of every event with seq > `seq`, in order (a replay). */
   framesAfter(seq: number): string[];
   lastSeq(): number;
   /** A user line with this client id (`text.textId`) is in the log. */
   hasTextId(textId: string): boolean;
-  /** A step's timeline rows, in order, written once after its effects. */
+  /** A step's timeline rows, in order, when no append took them. */
   trace(rows: readonly TraceRow[]): void;
   addUsage(turnId: string | null, usage: TokenUsage): void;
 }
@@ -230,6 +238,14 @@ export class SessionInterpreter {
     // and the next one is seeded from the log, which never had the input: nothing diverges.
     for (const e of effects)
       if (TO_MODEL.has(e.type)) this.carry(() => this.carryOut(e, encoded), e.type);
+    // The step's timeline rows go with its last log write, in the same statement (a row is a
+    // debug trace: nothing waits for it, and one statement costs what one row would), or by
+    // themselves after its effects when the step wrote no event there.
+    const traces: TraceRow[] = [];
+    for (const e of effects) {
+      if (e.type === "trace") traces.push({ at: now, kind: e.kind, detail: e.detail });
+    }
+    let traced = traces.length === 0;
     // The step's log writes go in one transaction before the effects that follow them are
     // carried out (frames sent after a write are held by the output gate until it is
     // durable: no client sees what the log may lose). A replay reads the log, so writes are
@@ -240,32 +256,31 @@ export class SessionInterpreter {
       if (effect !== undefined && effect.type !== "replay") continue;
       const segment = effects.slice(segmentStart, effect === undefined ? i : i + 1);
       segmentStart = i + 1;
-      this.writeSegment(segment, unrecorded, encoded);
+      if (this.writeSegment(segment, unrecorded, encoded, effect === undefined ? traces : []))
+        traced = true;
       for (const e of segment) {
         if (e.type === "append_history" || TO_MODEL.has(e.type)) continue;
         if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
         this.carry(() => this.carryOut(e, encoded), e.type);
       }
     }
-    // The step's timeline rows go in one write, after its effects (a row is a debug trace:
-    // nothing waits for it, and one statement costs what one row would).
-    const traces: TraceRow[] = [];
-    for (const e of effects) {
-      if (e.type === "trace") traces.push({ at: now, kind: e.kind, detail: e.detail });
-    }
-    if (traces.length > 0) this.carry(() => this.ports.log.trace(traces), "trace");
+    if (!traced) this.carry(() => this.ports.log.trace(traces), "trace");
     this.gate = this.gateOf(this.current);
     this.ports.observe?.(input, effects);
   }
 
-  /** Writes a segment's events in one transaction; if that fails, none of their frames go out. */
+  /**
+   * Writes a segment's events in one transaction, with `traces` when there are any; if that
+   * fails, none of their frames go out. True when `traces` were written.
+   */
   private writeSegment(
     segment: readonly Effect[],
     unrecorded: Set<number>,
     encoded: Map<number, string>,
-  ): void {
+    traces: readonly TraceRow[],
+  ): boolean {
     const events = segment.flatMap((e) => (e.type === "append_history" ? e.events : []));
-    if (events.length === 0) return;
+    if (events.length === 0) return false;
     for (const e of segment) {
       if (e.type === "send_durable") encoded.set(e.frame.seq, JSON.stringify(e.frame));
     }
@@ -274,14 +289,17 @@ export class SessionInterpreter {
         events,
         // Every recorded event has its send_durable (StepContext.record makes both).
         events.map((e) => encoded.get(e.seq) ?? ""),
+        traces,
       );
       this.transactions++;
+      return true;
     } catch (err) {
       for (const e of events) unrecorded.add(e.seq);
       // Numbering goes on from what the log really holds: the one write to the state outside
       // `step`, a correction from the store, which has the last word on what was recorded.
       this.current = { ...this.current, nextSeq: this.ports.log.lastSeq() + 1 };
       this.report(`log write failed: ${err instanceof Error ? err.message : String(err)}`);
+      return false;
     }
   }
 

@@ -212,8 +212,9 @@ export class LiveSession {
     for (const e of recovered.closing) this.broadcast(frameOf(e));
     this.interpreter = new SessionInterpreter(recovered.state, {
       log: {
-        append: (events, frames) => {
-          this.store.append(events, frames);
+        append: (events, frames, traces) => {
+          this.store.append(events, frames, traces);
+          this.tracer?.observe(traces);
           // A backend's pending handoff is kept until the handoff is in the log.
           if (events.some((e) => e.kind === "handoff")) this.pendingHandoffs.clear();
           // The session ended or idled: its closing record, once the step is done.

@@ -132,6 +132,84 @@ describe("HistoryStore in the object's SQLite storage", () => {
     ]);
   });
 
+  it("writes a step's events and timeline rows in one statement, each table in order, however many of each", async () => {
+    const trace = (at: number, kind: "USER" | "MODEL_TEXT", n: number) =>
+      ({ at, kind, detail: { n } }) as const;
+    const written = await withStore((store, sql) => {
+      // As many events as rows, fewer, more, and past the one-statement limit (8).
+      store.append([at(1, user("t1"))], ["f1"], [trace(1, "USER", 1)]);
+      store.append([at(2, call("c1")), at(3, result("c1"))], ["f2", "f3"], [trace(2, "USER", 2)]);
+      store.append([at(4, user("t2"))], ["f4"], [trace(4, "USER", 3), trace(4, "MODEL_TEXT", 4)]);
+      const many = Array.from({ length: 10 }, (_, i) => at(5 + i, user(`t${3 + i}`)));
+      store.append(
+        many,
+        [],
+        Array.from({ length: 9 }, (_, i) => trace(5, "MODEL_TEXT", 5 + i)),
+      );
+      return {
+        seqs: store.readAfter(0).map((e) => e.seq),
+        frames: sql
+          .exec<{ frame: string | null }>("SELECT frame FROM events WHERE seq <= 4 ORDER BY seq")
+          .toArray()
+          .map((r) => r.frame),
+        trace: store.timeline().map((r) => (r.detail as { n: number }).n),
+      };
+    });
+    expect(written).toEqual({
+      seqs: Array.from({ length: 14 }, (_, i) => i + 1),
+      frames: ["f1", "f2", "f3", "f4"],
+      trace: Array.from({ length: 13 }, (_, i) => i + 1),
+    });
+  });
+
+  it("refuses a step's timeline rows with its events (the interpreter then writes them by themselves)", async () => {
+    const left = await withStore((store) => {
+      store.append(
+        [at(1, user("t1")), at(2, call("c1"))],
+        [],
+        [{ at: 1, kind: "USER", detail: undefined }],
+      );
+      let refused = false;
+      try {
+        store.append([at(3, call("c1"))], [], [{ at: 3, kind: "TOOL_CALL", detail: undefined }]);
+      } catch {
+        refused = true;
+      }
+      return { refused, lastSeq: store.lastSeq(), kinds: store.timeline().map((r) => r.kind) };
+    });
+    expect(left).toEqual({ refused: true, lastSeq: 2, kinds: ["USER"] });
+  });
+
+  it("writes a step's rows through the naive relay's unchecked log too, and counts them against the cap", async () => {
+    const kept = await runInDurableObject(
+      env.SESSION.get(env.SESSION.newUniqueId()),
+      (_o, state) => {
+        const store = new HistoryStore(state.storage, false, 3);
+        for (let seq = 1; seq <= 4; seq++)
+          store.append(
+            [at(seq, user(`t${seq}`))],
+            [],
+            [
+              { at: seq, kind: "USER", detail: undefined },
+              { at: seq, kind: "MODEL_TEXT", detail: undefined },
+            ],
+          );
+        return {
+          unchecked: state.storage.sql
+            .exec<{ n: number }>("SELECT COUNT(*) AS n FROM events_unchecked")
+            .one().n,
+          rows: store.timeline().map((r) => `${r.at}${r.kind}`),
+          dropped: store.timelineDropped(),
+        };
+      },
+    );
+    expect(kept).toEqual({
+      unchecked: 4,
+      rows: ["3MODEL_TEXT", "4USER", "4MODEL_TEXT"],
+      dropped: 5,
+    });
+  });
+
   it("keeps the timeline's newest rows within its cap, and says how many went", async () => {
     const kept = await runInDurableObject(
       env.SESSION.get(env.SESSION.newUniqueId()),

@@ -83,7 +83,7 @@ describe("POST /v1/sessions", () => {
     expect(rows.versions).toEqual(
       expect.arrayContaining([
         { component: "session", version: 4 },
-        { component: "history", version: 6 },
+        { component: "history", version: 7 },
         { component: "usage", version: 3 },
       ]),
     );

@@ -7,7 +7,11 @@ import {
   initialState,
 } from "../../../src/core/session-state.js";
 import { rebuildContext } from "../../../src/history/rebuild.js";
-import { type InterpreterPorts, SessionInterpreter } from "../../../src/session/interpreter.js";
+import {
+  type InterpreterPorts,
+  SessionInterpreter,
+  type TraceRow,
+} from "../../../src/session/interpreter.js";
 import {
   type DurableFrame,
   type EphemeralFrame,
@@ -70,6 +74,21 @@ export class Harness {
   readonly traceRows: unknown[] = [];
   readonly usage: Array<{ turnId: string | null; usage: TokenUsage }> = [];
   readonly effects: Effect[] = [];
+
+  /** Set: the log refuses every append, as the store refuses one that breaks its rules. */
+  refuseAppends = false;
+  /** Errors the interpreter reported while appends were refused (else a report throws). */
+  readonly reported: string[] = [];
+  /** Where steps' timeline rows went: in their events' write, or by themselves. */
+  readonly traceWrites = { withEvents: 0, alone: 0 };
+
+  /** A step's timeline rows, written with its events or by themselves. */
+  private noteTraces(rows: readonly TraceRow[]): void {
+    for (const row of rows) {
+      this.traces.push(row.kind);
+      this.traceRows.push(row);
+    }
+  }
   upstreamOpen = false;
   opens = 0;
   /** Called for every command the core sends to the model. */
@@ -87,8 +106,11 @@ export class Harness {
     const state = initialState(defaultConfig({ sessionId: "s1", tools: TOOLS, ...overrides }));
     this.interpreter = new SessionInterpreter(state, {
       log: {
-        append: (events) => {
+        append: (events, _frames, traces) => {
+          if (this.refuseAppends) throw new Error("refused by the test");
           this.log.push(...events);
+          if (traces.length > 0) this.traceWrites.withEvents++;
+          this.noteTraces(traces);
         },
         readAfter: (seq) => this.log.filter((e) => e.seq > seq),
         framesAfter: (seq) =>
@@ -96,10 +118,8 @@ export class Harness {
         lastSeq: () => this.log.at(-1)?.seq ?? 0,
         hasTextId: (textId) => this.log.some((e) => e.kind === "user" && e.textId === textId),
         trace: (rows) => {
-          for (const row of rows) {
-            this.traces.push(row.kind);
-            this.traceRows.push(row);
-          }
+          this.traceWrites.alone++;
+          this.noteTraces(rows);
         },
         addUsage: (turnId, usage) => {
           this.usage.push({ turnId, usage });
@@ -172,7 +192,8 @@ export class Harness {
         this.effects.push(...effects);
       },
       reportError: (message) => {
-        throw new Error(message);
+        if (!this.refuseAppends) throw new Error(message);
+        this.reported.push(message);
       },
       audioGate,
     });
