@@ -122,6 +122,13 @@ const HISTORY_MIGRATIONS: readonly Migration[] = [
   },
 ];
 
+/**
+ * A batch of events goes as one JSON value up to this many characters of bodies and frames,
+ * else event by event: SQLite refuses a bound value past its length limit (SQLITE_TOOBIG; a
+ * step of 22 held lines of 260,000 characters each, joined, was ~11 MB of JSON).
+ */
+const JSON_BATCH_MAX_CHARS = 1_000_000;
+
 /** A step writes its events and timeline rows in one statement up to this many rows of each. */
 const STEP_ROWS_MAX = 8;
 const NO_EVENT = [null, null, null, null, null, null, null] as const;
@@ -177,7 +184,7 @@ export class HistoryStore {
   private readonly table: "events" | "events_unchecked";
 
   constructor(
-    storage: DurableObjectStorage,
+    private readonly storage: DurableObjectStorage,
     checked = true,
     /** The timeline keeps its newest rows, at most this many (a flood cannot fill storage). */
     private readonly timelineMaxRows = Number.POSITIVE_INFINITY,
@@ -243,16 +250,24 @@ export class HistoryStore {
 
   private appendEvents(events: readonly HistoryEvent[], frames: readonly string[]): void {
     if (events.length === 0) return;
+    const insert = `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
+      VALUES (?, ?, ?, ?, ?, ?, ?)`;
     // One event (most steps): bound as it is, its body not encoded twice nor parsed by SQLite.
     if (events.length === 1) {
-      this.sql.exec(
-        `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        ...eventRow(events[0]!, frames[0]),
-      );
+      this.sql.exec(insert, ...eventRow(events[0]!, frames[0]));
       return;
     }
     const rows = events.map((e, i) => eventRow(e, frames[i]));
+    let chars = 0;
+    for (const row of rows) chars += row[5].length + (row[6]?.length ?? 0);
+    if (chars > JSON_BATCH_MAX_CHARS) {
+      // Too big for one bound value: event by event, in a transaction of their own, which the
+      // store's rules refuse as a whole just as they refuse one statement.
+      this.storage.transactionSync(() => {
+        for (const row of rows) this.sql.exec(insert, ...row);
+      });
+      return;
+    }
     this.sql.exec(
       `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
        SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6

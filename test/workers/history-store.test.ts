@@ -19,6 +19,14 @@ const user = (turnId: string): HistoryEventBody => ({
   source: "text",
 });
 
+/** A typed line of `text` (a large one, in the tests of steps too big for one bound value). */
+const lineOf = (turnId: string, text: string): HistoryEventBody => ({
+  kind: "user",
+  turnId,
+  text,
+  source: "text",
+});
+
 /** Runs `fn` with a fresh store in a fresh object's storage. */
 async function withStore<T>(fn: (store: HistoryStore, sql: SqlStorage) => T): Promise<T> {
   const stub = env.SESSION.get(env.SESSION.newUniqueId());
@@ -160,6 +168,46 @@ describe("HistoryStore in the object's SQLite storage", () => {
       frames: ["f1", "f2", "f3", "f4"],
       trace: Array.from({ length: 13 }, (_, i) => i + 1),
     });
+  });
+
+  it("writes a step of many large lines whole (lines held through speech and joined: found by the attack)", async () => {
+    const written = await withStore((store) => {
+      // 22 lines of 260,000 characters, each with its frame: ~11 MB in one step, more than
+      // SQLite takes in one bound value (it refused the step's one JSON batch: SQLITE_TOOBIG).
+      const text = "x".repeat(260_000);
+      const lines = Array.from({ length: 22 }, (_, i) => at(i + 1, lineOf(`t${i + 1}`, text)));
+      const frames = lines.map((e) => JSON.stringify({ type: "user", seq: e.seq, text }));
+      store.append(lines, frames, [{ at: 1, kind: "LINES_JOINED", detail: { lines: 22 } }]);
+      return {
+        lastSeq: store.lastSeq(),
+        texts: store.readAfter(0).every((e) => e.kind === "user" && e.text.length === 260_000),
+        frames: store.framesAfter(20).map((f) => f.length),
+        trace: store.timeline().map((r) => r.kind),
+      };
+    });
+    expect(written).toEqual({
+      lastSeq: 22,
+      texts: true,
+      frames: [expect.any(Number), expect.any(Number)],
+      trace: ["LINES_JOINED"],
+    });
+  });
+
+  it("refuses a large step whole, as a small one (its first events are not left behind)", async () => {
+    const left = await withStore((store) => {
+      store.append([at(1, user("t1")), at(2, call("c1"))]);
+      const text = "x".repeat(260_000);
+      const big = Array.from({ length: 22 }, (_, i) => at(i + 3, lineOf(`t${i + 2}`, text)));
+      let refused = false;
+      try {
+        // The last event breaks a rule (a second call c1): none of the 23 may stay.
+        store.append([...big, at(25, call("c1"))], [], []);
+      } catch {
+        refused = true;
+      }
+      return { refused, lastSeq: store.lastSeq() };
+    });
+    expect(left).toEqual({ refused: true, lastSeq: 2 });
   });
 
   it("refuses a step's timeline rows with its events (the interpreter then writes them by themselves)", async () => {
