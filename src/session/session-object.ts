@@ -76,9 +76,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   /** Why the session's agent cannot run (gone, or its function threw), or null. */
   private agentProblem: string | null = null;
   /** The clients, read once per change of the runtime's sockets (every audio chunk goes to all). */
+  private clientList: ClientLink[] | null = null;
   /** Sockets already left (their close event may still come). */
   private readonly gone = new WeakSet<WebSocket>();
-  private clientList: ClientLink[] | null = null;
   /** Every socket of the session, held as CLIENT_SOCKETS says (a call's always streaming). */
   private readonly held = new HeldSockets(this.ctx, this);
   private readonly sockets: ClientSockets = {
