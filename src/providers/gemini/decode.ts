@@ -121,11 +121,21 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
 const onlyKeys = (v: Record<string, unknown>, ...keys: string[]) =>
   Object.keys(v).every((k) => keys.includes(k));
 
-/** `json.serverContent[key]` of a frame `{serverContent: {[key]: …}}` with nothing else, or undefined. */
-function serverContentOnly(json: unknown, key: string): unknown {
+/** `json.serverContent` of a frame `{serverContent: {…}}` with nothing beside it and no keys but `keys` in it, or undefined. */
+function serverContentWithin(
+  json: unknown,
+  ...keys: string[]
+): Record<string, unknown> | undefined {
   if (!isRecord(json) || !onlyKeys(json, "serverContent")) return undefined;
   const content = json.serverContent;
-  return isRecord(content) && onlyKeys(content, key) ? content[key] : undefined;
+  return isRecord(content) && onlyKeys(content, ...keys) ? content : undefined;
+}
+
+/** The parts of a model turn `{parts?, role?}` with nothing else (a role a string), or null. */
+function modelTurnParts(turn: unknown): { parts: unknown } | null {
+  if (!isRecord(turn) || !onlyKeys(turn, "parts", "role")) return null;
+  if (turn.role !== undefined && typeof turn.role !== "string") return null;
+  return { parts: turn.parts };
 }
 
 /**
@@ -136,10 +146,7 @@ function serverContentOnly(json: unknown, key: string): unknown {
  * event (a conformance test holds the two paths to that); every other frame takes the schema.
  */
 function audioOnly(json: unknown): string | null {
-  const turn = serverContentOnly(json, "modelTurn");
-  if (!isRecord(turn) || !onlyKeys(turn, "parts", "role")) return null;
-  if (turn.role !== undefined && typeof turn.role !== "string") return null;
-  const parts = turn.parts;
+  const parts = modelTurnParts(serverContentWithin(json, "modelTurn")?.modelTurn)?.parts;
   if (!Array.isArray(parts) || parts.length !== 1) return null;
   const part: unknown = parts[0];
   if (!isRecord(part) || !onlyKeys(part, "inlineData")) return null;
@@ -157,7 +164,7 @@ function audioOnly(json: unknown): string | null {
  * decodes it to the same one event).
  */
 function transcriptionOnly(json: unknown): ModelEvent | null {
-  const input = serverContentOnly(json, "inputTranscription");
+  const input = serverContentWithin(json, "inputTranscription")?.inputTranscription;
   if (!isRecord(input) || !onlyKeys(input, "text", "finished")) return null;
   const { text, finished } = input;
   if (text !== undefined && typeof text !== "string") return null;
@@ -177,24 +184,19 @@ const TURN_MARKERS = ["generationComplete", "turnComplete", "interrupted"] as co
  * (the schema keeps such a frame as it is: a conformance test holds the two paths to that).
  */
 function wordsOnly(json: unknown): GeminiServerMessage | null {
-  if (!isRecord(json) || !onlyKeys(json, "serverContent")) return null;
-  const content = json.serverContent;
-  if (!isRecord(content) || !onlyKeys(content, "modelTurn", ...TURN_MARKERS)) return null;
+  const content = serverContentWithin(json, "modelTurn", ...TURN_MARKERS);
+  if (content === undefined) return null;
   for (const marker of TURN_MARKERS) {
     const value = content[marker];
     if (value !== undefined && typeof value !== "boolean") return null;
   }
-  const turn = content.modelTurn;
-  if (turn !== undefined) {
-    if (!isRecord(turn) || !onlyKeys(turn, "parts", "role")) return null;
-    if (turn.role !== undefined && typeof turn.role !== "string") return null;
-    const parts = turn.parts;
-    if (parts !== undefined) {
-      if (!Array.isArray(parts)) return null;
-      for (const part of parts as unknown[])
-        if (!isRecord(part) || !onlyKeys(part, "text") || typeof part.text !== "string")
-          return null;
-    }
+  if (content.modelTurn !== undefined) {
+    const turn = modelTurnParts(content.modelTurn);
+    if (turn === null) return null;
+    const { parts } = turn;
+    const textOnly = (part: unknown) =>
+      isRecord(part) && onlyKeys(part, "text") && typeof part.text === "string";
+    if (parts !== undefined && !(Array.isArray(parts) && parts.every(textOnly))) return null;
   }
   return json as GeminiServerMessage;
 }
