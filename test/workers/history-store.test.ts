@@ -12,20 +12,11 @@ import { call, result } from "../log-events.js";
  */
 const at = (seq: number, body: HistoryEventBody): HistoryEvent =>
   ({ ...body, seq, at: 1000 + seq }) as HistoryEvent;
-const user = (turnId: string): HistoryEventBody => ({
-  kind: "user",
-  turnId,
-  text: `line "${turnId}" with 'quotes', \\ and ünïcode`,
-  source: "text",
-});
-
-/** A typed line of `text` (a large one, in the tests of steps too big for one bound value). */
-const lineOf = (turnId: string, text: string): HistoryEventBody => ({
-  kind: "user",
-  turnId,
-  text,
-  source: "text",
-});
+/** A typed line (`text`: a large one, in the tests of steps too big for one bound value). */
+const user = (
+  turnId: string,
+  text = `line "${turnId}" with 'quotes', \\ and ünïcode`,
+): HistoryEventBody => ({ kind: "user", turnId, text, source: "text" });
 
 /** Runs `fn` with a fresh store in a fresh object's storage. */
 async function withStore<T>(fn: (store: HistoryStore, sql: SqlStorage) => T): Promise<T> {
@@ -175,7 +166,7 @@ describe("HistoryStore in the object's SQLite storage", () => {
       // 22 lines of 260,000 characters, each with its frame: ~11 MB in one step, more than
       // SQLite takes in one bound value (it refused the step's one JSON batch: SQLITE_TOOBIG).
       const text = "x".repeat(260_000);
-      const lines = Array.from({ length: 22 }, (_, i) => at(i + 1, lineOf(`t${i + 1}`, text)));
+      const lines = Array.from({ length: 22 }, (_, i) => at(i + 1, user(`t${i + 1}`, text)));
       const frames = lines.map((e) => JSON.stringify({ type: "user", seq: e.seq, text }));
       store.append(lines, frames, [{ at: 1, kind: "LINES_JOINED", detail: { lines: 22 } }]);
       return {
@@ -197,7 +188,7 @@ describe("HistoryStore in the object's SQLite storage", () => {
     const left = await withStore((store) => {
       store.append([at(1, user("t1")), at(2, call("c1"))]);
       const text = "x".repeat(260_000);
-      const big = Array.from({ length: 22 }, (_, i) => at(i + 3, lineOf(`t${i + 2}`, text)));
+      const big = Array.from({ length: 22 }, (_, i) => at(i + 3, user(`t${i + 2}`, text)));
       let refused = false;
       try {
         // The last event breaks a rule (a second call c1): none of the 23 may stay.
