@@ -182,6 +182,9 @@ type TimelineRow = { at: number; kind: string; detail: string | null };
 export class HistoryStore {
   private readonly sql: SqlStorage;
   private readonly table: "events" | "events_unchecked";
+  /** One event's insert, and a batch's (its rows as one JSON array): made once. */
+  private readonly eventInsert: string;
+  private readonly batchInsert: string;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -192,6 +195,11 @@ export class HistoryStore {
     migrate(storage, "history", HISTORY_MIGRATIONS);
     this.sql = storage.sql;
     this.table = checked ? "events" : "events_unchecked";
+    const into = `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)`;
+    this.eventInsert = `${into} VALUES (?, ?, ?, ?, ?, ?, ?)`;
+    this.batchInsert = `${into}
+      SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
+      FROM json_each(?) ORDER BY key`;
     this.trimSlack = Math.max(1, Math.floor(timelineMaxRows / 16));
   }
 
@@ -250,11 +258,9 @@ export class HistoryStore {
 
   private appendEvents(events: readonly HistoryEvent[], frames: readonly string[]): void {
     if (events.length === 0) return;
-    const insert = `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
-      VALUES (?, ?, ?, ?, ?, ?, ?)`;
     // One event (most steps): bound as it is, its body not encoded twice nor parsed by SQLite.
     if (events.length === 1) {
-      this.sql.exec(insert, ...eventRow(events[0]!, frames[0]));
+      this.sql.exec(this.eventInsert, ...eventRow(events[0]!, frames[0]));
       return;
     }
     const rows = events.map((e, i) => eventRow(e, frames[i]));
@@ -264,16 +270,11 @@ export class HistoryStore {
       // Too big for one bound value: event by event, in a transaction of their own, which the
       // store's rules refuse as a whole just as they refuse one statement.
       this.storage.transactionSync(() => {
-        for (const row of rows) this.sql.exec(insert, ...row);
+        for (const row of rows) this.sql.exec(this.eventInsert, ...row);
       });
       return;
     }
-    this.sql.exec(
-      `INSERT INTO ${this.table} (seq, kind, turn_id, call_id, at, body, frame)
-       SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6
-       FROM json_each(?) ORDER BY key`,
-      JSON.stringify(rows),
-    );
+    this.sql.exec(this.batchInsert, JSON.stringify(rows));
   }
 
   /** A user line with this client text id is in the log (one index lookup). */
