@@ -35,8 +35,6 @@ function afterStepIsNoOp(s: CoreState): boolean {
     // A cap reached: client audio is dropped, and the goodbye's first audio opens its turn.
     s.limit === null &&
     up.phase === "live" &&
-    // A chunk would mark the resumption handle stale: it already is.
-    up.handleStale &&
     // No goAway move waiting for a quiet moment, no held line waiting for its release.
     !up.goingAway &&
     s.heldLines.length === 0 &&
@@ -55,6 +53,9 @@ export function audioGate(s: CoreState): AudioGate {
   const gen = s.generation;
   // client_audio: armIdle (the idle timer is already set), sendModel (live: sent at once),
   // and the generation learns input came after its start (it already knows).
+  // The resumption handle a chunk would mark stale is marked by the next step's `passed`
+  // (a reply's first audio takes one anyway): the first chunk of an utterance, which follows
+  // the handle of the turn before, goes on without a step of its own.
   const input =
     (s.config.idleTimeoutMs <= 0 || s.idleArmed) && (gen === null || gen.inputSinceStart);
   // audio_delta: the upstream health check (not flapping: nothing to note), the generation
@@ -64,9 +65,15 @@ export function audioGate(s: CoreState): AudioGate {
   const turn = s.turn;
   // input_transcript / speech_started: the upstream health check (not flapping), and speech
   // while the open turn is answered belongs to that turn (session-core: it returns at once).
+  // Both would mark the handle stale (a speech start would not, and passed says nothing of
+  // which it was): they pass only once it is.
   const transcript =
-    (!up.flapping || up.liveSince === null) && turn !== null && (gen !== null || !turn.modelEnded);
+    up.handleStale &&
+    (!up.flapping || up.liveSince === null) &&
+    turn !== null &&
+    (gen !== null || !turn.modelEnded);
   const output =
+    up.handleStale &&
     (!up.flapping || up.liveSince === null) &&
     gen !== null &&
     gen.hasContent &&

@@ -301,6 +301,8 @@ function joinTranscript(sofar: string, piece: string): string {
 /** The timestamps the passed chunks' own steps would have left (audio-gate.ts). */
 function notePassedAudio(s: CoreState, passed: AudioPassed): void {
   if (passed.clientAt !== null) {
+    // Sent to the live connection (sendModel): the handle no longer covers everything.
+    s.upstream.handleStale = true;
     s.lastClientAudioAt = passed.clientAt;
     s.audioSinceEnd = true;
     s.lastActivityAt = passed.clientAt;
