@@ -1,7 +1,10 @@
 /**
  * npm run bench [-- --quick] [--frames N] [--levels 10,25,50,75,100,150] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile] [--long 5000] [--no-idle] [--no-observability]
- *                [--calls 25] [--call-seconds S] [--first-reply 30]
+ *                [--calls 25] [--call-seconds S] [--first-reply 30] [--warm-blocks 10]
  *                [--figures [path] | --no-figures]
+ *
+ * `--warm-blocks`: blocks of round trips each arm runs before the counted `--frames` (the
+ * isolate compiles each arm's code meanwhile; 1 on a quick run).
  *
  * `--profile`: also a CPU profile of the worker (through workerd's inspector) over liveline
  * audio round trips and text turns, printed as the functions with the most self time.
@@ -191,7 +194,16 @@ async function relayText(relay, i) {
   return t;
 }
 
-async function latency(server, frames) {
+/** Round trips per block: an arm's audio block is one utterance (its first chunk opens a turn). */
+const BLOCK = 50;
+
+/**
+ * Round trips on every arm, in blocks of BLOCK per arm, the arms alternating. `warmBlocks`
+ * blocks go first and are not counted: the isolate compiles each arm's code while it runs,
+ * and a gateway in service runs warm (in a cold run the blocks with chunks over 2 ms were the
+ * first 25 or so, in the same blocks run after run, liveline's more than the relays').
+ */
+async function latency(server, frames, warmBlocks) {
   const out = {
     text: { liveline: [], transcode: [], relay: [] },
     audio: { liveline: [], transcode: [], relay: [], hibernating: [] },
@@ -202,56 +214,70 @@ async function latency(server, frames) {
   const { client: hibernating } = await join(`${server.ws}/bench/hibernating`);
   const relay = new RelayClient(`${server.ws}/bench/relay`);
   await relay.open();
-  const block = 50;
+  const arms = { client, transcode, hibernating, relay };
+  const discard = {
+    text: { liveline: [], transcode: [], relay: [] },
+    audio: { liveline: [], transcode: [], relay: [], hibernating: [] },
+  };
+  const total = (frames + warmBlocks * BLOCK) * 7;
   let done = 0;
-  const total = frames * 7;
-  for (let i = 0; i < frames; i += block) {
-    const n = Math.min(block, frames - i);
-    // Alternate arms in blocks so drift in the machine's load hits both alike.
-    for (let j = 0; j < n; j++) out.text.liveline.push(await livelineText(client, i + j));
-    for (let j = 0; j < n; j++) out.text.transcode.push(await livelineText(transcode, i + j));
-    for (let j = 0; j < n; j++) out.text.relay.push(await relayText(relay, i + j));
-    for (let j = 0; j < n; j++) out.audio.liveline.push(await livelineAudio(client));
-    for (let j = 0; j < n; j++) out.audio.transcode.push(await livelineAudio(transcode));
-    for (let j = 0; j < n; j++) out.audio.hibernating.push(await livelineAudio(hibernating));
-    transcode.send({ type: "audio_end" });
-    hibernating.send({ type: "audio_end" });
-    // End the utterance so the next text turn starts clean: on every arm, whose replies to it
-    // would otherwise be read as the next block's first text (a round trip of 0.01 ms).
-    client.send({ type: "audio_end" });
-    await sleep(100);
-    for (const arm of [client, transcode, hibernating]) {
-      while (await arm.next(1).catch(() => null)) {}
-    }
-    for (let j = 0; j < n; j++) {
-      out.audio.relay.push(
-        await relay.roundTrip(
-          {
-            realtimeInput: {
-              audio: {
-                mimeType: "audio/pcm;rate=16000",
-                data: btoa(String.fromCharCode(...AUDIO_IN)),
-              },
-            },
-          },
-          (m) => hasPart(m, "inlineData"),
-        ),
-      );
-    }
-    // Its audio ends too, as every other arm's does: the next block's first line is then not
-    // a line that cuts a generation (whose stale turnComplete would end a text round trip).
-    await relay.roundTrip(
-      { realtimeInput: { audioStreamEnd: true } },
-      (m) => m.serverContent?.turnComplete === true,
-    );
+  for (let b = 0; b < warmBlocks; b++) {
+    await latencyBlock(arms, b * BLOCK, BLOCK, discard);
+    done += BLOCK * 7;
+    progress("latency (round trips, the first warming up)", done, total);
+  }
+  for (let i = 0; i < frames; i += BLOCK) {
+    const n = Math.min(BLOCK, frames - i);
+    await latencyBlock(arms, i, n, out);
     done += n * 7;
-    progress("latency (round trips)", done, total);
+    progress("latency (round trips, the first warming up)", done, total);
   }
   client.close();
   transcode.close();
   hibernating.close();
   relay.ws.close();
   return out;
+}
+
+/** One block of `n` round trips per arm, pushed onto `out`. */
+async function latencyBlock({ client, transcode, hibernating, relay }, i, n, out) {
+  // Alternate arms in blocks so drift in the machine's load hits both alike.
+  for (let j = 0; j < n; j++) out.text.liveline.push(await livelineText(client, i + j));
+  for (let j = 0; j < n; j++) out.text.transcode.push(await livelineText(transcode, i + j));
+  for (let j = 0; j < n; j++) out.text.relay.push(await relayText(relay, i + j));
+  for (let j = 0; j < n; j++) out.audio.liveline.push(await livelineAudio(client));
+  for (let j = 0; j < n; j++) out.audio.transcode.push(await livelineAudio(transcode));
+  for (let j = 0; j < n; j++) out.audio.hibernating.push(await livelineAudio(hibernating));
+  transcode.send({ type: "audio_end" });
+  hibernating.send({ type: "audio_end" });
+  // End the utterance so the next text turn starts clean: on every arm, whose replies to it
+  // would otherwise be read as the next block's first text (a round trip of 0.01 ms).
+  client.send({ type: "audio_end" });
+  await sleep(100);
+  for (const arm of [client, transcode, hibernating]) {
+    while (await arm.next(1).catch(() => null)) {}
+  }
+  for (let j = 0; j < n; j++) {
+    out.audio.relay.push(
+      await relay.roundTrip(
+        {
+          realtimeInput: {
+            audio: {
+              mimeType: "audio/pcm;rate=16000",
+              data: btoa(String.fromCharCode(...AUDIO_IN)),
+            },
+          },
+        },
+        (m) => hasPart(m, "inlineData"),
+      ),
+    );
+  }
+  // Its audio ends too, as every other arm's does: the next block's first line is then not
+  // a line that cuts a generation (whose stale turnComplete would end a text round trip).
+  await relay.roundTrip(
+    { realtimeInput: { audioStreamEnd: true } },
+    (m) => m.serverContent?.turnComplete === true,
+  );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1002,7 +1028,20 @@ async function main() {
   const started = Date.now();
   const results = { machine: await machine(), quick };
   try {
-    const lat = await latency(server, frames);
+    const lat = await latency(server, frames, numFlag(f, "warm-blocks", quick ? 1 : 10));
+    // Each audio block is an utterance: its first chunk's reply opens a turn (on liveline,
+    // the one audio step that records something, and waits for that record's commit).
+    results.audioSplit = Object.fromEntries(
+      ["first", "within"].map((part) => [
+        part,
+        Object.fromEntries(
+          Object.entries(lat.audio).map(([arm, v]) => [
+            arm,
+            stats(v.filter((_, i) => (i % BLOCK === 0) === (part === "first"))),
+          ]),
+        ),
+      ]),
+    );
     results.latency = Object.fromEntries(
       Object.entries(lat).map(([k, v]) => [
         k,
@@ -1129,6 +1168,7 @@ async function main() {
       }),
     ),
   );
+  printAudioSplit(results.audioSplit);
   printPhone(results.phone);
   for (const [kind, p] of Object.entries(results.profile ?? {})) {
     say(
@@ -1454,6 +1494,49 @@ function printIdle(I) {
   );
 }
 
+/**
+ * The audio rows split: the first chunk of each block (an utterance, whose reply opens a turn)
+ * and the chunks within the reply, each against the transcoding relay's same chunks.
+ */
+function printAudioSplit(split) {
+  if (!split) return;
+  const arms = [
+    ["liveline", "liveline"],
+    ["transcode", "transcoding relay DO"],
+    ["hibernating", "the same, client socket hibernatable"],
+    ["relay", "bare relay DO"],
+  ];
+  const rows = [];
+  for (const [part, label] of [
+    ["first", `a reply's first chunk (1 in ${BLOCK}: its turn opens)`],
+    ["within", `the other ${BLOCK - 1} of each reply`],
+  ]) {
+    const base = split[part].transcode;
+    arms.forEach(([arm, name], k) => {
+      const a = split[part][arm];
+      if (!a) return;
+      rows.push([
+        k === 0 ? label : "",
+        name,
+        String(a.n),
+        ms(a.p50),
+        ms(a.p99),
+        (a.p50 / base.p50).toFixed(2),
+        (a.p99 / base.p99).toFixed(2),
+      ]);
+    });
+  }
+  say(
+    `\nThe audio rows by a chunk's place in its utterance (each block of ${BLOCK} is one; on liveline a reply's first chunk is the step that records its turn, and waits for that record's commit before it is sent)\n`,
+  );
+  say(
+    table(
+      ["audio 20 ms", "arm", "n", "p50", "p99", "p50 × transcoding", "p99 × transcoding"],
+      rows,
+    ),
+  );
+}
+
 /** The targets (issues 12 and 34) against this run's figures. */
 function targets(r) {
   const out = [];
@@ -1462,9 +1545,16 @@ function targets(r) {
   if (L?.audio) {
     const p50 = ratio(L.audio.liveline.p50, L.audio.transcode.p50);
     const p99 = ratio(L.audio.liveline.p99, L.audio.transcode.p99);
+    // Every chunk counts for the verdict; the split says what sets the p99.
+    const within = r.audioSplit?.within;
+    const first = r.audioSplit?.first;
+    const split =
+      within && first
+        ? ` (within a reply p99 ${ratio(within.liveline.p99, within.transcode.p99).toFixed(2)}×; a reply's first chunk p50 ${ms(first.liveline.p50)} vs ${ms(first.transcode.p50)} ms)`
+        : "";
     out.push({
       target: "audio round trip p50 ≤ 1.3×, p99 ≤ 1.5× the transcoding relay",
-      measured: `p50 ${p50.toFixed(2)}×, p99 ${p99.toFixed(2)}×`,
+      measured: `p50 ${p50.toFixed(2)}×, p99 ${p99.toFixed(2)}×${split}`,
       met: p50 <= 1.3 && p99 <= 1.5,
     });
   }
