@@ -63,15 +63,31 @@ async function freePort() {
   });
 }
 
-const running = new Set();
+/** Each running `wrangler dev`, and its state directory (null: kept, its log is wanted). */
+const running = new Map();
 let hooked = false;
 function killAll() {
-  for (const child of running) {
+  for (const [child, state] of running) {
     // Our own child's process group (wrangler and the workerd it started), by its id.
     try {
       if (child.pid) process.kill(-child.pid, "SIGTERM");
     } catch {
       // gone
+    }
+    // An interrupted run leaves no state behind either (the bench's is on tmpfs: memory).
+    // The exiting process cannot wait for workerd to let go of it: a detached shell does.
+    if (state !== null && !process.env.KEEP_WRANGLER_STATE && child.pid) {
+      spawn(
+        "sh",
+        [
+          "-c",
+          'while kill -0 -"$1" 2>/dev/null; do sleep 0.2; done; rm -rf "$2"',
+          "sh",
+          String(child.pid),
+          state,
+        ],
+        { detached: true, stdio: "ignore" },
+      ).unref();
     }
   }
   running.clear();
@@ -165,7 +181,7 @@ export async function startServer(opts = {}) {
     stdio: ["ignore", out, out],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "1", NO_COLOR: "1" },
   });
-  running.add(child);
+  running.set(child, state);
   let exited = null;
   child.once("exit", (code, sig) => {
     exited = `wrangler exited (${code ?? sig}); see ${log}`;
@@ -176,6 +192,8 @@ export async function startServer(opts = {}) {
   for (;;) {
     if (exited) throw new Error(exited);
     if (Date.now() > deadline) {
+      // Its log is what the error points to: kept.
+      running.set(child, null);
       killAll();
       throw new Error(`wrangler dev did not answer /health within 90 s; see ${log}`);
     }
