@@ -1,6 +1,6 @@
 /**
  * npm run bench [-- --quick] [--frames N] [--levels 10,25,50,75,100,150] [--seconds S] [--turns T] [--reconnect 10,1000,10000] [--profile] [--long 5000] [--no-idle] [--no-observability]
- *                [--calls 25] [--call-seconds S] [--first-reply 30] [--warm-blocks 10]
+ *                [--calls 25] [--call-seconds S] [--first-reply 30] [--warm-blocks 30]
  *                [--figures [path] | --no-figures]
  *
  * `--warm-blocks`: blocks of round trips each arm runs before the counted `--frames` (the
@@ -200,8 +200,10 @@ const BLOCK = 50;
 /**
  * Round trips on every arm, in blocks of BLOCK per arm, the arms alternating. `warmBlocks`
  * blocks go first and are not counted: the isolate compiles each arm's code while it runs,
- * and a gateway in service runs warm (in a cold run the blocks with chunks over 2 ms were the
- * first 25 or so, in the same blocks run after run, liveline's more than the relays').
+ * and a gateway in service runs warm. In a cold run the blocks with chunks over 2 ms were the
+ * first 25 or so, in the same blocks run after run, liveline's more than the relays'; liveline's
+ * p99 within a reply against the relay's was 1.44× after 10 such blocks, 1.27–1.33× after 30,
+ * 1.17× after 60.
  */
 async function latency(server, frames, warmBlocks) {
   const out = {
@@ -1028,7 +1030,7 @@ async function main() {
   const started = Date.now();
   const results = { machine: await machine(), quick };
   try {
-    const lat = await latency(server, frames, numFlag(f, "warm-blocks", quick ? 1 : 10));
+    const lat = await latency(server, frames, numFlag(f, "warm-blocks", quick ? 1 : 30));
     // Each audio block is an utterance: its first chunk's reply opens a turn (on liveline,
     // the one audio step that records something, and waits for that record's commit).
     results.audioSplit = Object.fromEntries(
