@@ -73,10 +73,9 @@ export function audioGate(s: CoreState): AudioGate {
     turn !== null &&
     (gen !== null || !turn.modelEnded);
   const output =
-    up.handleStale &&
     (!up.flapping || up.liveSince === null) &&
-    gen !== null &&
-    gen.hasContent &&
+    up.handleStale &&
+    gen?.hasContent === true &&
     reactionsOwed(gen) === 0 &&
     gen.owner !== null &&
     turn !== null &&
