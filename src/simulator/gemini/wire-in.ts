@@ -401,6 +401,13 @@ function userInput(ctx: Ctx, text: string): void {
   if (s.owed !== null) {
     const owed = s.owed;
     s.owed = null;
+    if (asksToGoOn(text) && unanswered !== undefined) {
+      // A seed whose results were never spoken and whose last line was never answered (a
+      // line carried across a rebuild): the results first, then that line's answer (found by
+      // the attack: the results alone ended the turn, the line never answered).
+      startUserTurn(ctx, unanswered, owed.filter(isResultSpeech).join(" "));
+      return;
+    }
     if (asksToGoOn(text)) {
       startOwedReply(ctx, owed);
       return;

@@ -253,6 +253,32 @@ describe("initial history (historyConfig.initialHistoryInClientContent)", () => 
     expect(spoken.text()).not.toContain("lookup_faq found");
   });
 
+  it("owed outcomes and a last line no model turn followed: asked to go on, it says the outcomes, then answers the line", () => {
+    // A line carried across a rebuild: the seed ends with it, after unspoken results (found
+    // by the attack: the results alone ended the turn, the line never answered).
+    const carried = encodeRebuiltContext({
+      items: [
+        { role: "user", text: "What are your hours?" },
+        { role: "model", text: "Let me look." },
+        { role: "model_calls", calls: [{ id: "a", name: "lookup_faq", args: {} }] },
+        {
+          role: "tool_results",
+          results: [{ callId: "a", name: "lookup_faq", result: { answer: "9-5" } }],
+        },
+        { role: "user", text: "typed line 0" },
+      ],
+    });
+    const sim = new SimDriver();
+    sim.setup(history, TOOLS);
+    expect(sim.send(carried)).toEqual([]);
+    sim.user("Please continue.");
+    const said = sim.text();
+    expect(said).toContain('lookup_faq found: {"answer":"9-5"}');
+    expect(said).toContain("typed line 0");
+    expect(said.indexOf("lookup_faq found")).toBeLessThan(said.indexOf("typed line 0"));
+    expect(sim.count(turnCompletes)).toBe(1);
+  });
+
   it("control: the same seed without historyConfig is a user turn, and is answered", () => {
     const sim = new SimDriver();
     sim.setup({}, TOOLS);
