@@ -34,6 +34,9 @@ export function openTurn(
   s.turn = turn;
   s.lastTurnId = turn.id;
   s.speechDetected = false;
+  // A voice turn answers the audio before it: only audio after it is speech still to answer
+  // (a client that never sends audio_end left a typed line held for the line wait).
+  if (source === "audio") s.audioSinceEnd = false;
   s.inputTranscript = "";
   ctx.record(
     textId === undefined

@@ -13,6 +13,35 @@ describe("a typed line held for the answer to speech", () => {
     expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "hi" });
   });
 
+  // Found by the black-box attack of 2026-11-29: held for 4 s after the voice turn ended.
+  it("a line typed right after a voice turn ended, with no audio_end, is not held: that speech was answered", () => {
+    const h = live();
+    for (let i = 0; i < 5; i++) {
+      h.clientAudio("phone", chunk);
+      h.advance(20);
+    }
+    h.model({ type: "input_transcript", text: "what can you do", finished: true });
+    h.model({ type: "text_delta", text: "Plenty." });
+    h.model({ type: "turn_complete" });
+    h.advance(100);
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    expect(h.traces).not.toContain("LINE_HELD");
+    expect(h.sentToModel.at(-1)).toMatchObject({ type: "user_text", text: "hi" });
+  });
+
+  it("control: audio after the voice turn opened still holds a line typed while it goes on", () => {
+    const h = live();
+    h.clientAudio("phone", chunk);
+    h.model({ type: "input_transcript", text: "what can you do", finished: true });
+    h.model({ type: "text_delta", text: "Plenty." });
+    h.model({ type: "turn_complete" });
+    // The user speaks again: speech the model has not answered.
+    h.clientAudio("phone", chunk);
+    h.advance(100);
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    expect(h.traces).toContain("LINE_HELD");
+  });
+
   it("control: audio_end after audio holds the line for the speech's answer", () => {
     const h = live();
     h.clientAudio("phone", chunk);
