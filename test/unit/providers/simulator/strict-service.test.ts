@@ -228,8 +228,9 @@ describe("initial history (historyConfig.initialHistoryInClientContent)", () => 
     expect(sim.count(turnCompletes)).toBe(1);
   });
 
-  it("outcomes the seed shows after the model's last words are owed: said when asked to go on", () => {
-    const unspoken = encodeRebuiltContext({
+  /** A seed whose lookup result came after the model's last words (never spoken), then `after`. */
+  const unspokenSeed = (after: Parameters<typeof encodeRebuiltContext>[0]["items"] = []) =>
+    encodeRebuiltContext({
       items: [
         { role: "user", text: "What are your hours?" },
         { role: "model", text: "Let me look." },
@@ -238,8 +239,12 @@ describe("initial history (historyConfig.initialHistoryInClientContent)", () => 
           role: "tool_results",
           results: [{ callId: "a", name: "lookup_faq", result: { answer: "9-5" } }],
         },
+        ...after,
       ],
     });
+
+  it("outcomes the seed shows after the model's last words are owed: said when asked to go on", () => {
+    const unspoken = unspokenSeed();
     const sim = new SimDriver();
     sim.setup(history, TOOLS);
     expect(sim.send(unspoken)).toEqual([]); // still never answered by itself
@@ -256,18 +261,7 @@ describe("initial history (historyConfig.initialHistoryInClientContent)", () => 
   it("owed outcomes and a last line no model turn followed: asked to go on, it says the outcomes, then answers the line", () => {
     // A line carried across a rebuild: the seed ends with it, after unspoken results (found
     // by the attack: the results alone ended the turn, the line never answered).
-    const carried = encodeRebuiltContext({
-      items: [
-        { role: "user", text: "What are your hours?" },
-        { role: "model", text: "Let me look." },
-        { role: "model_calls", calls: [{ id: "a", name: "lookup_faq", args: {} }] },
-        {
-          role: "tool_results",
-          results: [{ callId: "a", name: "lookup_faq", result: { answer: "9-5" } }],
-        },
-        { role: "user", text: "typed line 0" },
-      ],
-    });
+    const carried = unspokenSeed([{ role: "user", text: "typed line 0" }]);
     const sim = new SimDriver();
     sim.setup(history, TOOLS);
     expect(sim.send(carried)).toEqual([]);
