@@ -392,22 +392,19 @@ function userInput(ctx: Ctx, text: string): void {
     startGoodbye(ctx);
     return;
   }
-  if (s.owed === null && unanswered !== undefined && asksToGoOn(text)) {
-    // Asked to go on with nothing owed: the model answers the seed's last question, which
-    // it never answered (assumed: a model nudged to go on answers what it was asked).
-    startUserTurn(ctx, unanswered);
+  if (unanswered !== undefined && asksToGoOn(text)) {
+    // Asked to go on: the model answers the seed's last question, which it never answered
+    // (assumed: a model nudged to go on answers what it was asked), the seed's unspoken
+    // results first (a line carried across a rebuild; found by the attack: the results alone
+    // ended the turn, the line never answered).
+    const owed = s.owed ?? [];
+    s.owed = null;
+    startUserTurn(ctx, unanswered, owed.filter(isResultSpeech).join(" "));
     return;
   }
   if (s.owed !== null) {
     const owed = s.owed;
     s.owed = null;
-    if (asksToGoOn(text) && unanswered !== undefined) {
-      // A seed whose results were never spoken and whose last line was never answered (a
-      // line carried across a rebuild): the results first, then that line's answer (found by
-      // the attack: the results alone ended the turn, the line never answered).
-      startUserTurn(ctx, unanswered, owed.filter(isResultSpeech).join(" "));
-      return;
-    }
     if (asksToGoOn(text)) {
       startOwedReply(ctx, owed);
       return;
