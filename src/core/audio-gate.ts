@@ -58,23 +58,20 @@ export function audioGate(s: CoreState): AudioGate {
   // the handle of the turn before, goes on without a step of its own.
   const input =
     (s.config.idleTimeoutMs <= 0 || s.idleArmed) && (gen === null || gen.inputSinceStart);
-  // audio_delta: the upstream health check (not flapping: nothing to note), the generation
-  // already has content, owes no reaction and is owned by the open turn, whose content
-  // bookkeeping is already where a chunk would put it.
   const up = s.upstream;
   const turn = s.turn;
-  // input_transcript / speech_started: the upstream health check (not flapping), and speech
-  // while the open turn is answered belongs to that turn (session-core: it returns at once).
-  // Both would mark the handle stale (a speech start would not, and passed says nothing of
-  // which it was): they pass only once it is.
-  const transcript =
-    up.handleStale &&
-    (!up.flapping || up.liveSince === null) &&
-    turn !== null &&
-    (gen !== null || !turn.modelEnded);
+  // What any model event's step does first: the upstream health check (not flapping: nothing
+  // to note), and marking the resumption handle stale (it already is: a model audio chunk or
+  // transcription would mark it, a speech start would not, and passed says nothing of which
+  // it was).
+  const modelEventIsNoOp = up.handleStale && (!up.flapping || up.liveSince === null);
+  // input_transcript / speech_started: speech while the open turn is answered belongs to that
+  // turn (session-core: it returns at once).
+  const transcript = modelEventIsNoOp && turn !== null && (gen !== null || !turn.modelEnded);
+  // audio_delta: the generation already has content, owes no reaction and is owned by the
+  // open turn, whose content bookkeeping is already where a chunk would put it.
   const output =
-    (!up.flapping || up.liveSince === null) &&
-    up.handleStale &&
+    modelEventIsNoOp &&
     gen?.hasContent === true &&
     reactionsOwed(gen) === 0 &&
     gen.owner !== null &&
