@@ -197,6 +197,20 @@ async function relayText(relay, i) {
 /** Round trips per block: an arm's audio block is one utterance (its first chunk opens a turn). */
 const BLOCK = 50;
 
+/** Each arm's round trips, per kind of frame (the hibernatable relay sends audio only). */
+const noSamples = () => ({
+  text: { liveline: [], transcode: [], relay: [] },
+  audio: { liveline: [], transcode: [], relay: [], hibernating: [] },
+});
+
+/** The latency tables' name of each arm, in their order. */
+const ARM_NAMES = {
+  liveline: "liveline",
+  transcode: "transcoding relay DO",
+  hibernating: "the same, client socket hibernatable",
+  relay: "bare relay DO",
+};
+
 /**
  * Round trips on every arm, in blocks of BLOCK per arm, the arms alternating. `warmBlocks`
  * blocks go first and are not counted: the isolate compiles each arm's code while it runs,
@@ -206,10 +220,7 @@ const BLOCK = 50;
  * 1.17× after 60.
  */
 async function latency(server, frames, warmBlocks) {
-  const out = {
-    text: { liveline: [], transcode: [], relay: [] },
-    audio: { liveline: [], transcode: [], relay: [], hibernating: [] },
-  };
+  const out = noSamples();
   const { client } = await livelineSession(server);
   // The transcoding relays speak the client protocol: the same client code measures them.
   const { client: transcode } = await join(`${server.ws}/bench/transcode`);
@@ -217,22 +228,20 @@ async function latency(server, frames, warmBlocks) {
   const relay = new RelayClient(`${server.ws}/bench/relay`);
   await relay.open();
   const arms = { client, transcode, hibernating, relay };
-  const discard = {
-    text: { liveline: [], transcode: [], relay: [] },
-    audio: { liveline: [], transcode: [], relay: [], hibernating: [] },
-  };
+  const discard = noSamples();
   const total = (frames + warmBlocks * BLOCK) * 7;
+  const label = "latency (round trips, the first warming up)";
   let done = 0;
   for (let b = 0; b < warmBlocks; b++) {
     await latencyBlock(arms, b * BLOCK, BLOCK, discard);
     done += BLOCK * 7;
-    progress("latency (round trips, the first warming up)", done, total);
+    progress(label, done, total);
   }
   for (let i = 0; i < frames; i += BLOCK) {
     const n = Math.min(BLOCK, frames - i);
     await latencyBlock(arms, i, n, out);
     done += n * 7;
-    progress("latency (round trips, the first warming up)", done, total);
+    progress(label, done, total);
   }
   client.close();
   transcode.close();
@@ -1158,14 +1167,12 @@ async function main() {
             kind === "text"
               ? "text turn (1 text frame each way)"
               : "audio 20 ms (640 B in, 960 B out)",
-            "liveline",
+            ARM_NAMES.liveline,
             v.liveline,
           ),
-          row("", "transcoding relay DO", v.transcode),
-          ...(v.hibernating
-            ? [row("", "the same, client socket hibernatable", v.hibernating)]
-            : []),
-          row("", "bare relay DO", v.relay),
+          row("", ARM_NAMES.transcode, v.transcode),
+          ...(v.hibernating ? [row("", ARM_NAMES.hibernating, v.hibernating)] : []),
+          row("", ARM_NAMES.relay, v.relay),
         ];
       }),
     ),
@@ -1502,19 +1509,13 @@ function printIdle(I) {
  */
 function printAudioSplit(split) {
   if (!split) return;
-  const arms = [
-    ["liveline", "liveline"],
-    ["transcode", "transcoding relay DO"],
-    ["hibernating", "the same, client socket hibernatable"],
-    ["relay", "bare relay DO"],
-  ];
   const rows = [];
   for (const [part, label] of [
     ["first", `a reply's first chunk (1 in ${BLOCK}: its turn opens)`],
     ["within", `the other ${BLOCK - 1} of each reply`],
   ]) {
     const base = split[part].transcode;
-    arms.forEach(([arm, name], k) => {
+    Object.entries(ARM_NAMES).forEach(([arm, name], k) => {
       const a = split[part][arm];
       if (!a) return;
       rows.push([
