@@ -3,6 +3,7 @@
 import { announceInstruction } from "./arrival.js";
 import { sendInput } from "./follow-up.js";
 import { normalizedReply, rememberReply } from "./regeneration.js";
+import { carrySentAudio, forgetSentAudio } from "./sent-audio.js";
 import type { TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
@@ -32,6 +33,7 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
     // is not kept). Never silently: the user is asked to say it again.
     s.speechDetected = false;
     s.inputTranscript = "";
+    forgetSentAudio(ctx);
     ctx.recordError(
       "speech_lost",
       "the model connection was lost before it answered what was said; please say it again",
@@ -42,6 +44,9 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
     s.turn.modelEnded = true;
     ctx.trace("TURN_CARRIED", { turnId: s.turn.id });
   } else if (s.turn) endTurn(ctx, { interrupted: "upstream_lost" });
+  // Audio the model never showed it heard goes to the next connection, if one opens now.
+  if (carry) carrySentAudio(ctx);
+  else forgetSentAudio(ctx);
   // Calls still running (a finished turn's client chips, say) are unknown to the next
   // connection, whose rebuilt context closes them as cancelled: so they are, here too, and a
   // result that comes later is refused rather than sent as a second answer.

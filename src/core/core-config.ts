@@ -29,6 +29,11 @@ export interface Guards {
    * lost connection: the next connection is asked, once, to go on.
    */
   carryTurns: boolean;
+  /**
+   * Client audio the model had not shown it heard (no turn, no generation, no speech
+   * signalled) goes again to the connection that replaces the one it went to.
+   */
+  carryUnheardAudio: boolean;
 }
 
 export const ALL_GUARDS: Guards = {
@@ -40,6 +45,7 @@ export const ALL_GUARDS: Guards = {
   dedupeResults: true,
   detectRepeats: true,
   carryTurns: true,
+  carryUnheardAudio: true,
 };
 
 export const NO_GUARDS: Guards = {
@@ -51,6 +57,7 @@ export const NO_GUARDS: Guards = {
   dedupeResults: false,
   detectRepeats: false,
   carryTurns: false,
+  carryUnheardAudio: false,
 };
 
 export interface CoreConfig {
@@ -131,7 +138,10 @@ export interface CoreConfig {
    */
   legacy?: LegacyJudgements | undefined;
   audio: { inputRate: number; outputRate: number };
-  /** Client audio held while the model connection is not set up, at most (oldest dropped). */
+  /**
+   * Client audio held while the model connection is not set up, at most (oldest dropped); and
+   * the unheard audio the shell keeps for a replacement connection (sent-audio.ts), at most.
+   */
   heldAudioMaxBytes: number;
   /** The session's caps (the cost cap is the shell's: it comes as a `limit_reached` input). */
   limits?: SessionLimits | undefined;

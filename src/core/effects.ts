@@ -113,6 +113,10 @@ export type UpstreamOpen =
 /** Commands the shell carries out, in order. */
 export type Effect =
   | { type: "send_model"; command: ModelCommand }
+  /** The client audio the shell kept (sent since it was last told to forget it) is not needed. */
+  | { type: "forget_sent_audio" }
+  /** The client audio the shell kept goes, in order, to the connection that just went live. */
+  | { type: "resend_sent_audio" }
   /** Written in one transaction before any frame that follows it is sent. */
   | { type: "append_history"; events: HistoryEvent[] }
   /** To every connected client. */

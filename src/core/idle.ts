@@ -5,6 +5,7 @@
  * connection lost while idle, with no client, is not reopened: upstream.ts, scheduleReconnect.)
  */
 import { closeTurnOnUpstreamLoss } from "./carry.js";
+import { forgetSentAudio } from "./sent-audio.js";
 import { callsRunning, upstreamQuiet } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 
@@ -59,6 +60,8 @@ export function onIdleTimer(ctx: StepContext): void {
   }
   up.phase = "closed";
   ctx.emit({ type: "close_upstream", reason: "idle" });
+  // Nothing is carried over an idle close: audio is activity, and none came for the idle time.
+  forgetSentAudio(ctx);
   // Said to clients: the model connection is closed on purpose, not lost (no alarm), and
   // the next input opens it again (connecting, live).
   ctx.record({ kind: "status", state: "idle" });

@@ -8,10 +8,12 @@ import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { advanceLimits, reachLimit } from "./limits.js";
 import { inputKey } from "./regeneration.js";
+import { forgetAnsweredAudio, forgetSentAudio } from "./sent-audio.js";
 import {
   type CoreState,
   callsRunning,
   type GenerationState,
+  noteAudioSent,
   repliesMarked,
   turnOfModelWork,
 } from "./session-state.js";
@@ -77,6 +79,8 @@ export function step(
 ): StepResult {
   const ctx = new StepContext(state, now, cancelRunningCalls);
   if (passed !== null) notePassedAudio(ctx.state, passed);
+  // Audio that passed while a turn was open went with the turn (sent-audio.ts).
+  forgetAnsweredAudio(ctx);
   if (input.type === "client_audio") handoffBeforeInput(ctx);
   dispatch(ctx, input);
   if (ctx.state.heldLines.length > 0 && linesMayGo(ctx)) releaseLines(ctx);
@@ -91,6 +95,7 @@ export function step(
   )
     endSession(ctx);
   armWatchdog(ctx);
+  forgetAnsweredAudio(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };
 }
@@ -306,6 +311,7 @@ function notePassedAudio(s: CoreState, passed: AudioPassed): void {
     s.lastClientAudioAt = passed.clientAt;
     s.audioSinceEnd = true;
     s.lastActivityAt = passed.clientAt;
+    noteAudioSent(s);
   }
   if (passed.modelAt !== null) s.lastModelSignAt = passed.modelAt;
 }
@@ -639,6 +645,7 @@ function endSession(ctx: StepContext): void {
   }
   s.upstream.phase = "closed";
   ctx.takeOutbox();
+  forgetSentAudio(ctx);
   ctx.record({ kind: "status", state: "ended" });
   s.ended = true;
   ctx.emit({ type: "close_clients", code: 1000, reason: "session ended" });

@@ -279,6 +279,12 @@ export interface CoreState {
    * rebuilt for the new connection stops before it, or the model would get it twice.
    */
   outboxSince: number | null;
+  /**
+   * Client audio sent to the live connection that the model has not shown it heard (the shell
+   * keeps it, bounded by heldAudioMaxBytes: sent-audio.ts). `carried`: its connection went
+   * before it was heard, and it goes again to the next one.
+   */
+  sentAudio: "none" | "unheard" | "carried";
   /** Audio bytes in the outbox, and what the bound dropped (oldest first) since it last emptied. */
   outboxAudio: { bytes: number; droppedChunks: number; droppedBytes: number };
   /**
@@ -409,6 +415,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     outbox: [],
     outboxSince: null,
     outboxAudio: { bytes: 0, droppedChunks: 0, droppedBytes: 0 },
+    sentAudio: "none",
     expected: [],
     followUpWindow: null,
     held: [],
@@ -452,6 +459,11 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     lastActivityAt: 0,
     idleArmed: false,
   };
+}
+
+/** Client audio just went to the live connection, a step's or through the open gate (sent-audio.ts). */
+export function noteAudioSent(s: CoreState): void {
+  if (s.sentAudio === "none") s.sentAudio = "unheard";
 }
 
 /**

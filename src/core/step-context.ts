@@ -2,7 +2,7 @@ import { frameOf } from "../vocabulary/frames.js";
 import type { HistoryEvent, HistoryEventBody } from "../vocabulary/log-events.js";
 import type { ModelCommand } from "../vocabulary/model.js";
 import type { Effect, TraceKind } from "./effects.js";
-import type { CallState, CoreState } from "./session-state.js";
+import { type CallState, type CoreState, noteAudioSent } from "./session-state.js";
 
 /**
  * Cancels the running calls of a turn (`null`: of every turn). Given by the step's caller:
@@ -78,6 +78,7 @@ export class StepContext {
     if (s.upstream.phase === "live") {
       this.effects.push({ type: "send_model", command });
       s.upstream.handleStale = true;
+      if (command.type === "user_audio") noteAudioSent(s);
       return;
     }
     const heldSpeech =

@@ -8,6 +8,7 @@ import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
 import { armLineWait } from "./follow-up.js";
 import { armIdle, setIdleTimer } from "./idle.js";
+import { carrySentAudio, resendCarriedAudio } from "./sent-audio.js";
 import { type CoreState, upstreamQuiet } from "./session-state.js";
 import { restartSpeechTimeline } from "./speech-clock.js";
 import type { StepContext } from "./step-context.js";
@@ -80,6 +81,8 @@ export function onSetupComplete(ctx: StepContext): void {
   up.flapping = up.flapping || up.attempts >= 2;
   if (!up.flapping && !quietMove) ctx.record({ kind: "status", state: "live" });
   ctx.trace("UPSTREAM_LIVE");
+  // What the last connection took along unheard goes first: it was sent before the outbox.
+  resendCarriedAudio(ctx);
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
   // Lines held for the answer to speech that waited with them: their wait starts now.
   armLineWait(ctx);
@@ -148,6 +151,7 @@ export function maybeReconnectForGoAway(ctx: StepContext, force = false): void {
 export function reconnectNow(ctx: StepContext, reason: string, quiet = false): void {
   const up = ctx.state.upstream;
   ctx.emit({ type: "close_upstream", reason });
+  carrySentAudio(ctx);
   up.phase = "reconnecting";
   // A flapping connection's `live` was never said: its `reconnecting` still stands.
   if (!quiet && !up.flapping) ctx.record({ kind: "status", state: "reconnecting" });

@@ -110,6 +110,8 @@ export interface InterpreterPorts {
 /** Effects carried out by the model port, in their order, before a step's log write. */
 const TO_MODEL: ReadonlySet<Effect["type"]> = new Set([
   "send_model",
+  "forget_sent_audio",
+  "resend_sent_audio",
   "open_upstream",
   "update_upstream",
   "close_upstream",
@@ -124,6 +126,14 @@ export class SessionInterpreter {
   private gate: AudioGate = GATE_CLOSED;
   private passedClientAt: number | null = null;
   private passedModelAt: number | null = null;
+  /**
+   * Client audio sent to the model that it may not have heard (core/sent-audio.ts), oldest
+   * first, bounded by the config's heldAudioMaxBytes (the oldest go).
+   */
+  private sentAudio: Uint8Array[] = [];
+  /** Where the kept audio starts in `sentAudio` (the bound drops from the front). */
+  private sentAudioHead = 0;
+  private sentAudioBytes = 0;
 
   constructor(
     private current: CoreState,
@@ -185,7 +195,7 @@ export class SessionInterpreter {
     }
     this.passedClientAt = this.ports.clock();
     this.passed.client++;
-    this.carry(() => this.ports.model.send({ type: "user_audio", pcm }), "send_model");
+    this.carry(() => this.sendModel({ type: "user_audio", pcm }), "send_model");
   }
 
   /** A model audio chunk: through the open gate to the clients, or a core step. */
@@ -303,6 +313,25 @@ export class SessionInterpreter {
     }
   }
 
+  /** To the model; client audio is kept until the core says it was heard (or goes again). */
+  private sendModel(command: ModelCommand): void {
+    this.ports.model.send(command);
+    if (command.type !== "user_audio") return;
+    const kept = this.sentAudio;
+    kept.push(command.pcm);
+    this.sentAudioBytes += command.pcm.length;
+    const bound = this.current.config.heldAudioMaxBytes;
+    while (this.sentAudioBytes > bound && this.sentAudioHead < kept.length)
+      this.sentAudioBytes -= kept[this.sentAudioHead++]?.length ?? 0;
+    // A microphone streams between turns too: the dropped front is cut off now and then.
+    if (this.sentAudioHead > 256) this.forgetSentAudio(kept.slice(this.sentAudioHead));
+  }
+
+  private forgetSentAudio(keep: Uint8Array[] = []): void {
+    this.sentAudio = keep;
+    this.sentAudioHead = 0;
+  }
+
   private report(message: string): void {
     this.ports.reportError?.(message);
   }
@@ -311,7 +340,16 @@ export class SessionInterpreter {
     const { log, clients, model, tools, timers } = this.ports;
     switch (effect.type) {
       case "send_model":
-        model.send(effect.command);
+        this.sendModel(effect.command);
+        return;
+      case "forget_sent_audio":
+        this.forgetSentAudio();
+        this.sentAudioBytes = 0;
+        return;
+      case "resend_sent_audio":
+        // Kept as they are: the new connection may go before it hears them too.
+        for (const pcm of this.sentAudio.slice(this.sentAudioHead))
+          model.send({ type: "user_audio", pcm });
         return;
       case "append_history":
         // Written per segment, in one transaction (writeSegment).

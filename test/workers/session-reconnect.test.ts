@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { CoreConfig } from "../../src/core/session-state.js";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import { BASE, connect, type Frame, httpUrl, upgrade, withKey } from "./helpers.js";
@@ -259,6 +260,74 @@ describe("the model connection goes away or drops mid-session", () => {
       1,
     );
     client.close();
+  });
+});
+
+/**
+ * Found by the black-box attack of 2026-11-29: speech sent to a connection that a goAway
+ * move replaced before the model had signalled it went with that connection (no turn, no
+ * error). The stand-in ends an utterance after 800 ms of audio: 600 ms go to the first
+ * connection, 300 ms after the move; only if the first 600 ms reach the new connection too
+ * does the user get an answer. Control: the carry switched off in the running session.
+ */
+async function speechAcrossAMove(carry: boolean): Promise<Frame[]> {
+  const { sessionId, client } = await simulatorSession({
+    seed: 12,
+    calls: "",
+    utteranceMs: 800,
+    goAwayAfterMs: 400,
+    goAwayMs: 5000,
+  });
+  if (!carry) {
+    const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+    await runInDurableObject(stub, (instance: unknown) => {
+      const live = (instance as { live: { interpreter: { state: { config: CoreConfig } } } }).live;
+      const { config } = live.interpreter.state;
+      config.guards = { ...config.guards, carryUnheardAudio: false };
+    });
+  }
+  const chunk = (i: number) => new Uint8Array(640).fill(i % 200).buffer;
+  for (let i = 0; i < 30; i++) client.send(chunk(i));
+  // The stand-in says goAway 400 ms after the connection opened; nothing looks in flight.
+  const moved = async (n: number) => {
+    for (let i = 0; i < 150; i++) {
+      const lives = (await timelineKinds(sessionId)).filter((k) => k === "UPSTREAM_LIVE");
+      if (lives.length >= n) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error("the connection was never replaced");
+  };
+  await moved(2);
+  for (let i = 30; i < 45; i++) client.send(chunk(i));
+  const frames: Frame[] = [];
+  try {
+    frames.push(...(await framesUntil(client, (f) => f.type === "turn_complete", 3000)));
+  } catch {
+    // No answer: nothing came (the control).
+  }
+  const log = await historyOf(sessionId);
+  expect(validateHistory(log)).toEqual([]);
+  client.close();
+  return frames;
+}
+
+describe("speech the model had not signalled when its connection was replaced (found by the attack)", () => {
+  it("reaches the next connection: the user gets one voice turn for all of it", {
+    timeout: 20_000,
+  }, async () => {
+    const frames = await speechAcrossAMove(true);
+    expect(frames.filter((f) => f.type === "user")).toEqual([
+      expect.objectContaining({ turnId: "t1" }),
+    ]);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    expect(frames.filter((f) => f.type === "error")).toEqual([]);
+  });
+
+  it("control: without carryUnheardAudio, no turn and no error follow", {
+    timeout: 20_000,
+  }, async () => {
+    const frames = await speechAcrossAMove(false);
+    expect(frames.filter((f) => f.type === "user" || f.type === "error")).toEqual([]);
   });
 });
 

@@ -78,7 +78,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 function runBoth(
   steps: Step[],
   gate: (s: CoreState) => AudioGate,
-): { client: number; model: number; transcripts: number } {
+): { client: number; model: number; transcripts: number; resends: number } {
   const fast = new Harness({ idleTimeoutMs: 60_000 }, gate);
   const slow = new Harness({ idleTimeoutMs: 60_000 }, "off");
   const both = (f: (h: Harness) => void) => {
@@ -174,14 +174,15 @@ function runBoth(
   // Settle and compare the final state.
   both((h) => h.input({ type: "audio_passed", clientAt: null, modelAt: null }));
   expect(fast.state).toEqual(slow.state);
-  return fast.audioPassed;
+  const resends = fast.effects.filter((e) => e.type === "resend_sent_audio").length;
+  return { ...fast.audioPassed, resends };
 }
 
 describe("the audio gate", () => {
   it("passing audio without a step leaves every effect and the state as stepping each chunk", {
     timeout: 120_000,
   }, () => {
-    const passed = { client: 0, model: 0, transcripts: 0 };
+    const passed = { client: 0, model: 0, transcripts: 0, resends: 0 };
     const chunks = { client: 0, model: 0, transcripts: 0 };
     fc.assert(
       fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
@@ -189,6 +190,7 @@ describe("the audio gate", () => {
         passed.client += p.client;
         passed.model += p.model;
         passed.transcripts += p.transcripts;
+        passed.resends += p.resends;
         for (const s of steps) {
           if (s.t === "client_audio") chunks.client += s.n;
           if (s.t === "model_audio") chunks.model += s.n;
@@ -204,8 +206,10 @@ describe("the audio gate", () => {
     );
     // The fast path is taken both ways, not only proven harmless.
     console.log(
-      `audio gate: ${passed.client}/${chunks.client} client chunks, ${passed.model}/${chunks.model} model chunks and ${passed.transcripts}/${chunks.transcripts} transcriptions passed without a step`,
+      `audio gate: ${passed.client}/${chunks.client} client chunks, ${passed.model}/${chunks.model} model chunks and ${passed.transcripts}/${chunks.transcripts} transcriptions passed without a step; unheard audio went again to ${passed.resends} new connections`,
     );
+    // Audio kept by the shell across a lost connection (sent-audio.ts) is among what is compared.
+    expect(passed.resends).toBeGreaterThan(RUNS / 100);
     expect(passed.client / chunks.client).toBeGreaterThan(0.3);
     expect(passed.model / chunks.model).toBeGreaterThan(0.05);
     expect(passed.transcripts / chunks.transcripts).toBeGreaterThan(0.05);
