@@ -15,13 +15,30 @@ export const SYNTHETIC_CANCELLED = "cancelled: the call was interrupted before i
  * pieces of the same kind are merged; a call with no outcome is closed with a synthetic
  * cancelled result right after its call batch; an outcome without its call is never
  * emitted. The output satisfies `validateContext`.
+ *
+ * `silent`: the tools whose results the model takes without a word (their policy's
+ * `followUp: "silent"`). Their results stand right after their calls, whenever they came, and
+ * a call made after words of its own turn goes, with its result, before them: after the
+ * model's last words, a result reads as one it still owes an answer to, and a model asked to
+ * go on would speak it (found by the attack of 2026-11-29).
  */
-export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext {
+export function rebuildContext(
+  events: readonly HistoryEvent[],
+  silent: (toolName: string) => boolean = () => false,
+): RebuiltContext {
   const items: ContextItem[] = [];
   const callNames = new Map<string, string>();
   const answered = new Set<string>();
+  const silentOutcomes = new Map<string, ToolResponse>();
+  // Outcomes that follow their call (one before it is never emitted: its call is closed as
+  // cancelled, as an unanswered one).
+  const called = new Set<string>();
   for (const e of events) {
-    if (e.kind === "tool_result" || e.kind === "tool_cancelled") answered.add(e.callId);
+    if (e.kind === "tool_call") called.add(e.callId);
+    if (e.kind !== "tool_result" && e.kind !== "tool_cancelled") continue;
+    if (!called.has(e.callId) || answered.has(e.callId)) continue;
+    if (silent(e.name)) silentOutcomes.set(e.callId, outcomeOf(e));
+    answered.add(e.callId);
   }
   const last = () => items[items.length - 1];
   /** The turn whose reply the last model message holds. */
@@ -48,9 +65,20 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
         callNames.set(e.callId, e.name);
         const call: ToolCallRequest = { id: e.callId, name: e.name, args: e.args };
         const prev = last();
+        const early = silentOutcomes.get(e.callId);
+        if (early !== undefined && prev?.role === "model" && wordsOf === e.turnId) {
+          // Called after words of its own turn: the call and its result go before them.
+          const pair: ContextItem[] = [
+            { role: "model_calls", calls: [call] },
+            { role: "tool_results", results: [early] },
+          ];
+          items.splice(items.length - 1, 0, ...pair);
+          break;
+        }
         if (prev?.role === "model_calls") prev.calls.push(call);
         else items.push({ role: "model_calls", calls: [call] });
-        if (!answered.has(e.callId)) {
+        if (early !== undefined) pushResult(items, early);
+        else if (!answered.has(e.callId)) {
           pushResult(items, { callId: e.callId, name: e.name, error: SYNTHETIC_CANCELLED });
         }
         break;
@@ -59,8 +87,7 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
       case "tool_cancelled": {
         // Only results whose call is already in the context, and only the first one.
         if (!callNames.has(e.callId) || hasResult(items, e.callId)) break;
-        const outcome = e.kind === "tool_cancelled" ? cancelledOutcome(e.reason) : e;
-        pushResult(items, toolResponse(e.callId, e.name, outcome));
+        pushResult(items, outcomeOf(e));
         break;
       }
       case "handoff": {
@@ -85,6 +112,13 @@ export function rebuildContext(events: readonly HistoryEvent[]): RebuiltContext 
     }
   }
   return { items };
+}
+
+function outcomeOf(
+  e: Extract<HistoryEvent, { kind: "tool_result" | "tool_cancelled" }>,
+): ToolResponse {
+  const outcome = e.kind === "tool_cancelled" ? cancelledOutcome(e.reason) : e;
+  return toolResponse(e.callId, e.name, outcome);
 }
 
 function pushResult(items: ContextItem[], response: ToolResponse): void {

@@ -16,7 +16,13 @@ import type {
   SessionStats,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
-import { ALL_GUARDS, type Arrival, type CoreState, defaultConfig } from "../core/session-state.js";
+import {
+  ALL_GUARDS,
+  type Arrival,
+  type CoreState,
+  defaultConfig,
+  policyOf,
+} from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
 import {
   type ClosingCopy,
@@ -299,11 +305,23 @@ export class LiveSession {
     else if (direct !== null) this.directCalls.clear();
   }
 
+  /**
+   * A tool whose result the model takes without a word: the speaking agent's, else any
+   * agent's (a workerd test replaces it for its control).
+   */
+  isSilentTool(name: string): boolean {
+    const { config } = this.interpreter.state;
+    const policy =
+      policyOf(this.interpreter.state, name) ??
+      Object.values(config.agentTools ?? {}).find((tools) => tools[name] !== undefined)?.[name];
+    return policy?.followUp === "silent";
+  }
+
   /** The conversation to seed a model with, from these events of the log. */
   private contextOf(events: readonly HistoryEvent[]): RebuiltContext {
     // A measurement arm seeds as it measures (the naive relay: as frameworks do).
     if (this.arm !== null) return this.arm.rebuild(events);
-    const checked = checkedContext(rebuildContext(events));
+    const checked = checkedContext(rebuildContext(events, (name) => this.isSilentTool(name)));
     if (checked.problems.length > 0) {
       this.store.trace([
         { at: Date.now(), kind: "CONTEXT_INVALID", detail: { problems: checked.problems } },

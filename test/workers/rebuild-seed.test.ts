@@ -1,4 +1,5 @@
-import { exports } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
@@ -74,6 +75,58 @@ describe("reconnect with the resumption handle refused", () => {
     expect(validateHistory(events)).toEqual([]);
     expect(events.filter((e) => e.kind === "error")).toEqual([]);
     client.close();
+  });
+
+  // Found by the attack of 2026-11-29 (44 of 92 sessions with a rebuild): the greeting's
+  // chips (suggest_topics, a silent client tool) answered after the greeting ended stood after
+  // the model's last words in the seed, and the next reply spoke them.
+  async function afterLateChips(silentPlaced: boolean): Promise<string> {
+    const { sessionId, client } = await simulatorSession({
+      handleTtlMs: 0,
+      goAwayAfterTurns: 1,
+      goAwayMs: 2000,
+      calls: "greeting:suggest_topics;*:",
+    });
+    if (!silentPlaced) {
+      const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+      await runInDurableObject(stub, (instance: unknown) => {
+        const live = (instance as { live: { isSilentTool: (name: string) => boolean } }).live;
+        live.isSilentTool = () => false;
+      });
+    }
+    client.statuses.length = 0;
+    const greeting = await playTurn(client, "hi", { answer: () => null });
+    const chips = greeting.find((f) => f.type === "tool_call" && f.name === "suggest_topics");
+    expect(chips).toBeDefined();
+    // Late: the greeting's turn is over. The move (its goAway came with the turn's end)
+    // waits for it, then rebuilds (every handle is refused).
+    client.send({ type: "tool_result", callId: chips?.callId, result: { chips: ["pricing"] } });
+    // A planned move writes no status: the timeline shows the second connection.
+    let lives = 0;
+    for (let i = 0; i < 200 && lives < 2; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      const { rows } = await json<{ rows: Array<{ kind: string }> }>(
+        `/v1/sessions/${sessionId}/timeline`,
+      );
+      lives = rows.filter((r) => r.kind === "UPSTREAM_LIVE").length;
+    }
+    expect(lives).toBe(2);
+    const after = await playTurn(client, "what do you remember", { settleMs: 300 });
+    expect(turnEndsOf(after)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
+    client.close();
+    return textsOf(after).join("");
+  }
+
+  it("a silent tool's result that came after the model's words is not spoken after the rebuild", {
+    timeout: 20_000,
+  }, async () => {
+    expect(await afterLateChips(true)).not.toContain("Here is what suggest_topics found");
+  });
+
+  it("control: with the result where it came in the log, the next reply speaks it", {
+    timeout: 20_000,
+  }, async () => {
+    expect(await afterLateChips(false)).toContain("Here is what suggest_topics found");
   });
 
   it("after a crash, the rebuilt connection is accepted and the next question is answered", async () => {

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { closingEventsAfterRestart } from "../../../src/core/restore.js";
 import {
@@ -66,6 +67,83 @@ describe("rebuildContext", () => {
       },
     ]);
     expect(validateContext(ctx)).toEqual([]);
+  });
+
+  // Found by the attack of 2026-11-29: after the model's last words, a silent tool's result
+  // read as one still owed, and the model asked to go on spoke it.
+  describe("a silent tool's result that came after the model's last words", () => {
+    const words: HistoryEventBody = { kind: "model_text", turnId: "t1", text: "Here you go." };
+    const end: HistoryEventBody = { kind: "turn_complete", turnId: "t1" };
+    const events = log(user, words, call("c1"), end, result("c1"));
+    const items = (silent: boolean) =>
+      rebuildContext(events, (name) => silent && name === "lookup_faq").items.map((i) => i.role);
+
+    it("stands right after its call, and both before those words", () => {
+      expect(items(true)).toEqual(["user", "model_calls", "tool_results", "model"]);
+      expect(validateContext(rebuildContext(events, () => true))).toEqual([]);
+    });
+
+    it("called before the words: its result moves up to its call", () => {
+      const early = log(user, call("c1"), words, end, result("c1"));
+      const roles = rebuildContext(early, () => true).items.map((i) => i.role);
+      expect(roles).toEqual(["user", "model_calls", "tool_results", "model"]);
+    });
+
+    it("control: a speak result stays where it came, after the words (the model owes it)", () => {
+      expect(items(false)).toEqual(["user", "model", "model_calls", "tool_results"]);
+    });
+
+    it("over random logs: every context is valid, with each call and each first outcome once", () => {
+      // Turns of words, calls (of a silent or a speak tool) and outcomes, in any order, some
+      // outcomes late, some twice, some missing, some before their call.
+      const piece = fc.oneof(
+        fc.constant({ t: "words" as const }),
+        fc.record({ t: fc.constant("call" as const), id: fc.nat(5), silent: fc.boolean() }),
+        fc.record({ t: fc.constant("outcome" as const), id: fc.nat(5) }),
+      );
+      const logArb = fc.array(fc.array(piece, { maxLength: 6 }), { minLength: 1, maxLength: 4 });
+      fc.assert(
+        fc.property(logArb, (turns) => {
+          const names = new Map<number, string>();
+          const bodies: HistoryEventBody[] = [];
+          turns.forEach((pieces, n) => {
+            const turnId = `t${n + 1}`;
+            bodies.push({ kind: "user", turnId, text: `line ${n}`, source: "text" });
+            for (const p of pieces) {
+              if (p.t === "words") bodies.push({ kind: "model_text", turnId, text: "ok. " });
+              else if (p.t === "call") {
+                const name = names.get(p.id) ?? (p.silent ? "set_preference" : "lookup_faq");
+                names.set(p.id, name);
+                bodies.push({
+                  kind: "tool_call",
+                  turnId,
+                  callId: `c${p.id}`,
+                  name,
+                  args: {},
+                  runOn: "server",
+                });
+              } else {
+                const name = names.get(p.id) ?? "lookup_faq";
+                bodies.push({ kind: "tool_result", turnId, callId: `c${p.id}`, name, result: {} });
+              }
+            }
+            bodies.push({ kind: "turn_complete", turnId });
+          });
+          const ctx = rebuildContext(log(...bodies), (name) => name === "set_preference");
+          expect(validateContext(ctx)).toEqual([]);
+          const calls = ctx.items.flatMap((i) => (i.role === "model_calls" ? i.calls : []));
+          expect(calls.map((c) => c.id).sort()).toEqual(
+            [...names.keys()].map((id) => `c${id}`).sort(),
+          );
+          const words = ctx.items
+            .filter((i) => i.role === "model")
+            .map((i) => i.text)
+            .join("");
+          expect(words.length).toBe(bodies.filter((b) => b.kind === "model_text").length * 4);
+        }),
+        { numRuns: 500, seed: 20261129 },
+      );
+    });
   });
 
   it("checkedContext: a context that breaks the pairing rules falls back to its text, with the problems", () => {
