@@ -117,6 +117,15 @@ const TO_MODEL: ReadonlySet<Effect["type"]> = new Set([
   "close_upstream",
 ]);
 
+/** Said to every client when the log refused a step's events (their frames are not sent). */
+const LOG_WRITE_FAILED: ServerFrame = {
+  type: "error",
+  code: "log_write_failed",
+  message:
+    "the session could not record what just happened, so its frames were not sent; it goes on",
+  fatal: false,
+};
+
 export class SessionInterpreter {
   /** Log transactions committed since this interpreter started. */
   transactions = 0;
@@ -309,6 +318,9 @@ export class SessionInterpreter {
       // `step`, a correction from the store, which has the last word on what was recorded.
       this.current = { ...this.current, nextSeq: this.ports.log.lastSeq() + 1 };
       this.report(`log write failed: ${err instanceof Error ? err.message : String(err)}`);
+      // The clients are told that frames they were owed will not come (never the store's words).
+      for (const clientId of this.current.clients)
+        this.carry(() => this.ports.clients.send(clientId, LOG_WRITE_FAILED), "send_ephemeral");
       return false;
     }
   }

@@ -26,7 +26,16 @@ describe("a step's timeline rows", () => {
     expect(h.reported).toEqual([expect.stringContaining("log write failed")]);
     expect(h.traces).toContain("USER");
     expect(h.traceWrites).toEqual({ withEvents: before.withEvents, alone: before.alone + 1 });
-    // What the log refused, no client saw.
+    // What the log refused, no client saw; every client is told (ephemeral, not fatal).
     expect(h.durableFrames("a")).toHaveLength(seen);
+    expect(h.clients.get("a")?.frames.at(-1)).toMatchObject({
+      type: "error",
+      code: "log_write_failed",
+      fatal: false,
+    });
+    // The session goes on: the next write lands and is sent.
+    h.refuseAppends = false;
+    h.receive({ type: "client_text", clientId: "a", text: "again" });
+    expect(h.durableFrames("a").at(-1)).toMatchObject({ type: "user", text: "again" });
   });
 });
