@@ -79,8 +79,9 @@ export function step(
 ): StepResult {
   const ctx = new StepContext(state, now, cancelRunningCalls);
   if (passed !== null) notePassedAudio(ctx.state, passed);
-  // Audio that passed while a turn was open went with the turn (sent-audio.ts).
-  forgetAnsweredAudio(ctx);
+  // Audio that passed while a turn was open went with the turn (sent-audio.ts; a session
+  // without audio never goes there).
+  if (ctx.state.sentAudio !== "none") forgetAnsweredAudio(ctx);
   if (input.type === "client_audio") handoffBeforeInput(ctx);
   dispatch(ctx, input);
   if (ctx.state.heldLines.length > 0 && linesMayGo(ctx)) releaseLines(ctx);
@@ -95,7 +96,7 @@ export function step(
   )
     endSession(ctx);
   armWatchdog(ctx);
-  forgetAnsweredAudio(ctx);
+  if (ctx.state.sentAudio !== "none") forgetAnsweredAudio(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };
 }
