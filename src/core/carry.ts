@@ -3,7 +3,7 @@
 import { announceInstruction } from "./arrival.js";
 import { sendInput } from "./follow-up.js";
 import { normalizedReply, rememberReply } from "./regeneration.js";
-import { carrySentAudio, forgetSentAudio } from "./sent-audio.js";
+import { carrySentAudio, forgetSentAudio, mayCarrySentAudio } from "./sent-audio.js";
 import type { TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
@@ -28,9 +28,14 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
   // Queued and held input belonged to the turn that is now interrupted: the user is told.
   s.held = [];
   ctx.takeOutbox();
-  if (s.speechDetected) {
-    // The model heard speech it had not answered: that audio went with the connection (it
-    // is not kept). Never silently: the user is asked to say it again.
+  if (s.speechDetected && carry && mayCarrySentAudio(s)) {
+    // The model heard speech it had not answered, and all of it is kept: it goes again to
+    // the next connection, which transcribes it anew and answers it.
+    s.inputTranscript = "";
+    ctx.trace("SPEECH_CARRIED");
+  } else if (s.speechDetected) {
+    // That audio went with the connection, or only its tail is kept. Never silently: the
+    // user is asked to say it again.
     s.speechDetected = false;
     s.inputTranscript = "";
     forgetSentAudio(ctx);

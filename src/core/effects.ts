@@ -94,6 +94,8 @@ export type TraceKind =
   | "IDLE_OWED_DROPPED"
   | "UPSTREAM_GAVE_UP"
   | "HELD_AUDIO_DROPPED"
+  /** Speech the model had heard and not answered goes again, whole, to the next connection. */
+  | "SPEECH_CARRIED"
   | "CONTEXT_INVALID"
   | "USAGE"
   | "GO_AWAY"

@@ -5,6 +5,8 @@ import type { TimerId } from "./effects.js";
 /** When the latest chunk each way passed the open audio gate (null: none since the last step). */
 export interface AudioPassed {
   clientAt: number | null;
+  /** The client audio's bytes that passed (0: none). */
+  clientBytes: number;
   modelAt: number | null;
 }
 

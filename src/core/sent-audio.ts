@@ -1,27 +1,32 @@
 /**
- * Client audio the model has not shown it heard, across a replaced connection. The audio sent
- * to a live connection is not in the log: until the model answers it (a generation runs, a
- * turn opens) or signals it (a transcription, its VAD), a connection lost or moved on a
- * goAway takes it along, and the user would hear nothing back and be told nothing. The shell
- * keeps what it sent (bounded: heldAudioMaxBytes, oldest dropped); the core says when that is
- * no longer needed, and when it goes again, in order, to the connection that replaces it.
+ * Client audio the model has not answered, across a replaced connection. The audio sent to a
+ * live connection is not in the log: until the model answers it (a generation runs, a turn
+ * opens), a connection lost or moved on a goAway takes it along, and the user would hear
+ * nothing back (or be asked to say it again). The shell keeps what it sent (bounded:
+ * heldAudioMaxBytes, oldest dropped); the core says when that is no longer needed, and when
+ * it goes again, in order, to the connection that replaces it.
  *
  * Every decision here is taken in a step and reads only what chunks passing the audio gate
- * never change (the turn, the generation, the connection): the gate's equivalence holds.
+ * never change (the turn, the generation, the connection) or what the step's `passed` sets
+ * first (the bytes sent): the gate's equivalence holds.
  */
+import type { CoreState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 
 /** The shell's kept audio is not needed any more. */
 export function forgetSentAudio(ctx: StepContext): void {
-  if (ctx.state.sentAudio === "none") return;
-  ctx.state.sentAudio = "none";
+  const s = ctx.state;
+  if (s.sentAudio === "none") return;
+  s.sentAudio = "none";
+  s.sentAudioBytes = 0;
+  s.sentAudioEnded = false;
   ctx.emit({ type: "forget_sent_audio" });
 }
 
 /**
  * Before and after every step: audio sent while the model answers (a generation runs) or a
  * turn is open is the turn's (what the user said, barge-in, echo): a lost connection ends
- * that turn, said so. Only audio sent between turns can be lost without a word.
+ * that turn, said so. Only audio sent between turns is carried.
  */
 export function forgetAnsweredAudio(ctx: StepContext): void {
   const s = ctx.state;
@@ -29,14 +34,21 @@ export function forgetAnsweredAudio(ctx: StepContext): void {
 }
 
 /**
- * The connection goes (lost, or replaced on a goAway or a handoff) and another opens: the
- * audio the model had not shown it heard goes to the next one. Speech it had signalled is
- * said lost instead (carry.ts), and its audio forgotten before this.
+ * The audio the model has not answered can go to the next connection. Speech it signalled
+ * (a transcription, its VAD, the client's `audio_end`) goes only if the shell still keeps all
+ * of what was sent since (nothing dropped for the bound): a tail without its start would be
+ * answered as something the user never said, so that is said lost instead (carry.ts).
  */
+export function mayCarrySentAudio(s: CoreState): boolean {
+  if (s.sentAudio !== "unheard" || !s.config.guards.carryUnheardAudio) return false;
+  return !s.speechDetected || s.sentAudioBytes <= s.config.heldAudioMaxBytes;
+}
+
+/** The connection goes (lost, or replaced on a goAway or a handoff) and another opens. */
 export function carrySentAudio(ctx: StepContext): void {
   const s = ctx.state;
   if (s.sentAudio !== "unheard") return;
-  if (s.config.guards.carryUnheardAudio && !s.speechDetected) s.sentAudio = "carried";
+  if (mayCarrySentAudio(s)) s.sentAudio = "carried";
   else forgetSentAudio(ctx);
 }
 
@@ -44,7 +56,7 @@ export function carrySentAudio(ctx: StepContext): void {
  * The next connection is live (before the outbox goes: the kept audio was sent before it).
  * Resumed or seeded from the log, it has the conversation up to its last turn, not audio that
  * turned into no turn yet (a handle is issued at a turn's end; the simulator's assumptions):
- * it gets the audio again, and it stays kept until it is heard.
+ * it gets the audio again, and its end if one went after it; it stays kept until answered.
  */
 export function resendCarriedAudio(ctx: StepContext): void {
   const s = ctx.state;
@@ -52,4 +64,5 @@ export function resendCarriedAudio(ctx: StepContext): void {
   s.sentAudio = "unheard";
   s.upstream.handleStale = true;
   ctx.emit({ type: "resend_sent_audio" });
+  if (s.sentAudioEnded) ctx.sendModel({ type: "audio_end" });
 }

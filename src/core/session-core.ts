@@ -312,7 +312,7 @@ function notePassedAudio(s: CoreState, passed: AudioPassed): void {
     s.lastClientAudioAt = passed.clientAt;
     s.audioSinceEnd = true;
     s.lastActivityAt = passed.clientAt;
-    noteAudioSent(s);
+    noteAudioSent(s, passed.clientBytes);
   }
   if (passed.modelAt !== null) s.lastModelSignAt = passed.modelAt;
 }
@@ -545,7 +545,8 @@ function speechAwaitsAnswer(ctx: StepContext): boolean {
   const heard =
     phase === "live" ||
     ((phase === "connecting" || phase === "reconnecting") &&
-      s.outbox.some((c) => c.type === "user_audio" || c.type === "audio_end"));
+      (s.sentAudio === "carried" ||
+        s.outbox.some((c) => c.type === "user_audio" || c.type === "audio_end")));
   return (
     s.config.guards.suppressUnsolicited &&
     s.turn === null &&

@@ -285,6 +285,10 @@ export interface CoreState {
    * before it was heard, and it goes again to the next one.
    */
   sentAudio: "none" | "unheard" | "carried";
+  /** Bytes of it sent since it was last forgotten (the shell keeps heldAudioMaxBytes of them). */
+  sentAudioBytes: number;
+  /** An `audio_end` went after it: it goes again after it. */
+  sentAudioEnded: boolean;
   /** Audio bytes in the outbox, and what the bound dropped (oldest first) since it last emptied. */
   outboxAudio: { bytes: number; droppedChunks: number; droppedBytes: number };
   /**
@@ -416,6 +420,8 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     outboxSince: null,
     outboxAudio: { bytes: 0, droppedChunks: 0, droppedBytes: 0 },
     sentAudio: "none",
+    sentAudioBytes: 0,
+    sentAudioEnded: false,
     expected: [],
     followUpWindow: null,
     held: [],
@@ -462,8 +468,9 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
 }
 
 /** Client audio just went to the live connection, a step's or through the open gate (sent-audio.ts). */
-export function noteAudioSent(s: CoreState): void {
+export function noteAudioSent(s: CoreState, bytes: number): void {
   if (s.sentAudio === "none") s.sentAudio = "unheard";
+  s.sentAudioBytes += bytes;
 }
 
 /**

@@ -78,7 +78,8 @@ export class StepContext {
     if (s.upstream.phase === "live") {
       this.effects.push({ type: "send_model", command });
       s.upstream.handleStale = true;
-      if (command.type === "user_audio") noteAudioSent(s);
+      if (command.type === "user_audio") noteAudioSent(s, command.pcm.length);
+      else if (command.type === "audio_end" && s.sentAudio !== "none") s.sentAudioEnded = true;
       return;
     }
     const heldSpeech =

@@ -134,6 +134,7 @@ export class SessionInterpreter {
   readonly passed = { client: 0, model: 0, transcripts: 0 };
   private gate: AudioGate = GATE_CLOSED;
   private passedClientAt: number | null = null;
+  private passedClientBytes = 0;
   private passedModelAt: number | null = null;
   /**
    * Client audio sent to the model that it may not have heard (core/sent-audio.ts), oldest
@@ -203,6 +204,7 @@ export class SessionInterpreter {
       return;
     }
     this.passedClientAt = this.ports.clock();
+    this.passedClientBytes += pcm.length;
     this.passed.client++;
     this.carry(() => this.sendModel({ type: "user_audio", pcm }), "send_model");
   }
@@ -222,8 +224,13 @@ export class SessionInterpreter {
   private takeStep(input: CoreInput): void {
     let passed: AudioPassed | null = null;
     if (this.passedClientAt !== null || this.passedModelAt !== null) {
-      passed = { clientAt: this.passedClientAt, modelAt: this.passedModelAt };
+      passed = {
+        clientAt: this.passedClientAt,
+        clientBytes: this.passedClientBytes,
+        modelAt: this.passedModelAt,
+      };
       this.passedClientAt = null;
+      this.passedClientBytes = 0;
       this.passedModelAt = null;
     }
     this.stepOnce(input, passed);

@@ -277,14 +277,35 @@ describe("speech the model has not answered yet, when its connection goes", () =
     expect(userTurns(h)).toEqual([["t1", "what are your hours?"]]);
   });
 
-  it("lost with an abrupt drop, it is said durably (speech_lost), never silently", () => {
+  it("lost with an abrupt drop, all of it kept: it goes again, with its end, and is answered", () => {
     const h = live();
+    spoke(h);
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    h.fireNextTimer();
+    const sentBefore = h.sentToModel.length;
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.slice(sentBefore).map((c) => c.type)).toEqual(["user_audio", "audio_end"]);
+    h.model({ type: "input_transcript", text: "what are your hours?", finished: true });
+    h.model({ type: "text_delta", text: "Nine to five." });
+    h.model({ type: "turn_complete" });
+    expect(userTurns(h)).toEqual([["t1", "what are your hours?"]]);
+    expect(h.durableFrames("phone").some((f) => f.type === "error")).toBe(false);
+  });
+
+  it("lost with an abrupt drop when only its tail is kept: said durably (speech_lost), never silently", () => {
+    // The bound is one chunk: the speech's start is gone, its tail would be a wrong question.
+    const h = live({ heldAudioMaxBytes: 640 });
+    h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
     spoke(h);
     h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
     expect(h.durableFrames("phone").find((f) => f.type === "error")).toMatchObject({
       code: "speech_lost",
       fatal: false,
     });
+    h.fireNextTimer();
+    const sentBefore = h.sentToModel.length;
+    h.model({ type: "setup_complete" });
+    expect(h.sentToModel.slice(sentBefore)).toEqual([]);
   });
 });
 

@@ -1,8 +1,9 @@
 /**
  * Found by the black-box attack of 2026-11-29: client audio the model had not shown it heard
  * went with a connection that was replaced (a goAway move at a quiet moment, a drop), and no
- * turn and no error followed. The shell keeps that audio (bounded) and the replacement gets
- * it again, first (core/sent-audio.ts). Each test runs the audio through the audio gate, as
+ * turn and no error followed. The shell keeps the audio the model has not answered (bounded)
+ * and the replacement gets it again, first (core/sent-audio.ts); speech the model had
+ * signalled goes too when all of it is kept, else it is said lost. Each test runs the audio through the audio gate, as
  * the shell hands it over; the control switches the carry off.
  */
 import { describe, expect, it } from "vitest";
@@ -121,8 +122,32 @@ describe("audio the model had not shown it heard, when its connection is replace
     expect(audioSent(h, sentBefore)).toEqual([6, 7, 8]);
   });
 
-  it("speech the model signalled and had not answered is said lost (speech_lost), not sent again", () => {
+  it("speech the model signalled and had not answered goes again whole, and its answer opens the voice turn", () => {
     const h = live();
+    turnDone(h);
+    speak(h, 1, 3);
+    h.model({ type: "input_transcript", text: "what time", finished: false });
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    // A line typed meanwhile waits for the speech's answer, as on a live connection.
+    h.input({ type: "client_text", clientId: "phone", text: "and the date?" });
+    h.fireNextTimer();
+    const sentBefore = h.sentToModel.length;
+    h.model({ type: "setup_complete" });
+    expect(audioSent(h, sentBefore)).toEqual([1, 2, 3]);
+    expect(h.traces).toContain("SPEECH_CARRIED");
+    // The new connection transcribes it anew: the turn has its words once.
+    h.model({ type: "input_transcript", text: "what time is it", finished: true });
+    h.model({ type: "text_delta", text: "Noon." });
+    expect(userTurns(h)).toEqual([
+      ["t1", "hi"],
+      ["t2", "what time is it"],
+      ["t3", "and the date?"],
+    ]);
+    expect(errors(h)).toEqual([]);
+  });
+
+  it("speech the model signalled whose start the bound dropped is said lost (speech_lost), not sent again", () => {
+    const h = live({ heldAudioMaxBytes: 2 * 640 });
     turnDone(h);
     speak(h, 1, 3);
     h.model({ type: "input_transcript", text: "what time", finished: false });
