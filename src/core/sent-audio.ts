@@ -35,13 +35,14 @@ export function forgetAnsweredAudio(ctx: StepContext): void {
 
 /**
  * The audio the model has not answered can go to the next connection. Speech it signalled
- * (a transcription, its VAD, the client's `audio_end`) goes only if the shell still keeps all
- * of what was sent since (nothing dropped for the bound): a tail without its start would be
+ * (a transcription, its VAD, the client's `audio_end`) goes only if the shell keeps all of
+ * it: signalled outside any turn (one spoken over a turn began in the turn's audio, which is
+ * not kept) and nothing dropped for the bound since. A tail without its start would be
  * answered as something the user never said, so that is said lost instead (carry.ts).
  */
 export function mayCarrySentAudio(s: CoreState): boolean {
   if (s.sentAudio !== "unheard" || !s.config.guards.carryUnheardAudio) return false;
-  return !s.speechDetected || s.sentAudioBytes <= s.config.heldAudioMaxBytes;
+  return !s.speechDetected || (!s.speechOverTurn && s.sentAudioBytes <= s.config.heldAudioMaxBytes);
 }
 
 /** The connection goes (lost, or replaced on a goAway or a handoff) and another opens. */

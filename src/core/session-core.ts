@@ -14,6 +14,7 @@ import {
   callsRunning,
   type GenerationState,
   noteAudioSent,
+  noteSpeech,
   repliesMarked,
   turnOfModelWork,
 } from "./session-state.js";
@@ -202,7 +203,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
         s.audioSinceEnd &&
         !(s.turn !== null && s.generation?.owner === s.turn.id && s.generation.hasContent)
       )
-        s.speechDetected = true;
+        noteSpeech(s);
       s.audioSinceEnd = false;
       if (s.generation) s.generation.inputSinceStart = true;
       ctx.sendModel({ type: "audio_end" });
@@ -355,10 +356,10 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       // a running answer makes the model's next generation a new voice turn.
       if (s.turn !== null && (s.generation !== null || !s.turn.modelEnded)) return;
       if (event.type === "speech_started") {
-        s.speechDetected = true;
+        noteSpeech(s);
       } else if (event.text.length > 0) {
         s.inputTranscript = joinTranscript(s.inputTranscript, event.text);
-        s.speechDetected = true;
+        noteSpeech(s);
       }
       if (s.speechDetected && s.followUpWindow !== null && s.followUpWindow.turnId === s.turn?.id)
         s.followUpWindow.spokenOver = true;

@@ -321,6 +321,12 @@ export interface CoreState {
   heldLines: { text: string; textId: string | undefined }[];
   /** The user spoke since the last turn opened (transcription, VAD, audio_end). */
   speechDetected: boolean;
+  /**
+   * That speech was signalled while a turn was open or a generation ran (a barge-in, speech
+   * over a turn waiting on its calls): it began while the audio sent was the turn's, which is
+   * not kept (sent-audio.ts), so it can never go again whole.
+   */
+  speechOverTurn: boolean;
   inputTranscript: string;
   /** Recent whole replies (normalised), to recognise a regenerated one. */
   recentReplies: string[];
@@ -433,6 +439,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     archive: null,
     heldLines: [],
     speechDetected: false,
+    speechOverTurn: false,
     inputTranscript: "",
     recentReplies: [],
     recentAnswers: [],
@@ -471,6 +478,13 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
 export function noteAudioSent(s: CoreState, bytes: number): void {
   if (s.sentAudio === "none") s.sentAudio = "unheard";
   s.sentAudioBytes += bytes;
+}
+
+/** The user spoke (a transcription, the model's VAD, the client's audio_end, a barge-in). */
+export function noteSpeech(s: CoreState): void {
+  const overTurn = s.turn !== null || s.generation !== null;
+  s.speechOverTurn = (s.speechDetected && s.speechOverTurn) || overTurn;
+  s.speechDetected = true;
 }
 
 /**

@@ -19,7 +19,13 @@ import {
   returnSlot,
 } from "./generations.js";
 import { normalizedReply, rememberAnswer, rememberReply } from "./regeneration.js";
-import { type CoreState, capabilitiesOf, repliesMarked, type TurnState } from "./session-state.js";
+import {
+  type CoreState,
+  capabilitiesOf,
+  noteSpeech,
+  repliesMarked,
+  type TurnState,
+} from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 import { callsHoldReply } from "./watchdog.js";
@@ -275,7 +281,8 @@ export function onModelInterrupted(ctx: StepContext): void {
   }
   if (live) {
     endTurn(ctx, { interrupted: "barge_in" });
-    s.speechDetected = true;
+    // Spoken over the answer (the generation still runs): its start is not kept.
+    noteSpeech(s);
   }
   gen.owner = null;
 }

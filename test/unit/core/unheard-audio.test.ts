@@ -159,6 +159,22 @@ describe("audio the model had not shown it heard, when its connection is replace
     expect(errors(h)).toEqual(["speech_lost"]);
   });
 
+  it("speech spoken over the answer (a barge-in) began in the turn's audio: its loss is said (speech_lost), never sent again in part", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "tell me a story" });
+    h.model({ type: "text_delta", text: "Once upon a time" });
+    speak(h, 1, 3); // the user talks over it; the model cuts its answer
+    h.model({ type: "interrupted" });
+    h.model({ type: "turn_complete" });
+    speak(h, 4, 5); // the rest of what they say, after the turn ended
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    h.fireNextTimer();
+    const sentBefore = h.sentToModel.length;
+    h.model({ type: "setup_complete" });
+    expect(audioSent(h, sentBefore)).toEqual([]);
+    expect(errors(h)).toEqual(["speech_lost"]);
+  });
+
   it("audio sent while a turn was answered belongs to that turn: its loss ends the turn, said so, and it does not go again", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "tell me a story" });
