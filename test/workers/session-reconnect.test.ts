@@ -278,14 +278,7 @@ async function speechAcrossAMove(carry: boolean): Promise<Frame[]> {
     goAwayAfterMs: 400,
     goAwayMs: 5000,
   });
-  if (!carry) {
-    const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
-    await runInDurableObject(stub, (instance: unknown) => {
-      const live = (instance as { live: { interpreter: { state: { config: CoreConfig } } } }).live;
-      const { config } = live.interpreter.state;
-      config.guards = { ...config.guards, carryUnheardAudio: false };
-    });
-  }
+  if (!carry) await withoutCarry(sessionId);
   const chunk = (i: number) => new Uint8Array(640).fill(i % 200).buffer;
   for (let i = 0; i < 30; i++) client.send(chunk(i));
   // The stand-in says goAway 400 ms after the connection opened; nothing looks in flight.
@@ -310,6 +303,73 @@ async function speechAcrossAMove(carry: boolean): Promise<Frame[]> {
   client.close();
   return frames;
 }
+
+/**
+ * Speech the model had heard (the client's audio_end, the stand-in's transcription) when its
+ * connection dropped before the answer: every connection drops 1.5 s after it opens, and an
+ * answer takes 1 s. Spoken 0.8 s into the first connection, the speech is cut; the next
+ * connection hears it again, with its end, as soon as it is up, and answers it. Control:
+ * without the carry, the user is asked to say it again (speech_lost).
+ */
+async function speechAcrossADrop(carry: boolean): Promise<Frame[]> {
+  const { sessionId, client } = await simulatorSession({
+    seed: 13,
+    calls: "",
+    timeScale: 1,
+    latencyMs: 1000,
+    msPerWord: 10,
+    dropAfterMs: 1500,
+  });
+  if (!carry) await withoutCarry(sessionId);
+  for (let i = 0; i < 100 && !(await timelineKinds(sessionId)).includes("UPSTREAM_LIVE"); i++)
+    await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 800));
+  for (let i = 0; i < 10; i++) client.send(new Uint8Array(640).fill(i + 1).buffer);
+  client.send({ type: "audio_end" });
+  const frames = await framesUntil(
+    client,
+    (f) => f.type === "turn_complete" || (f.type === "error" && f.code === "speech_lost"),
+    8000,
+  );
+  // The answer came on the second connection, after the speech was carried (or, in the
+  // control, the loss was said when the first one dropped).
+  const kinds = await timelineKinds(sessionId);
+  expect(kinds.includes("SPEECH_CARRIED")).toBe(carry);
+  if (carry) expect(kinds.filter((k) => k === "UPSTREAM_LIVE").length).toBeGreaterThanOrEqual(2);
+  expect(validateHistory(await historyOf(sessionId))).toEqual([]);
+  client.close();
+  return frames;
+}
+
+/** The running session's carry switched off (the controls). */
+async function withoutCarry(sessionId: string): Promise<void> {
+  const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+  await runInDurableObject(stub, (instance: unknown) => {
+    const live = (instance as { live: { interpreter: { state: { config: CoreConfig } } } }).live;
+    const { config } = live.interpreter.state;
+    config.guards = { ...config.guards, carryUnheardAudio: false };
+  });
+}
+
+describe("speech the model had heard and not answered when its connection dropped", () => {
+  it("goes to the next connection with its end, and is answered there", {
+    timeout: 20_000,
+  }, async () => {
+    const frames = await speechAcrossADrop(true);
+    expect(frames.filter((f) => f.type === "user")).toEqual([
+      expect.objectContaining({ turnId: "t1" }),
+    ]);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    expect(frames.filter((f) => f.type === "error")).toEqual([]);
+  });
+
+  it("control: without carryUnheardAudio, the user is asked to say it again", {
+    timeout: 20_000,
+  }, async () => {
+    const frames = await speechAcrossADrop(false);
+    expect(frames.at(-1)).toMatchObject({ type: "error", code: "speech_lost" });
+  });
+});
 
 describe("speech the model had not signalled when its connection was replaced (found by the attack)", () => {
   it("reaches the next connection: the user gets one voice turn for all of it", {
