@@ -65,5 +65,6 @@ export function resendCarriedAudio(ctx: StepContext): void {
   s.sentAudio = "unheard";
   s.upstream.handleStale = true;
   ctx.emit({ type: "resend_sent_audio" });
-  if (s.sentAudioEnded) ctx.sendModel({ type: "audio_end" });
+  // Held: it all goes in one burst, before the service's voice detection can say it heard it.
+  if (s.sentAudioEnded) ctx.sendModel({ type: "audio_end", held: true });
 }

@@ -152,8 +152,9 @@ export type ModelCommand =
   | { type: "user_text"; text: string; turnId?: string | undefined }
   | { type: "user_audio"; pcm: Uint8Array }
   /**
-   * `held`: the speech it ends was held while the connection was set up, and reaches the
-   * model in one burst with it: the model's voice detection has heard none of it yet.
+   * `held`: the speech it ends was held while the connection was set up (or carried from a
+   * lost one), and reaches the model in one burst with it: the model's voice detection has
+   * heard none of it yet.
    */
   | { type: "audio_end"; held?: true | undefined }
   /**

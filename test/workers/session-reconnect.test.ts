@@ -311,8 +311,9 @@ async function speechAcrossAMove(carry: boolean): Promise<Frame[]> {
  * connection hears it again, with its end, as soon as it is up, and answers it. Control:
  * without the carry, the user is asked to say it again (speech_lost).
  */
-async function speechAcrossADrop(carry: boolean): Promise<Frame[]> {
+async function speechAcrossADrop(carry: boolean, wire = "gemini"): Promise<Frame[]> {
   const { sessionId, client } = await simulatorSession({
+    wire,
     seed: 13,
     calls: "",
     timeScale: 1,
@@ -356,6 +357,17 @@ describe("speech the model had heard and not answered when its connection droppe
     timeout: 20_000,
   }, async () => {
     const frames = await speechAcrossADrop(true);
+    expect(frames.filter((f) => f.type === "user")).toEqual([
+      expect.objectContaining({ turnId: "t1" }),
+    ]);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+    expect(frames.filter((f) => f.type === "error")).toEqual([]);
+  });
+
+  it("on the OpenAI wire too (its end commits the carried audio at once)", {
+    timeout: 20_000,
+  }, async () => {
+    const frames = await speechAcrossADrop(true, "openai");
     expect(frames.filter((f) => f.type === "user")).toEqual([
       expect.objectContaining({ turnId: "t1" }),
     ]);
