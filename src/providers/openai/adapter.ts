@@ -75,6 +75,13 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   private responseRequested = false;
   private readonly calls = new Set<string>();
   /**
+   * The conversation item of each call whose result has not gone yet: a side effect's result
+   * is placed right after its call (`previous_item_id`), not at the end. Sent late, after
+   * the model's next words, it would read as new, and the next response would speak it
+   * (found by the attack of 2026-11-29).
+   */
+  private readonly callItems = new Map<string, string>();
+  /**
    * The active response's function calls, handed on together when it is done: one batch, so
    * that their results go back as one input with one `response.create`. A response is
    * generated from the conversation as it stood at its `response.create`, so a result added
@@ -246,6 +253,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "response.function_call_arguments.done": {
         if (this.calls.has(event.call_id)) return ok([]); // delivered twice: one call
         this.calls.add(event.call_id);
+        if (event.item_id !== undefined) this.callItems.set(event.call_id, event.item_id);
         const call = { id: event.call_id, name: event.name, args: argumentsOf(event.arguments) };
         return ok(this.callComplete(call));
       }
@@ -328,16 +336,21 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
           }),
         ];
       case "tool_responses": {
-        const items = command.responses.map((r) =>
-          wire({
+        const items = command.responses.map((r) => {
+          const after = this.callItems.get(r.callId);
+          this.callItems.delete(r.callId);
+          return wire({
             type: "conversation.item.create",
+            ...(r.scheduling === "silent" && after !== undefined
+              ? { previous_item_id: after }
+              : {}),
             item: {
               type: "function_call_output",
               call_id: r.callId,
               output: JSON.stringify(r.error !== undefined ? { error: r.error } : (r.result ?? {})),
             },
-          }),
-        );
+          });
+        });
         return this.promptsAfter(command.responses) ? this.prompt(items) : items;
       }
       default: {

@@ -105,7 +105,14 @@ const ConversationItem = z.union([
 
 export const ClientEvent = z.discriminatedUnion("type", [
   SessionUpdate,
-  z.object({ type: z.literal("conversation.item.create"), item: ConversationItem }).strict(),
+  z
+    .object({
+      type: z.literal("conversation.item.create"),
+      /** Inserted right after this item (a side effect's result after its call), not at the end. */
+      previous_item_id: z.string().min(1).optional(),
+      item: ConversationItem,
+    })
+    .strict(),
   z.object({ type: z.literal("input_audio_buffer.append"), audio: z.string() }).strict(),
   z.object({ type: z.literal("input_audio_buffer.commit") }).strict(),
   z.object({ type: z.literal("input_audio_buffer.clear") }).strict(),
@@ -169,6 +176,7 @@ export const ServerEvent = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("response.function_call_arguments.done"),
     response_id: z.string(),
+    item_id: z.string().optional(),
     call_id: z.string(),
     name: z.string(),
     arguments: z.string(),

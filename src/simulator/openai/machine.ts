@@ -27,6 +27,7 @@ import { cancel, respond } from "./respond.js";
 import {
   BYTES_PER_MS,
   Ctx,
+  type Item,
   inputBytesPerMs,
   type OaiSimEffect,
   type OaiSimInput,
@@ -89,6 +90,34 @@ function drain(ctx: Ctx): void {
   }
 }
 
+/**
+ * Where a new item goes: at the end, or right after `previous_item_id` (`root`: first), as
+ * the service inserts it. An unknown item, or a result placed before its own call, is
+ * refused (null) with an error event.
+ */
+function insertionPoint(ctx: Ctx, previous: string | null | undefined, item: Item): number | null {
+  const items = ctx.s.items;
+  if (previous === undefined || previous === null) return items.length;
+  const at = previous === "root" ? 0 : items.findIndex((i) => i.id === previous) + 1;
+  if (at === 0 && previous !== "root") {
+    error(ctx, "invalid_value", `Item with id '${previous}' not found.`, "previous_item_id");
+    return null;
+  }
+  if (item.kind === "output") {
+    const call = items.findIndex((i) => i.kind === "call" && i.callId === item.callId);
+    if (at <= call) {
+      error(
+        ctx,
+        "invalid_value",
+        "A function_call_output must follow its function_call.",
+        "previous_item_id",
+      );
+      return null;
+    }
+  }
+  return at;
+}
+
 function error(ctx: Ctx, code: string, message: string, param: string | null = null): void {
   ctx.send({ type: "error", error: { type: "invalid_request_error", code, message, param } });
 }
@@ -147,18 +176,17 @@ function onFrame(ctx: Ctx, text: string): void {
     }
     case "conversation.item.create": {
       const item = event.item;
+      const id = item.id ?? ctx.id("item");
+      let next: Item;
       if (item.type === "message") {
         const text = item.content.map((c) => c.text).join("");
-        s.items.push(
-          item.role === "assistant" ? { kind: "assistant", text } : { kind: "user", text },
-        );
-        // A seeded assistant message is the reply a "what did you say" repeats.
-        if (item.role === "assistant") s.lastReply = [text];
+        next =
+          item.role === "assistant" ? { id, kind: "assistant", text } : { id, kind: "user", text };
       } else if (item.type === "function_call") {
-        s.items.push({ kind: "call", callId: item.call_id, name: item.name });
+        next = { id, kind: "call", callId: item.call_id, name: item.name };
       } else {
-        const call = s.items.find((i) => i.kind === "call" && i.callId === item.call_id);
-        if (call === undefined || call.kind !== "call") {
+        const call = s.items.findIndex((i) => i.kind === "call" && i.callId === item.call_id);
+        if (call < 0) {
           error(
             ctx,
             "invalid_value",
@@ -167,23 +195,24 @@ function onFrame(ctx: Ctx, text: string): void {
           );
           return;
         }
-        const output = parseToolOutput(item.output);
-        s.items.push({
-          kind: "output",
-          callId: item.call_id,
-          name: call.name,
-          summary: summarise(output),
-        });
+        const found = s.items[call];
+        const name = found?.kind === "call" ? found.name : "";
+        const summary = summarise(parseToolOutput(item.output));
+        next = { id, kind: "output", callId: item.call_id, name, summary };
       }
+      const at = insertionPoint(ctx, event.previous_item_id, next);
+      if (at === null) return;
+      s.items.splice(at, 0, next);
+      // Placed before the model's latest words: answered already, never read out as new.
+      if (at < s.answered) s.answered++;
+      if (at < s.answeredBefore) s.answeredBefore++;
+      // A seeded assistant message is the reply a "what did you say" repeats.
+      if (next.kind === "assistant") s.lastReply = [next.text];
       // The item as the service echoes it: whole, with an id and a status.
-      const added = {
-        ...item,
-        id: item.id ?? ctx.id("item"),
-        object: "realtime.item",
-        status: "completed",
-      };
-      ctx.send({ type: "conversation.item.added", previous_item_id: null, item: added });
-      ctx.send({ type: "conversation.item.done", previous_item_id: null, item: added });
+      const added = { ...item, id, object: "realtime.item", status: "completed" };
+      const previous = at === 0 ? null : (s.items[at - 1]?.id ?? null);
+      ctx.send({ type: "conversation.item.added", previous_item_id: previous, item: added });
+      ctx.send({ type: "conversation.item.done", previous_item_id: previous, item: added });
       return;
     }
     case "response.create":

@@ -192,12 +192,12 @@ export function respond(ctx: Ctx): void {
   }
   for (const [index, name] of calls.entries()) {
     const callId = ctx.id("call");
-    s.items.push({ kind: "call", callId, name });
     // Shaped after the tool's declared parameters, as the Gemini face does.
     const args = JSON.stringify(
       argsFor({ name, parametersJsonSchema: s.toolParameters[name] }, userText ?? ""),
     );
     const fcId = ctx.id("fc");
+    s.items.push({ id: fcId, kind: "call", callId, name });
     const item = (status: string, argumentsSoFar: string): Json => ({
       id: fcId,
       object: "realtime.item",

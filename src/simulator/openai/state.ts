@@ -5,11 +5,13 @@ import { createVad, type VadState } from "../vad.js";
 
 export type Json = Record<string, unknown>;
 
-export type Item =
+/** A conversation item; `id`: the service's item id (what `previous_item_id` names). */
+export type Item = { id?: string | undefined } & (
   | { kind: "user"; text: string }
   | { kind: "assistant"; text: string }
   | { kind: "call"; callId: string; name: string }
-  | { kind: "output"; callId: string; name: string; summary: string };
+  | { kind: "output"; callId: string; name: string; summary: string }
+);
 
 export interface OaiSimState {
   knobs: SimulatorKnobs;

@@ -69,6 +69,16 @@ const response = (id: string, status = "completed") => ({
   usage: null,
 });
 
+/**
+ * Fields the reference documents for an event that its one example leaves out.
+ * `previous_item_id` (RealtimeClientEventConversationItemCreate): "The ID of the preceding item
+ * after which the new item will be inserted. If not set, the new item will be appended to the
+ * end of the conversation."
+ */
+const DOCUMENTED_BEYOND_EXAMPLE: Record<string, string[]> = {
+  "conversation.item.create": ["previous_item_id"],
+};
+
 describe("conformance with the Realtime API reference (test/fixtures/openai)", () => {
   it("every server event type liveline reads parses from the reference's example", () => {
     let checked = 0;
@@ -84,6 +94,7 @@ describe("conformance with the Realtime API reference (test/fixtures/openai)", (
 
   it("every client event liveline sends uses only fields the reference's example has", () => {
     const a = adapter();
+    a.decode(JSON.stringify(functionCall("{}")));
     const frames = [
       a.setupFrame({ seeded: false }),
       ...a.encode({ type: "user_text", text: "hi" }),
@@ -92,12 +103,20 @@ describe("conformance with the Realtime API reference (test/fixtures/openai)", (
         type: "tool_responses",
         responses: [{ callId: "c1", name: "lookup_faq", result: { a: 1 } }],
       }),
+      ...a.encode({
+        type: "tool_responses",
+        responses: [{ callId: "call_1", name: "chips", result: {}, scheduling: "silent" }],
+      }),
     ];
     for (const frame of frames) {
       const ours = JSON.parse(frame) as Record<string, unknown>;
       const reference = examplesOf(ours.type as string)[0];
       expect(reference, String(ours.type)).toBeDefined();
-      for (const key of Object.keys(ours)) expect(Object.keys(reference!)).toContain(key);
+      const fields = [
+        ...Object.keys(reference!),
+        ...(DOCUMENTED_BEYOND_EXAMPLE[ours.type as string] ?? []),
+      ];
+      for (const key of Object.keys(ours)) expect(fields).toContain(key);
     }
   });
 });
@@ -207,6 +226,27 @@ describe("the OpenAI Realtime adapter", () => {
       "response.create",
     ]);
     expect(JSON.parse(speak[1]!).item.output).toBe('{"error":"timeout"}');
+  });
+
+  // Found by the attack of 2026-11-29: the greeting's chips, answered while the next turn ran,
+  // were appended after that turn's words, and the response to its tool result read them out.
+  it("a silent result goes right after its call (previous_item_id); a speak result at the end", () => {
+    const a = adapter();
+    server(a, { type: "response.created", response: response("r1", "in_progress") });
+    server(a, functionCall("{}"));
+    server(a, { ...functionCall("{}"), call_id: "call_2", item_id: "fc2" });
+    server(a, { type: "response.done", response: response("r1") });
+    const silent = a.encode({
+      type: "tool_responses",
+      responses: [{ callId: "call_1", name: "chips", result: {}, scheduling: "silent" }],
+    });
+    expect(JSON.parse(silent[0]!)).toMatchObject({ previous_item_id: "fc1" });
+    // Control: the same result, to be spoken, goes at the end of the conversation.
+    const speak = a.encode({
+      type: "tool_responses",
+      responses: [{ callId: "call_2", name: "lookup_faq", result: {} }],
+    });
+    expect(JSON.parse(speak[0]!).previous_item_id).toBeUndefined();
   });
 
   it("text typed over a running response cancels it and asks again once it is done", () => {

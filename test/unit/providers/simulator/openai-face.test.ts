@@ -68,6 +68,68 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
     expect(text).toContain('lookup_faq found: {"answer":"9-5"}');
   });
 
+  it("previous_item_id inserts an item after the one named; an output placed before the latest response is not read out as new", () => {
+    const face = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
+    face.send(setup);
+    face.send(user("hi"));
+    const call = face
+      .send({ type: "response.create" })
+      .find((m) => m.type === "response.function_call_arguments.done");
+    // The next line is answered before the first call's output comes.
+    face.send(user("and then?"));
+    face.send({ type: "response.create" });
+    const output = (previous?: string) => ({
+      type: "conversation.item.create",
+      ...(previous === undefined ? {} : { previous_item_id: previous }),
+      item: { type: "function_call_output", call_id: call!.call_id, output: '{"answer":"9-5"}' },
+    });
+    const spoken = (f: Face) =>
+      f
+        .send({ type: "response.create" })
+        .filter((m) => m.type === "response.output_text.delta")
+        .map((m) => m.delta)
+        .join("");
+    const added = face.send(output(call!.item_id as string));
+    expect(added[0]).toMatchObject({
+      type: "conversation.item.added",
+      previous_item_id: call!.item_id,
+    });
+    expect(spoken(face)).not.toContain("lookup_faq found");
+    // Control: appended at the end, the same output is read out.
+    const control = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
+    control.send(setup);
+    control.send(user("hi"));
+    control.send({ type: "response.create" });
+    control.send(user("and then?"));
+    control.send({ type: "response.create" });
+    control.send(output());
+    expect(spoken(control)).toContain("lookup_faq found");
+  });
+
+  it("previous_item_id naming no item, or placing an output before its call, is refused", () => {
+    const face = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
+    face.send(setup);
+    face.send(user("hi"));
+    const call = face
+      .send({ type: "response.create" })
+      .find((m) => m.type === "response.function_call_arguments.done");
+    const output = {
+      type: "function_call_output",
+      call_id: call!.call_id,
+      output: "{}",
+    };
+    expect(
+      errorCode(
+        face.send({ type: "conversation.item.create", previous_item_id: "nope", item: output }),
+      ),
+    ).toBe("invalid_value");
+    expect(
+      errorCode(
+        face.send({ type: "conversation.item.create", previous_item_id: "root", item: output }),
+      ),
+    ).toBe("invalid_value");
+  });
+
   it("speech during a response cancels it (turn_detected); response.cancel with none active is refused", () => {
     const face = new Face({ timeScale: 1, msPerWord: 100 });
     face.send(setup);
