@@ -82,6 +82,15 @@ export function respond(ctx: Ctx): void {
   const fresh = s.items.slice(s.answered);
   const outputs = fresh.filter((i) => i.kind === "output");
   let userText = fresh.findLast((i) => i.kind === "user")?.text;
+  // Asked to go on after outputs no words of the model followed (a seeded conversation's
+  // results never spoken, or results an empty response left unsaid): the model says them
+  // (assumed, as the Gemini face does), and never reads the instruction back as a question.
+  const lastWords = s.items.findLastIndex((i) => i.kind === "assistant");
+  const owedOutputs =
+    userText !== undefined && s.owed === null && asksToGoOn(userText)
+      ? fresh.filter((i, k) => i.kind === "output" && s.answered + k > lastWords)
+      : [];
+  if (owedOutputs.length > 0) userText = undefined;
   if (userText !== undefined && s.owed === null && asksToGoOn(userText)) {
     // Asked to go on with nothing owed: the model answers the latest line it never answered
     // (a seeded conversation's last question), as a model nudged to go on does (assumed).
@@ -107,7 +116,10 @@ export function respond(ctx: Ctx): void {
   // Outputs alone (a response.create after them) are spoken; a new user line is answered
   // itself (side-effect outputs in context are not read out to it).
   if ((outputs.length > 0 && userText === undefined) || goOn) {
-    const speech = outputs.map((o) => resultSpeech(o.name, o.summary, nextTag(s)));
+    const said = owedOutputs.length > 0 ? owedOutputs : outputs;
+    const speech = said.flatMap((o) =>
+      o.kind === "output" ? [resultSpeech(o.name, o.summary, nextTag(s))] : [],
+    );
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;
   } else if (userText !== undefined && asksToIntroduce(userText)) {

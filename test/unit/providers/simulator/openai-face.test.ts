@@ -130,6 +130,54 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
     ).toBe("invalid_value");
   });
 
+  // Found by the attack of 2026-11-29: after a rebuild the face read liveline's instruction
+  // to go on back as a question, and the seeded result it owed was never said.
+  it("asked to go on after a seed whose last outputs no words followed: it says them, and never reads the instruction back", () => {
+    const seeded = (wordsAfter: boolean) => {
+      const face = new Face();
+      face.send(setup);
+      face.send(user("what are your opening hours?"));
+      face.send({
+        type: "conversation.item.create",
+        item: {
+          type: "message",
+          role: "assistant",
+          content: [{ type: "output_text", text: "Let me look." }],
+        },
+      });
+      face.send({
+        type: "conversation.item.create",
+        item: { type: "function_call", call_id: "c1", name: "lookup_faq", arguments: "{}" },
+      });
+      face.send({
+        type: "conversation.item.create",
+        item: { type: "function_call_output", call_id: "c1", output: '{"answer":"9-5"}' },
+      });
+      if (wordsAfter)
+        face.send({
+          type: "conversation.item.create",
+          item: {
+            type: "message",
+            role: "assistant",
+            content: [{ type: "output_text", text: "Nine to five." }],
+          },
+        });
+      face.send(
+        user("Please continue: answer the user now, using the tool results you have received."),
+      );
+      return face
+        .send({ type: "response.create" })
+        .filter((m) => m.type === "response.output_text.delta")
+        .map((m) => m.delta)
+        .join("");
+    };
+    const owed = seeded(false);
+    expect(owed).toContain('lookup_faq found: {"answer":"9-5"}');
+    expect(owed).not.toContain("Please continue");
+    // Control: words followed the output: it was said, nothing is owed.
+    expect(seeded(true)).not.toContain("lookup_faq found");
+  });
+
   it("speech during a response cancels it (turn_detected); response.cancel with none active is refused", () => {
     const face = new Face({ timeScale: 1, msPerWord: 100 });
     face.send(setup);

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { CoreConfig } from "../../src/core/session-state.js";
 import type { Frame } from "./helpers.js";
 import { framesUntilTurnEnds, simulatorSession, textsOf } from "./session-flow.js";
 
@@ -60,5 +61,56 @@ describe("a silent tool's result on the OpenAI wire, answered while the next tur
 
   it("control: appended at the end of the conversation, it is", { timeout: 30_000 }, async () => {
     expect(await nextReplyAfterLateChips(false)).toContain("Here is what suggest_topics found");
+  });
+});
+
+/**
+ * Found by the attack of 2026-11-29: a speak tool's result that went to the model just before
+ * its connection dropped, with the answer to it still to come. The turn is carried (PROTOCOL,
+ * "A turn across a lost model connection") and the rebuilt connection, asked to go on, says
+ * the result. Control: without carryTurns the turn ends `upstream_lost`, the result unsaid.
+ */
+async function speakResultAcrossADrop(carry: boolean): Promise<Frame[]> {
+  const { sessionId, client } = await simulatorSession({
+    wire: "openai",
+    timeScale: 0.2,
+    // Each reply 3 s after its input: the result goes at about 6.8 s, its answer would come
+    // at about 9.8 s, and the connection drops at 8.3 s, in between.
+    latencyMs: 15_000,
+    seed: 4,
+    calls: "greeting:;2:lookup_faq",
+    dropAfterMs: 8300,
+  });
+  if (!carry) {
+    const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+    await runInDurableObject(stub, (instance: unknown) => {
+      const live = (instance as { live: { interpreter: { state: { config: CoreConfig } } } }).live;
+      const { config } = live.interpreter.state;
+      config.guards = { ...config.guards, carryTurns: false };
+    });
+  }
+  client.send({ type: "text", text: "hi" });
+  await framesUntilTurnEnds(client, "t1");
+  client.send({ type: "text", text: "what are your opening hours faq" });
+  const frames = await framesUntilTurnEnds(client, "t2");
+  client.close();
+  return frames;
+}
+
+describe("a speak tool's result when the OpenAI connection drops before the answer to it", () => {
+  it("is said by the next connection, in its turn", { timeout: 30_000 }, async () => {
+    const frames = await speakResultAcrossADrop(true);
+    expect(frames.some((f) => f.type === "tool_result" && f.name === "lookup_faq")).toBe(true);
+    expect(textsOf(frames).join("")).toContain("Here is what lookup_faq found");
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t2" });
+  });
+
+  it("control: without carryTurns, the turn ends upstream_lost and the result is unsaid", {
+    timeout: 30_000,
+  }, async () => {
+    const frames = await speakResultAcrossADrop(false);
+    expect(frames.some((f) => f.type === "tool_result" && f.name === "lookup_faq")).toBe(true);
+    expect(textsOf(frames).join("")).not.toContain("Here is what lookup_faq found");
+    expect(frames.at(-1)).toMatchObject({ type: "interrupted", reason: "upstream_lost" });
   });
 });
