@@ -33,6 +33,15 @@ function speak(h: Harness, from: number, to: number): void {
   }
 }
 
+/** The connection drops, the next one comes up: the user audio it was sent first, by first byte. */
+function afterADrop(h: Harness): (number | undefined)[] {
+  h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+  h.fireNextTimer();
+  const sentBefore = h.sentToModel.length;
+  h.model({ type: "setup_complete" });
+  return audioSent(h, sentBefore);
+}
+
 const errors = (h: Harness) =>
   h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
 
@@ -115,11 +124,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     const h = live({ heldAudioMaxBytes: 3 * 640 });
     turnDone(h);
     speak(h, 1, 8);
-    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
-    h.fireNextTimer();
-    const sentBefore = h.sentToModel.length;
-    h.model({ type: "setup_complete" });
-    expect(audioSent(h, sentBefore)).toEqual([6, 7, 8]);
+    expect(afterADrop(h)).toEqual([6, 7, 8]);
   });
 
   it("speech the model signalled and had not answered goes again whole, and its answer opens the voice turn", () => {
@@ -151,11 +156,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     turnDone(h);
     speak(h, 1, 3);
     h.model({ type: "input_transcript", text: "what time", finished: false });
-    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
-    h.fireNextTimer();
-    const sentBefore = h.sentToModel.length;
-    h.model({ type: "setup_complete" });
-    expect(audioSent(h, sentBefore)).toEqual([]);
+    expect(afterADrop(h)).toEqual([]);
     expect(errors(h)).toEqual(["speech_lost"]);
   });
 
@@ -167,11 +168,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     h.model({ type: "interrupted" });
     h.model({ type: "turn_complete" });
     speak(h, 4, 5); // the rest of what they say, after the turn ended
-    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
-    h.fireNextTimer();
-    const sentBefore = h.sentToModel.length;
-    h.model({ type: "setup_complete" });
-    expect(audioSent(h, sentBefore)).toEqual([]);
+    expect(afterADrop(h)).toEqual([]);
     expect(errors(h)).toEqual(["speech_lost"]);
   });
 
@@ -180,11 +177,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     h.input({ type: "client_text", clientId: "phone", text: "tell me a story" });
     h.model({ type: "text_delta", text: "Once upon a time" });
     speak(h, 1, 3); // echo, or the user talking over it
-    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
-    h.fireNextTimer();
-    const sentBefore = h.sentToModel.length;
-    h.model({ type: "setup_complete" });
-    expect(audioSent(h, sentBefore)).toEqual([]);
+    expect(afterADrop(h)).toEqual([]);
     const ends = h.durableFrames("phone").filter((f) => f.type === "interrupted");
     expect(ends).toMatchObject([{ turnId: "t1", reason: "upstream_lost" }]);
   });
@@ -196,11 +189,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     h.model({ type: "input_transcript", text: "what time is it", finished: true });
     h.model({ type: "text_delta", text: "Noon." });
     h.model({ type: "turn_complete" });
-    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
-    h.fireNextTimer();
-    const sentBefore = h.sentToModel.length;
-    h.model({ type: "setup_complete" });
-    expect(audioSent(h, sentBefore)).toEqual([]);
+    expect(afterADrop(h)).toEqual([]);
   });
 
   it("liveline gives up on the connection: nothing is kept for a later one", () => {

@@ -14,6 +14,24 @@ const user = (text: string) => ({
   item: { type: "message", role: "user", content: [{ type: "input_text", text }] },
 });
 const types = (msgs: Msg[]) => msgs.map((m) => m.type);
+/** What the next response says (its text deltas). */
+const spokenNext = (face: Face) =>
+  face
+    .send({ type: "response.create" })
+    .filter((m) => m.type === "response.output_text.delta")
+    .map((m) => m.delta)
+    .join("");
+/** A face whose first response called lookup_faq: the call's arguments-done event. */
+function calledLookup(): { face: Face; call: Msg } {
+  const face = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
+  face.send(setup);
+  face.send(user("hi"));
+  const call = face
+    .send({ type: "response.create" })
+    .find((m) => m.type === "response.function_call_arguments.done");
+  if (call === undefined) throw new Error("no call");
+  return { face, call };
+}
 const errorCode = (msgs: Msg[]) =>
   (msgs.find((m) => m.type === "error")?.error as { code?: string } | undefined)?.code;
 
@@ -69,53 +87,32 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
   });
 
   it("previous_item_id inserts an item after the one named; an output placed before the latest response is not read out as new", () => {
-    const face = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
-    face.send(setup);
-    face.send(user("hi"));
-    const call = face
-      .send({ type: "response.create" })
-      .find((m) => m.type === "response.function_call_arguments.done");
-    // The next line is answered before the first call's output comes.
-    face.send(user("and then?"));
-    face.send({ type: "response.create" });
-    const output = (previous?: string) => ({
-      type: "conversation.item.create",
-      ...(previous === undefined ? {} : { previous_item_id: previous }),
-      item: { type: "function_call_output", call_id: call!.call_id, output: '{"answer":"9-5"}' },
-    });
-    const spoken = (f: Face) =>
-      f
-        .send({ type: "response.create" })
-        .filter((m) => m.type === "response.output_text.delta")
-        .map((m) => m.delta)
-        .join("");
-    const added = face.send(output(call!.item_id as string));
-    expect(added[0]).toMatchObject({
-      type: "conversation.item.added",
-      previous_item_id: call!.item_id,
-    });
-    expect(spoken(face)).not.toContain("lookup_faq found");
+    const outputAfterNextLine = (placed: boolean) => {
+      const { face, call } = calledLookup();
+      // The next line is answered before the call's output comes.
+      face.send(user("and then?"));
+      face.send({ type: "response.create" });
+      const added = face.send({
+        type: "conversation.item.create",
+        ...(placed ? { previous_item_id: call.item_id } : {}),
+        item: { type: "function_call_output", call_id: call.call_id, output: '{"answer":"9-5"}' },
+      });
+      expect(added[0]).toMatchObject({
+        type: "conversation.item.added",
+        previous_item_id: placed ? call.item_id : expect.any(String),
+      });
+      return spokenNext(face);
+    };
+    expect(outputAfterNextLine(true)).not.toContain("lookup_faq found");
     // Control: appended at the end, the same output is read out.
-    const control = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
-    control.send(setup);
-    control.send(user("hi"));
-    control.send({ type: "response.create" });
-    control.send(user("and then?"));
-    control.send({ type: "response.create" });
-    control.send(output());
-    expect(spoken(control)).toContain("lookup_faq found");
+    expect(outputAfterNextLine(false)).toContain("lookup_faq found");
   });
 
   it("previous_item_id naming no item, or placing an output before its call, is refused", () => {
-    const face = new Face({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
-    face.send(setup);
-    face.send(user("hi"));
-    const call = face
-      .send({ type: "response.create" })
-      .find((m) => m.type === "response.function_call_arguments.done");
+    const { face, call } = calledLookup();
     const output = {
       type: "function_call_output",
-      call_id: call!.call_id,
+      call_id: call.call_id,
       output: "{}",
     };
     expect(
