@@ -199,6 +199,7 @@ function onFrame(ctx: Ctx, text: string): void {
         const name = found?.kind === "call" ? found.name : "";
         const summary = summarise(parseToolOutput(item.output));
         next = { id, kind: "output", callId: item.call_id, name, summary };
+        if (s.responses === 0) next.seeded = true;
       }
       const at = insertionPoint(ctx, event.previous_item_id, next);
       if (at === null) return;

@@ -82,15 +82,20 @@ export function respond(ctx: Ctx): void {
   const fresh = s.items.slice(s.answered);
   const outputs = fresh.filter((i) => i.kind === "output");
   let userText = fresh.findLast((i) => i.kind === "user")?.text;
-  // Asked to go on after outputs no words of the model followed (a seeded conversation's
-  // results never spoken, or results an empty response left unsaid): the model says them
-  // (assumed, as the Gemini face does), and never reads the instruction back as a question.
+  // A seeded conversation's outputs that no words of the model followed were never spoken:
+  // the model says them (assumed, as the Gemini face does) — asked to go on, instead of
+  // reading the instruction back as a question; to a new line, before its answer.
   const lastWords = s.items.findLastIndex((i) => i.kind === "assistant");
-  const owedOutputs =
-    userText !== undefined && s.owed === null && asksToGoOn(userText)
-      ? fresh.filter((i, k) => i.kind === "output" && s.answered + k > lastWords)
-      : [];
-  if (owedOutputs.length > 0) userText = undefined;
+  const owedOutputs = fresh.filter(
+    (i, k) => i.kind === "output" && i.seeded === true && s.answered + k > lastWords,
+  );
+  const owedSpeech = (): string[] =>
+    owedOutputs.flatMap((o) =>
+      o.kind === "output" ? [resultSpeech(o.name, o.summary, nextTag(s))] : [],
+    );
+  const goOnToOwed =
+    owedOutputs.length > 0 && userText !== undefined && s.owed === null && asksToGoOn(userText);
+  if (goOnToOwed) userText = undefined;
   if (userText !== undefined && s.owed === null && asksToGoOn(userText)) {
     // Asked to go on with nothing owed: the model answers the latest line it never answered
     // (a seeded conversation's last question), as a model nudged to go on does (assumed).
@@ -116,7 +121,7 @@ export function respond(ctx: Ctx): void {
   // Outputs alone (a response.create after them) are spoken; a new user line is answered
   // itself (side-effect outputs in context are not read out to it).
   if ((outputs.length > 0 && userText === undefined) || goOn) {
-    const said = owedOutputs.length > 0 ? owedOutputs : outputs;
+    const said = goOnToOwed ? owedOutputs : outputs;
     const speech = said.flatMap((o) =>
       o.kind === "output" ? [resultSpeech(o.name, o.summary, nextTag(s))] : [],
     );
@@ -132,6 +137,7 @@ export function respond(ctx: Ctx): void {
     // A tool is still working: a few words, no call (assumed, script.ts).
     say = stillWorking(nextTag(s));
   } else if (userText !== undefined) {
+    const owed = owedSpeech();
     // The first answer on a connection counts the turns a seeded conversation already had.
     s.userTurns =
       s.userTurns === 0 ? s.items.filter((i) => i.kind === "user").length : s.userTurns + 1;
@@ -148,10 +154,10 @@ export function respond(ctx: Ctx): void {
     calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs);
     // A reply that reads the context has no second half under repeatAnswers (no tag).
     if (calls.length > 0) {
-      say = reply.before;
+      say = [...owed, reply.before].join(" ");
       s.owed = reply.after === "" ? null : reply.after;
     } else {
-      say = reply.after === "" ? reply.before : `${reply.before} ${reply.after}`;
+      say = [...owed, reply.before, reply.after].filter((p) => p !== "").join(" ");
     }
   } else {
     say = tagged("Anything else?", nextTag(s));

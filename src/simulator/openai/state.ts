@@ -10,7 +10,14 @@ export type Item = { id?: string | undefined } & (
   | { kind: "user"; text: string }
   | { kind: "assistant"; text: string }
   | { kind: "call"; callId: string; name: string }
-  | { kind: "output"; callId: string; name: string; summary: string }
+  | {
+      kind: "output";
+      callId: string;
+      name: string;
+      summary: string;
+      /** Added before this connection's first response: part of a seeded conversation. */
+      seeded?: true | undefined;
+    }
 );
 
 export interface OaiSimState {

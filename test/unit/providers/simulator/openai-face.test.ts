@@ -129,19 +129,17 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
 
   // Found by the attack of 2026-11-29: after a rebuild the face read liveline's instruction
   // to go on back as a question, and the seeded result it owed was never said.
-  it("asked to go on after a seed whose last outputs no words followed: it says them, and never reads the instruction back", () => {
-    const seeded = (wordsAfter: boolean) => {
+  describe("a seeded conversation's outputs that no words of the model followed (found by the attack of 2026-11-29)", () => {
+    /** Seeds a tool turn (line, words, call, output; words after it if `wordsAfter`), then `next`. */
+    const seeded = (wordsAfter: boolean, next: string) => {
       const face = new Face();
       face.send(setup);
-      face.send(user("what are your opening hours?"));
-      face.send({
+      const said = (text: string) => ({
         type: "conversation.item.create",
-        item: {
-          type: "message",
-          role: "assistant",
-          content: [{ type: "output_text", text: "Let me look." }],
-        },
+        item: { type: "message", role: "assistant", content: [{ type: "output_text", text }] },
       });
+      face.send(user("what are your opening hours?"));
+      face.send(said("Let me look."));
       face.send({
         type: "conversation.item.create",
         item: { type: "function_call", call_id: "c1", name: "lookup_faq", arguments: "{}" },
@@ -150,29 +148,35 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
         type: "conversation.item.create",
         item: { type: "function_call_output", call_id: "c1", output: '{"answer":"9-5"}' },
       });
-      if (wordsAfter)
-        face.send({
-          type: "conversation.item.create",
-          item: {
-            type: "message",
-            role: "assistant",
-            content: [{ type: "output_text", text: "Nine to five." }],
-          },
-        });
-      face.send(
-        user("Please continue: answer the user now, using the tool results you have received."),
-      );
-      return face
-        .send({ type: "response.create" })
-        .filter((m) => m.type === "response.output_text.delta")
-        .map((m) => m.delta)
-        .join("");
+      if (wordsAfter) face.send(said("Nine to five."));
+      face.send(user(next));
+      return spokenNext(face);
     };
-    const owed = seeded(false);
-    expect(owed).toContain('lookup_faq found: {"answer":"9-5"}');
-    expect(owed).not.toContain("Please continue");
-    // Control: words followed the output: it was said, nothing is owed.
-    expect(seeded(true)).not.toContain("lookup_faq found");
+    const NUDGE = "Please continue: answer the user now, using the tool results you have received.";
+
+    it("asked to go on: it says them, and never reads the instruction back", () => {
+      const owed = seeded(false, NUDGE);
+      expect(owed).toContain('lookup_faq found: {"answer":"9-5"}');
+      expect(owed).not.toContain("Please continue");
+      // Control: words followed the output: it was said, nothing is owed.
+      expect(seeded(true, NUDGE)).not.toContain("lookup_faq found");
+    });
+
+    it("to a new line: it says them first, then answers the line", () => {
+      const reply = seeded(false, "and on weekends?");
+      expect(reply).toMatch(/^Here is what lookup_faq found: .*and on weekends/);
+      expect(seeded(true, "and on weekends?")).not.toContain("lookup_faq found");
+    });
+
+    it("control: a live side effect's output (no response after it) is not read out to a new line", () => {
+      const { face, call } = calledLookup();
+      face.send({
+        type: "conversation.item.create",
+        item: { type: "function_call_output", call_id: call.call_id, output: "{}" },
+      });
+      face.send(user("and on weekends?"));
+      expect(spokenNext(face)).not.toContain("lookup_faq found");
+    });
   });
 
   it("speech during a response cancels it (turn_detected); response.cancel with none active is refused", () => {
