@@ -15,6 +15,12 @@ import { waitingOnModel } from "./watchdog.js";
 export interface AudioGate {
   /** Client audio may go to the model without a step. */
   input: boolean;
+  /**
+   * Client audio that passes is kept by the shell for a replacement connection (sent-audio.ts):
+   * not while a turn is open or a generation runs (the next step would forget it at once, and
+   * holding 50 chunks a second for nothing shows in the audio path's tail).
+   */
+  keep: boolean;
   /** Model audio may go to the clients without a step. */
   output: boolean;
   /**
@@ -25,7 +31,12 @@ export interface AudioGate {
   transcript: boolean;
 }
 
-export const GATE_CLOSED: AudioGate = { input: false, output: false, transcript: false };
+export const GATE_CLOSED: AudioGate = {
+  input: false,
+  keep: false,
+  output: false,
+  transcript: false,
+};
 
 /** What a step taken for any input ends with would leave unchanged (session-core `step`). */
 function afterStepIsNoOp(s: CoreState): boolean {
@@ -82,5 +93,6 @@ export function audioGate(s: CoreState): AudioGate {
     turn.resultsSinceContent === 0 &&
     !turn.speakSinceContent &&
     turn.emptyRetries === 0;
-  return input || output || transcript ? { input, output, transcript } : GATE_CLOSED;
+  const keep = input && s.turn === null && gen === null && s.config.guards.carryUnheardAudio;
+  return input || output || transcript ? { input, keep, output, transcript } : GATE_CLOSED;
 }

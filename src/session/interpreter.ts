@@ -206,7 +206,8 @@ export class SessionInterpreter {
     this.passedClientAt = this.ports.clock();
     this.passedClientBytes += pcm.length;
     this.passed.client++;
-    this.carry(() => this.sendModel({ type: "user_audio", pcm }), "send_model");
+    const keep = this.gate.keep;
+    this.carry(() => this.sendModel({ type: "user_audio", pcm }, keep), "send_model");
   }
 
   /** A model audio chunk: through the open gate to the clients, or a core step. */
@@ -332,10 +333,13 @@ export class SessionInterpreter {
     }
   }
 
-  /** To the model; client audio is kept until the core says it was heard (or goes again). */
-  private sendModel(command: ModelCommand): void {
+  /**
+   * To the model; client audio is kept until the core says it was answered (or goes again),
+   * unless the gate says the next step forgets it anyway (`keep`).
+   */
+  private sendModel(command: ModelCommand, keep = true): void {
     this.ports.model.send(command);
-    if (command.type !== "user_audio") return;
+    if (command.type !== "user_audio" || !keep) return;
     const kept = this.sentAudio;
     kept.push(command.pcm);
     this.sentAudioBytes += command.pcm.length;

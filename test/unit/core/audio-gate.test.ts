@@ -218,11 +218,27 @@ describe("the audio gate", () => {
   it("control: a gate that opens whenever the connection is live changes what is sent", () => {
     const careless = (s: CoreState): AudioGate => {
       const live = s.upstream.phase === "live" && !s.ended;
-      return { input: live, output: live && s.generation !== null, transcript: false };
+      return {
+        input: live,
+        keep: live,
+        output: live && s.generation !== null,
+        transcript: false,
+      };
     };
     const outcome = fc.check(
       fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
         runBoth(steps, careless);
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
+    expect(outcome.failed).toBe(true);
+  });
+
+  it("control: client audio passed between turns and not kept is missing from what a new connection gets", () => {
+    const forgetful = (s: CoreState): AudioGate => ({ ...audioGate(s), keep: false });
+    const outcome = fc.check(
+      fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
+        runBoth(steps, forgetful);
       }),
       { numRuns: RUNS, seed: SEED },
     );
