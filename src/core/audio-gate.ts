@@ -9,6 +9,7 @@
  * while a turn's watchdog or a goAway move is pending — goes through the core as before.
  */
 import { reactionsOwed } from "./follow-up.js";
+import { audioBetweenTurns } from "./sent-audio.js";
 import type { CoreState } from "./session-state.js";
 import { waitingOnModel } from "./watchdog.js";
 
@@ -93,6 +94,6 @@ export function audioGate(s: CoreState): AudioGate {
     turn.resultsSinceContent === 0 &&
     !turn.speakSinceContent &&
     turn.emptyRetries === 0;
-  const keep = input && s.turn === null && gen === null && s.config.guards.carryUnheardAudio;
+  const keep = input && audioBetweenTurns(s) && s.config.guards.carryUnheardAudio;
   return input || output || transcript ? { input, keep, output, transcript } : GATE_CLOSED;
 }

@@ -24,13 +24,18 @@ export function forgetSentAudio(ctx: StepContext): void {
 }
 
 /**
- * Before and after every step: audio sent while the model answers (a generation runs) or a
- * turn is open is the turn's (what the user said, barge-in, echo): a lost connection ends
- * that turn, said so. Only audio sent between turns is carried.
+ * Audio sent now is kept for a replacement connection: no turn is open and no generation
+ * runs. Audio sent while the model answers or a turn is open is the turn's (what the user
+ * said, barge-in, echo): a lost connection ends that turn, said so. The audio gate's `keep`
+ * reads this too, so that what passes it is kept exactly when a step would keep it.
  */
+export function audioBetweenTurns(s: CoreState): boolean {
+  return s.turn === null && s.generation === null;
+}
+
+/** Before and after every step: audio sent during a turn is forgotten (audioBetweenTurns). */
 export function forgetAnsweredAudio(ctx: StepContext): void {
-  const s = ctx.state;
-  if (s.sentAudio === "unheard" && (s.turn !== null || s.generation !== null)) forgetSentAudio(ctx);
+  if (ctx.state.sentAudio === "unheard" && !audioBetweenTurns(ctx.state)) forgetSentAudio(ctx);
 }
 
 /**

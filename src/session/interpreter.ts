@@ -347,12 +347,10 @@ export class SessionInterpreter {
     while (this.sentAudioBytes > bound && this.sentAudioHead < kept.length)
       this.sentAudioBytes -= kept[this.sentAudioHead++]?.length ?? 0;
     // A microphone streams between turns too: the dropped front is cut off now and then.
-    if (this.sentAudioHead > 256) this.forgetSentAudio(kept.slice(this.sentAudioHead));
-  }
-
-  private forgetSentAudio(keep: Uint8Array[] = []): void {
-    this.sentAudio = keep;
-    this.sentAudioHead = 0;
+    if (this.sentAudioHead > 256) {
+      this.sentAudio = kept.slice(this.sentAudioHead);
+      this.sentAudioHead = 0;
+    }
   }
 
   private report(message: string): void {
@@ -366,7 +364,8 @@ export class SessionInterpreter {
         this.sendModel(effect.command);
         return;
       case "forget_sent_audio":
-        this.forgetSentAudio();
+        this.sentAudio = [];
+        this.sentAudioHead = 0;
         this.sentAudioBytes = 0;
         return;
       case "resend_sent_audio":

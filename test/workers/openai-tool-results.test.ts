@@ -1,9 +1,12 @@
-import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { CoreConfig } from "../../src/core/session-state.js";
 import type { Frame } from "./helpers.js";
-import { framesUntilTurnEnds, simulatorSession, textsOf } from "./session-flow.js";
+import {
+  framesUntilTurnEnds,
+  inLiveSession,
+  simulatorSession,
+  switchOffGuard,
+  textsOf,
+} from "./session-flow.js";
 
 /**
  * Found by the attack of 2026-11-29, on the OpenAI wire with no fault at all: the greeting's
@@ -20,16 +23,15 @@ async function nextReplyAfterLateChips(placed: boolean): Promise<string> {
     seed: 4,
     calls: "greeting:suggest_topics;2:lookup_faq",
   });
-  if (!placed) {
-    const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
-    await runInDurableObject(stub, (instance: unknown) => {
-      const live = (instance as { live: { link: { adapter: { callItems: Map<string, string> } } } })
-        .live;
-      live.link.adapter.callItems.set = function (this: Map<string, string>) {
-        return this;
-      };
-    });
-  }
+  if (!placed)
+    await inLiveSession<{ link: { adapter: { callItems: Map<string, string> } } }>(
+      sessionId,
+      (live) => {
+        live.link.adapter.callItems.set = function (this: Map<string, string>) {
+          return this;
+        };
+      },
+    );
   client.send({ type: "text", text: "hi" });
   const greeting: Frame[] = [];
   let chips: Frame | undefined;
@@ -81,14 +83,7 @@ async function speakResultAcrossADrop(carry: boolean): Promise<Frame[]> {
     calls: "greeting:;2:lookup_faq",
     dropAfterMs: 8300,
   });
-  if (!carry) {
-    const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
-    await runInDurableObject(stub, (instance: unknown) => {
-      const live = (instance as { live: { interpreter: { state: { config: CoreConfig } } } }).live;
-      const { config } = live.interpreter.state;
-      config.guards = { ...config.guards, carryTurns: false };
-    });
-  }
+  if (!carry) await switchOffGuard(sessionId, "carryTurns");
   client.send({ type: "text", text: "hi" });
   await framesUntilTurnEnds(client, "t1");
   client.send({ type: "text", text: "what are your opening hours faq" });

@@ -1,10 +1,9 @@
-import { runInDurableObject } from "cloudflare:test";
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import { BASE, type Client, type Frame, withKey } from "./helpers.js";
-import { playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
+import { inLiveSession, playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
 
 /**
  * The path the product exists to protect, against the strict simulator: a reconnect whose
@@ -87,13 +86,10 @@ describe("reconnect with the resumption handle refused", () => {
       goAwayMs: 2000,
       calls: "greeting:suggest_topics;*:",
     });
-    if (!silentPlaced) {
-      const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
-      await runInDurableObject(stub, (instance: unknown) => {
-        const live = (instance as { live: { isSilentTool: (name: string) => boolean } }).live;
+    if (!silentPlaced)
+      await inLiveSession<{ isSilentTool: (name: string) => boolean }>(sessionId, (live) => {
         live.isSilentTool = () => false;
       });
-    }
     client.statuses.length = 0;
     const greeting = await playTurn(client, "hi", { answer: () => null });
     const chips = greeting.find((f) => f.type === "tool_call" && f.name === "suggest_topics");

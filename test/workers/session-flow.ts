@@ -1,4 +1,7 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { Guards } from "../../src/core/session-state.js";
 import { type Client, connect, createSession, type Frame, httpUrl } from "./helpers.js";
 
 /** A session against the built-in simulator with the given knobs, and a client on it. */
@@ -90,4 +93,29 @@ export async function framesUntil(
     frames.push(f);
     if (pred(f)) return frames;
   }
+}
+
+/**
+ * Runs `change` on the session's running LiveSession, inside its object (a control's arm:
+ * `Live` is the part of it the caller reaches into).
+ */
+export async function inLiveSession<Live>(
+  sessionId: string,
+  change: (live: Live) => void,
+): Promise<void> {
+  const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+  await runInDurableObject(stub, (instance: unknown) => {
+    change((instance as { live: Live }).live);
+  });
+}
+
+/** One of the running session's protections switched off (a control's arm). */
+export async function switchOffGuard(sessionId: string, guard: keyof Guards): Promise<void> {
+  await inLiveSession<{ interpreter: { state: { config: { guards: Guards } } } }>(
+    sessionId,
+    (live) => {
+      const { config } = live.interpreter.state;
+      config.guards = { ...config.guards, [guard]: false };
+    },
+  );
 }

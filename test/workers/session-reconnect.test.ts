@@ -1,11 +1,17 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { CoreConfig } from "../../src/core/session-state.js";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import { BASE, connect, type Frame, httpUrl, upgrade, withKey } from "./helpers.js";
-import { framesUntil, playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
+import {
+  framesUntil,
+  playTurn,
+  simulatorSession,
+  switchOffGuard,
+  textsOf,
+  turnEndsOf,
+} from "./session-flow.js";
 
 async function historyOf(sessionId: string): Promise<HistoryEvent[]> {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
@@ -278,7 +284,7 @@ async function speechAcrossAMove(carry: boolean): Promise<Frame[]> {
     goAwayAfterMs: 400,
     goAwayMs: 5000,
   });
-  if (!carry) await withoutCarry(sessionId);
+  if (!carry) await switchOffGuard(sessionId, "carryUnheardAudio");
   const chunk = (i: number) => new Uint8Array(640).fill(i % 200).buffer;
   for (let i = 0; i < 30; i++) client.send(chunk(i));
   // The stand-in says goAway 400 ms after the connection opened; nothing looks in flight.
@@ -321,7 +327,7 @@ async function speechAcrossADrop(carry: boolean, wire = "gemini"): Promise<Frame
     msPerWord: 10,
     dropAfterMs: 1500,
   });
-  if (!carry) await withoutCarry(sessionId);
+  if (!carry) await switchOffGuard(sessionId, "carryUnheardAudio");
   for (let i = 0; i < 100 && !(await timelineKinds(sessionId)).includes("UPSTREAM_LIVE"); i++)
     await new Promise((r) => setTimeout(r, 10));
   await new Promise((r) => setTimeout(r, 800));
@@ -342,37 +348,26 @@ async function speechAcrossADrop(carry: boolean, wire = "gemini"): Promise<Frame
   return frames;
 }
 
-/** The running session's carry switched off (the controls). */
-async function withoutCarry(sessionId: string): Promise<void> {
-  const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
-  await runInDurableObject(stub, (instance: unknown) => {
-    const live = (instance as { live: { interpreter: { state: { config: CoreConfig } } } }).live;
-    const { config } = live.interpreter.state;
-    config.guards = { ...config.guards, carryUnheardAudio: false };
-  });
+/** The frames of one voice turn, t1, answered with no error. */
+function expectOneVoiceTurn(frames: Frame[]): void {
+  expect(frames.filter((f) => f.type === "user")).toEqual([
+    expect.objectContaining({ turnId: "t1" }),
+  ]);
+  expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+  expect(frames.filter((f) => f.type === "error")).toEqual([]);
 }
 
 describe("speech the model had heard and not answered when its connection dropped", () => {
   it("goes to the next connection with its end, and is answered there", {
     timeout: 20_000,
   }, async () => {
-    const frames = await speechAcrossADrop(true);
-    expect(frames.filter((f) => f.type === "user")).toEqual([
-      expect.objectContaining({ turnId: "t1" }),
-    ]);
-    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
-    expect(frames.filter((f) => f.type === "error")).toEqual([]);
+    expectOneVoiceTurn(await speechAcrossADrop(true));
   });
 
   it("on the OpenAI wire too (its end commits the carried audio at once)", {
     timeout: 20_000,
   }, async () => {
-    const frames = await speechAcrossADrop(true, "openai");
-    expect(frames.filter((f) => f.type === "user")).toEqual([
-      expect.objectContaining({ turnId: "t1" }),
-    ]);
-    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
-    expect(frames.filter((f) => f.type === "error")).toEqual([]);
+    expectOneVoiceTurn(await speechAcrossADrop(true, "openai"));
   });
 
   it("control: without carryUnheardAudio, the user is asked to say it again", {
@@ -387,12 +382,7 @@ describe("speech the model had not signalled when its connection was replaced (f
   it("reaches the next connection: the user gets one voice turn for all of it", {
     timeout: 20_000,
   }, async () => {
-    const frames = await speechAcrossAMove(true);
-    expect(frames.filter((f) => f.type === "user")).toEqual([
-      expect.objectContaining({ turnId: "t1" }),
-    ]);
-    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
-    expect(frames.filter((f) => f.type === "error")).toEqual([]);
+    expectOneVoiceTurn(await speechAcrossAMove(true));
   });
 
   it("control: without carryUnheardAudio, no turn and no error follow", {

@@ -17,7 +17,7 @@ import {
   tagged,
 } from "../script.js";
 import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
-import type { Ctx, Json, OaiSimState } from "./state.js";
+import type { Ctx, Item, Json, OaiSimState } from "./state.js";
 
 const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
 
@@ -89,8 +89,9 @@ export function respond(ctx: Ctx): void {
   const owedOutputs = fresh.filter(
     (i, k) => i.kind === "output" && i.seeded === true && s.answered + k > lastWords,
   );
-  const owedSpeech = (): string[] =>
-    owedOutputs.flatMap((o) =>
+  /** What the model says of these outputs, each tagged as it is said. */
+  const speechOf = (items: readonly Item[]): string[] =>
+    items.flatMap((o) =>
       o.kind === "output" ? [resultSpeech(o.name, o.summary, nextTag(s))] : [],
     );
   const goOnToOwed =
@@ -121,10 +122,7 @@ export function respond(ctx: Ctx): void {
   // Outputs alone (a response.create after them) are spoken; a new user line is answered
   // itself (side-effect outputs in context are not read out to it).
   if ((outputs.length > 0 && userText === undefined) || goOn) {
-    const said = goOnToOwed ? owedOutputs : outputs;
-    const speech = said.flatMap((o) =>
-      o.kind === "output" ? [resultSpeech(o.name, o.summary, nextTag(s))] : [],
-    );
+    const speech = speechOf(goOnToOwed ? owedOutputs : outputs);
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;
   } else if (userText !== undefined && asksToIntroduce(userText)) {
@@ -137,7 +135,7 @@ export function respond(ctx: Ctx): void {
     // A tool is still working: a few words, no call (assumed, script.ts).
     say = stillWorking(nextTag(s));
   } else if (userText !== undefined) {
-    const owed = owedSpeech();
+    const owed = speechOf(owedOutputs);
     // The first answer on a connection counts the turns a seeded conversation already had.
     s.userTurns =
       s.userTurns === 0 ? s.items.filter((i) => i.kind === "user").length : s.userTurns + 1;
