@@ -51,6 +51,8 @@ export type TraceKind =
   | "SUPPRESSED"
   | "DUPLICATE_CALL"
   | "DUPLICATE_RESULT"
+  /** A client's result to a cancelled call, which takes none: the client gets call_cancelled. */
+  | "RESULT_AFTER_CANCEL"
   | "UNKNOWN_CALL"
   | "RETRY_EMPTY"
   | "EMPTY_GENERATION"

@@ -150,13 +150,14 @@ function refuseSecondResult(
   callId: string,
   status: "answered" | "cancelled",
 ): void {
-  ctx.state.counters.duplicateResults++;
-  ctx.trace("DUPLICATE_RESULT", { callId, clientId });
   if (status === "cancelled") {
     // Not a second result: the call was cancelled (tool_cancelled said so) and takes none.
+    ctx.trace("RESULT_AFTER_CANCEL", { callId, clientId });
     ctx.sendError(clientId, "call_cancelled", `call "${callId}" was cancelled; it takes no result`);
     return;
   }
+  ctx.state.counters.duplicateResults++;
+  ctx.trace("DUPLICATE_RESULT", { callId, clientId });
   ctx.sendError(
     clientId,
     "duplicate_result",

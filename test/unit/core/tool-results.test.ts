@@ -251,6 +251,10 @@ describe("one call, one run, one result", () => {
     h.input({ type: "client_tool_result", clientId: "phone", callId: "c1", result: {} });
     expect(h.clients.get("phone")?.frames.at(-1)).toMatchObject({ code: "call_cancelled" });
     expect(toolResponses(h)).toHaveLength(0);
+    // Its own timeline row: a result to a cancelled call is not a second result.
+    expect(h.traces.at(-1)).toBe("RESULT_AFTER_CANCEL");
+    expect(h.traces).not.toContain("DUPLICATE_RESULT");
+    expect(h.state.counters.duplicateResults).toBe(0);
   });
 });
 
