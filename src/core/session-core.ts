@@ -407,7 +407,9 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       onResumptionUpdate(ctx, event.handle, event.resumable);
       return;
     case "usage": {
-      const turnId = turnOfModelWork(s);
+      // A response's usage rides before its end: a running generation is the one it counts,
+      // and one that answers nobody (suppressed, owed to a cut turn) counts to no turn.
+      const turnId = s.generation !== null ? s.generation.owner : turnOfModelWork(s);
       const { promptTokens, responseTokens, totalTokens, seconds } = event.usage;
       ctx.emit({ type: "record_usage", turnId, usage: event.usage });
       ctx.trace("USAGE", {

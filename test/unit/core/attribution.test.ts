@@ -250,3 +250,39 @@ describe("a reply that repeats a recent one word for word, and nothing else come
     expect(texts(h)).toEqual(["Hello! Here are some topics.", "Hello! Here are some topics."]);
   });
 });
+
+describe("whose usage a reply's tokens are", () => {
+  const usage = (totalTokens: number) => ({
+    promptTokens: totalTokens,
+    responseTokens: 0,
+    totalTokens,
+  });
+
+  it("a reply owed to a turn cut before it came counts to no turn, not to the turn open when it came", () => {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "one" });
+    // The second line cuts the first turn before its answer began: that answer is nobody's.
+    h.input({ type: "client_text", clientId: "phone", text: "two" });
+    h.model({ type: "text_delta", text: "Answer one." });
+    h.model({ type: "usage", usage: usage(15) });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "text_delta", text: "Answer two." });
+    h.model({ type: "usage", usage: usage(25) });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Answer two."]);
+    expect(h.usage.map((u) => [u.turnId, u.usage.totalTokens])).toEqual([
+      [null, 15],
+      ["t2", 25],
+    ]);
+  });
+
+  it("an unsolicited generation's tokens count to no turn, not to the last one", () => {
+    const h = live();
+    ask(h, ["hi"], "Hello.");
+    h.model({ type: "text_delta", text: "Anything else?" });
+    h.model({ type: "usage", usage: usage(9) });
+    h.model({ type: "turn_complete" });
+    expect(h.traces).toContain("SUPPRESSED");
+    expect(h.usage.map((u) => u.turnId)).toEqual([null]);
+  });
+});
