@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { OPENAI_CAPABILITIES } from "../../../src/providers/openai/adapter.js";
 import type { Harness } from "./harness.js";
 import { OPENING_JUDGEMENT } from "./legacy-judgements.js";
-import { greetWithLateChips, live, texts, turnEnds } from "./sessions.js";
+import { errorCodes, greetWithLateChips, live, texts, turnEnds } from "./sessions.js";
 
 /** Each line asked in turn, the same words answered each time; the turns' ends and errors. */
 function ask(h: Harness, lines: string[], answer: string) {
@@ -20,7 +20,7 @@ function ask(h: Harness, lines: string[], answer: string) {
   }
   return {
     ends: turnEnds(h).map((f) => [f.turnId, f.type]),
-    errors: h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : [])),
+    errors: errorCodes(h),
   };
 }
 

@@ -24,6 +24,9 @@ export const toolResponses = (h: Harness) =>
 export const opens = (h: Harness) => h.effects.filter((e) => e.type === "open_upstream").length;
 /** 20 ms of 16 kHz PCM16. */
 export const chunk = new Uint8Array(640);
+/** The codes of the error frames a client was sent, in order. */
+export const errorCodes = (h: Harness, client = "phone") =>
+  h.durableFrames(client).flatMap((f) => (f.type === "error" ? [f.code] : []));
 /** The user turns the clients saw: id, how it came in, what it said. */
 export const userTurns = (h: Harness) =>
   h.durableFrames("phone").flatMap((f) => (f.type === "user" ? [[f.turnId, f.text]] : []));

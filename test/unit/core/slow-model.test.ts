@@ -5,10 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Harness } from "./harness.js";
-import { live, texts, turnEnds } from "./sessions.js";
+import { errorCodes, live, texts, turnEnds } from "./sessions.js";
 
-const errors = (h: Harness) =>
-  h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
 const nudges = (h: Harness) => h.sentToModel.filter((c) => c.type === "nudge");
 
 /** A line whose tool the model called and then ended its turn (the race); the result goes late. */
@@ -30,7 +28,7 @@ describe("a model slower than the watchdog", () => {
     expect(nudges(h)).toEqual([]);
     expect(texts(h)).toEqual(["391."]);
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
-    expect(errors(h)).toEqual(["model_slow"]);
+    expect(errorCodes(h)).toEqual(["model_slow"]);
   });
 
   it("after tool results, a model that says nothing is nudged (the empty reply seen in the field)", () => {
@@ -48,7 +46,7 @@ describe("a model slower than the watchdog", () => {
     expect(h.fireNextTimer()).toBe(true); // the first deadline: moved by the sign, re-armed
     expect(h.fireNextTimer()).toBe(true);
     expect(nudges(h)).toEqual([]);
-    expect(errors(h)).toEqual(["model_slow"]);
+    expect(errorCodes(h)).toEqual(["model_slow"]);
     h.model({ type: "text_delta", text: "We open at nine." });
     h.model({ type: "turn_complete" });
     expect(texts(h)).toEqual(["We open at nine."]);
@@ -68,7 +66,7 @@ describe("a model slower than the watchdog", () => {
     expect(nudges(h)).toEqual([]);
     expect(texts(h)).toEqual(["We open at nine."]);
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("a model that spoke is given whole periods again: no model_timeout one period after it spoke (found by the attack)", () => {
@@ -83,7 +81,7 @@ describe("a model slower than the watchdog", () => {
     h.input({ type: "tool_outcome", callId: "c1", result: { hours: "9-5" } });
     h.model({ type: "working" }); // OpenAI: the follow-up's response.created
     expect(h.fireNextTimer()).toBe(true); // one period after the result: slow, not timed out
-    expect(errors(h)).not.toContain("model_timeout");
+    expect(errorCodes(h)).not.toContain("model_timeout");
     h.model({ type: "text_delta", text: "We open at nine." });
     h.model({ type: "turn_complete" });
     expect(texts(h)).toEqual(["Let me look that up.", "We open at nine."]);
@@ -104,7 +102,7 @@ describe("a model slower than the watchdog", () => {
         h.fireNextTimer();
     }
     expect(nudges(h)).toHaveLength(4);
-    expect(errors(h)).toEqual(["empty_response"]);
+    expect(errorCodes(h)).toEqual(["empty_response"]);
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
   });
 
@@ -112,7 +110,7 @@ describe("a model slower than the watchdog", () => {
     const h = live();
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });
     for (let i = 0; i < 3; i++) expect(h.fireNextTimer()).toBe(true);
-    expect(errors(h)).toEqual(["model_slow", "model_slow", "model_timeout"]);
+    expect(errorCodes(h)).toEqual(["model_slow", "model_slow", "model_timeout"]);
     h.model({ type: "text_delta", text: "Hello, sorry for the wait." });
     h.model({ type: "turn_complete" });
     expect(texts(h)).toEqual([]); // its turn's one end is past
@@ -125,6 +123,6 @@ describe("a model slower than the watchdog", () => {
     h.model({ type: "text_delta", text: "Hi!" });
     h.model({ type: "turn_complete" });
     expect(texts(h)).toEqual(["Hi!"]);
-    expect(errors(h).filter((c) => c === "late_answer")).toHaveLength(1);
+    expect(errorCodes(h).filter((c) => c === "late_answer")).toHaveLength(1);
   });
 });

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { ALL_GUARDS } from "../../../src/core/session-state.js";
 import type { ModelCapabilities } from "../../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
-import { live, texts, turnEnds, userTurns } from "./sessions.js";
+import { errorCodes, live, texts, turnEnds, userTurns } from "./sessions.js";
 
 /** Gemini 3.1: blocking calls only, no turn_complete before every result is in. */
 const WAITS_FOR_RESULTS: ModelCapabilities = {
@@ -425,7 +425,7 @@ describe("a line typed right after the user spoke", () => {
     h.connect("phone");
     spokeThenTyped(h);
     h.input({ type: "upstream_failed", message: "HTTP 401", refused: true });
-    const errors = h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
+    const errors = errorCodes(h);
     expect(errors).toContain("speech_lost");
     expect(userTurns(h)).toEqual([["t1", "what next"]]);
     expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
@@ -450,7 +450,7 @@ describe("a line typed right after the user spoke", () => {
     expect(endOf(h, "t1")).toEqual(["interrupted:upstream_lost"]);
     expect(h.state.upstream.phase).toBe("failed");
     expect(h.effects.filter((e) => e.type === "open_upstream")).toHaveLength(opens);
-    const errors = h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
+    const errors = errorCodes(h);
     expect(errors.filter((c) => c === "upstream_unavailable")).toHaveLength(1);
   });
 

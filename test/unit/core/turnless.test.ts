@@ -10,13 +10,11 @@ import { ALL_GUARDS, UTTERANCE_QUIET_MS } from "../../../src/core/core-config.js
 import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
 import type { Harness } from "./harness.js";
 import { LINES_CUT_TURNLESS_ANSWERS, RESULTS_ANSWERED_BY_VOICE } from "./legacy-judgements.js";
-import { live, toolResponses, turnEnds, userTurns } from "./sessions.js";
+import { errorCodes, live, toolResponses, turnEnds, userTurns } from "./sessions.js";
 
 /** What the model said, as clients saw it (a voice model's words come as transcript). */
 const texts = (h: Harness) =>
   h.durableFrames("phone").flatMap((f) => (f.type === "transcript" ? [f.text] : []));
-const errors = (h: Harness) =>
-  h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
 
 function gptLive(turnless = true): Harness {
   return live({ capabilities: { ...GPT_LIVE_CAPABILITIES, turnless } });
@@ -55,7 +53,7 @@ describe("an utterance of a turnless model", () => {
     settle(h);
     expect(texts(h)).toEqual(["It is noon."]);
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("control: the same quiet answer on a model with turns ends its turn with model_timeout", () => {
@@ -63,7 +61,7 @@ describe("an utterance of a turnless model", () => {
     h.input({ type: "client_text", clientId: "phone", text: "What time is it?" });
     h.model({ type: "transcript_delta", text: "It is noon." });
     settle(h);
-    expect(errors(h)).toContain("model_timeout");
+    expect(errorCodes(h)).toContain("model_timeout");
   });
 
   it("goes on while the model keeps speaking: each sign moves the quiet deadline", () => {
@@ -89,7 +87,7 @@ describe("an utterance of a turnless model", () => {
     h.advance(UTTERANCE_QUIET_MS);
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete"]);
     expect(userTurns(h).map(([, text]) => text)).toEqual(["Hi", "Opening hours?"]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("the user's speech after it (the adapter's turn_complete) opens a voice turn for the model's next words", () => {
@@ -105,7 +103,7 @@ describe("an utterance of a turnless model", () => {
     expect(turnEnds(h).map((f) => f.type)).toEqual(["turn_complete", "turn_complete"]);
     expect(userTurns(h).map(([, text]) => text)).toEqual(["Hi", "what's the weather"]);
     expect(texts(h)).toEqual(["Hello!", "Sunny."]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 });
 
@@ -147,7 +145,7 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
     twoLines(h, 200);
     expect(saidIn(h)).toEqual({ t1: "We open at nine. ", t2: "Yes, we deliver." });
     expect(ends(h)).toEqual(["t1:turn_complete", "t2:turn_complete"]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("the waiting line reaches the model once the answer before it is over, not before", () => {
@@ -364,7 +362,7 @@ describe("words a turnless model says on its own", () => {
       "t1:turn_complete",
       "t2:turn_complete",
     ]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
     // The user answers it: their line is the next turn, answered in it.
     h.input({ type: "client_text", clientId: "phone", text: "Yes, sorry." });
     replyFor(h, "t3");
@@ -431,14 +429,14 @@ describe("results a turnless model is sent while it speaks (GPT-Live delegation)
     expect(userTurns(h).map(([id]) => id)).toEqual(["t1"]);
     expect(texts(h).join("")).toBe("Let me check. Just a moment. We open at nine.");
     expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
-    expect(errors(h).filter((code) => code !== "model_slow")).toEqual([]);
+    expect(errorCodes(h).filter((code) => code !== "model_slow")).toEqual([]);
   });
 
   it("a reply the voice runs into without a pause takes the turn's slot: no false timeout", () => {
     const h = gptLive();
     lookup(h, 0, false);
     expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("control: taken as answered by the voice's next words, the turn ends before its reply, which comes as the model's own", () => {
@@ -475,14 +473,14 @@ describe("a spoken result whose batch has a call still running (GPT-Live's backe
 
   it("waits on that call, not on the model: no model_slow, no model_timeout, the result spoken in its turn", () => {
     const h = greeting(false);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
     expect(texts(h)).toEqual(["We open at nine."]);
     expect(turnEnds(h).map((f) => `${f.turnId}:${f.type}`)).toEqual(["t1:turn_complete"]);
   });
 
   it("control: taken as waiting on the model, the turn is told the model is slow, and nudged (a request the service refuses while an output is missing)", () => {
     const h = greeting(true);
-    expect(errors(h)).toContain("model_slow");
+    expect(errorCodes(h)).toContain("model_slow");
   });
 });
 
@@ -507,7 +505,7 @@ describe("side-effect results on a turnless model (GPT-Live's backend stops at i
     saved(h, "c2");
     expect(schedulingOf(h)).toEqual(["c1:when_idle", "c2:silent"]);
     // The turn waited for nothing more: it ended at the quiet, with no error.
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("control: a model with turns gets it SILENT, its turn open or not", () => {

@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { ALL_GUARDS } from "../../../src/core/session-state.js";
 import type { Harness } from "./harness.js";
-import { live, userTurns } from "./sessions.js";
+import { errorCodes, live, userTurns } from "./sessions.js";
 
 /** A chunk whose first byte names it, so the model's copy shows which chunks went, in order. */
 const chunkNo = (n: number) => new Uint8Array(640).fill(n, 0, 1);
@@ -41,9 +41,6 @@ function afterADrop(h: Harness): (number | undefined)[] {
   h.model({ type: "setup_complete" });
   return audioSent(h, sentBefore);
 }
-
-const errors = (h: Harness) =>
-  h.durableFrames("phone").flatMap((f) => (f.type === "error" ? [f.code] : []));
 
 describe("audio the model had not shown it heard, when its connection is replaced", () => {
   it("a goAway move at a turn's end as the user begins to speak: the new connection hears it all, in order", () => {
@@ -78,7 +75,7 @@ describe("audio the model had not shown it heard, when its connection is replace
       ["t1", "hi"],
       ["t2", "what time is it"],
     ]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("a drop mid-utterance: the next connection hears what the last one took along", () => {
@@ -91,7 +88,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     const sentBefore = h.sentToModel.length;
     h.model({ type: "setup_complete" });
     expect(audioSent(h, sentBefore)).toEqual([1, 2, 3, 4]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("control: without carryUnheardAudio, the audio sent before the drop is lost without a word", () => {
@@ -104,7 +101,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     const sentBefore = h.sentToModel.length;
     h.model({ type: "setup_complete" });
     expect(audioSent(h, sentBefore)).toEqual([4]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("lost twice before it was heard: it goes again each time", () => {
@@ -148,7 +145,7 @@ describe("audio the model had not shown it heard, when its connection is replace
       ["t2", "what time is it"],
       ["t3", "and the date?"],
     ]);
-    expect(errors(h)).toEqual([]);
+    expect(errorCodes(h)).toEqual([]);
   });
 
   it("speech the model signalled whose start the bound dropped is said lost (speech_lost), not sent again", () => {
@@ -157,7 +154,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     speak(h, 1, 3);
     h.model({ type: "input_transcript", text: "what time", finished: false });
     expect(afterADrop(h)).toEqual([]);
-    expect(errors(h)).toEqual(["speech_lost"]);
+    expect(errorCodes(h)).toEqual(["speech_lost"]);
   });
 
   it("speech spoken over the answer (a barge-in) began in the turn's audio: its loss is said (speech_lost), never sent again in part", () => {
@@ -169,7 +166,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     h.model({ type: "turn_complete" });
     speak(h, 4, 5); // the rest of what they say, after the turn ended
     expect(afterADrop(h)).toEqual([]);
-    expect(errors(h)).toEqual(["speech_lost"]);
+    expect(errorCodes(h)).toEqual(["speech_lost"]);
   });
 
   it("audio sent while a turn was answered belongs to that turn: its loss ends the turn, said so, and it does not go again", () => {
@@ -200,7 +197,7 @@ describe("audio the model had not shown it heard, when its connection is replace
     h.fireNextTimer();
     h.input({ type: "upstream_failed", message: "HTTP 503" });
     expect(h.state.upstream.phase).toBe("failed");
-    expect(errors(h)).toEqual(["upstream_unavailable"]);
+    expect(errorCodes(h)).toEqual(["upstream_unavailable"]);
     h.input({ type: "client_text", clientId: "phone", text: "hello?" });
     const sentBefore = h.sentToModel.length;
     h.model({ type: "setup_complete" });
