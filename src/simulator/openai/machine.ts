@@ -92,10 +92,10 @@ function drain(ctx: Ctx): void {
 
 /**
  * Where a new item goes: at the end, or right after `previous_item_id` (`root`: first), as
- * the service inserts it. An unknown item, or a result placed before its own call, is
- * refused (null) with an error event.
+ * the service inserts it. An unknown item, or a result placed before its own call (at index
+ * `callAt`; -1 for any other item), is refused (null) with an error event.
  */
-function insertionPoint(ctx: Ctx, previous: string | null | undefined, item: Item): number | null {
+function insertionPoint(ctx: Ctx, previous: string | null | undefined, callAt = -1): number | null {
   const items = ctx.s.items;
   if (previous === undefined || previous === null) return items.length;
   const at = previous === "root" ? 0 : items.findIndex((i) => i.id === previous) + 1;
@@ -103,17 +103,14 @@ function insertionPoint(ctx: Ctx, previous: string | null | undefined, item: Ite
     error(ctx, "invalid_value", `Item with id '${previous}' not found.`, "previous_item_id");
     return null;
   }
-  if (item.kind === "output") {
-    const call = items.findIndex((i) => i.kind === "call" && i.callId === item.callId);
-    if (at <= call) {
-      error(
-        ctx,
-        "invalid_value",
-        "A function_call_output must follow its function_call.",
-        "previous_item_id",
-      );
-      return null;
-    }
+  if (at <= callAt) {
+    error(
+      ctx,
+      "invalid_value",
+      "A function_call_output must follow its function_call.",
+      "previous_item_id",
+    );
+    return null;
   }
   return at;
 }
@@ -178,6 +175,8 @@ function onFrame(ctx: Ctx, text: string): void {
       const item = event.item;
       const id = item.id ?? ctx.id("item");
       let next: Item;
+      // An output's call: the output may not be placed before it.
+      let callAt = -1;
       if (item.type === "message") {
         const text = item.content.map((c) => c.text).join("");
         next =
@@ -185,8 +184,8 @@ function onFrame(ctx: Ctx, text: string): void {
       } else if (item.type === "function_call") {
         next = { id, kind: "call", callId: item.call_id, name: item.name };
       } else {
-        const call = s.items.findIndex((i) => i.kind === "call" && i.callId === item.call_id);
-        if (call < 0) {
+        callAt = s.items.findIndex((i) => i.kind === "call" && i.callId === item.call_id);
+        if (callAt < 0) {
           error(
             ctx,
             "invalid_value",
@@ -195,13 +194,13 @@ function onFrame(ctx: Ctx, text: string): void {
           );
           return;
         }
-        const found = s.items[call];
+        const found = s.items[callAt];
         const name = found?.kind === "call" ? found.name : "";
         const summary = summarise(parseToolOutput(item.output));
         next = { id, kind: "output", callId: item.call_id, name, summary };
         if (s.responses === 0) next.seeded = true;
       }
-      const at = insertionPoint(ctx, event.previous_item_id, next);
+      const at = insertionPoint(ctx, event.previous_item_id, callAt);
       if (at === null) return;
       s.items.splice(at, 0, next);
       // Placed before the model's latest words: answered already, never read out as new.
