@@ -4,13 +4,14 @@
  * the seed that found it and what broke.
  */
 import { type GenerationPlan, PLAIN } from "./reference-model.js";
-import type { Scenario } from "./world.js";
+import { type CapsPlan, NO_CAPS, type Scenario } from "./world.js";
 
 /** A world as the soaks drew it: only the capability record, plans and actions varied. */
 function found(
   capabilities: string,
   plans: GenerationPlan[],
   actions: Scenario["actions"],
+  caps: CapsPlan = NO_CAPS,
 ): Scenario {
   return {
     capabilities,
@@ -21,6 +22,7 @@ function found(
     actions,
     arrival: ["announce", "announce"],
     sharedLink: false,
+    caps,
   };
 }
 
@@ -87,4 +89,46 @@ export const FOUND_WITH_PROGRESS: [Scenario][] = [
   [STILL_WORKING_ASK_OUTLIVED_ITS_CONNECTION],
   [STILL_WORKING_THEN_NEXT_LINE],
   [STILL_WORKING_ASKED_OF_A_DROPPED_CONNECTION],
+];
+
+/**
+ * Found by the caps property on its first runs: the turns cap reached as the turn opened; a
+ * close moved on by writing into the state the step was given (the frozen harness threw).
+ */
+const CAP_CLOSE_WROTE_THE_GIVEN_STATE = found(
+  "silent-claimed",
+  [PLAIN],
+  [
+    { t: "user_text", again: false },
+    { t: "model_step", n: 1 },
+    { t: "duplicate_result", pick: 0 },
+    { t: "model_step", n: 1 },
+    { t: "tool_finish", pick: 0 },
+    { t: "model_step", n: 1 },
+  ],
+  { kind: "turns", max: 1 },
+);
+
+/**
+ * Found by the caps property: two speak calls refused past the cap were each answered alone,
+ * before the other joined its batch, so the model followed each up; the second follow-up was
+ * said in the goodbye's turn (and the goodbye never was).
+ */
+const REFUSED_CALLS_ANSWERED_ONE_BY_ONE = found(
+  "silent-claimed",
+  [{ ...PLAIN, calls: ["lookup_faq", "lookup_faq"], race: true }, PLAIN],
+  [
+    { t: "reconnect", client: 0 },
+    { t: "reconnect", client: 0 },
+    { t: "user_text", again: false },
+    { t: "user_text", again: false },
+    { t: "model_step", n: 1 },
+  ],
+  { kind: "turns", max: 1 },
+);
+
+/** Found by the caps property (caps reached at every point of a turn). */
+export const FOUND_WITH_CAPS: [Scenario][] = [
+  [CAP_CLOSE_WROTE_THE_GIVEN_STATE],
+  [REFUSED_CALLS_ANSWERED_ONE_BY_ONE],
 ];

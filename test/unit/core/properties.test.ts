@@ -7,7 +7,7 @@ import {
   NO_GUARDS,
 } from "../../../src/core/session-state.js";
 import { propertySeed } from "../property-seed.js";
-import { FOUND_WITH_PROGRESS } from "./found-sessions.js";
+import { FOUND_WITH_CAPS, FOUND_WITH_PROGRESS } from "./found-sessions.js";
 import { FOUND_TURNLESS } from "./found-turnless.js";
 import {
   LINES_CUT_TURNLESS_ANSWERS,
@@ -88,9 +88,13 @@ function tally(coverage: Map<string, number> | undefined, kinds: Iterable<string
 function safety(
   guards: Guards,
   coverage?: Map<string, number>,
-  { progress = false, config = {} }: { progress?: boolean; config?: Partial<CoreConfig> } = {},
+  {
+    progress = false,
+    caps = false,
+    config = {},
+  }: { progress?: boolean; caps?: boolean; config?: Partial<CoreConfig> } = {},
 ) {
-  return fc.property(scenarioArb("truthful", { progress }), (scenario) => {
+  return fc.property(scenarioArb("truthful", { progress, caps }), (scenario) => {
     const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config);
     h.connect("phone");
     h.connect("laptop");
@@ -197,6 +201,19 @@ describe("the session core over random interleavings", () => {
       examples: FOUND_WITH_PROGRESS,
     });
     for (const kind of ["TOOL_PROGRESS_SAID", "LATE_SPEAK"])
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+  });
+
+  it(`caps reached at every point of a turn: every guarantee holds, the session ends once, every frame offered live (${RUNS} interleavings)`, {
+    timeout: TIMEOUT,
+  }, () => {
+    const coverage = new Map<string, number>();
+    fc.assert(safety(ALL_GUARDS, coverage, { progress: true, caps: true }), {
+      numRuns: RUNS,
+      seed: SEED,
+      examples: FOUND_WITH_CAPS,
+    });
+    for (const kind of ["LIMIT_REACHED", "LIMIT_GOODBYE", "LIMIT_REFUSED_CALL"])
       expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
   });
 
