@@ -33,8 +33,9 @@ import {
 import { type Cost, costOf, emptyUsage, sumCosts } from "../metering/cost.js";
 import { type PriceOverrides, priceFor } from "../metering/prices.js";
 import { type SessionReport, sessionReport } from "../metering/session-report.js";
-import { providerSession } from "../provider-registry.js";
+import { providerSession, providerUnavailable } from "../provider-registry.js";
 import { DirectCallRefused } from "../providers/direct-call-refused.js";
+import { unreachableModel } from "../providers/unreachable.js";
 import { OtlpExporter } from "../telemetry/exporter.js";
 import { traceExport } from "../telemetry/otel-settings.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
@@ -109,6 +110,11 @@ export class LiveSession {
    * the log port reads it here, on every write, without a call into the link.)
    */
   private directCall: string | null = null;
+  /**
+   * Why this gateway cannot reach the session's model (its provider is no longer configured),
+   * or null. Such a session keeps its record readable and never opens a model connection.
+   */
+  readonly modelProblem: string | null;
 
   constructor(
     storage: DurableObjectStorage,
@@ -139,6 +145,7 @@ export class LiveSession {
     this.maxResultBytes = config.MAX_FRAME_BYTES;
     // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
     this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
+    this.modelProblem = providerUnavailable(env, meta.provider);
     const provider = this.providerFor(meta.agent);
     const agentTools: Record<string, Record<string, ToolPolicy>> = {};
     const transfers: Record<string, string> = {};
@@ -459,6 +466,11 @@ export class LiveSession {
   private providerFor(name: string): ProviderSession {
     const cached = this.providers.get(name);
     if (cached) return cached;
+    if (this.modelProblem !== null) {
+      const unreachable = unreachableModel(this.modelProblem);
+      this.providers.set(name, unreachable);
+      return unreachable;
+    }
     const provider = providerSession(this.meta.provider, {
       env: this.env,
       sessionId: this.meta.sessionId,

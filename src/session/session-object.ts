@@ -193,7 +193,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const env = this.app.env(this.env);
     const agent = agentOf(this.app, meta, env);
     this.agentProblem = "problem" in agent ? agent.problem : null;
-    this.live = new LiveSession(
+    const live = new LiveSession(
       this.ctx.storage,
       env,
       this.config,
@@ -207,7 +207,14 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.app.prices,
       (by) => this.meta.markEnded(new Date().toISOString(), by),
     );
-    return this.live;
+    // Said once per start of the object, never retried: its record stays readable, and every
+    // connection is answered model_unavailable with this reason (names, never values).
+    if (live.modelProblem !== null)
+      console.warn(
+        `liveline: session ${meta.sessionId} cannot reach its model (provider ${meta.provider}): ${live.modelProblem}`,
+      );
+    this.live = live;
+    return live;
   }
 
   // --- RPC -------------------------------------------------------------------------------
@@ -259,6 +266,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   async handoff(agent: string, reason: string): Promise<HandoffAnswer> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt !== null) return { problem: "the session has ended" };
+    if (live.modelProblem !== null) return { problem: live.modelProblem };
     return live.requestHandoff(agent, reason);
   }
 
@@ -273,6 +281,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     // Its history stays readable; a conversation needs its agent (as the upgrade says).
     if (this.agentProblem !== null)
       return { refused: "agent_unavailable", message: this.agentProblem };
+    if (live.modelProblem !== null) return { refused: "model_failed", message: live.modelProblem };
     return live.placeCall(offer);
   }
 
@@ -313,6 +322,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (this.agentProblem !== null) {
       // Its history stays readable and DELETE works; a conversation needs its agent.
       return jsonError(503, "agent_unavailable", this.agentProblem);
+    }
+    if (live.modelProblem !== null) {
+      // Likewise for its model: the gateway no longer has the provider it was created with.
+      return jsonError(503, "model_unavailable", live.modelProblem);
     }
     // The route checked the upgrade and resumeFrom's form (and strips client-sent copies of
     // these headers); only the session knows its last seq.
