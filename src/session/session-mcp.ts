@@ -11,6 +11,7 @@ import type { TraceKind } from "../core/effects.js";
 import { cachedListing, dropListings, keepListing, listingKey } from "../mcp/listing-cache.js";
 import { mcpTools } from "../mcp/mcp-tools.js";
 import { McpServerConnection } from "../mcp/server-connection.js";
+import type { FetchLike } from "../outbound.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 
 /** A server that has not listed its tools by then costs the session its tools. */
@@ -23,11 +24,33 @@ export const MCP_WAIT_AT_OPEN_MS = 1_500;
  */
 const RELIST_AFTER_MS = 1_000;
 
+/** The SDK gives up on a call this long after its own timeout: a server's headers may take as long. */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
+
 export interface SessionMcpHooks {
   /** Timeline rows (the shell writes them as the core's). */
   trace(kind: TraceKind, detail: Record<string, unknown>): void;
   /** An agent has new tools: their policies, for the core; its next connection declares them. */
   listed(agent: string, policies: Record<string, ToolPolicy>): void;
+  /** The session's fetch for its MCP servers (it counts each request); the runtime's if absent. */
+  fetch?: FetchLike;
+}
+
+/**
+ * How long a request to `server` may wait for its response headers: a call answered with
+ * plain JSON sends them with its result, so the longest of its tools' timeouts, and the SDK's
+ * margin past it.
+ */
+export function mcpHeadersDeadlineMs(server: McpServerDefinition, toolTimeoutMs: number): number {
+  const policy = server.policy;
+  const timeouts = [
+    MCP_LIST_TIMEOUT_MS,
+    policy?.timeoutMs ?? toolTimeoutMs,
+    ...Object.values(policy?.tools ?? {}).map(
+      (t) => t.timeoutMs ?? policy?.timeoutMs ?? toolTimeoutMs,
+    ),
+  ];
+  return Math.max(...timeouts) + SDK_TIMEOUT_MARGIN_MS;
 }
 
 interface ServerEntry {
@@ -54,9 +77,14 @@ export class SessionMcp {
         const entry: ServerEntry = {
           agent,
           server,
-          connection: new McpServerConnection(server, {
-            listChanged: () => this.listChanged(entry),
-          }),
+          connection: new McpServerConnection(
+            server,
+            { listChanged: () => this.listChanged(entry) },
+            {
+              ...(hooks.fetch === undefined ? {} : { fetch: hooks.fetch }),
+              headersDeadlineMs: mcpHeadersDeadlineMs(server, toolTimeoutMs),
+            },
+          ),
           tools: [],
           listing: Promise.resolve(),
           relist: null,
