@@ -1,5 +1,5 @@
-import type { StatusAt } from "../metering/closing-record.js";
 import { utf8Bytes } from "../json-limits.js";
+import type { StatusAt } from "../metering/closing-record.js";
 import { frameOf } from "../vocabulary/frames.js";
 import type { HistoryEvent, UpstreamStatus } from "../vocabulary/log-events.js";
 import {
