@@ -58,6 +58,30 @@ export interface McpTransportOptions {
   headersDeadlineMs: number;
 }
 
+/** The SDK gives up on a call this long after its own timeout: a server's headers may take as long. */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
+
+/**
+ * How long a request to `server` may wait for its response headers: a call answered with
+ * plain JSON sends them with its result, so the longest of its tools' timeouts (or of its
+ * listing), and the SDK's margin past it.
+ */
+export function mcpHeadersDeadlineMs(
+  server: McpServerDefinition,
+  toolTimeoutMs: number,
+  listTimeoutMs: number,
+): number {
+  const policy = server.policy;
+  const timeouts = [
+    listTimeoutMs,
+    policy?.timeoutMs ?? toolTimeoutMs,
+    ...Object.values(policy?.tools ?? {}).map(
+      (t) => t.timeoutMs ?? policy?.timeoutMs ?? toolTimeoutMs,
+    ),
+  ];
+  return Math.max(...timeouts) + SDK_TIMEOUT_MARGIN_MS;
+}
+
 export interface McpListing {
   tools: Tool[];
   /** Listed tools the MCP schema refuses (by name where they have one), with why. */

@@ -10,7 +10,7 @@ import { toolPolicies } from "../agents/define.js";
 import type { TraceKind } from "../core/effects.js";
 import { cachedListing, dropListings, keepListing, listingKey } from "../mcp/listing-cache.js";
 import { mcpTools } from "../mcp/mcp-tools.js";
-import { McpServerConnection } from "../mcp/server-connection.js";
+import { McpServerConnection, mcpHeadersDeadlineMs } from "../mcp/server-connection.js";
 import type { FetchLike } from "../outbound.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 
@@ -24,9 +24,6 @@ export const MCP_WAIT_AT_OPEN_MS = 1_500;
  */
 const RELIST_AFTER_MS = 1_000;
 
-/** The SDK gives up on a call this long after its own timeout: a server's headers may take as long. */
-const SDK_TIMEOUT_MARGIN_MS = 5_000;
-
 export interface SessionMcpHooks {
   /** Timeline rows (the shell writes them as the core's). */
   trace(kind: TraceKind, detail: Record<string, unknown>): void;
@@ -34,23 +31,6 @@ export interface SessionMcpHooks {
   listed(agent: string, policies: Record<string, ToolPolicy>): void;
   /** The session's fetch for its MCP servers (it counts each request); the runtime's if absent. */
   fetch?: FetchLike;
-}
-
-/**
- * How long a request to `server` may wait for its response headers: a call answered with
- * plain JSON sends them with its result, so the longest of its tools' timeouts, and the SDK's
- * margin past it.
- */
-export function mcpHeadersDeadlineMs(server: McpServerDefinition, toolTimeoutMs: number): number {
-  const policy = server.policy;
-  const timeouts = [
-    MCP_LIST_TIMEOUT_MS,
-    policy?.timeoutMs ?? toolTimeoutMs,
-    ...Object.values(policy?.tools ?? {}).map(
-      (t) => t.timeoutMs ?? policy?.timeoutMs ?? toolTimeoutMs,
-    ),
-  ];
-  return Math.max(...timeouts) + SDK_TIMEOUT_MARGIN_MS;
 }
 
 interface ServerEntry {
@@ -82,7 +62,7 @@ export class SessionMcp {
             { listChanged: () => this.listChanged(entry) },
             {
               ...(hooks.fetch === undefined ? {} : { fetch: hooks.fetch }),
-              headersDeadlineMs: mcpHeadersDeadlineMs(server, toolTimeoutMs),
+              headersDeadlineMs: mcpHeadersDeadlineMs(server, toolTimeoutMs, MCP_LIST_TIMEOUT_MS),
             },
           ),
           tools: [],
