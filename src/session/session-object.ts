@@ -127,6 +127,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.clientList = null;
     },
     sessionAudio: () => this.sessionAudio(),
+    maxFrameBytes: () => this.config.MAX_FRAME_BYTES,
   });
 
   /** How the session sends to a socket's client (null: a socket that is no client yet). */
