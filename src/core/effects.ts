@@ -99,6 +99,10 @@ export type TraceKind =
   /** Speech the model had heard and not answered goes again, whole, to the next connection. */
   | "SPEECH_CARRIED"
   | "CONTEXT_INVALID"
+  /** A recording (`recording`: audio or wire) began, or began again after an object restart. */
+  | "RECORDING_STARTED"
+  /** A recording stopped (`reason`: its budget, no bucket): the session goes on. */
+  | "RECORDING_STOPPED"
   | "USAGE"
   | "GO_AWAY"
   | "CLIENT_CONNECT"
