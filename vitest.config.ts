@@ -85,6 +85,8 @@ export default defineConfig({
                 UTTERANCE_QUIET_MS: "400",
                 SIMULATOR_ROUTE: "on",
                 FAULT_INJECTION: "on",
+                // Short recording parts, so a crash's loss is measured in a test's seconds.
+                RECORDING_PART_MS: "500",
                 USAGE_MIGRATIONS: usageMigrations,
                 // The measurement worker's `desk` agent lists this server's tools.
                 MCP_DESK_URL: inject("mcpDeskUrl"),
