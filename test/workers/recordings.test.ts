@@ -53,7 +53,11 @@ function parseWav(bytes: Uint8Array): Wav {
   return { rate, channels, heard, said };
 }
 
-async function recordingRes(sessionId: string, query = "", headers = withKey()) {
+async function recordingRes(
+  sessionId: string,
+  query = "",
+  headers: Record<string, string> = withKey(),
+) {
   return exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/recording${query}`, { headers });
 }
 
