@@ -32,12 +32,14 @@ export default defineConfig({
         },
       },
       {
-        // The demo page and timeline viewer in Debian's Chromium (its own wrangler dev).
+        // The demo page and timeline viewer in Debian's Chromium, the recordings replayed and
+        // check:live: one wrangler dev for all of them (test/browser/gateway-setup.mjs).
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.mjs"],
           environment: "node",
           testTimeout: 180_000,
+          globalSetup: ["./test/browser/gateway-setup.mjs"],
         },
       },
       {
