@@ -20,7 +20,7 @@ let server;
 export default async function setup({ provide }) {
   const port = await freePort();
   const self = `ws://127.0.0.1:${port}`;
-  const knobs = "timeScale=0.05";
+  const knobs = "timeScale=0.02";
   server = await startServer({
     port,
     main: MEASUREMENT_WORKER,
@@ -29,6 +29,8 @@ export default async function setup({ provide }) {
       PROVIDER: "simulator",
       // check:live's rebuild scenario restarts a session's object.
       FAULT_INJECTION: "on",
+      // A recording's parts of a second: a session's recording is readable a second behind it.
+      RECORDING_PART_MS: "1000",
       GEMINI_API_KEY: PLACEHOLDER_KEY,
       GEMINI_LIVE_URL: `${self}/simulator/gemini?${knobs}`,
       OPENAI_API_KEY: PLACEHOLDER_KEY,

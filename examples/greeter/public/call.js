@@ -25,6 +25,11 @@ const MULAW_SILENCE = 0xff;
 const PUMP_MS = 20;
 /** `?record=1`: the call is recorded (as a number's voice URL with `?record=audio,wire`). */
 const record = params.get("record") === "1";
+/**
+ * `?keytones=1`: a key is its DTMF tone in the line's audio, then the carrier's key event, as
+ * on a real line (a recording keeps or silences the tone). Off, only the event goes.
+ */
+const keyTones = params.get("keytones") === "1";
 /** A key's tone on the line (as a phone sends it, in the audio), in 20 ms chunks. */
 const KEY_TONE_MS = 200;
 /** DTMF: each key is a low and a high frequency (ITU-T Q.23). */
@@ -264,8 +269,8 @@ $("call-mute").onclick = () => {
 $("keypad").onclick = (event) => {
   const digit = event.target.closest("button")?.dataset.digit;
   if (digit === undefined || current?.standIn == null || current.ended) return;
-  // On the line the key is its tone (in the audio), then the carrier's key event. Without a
-  // microphone to carry the tone, the event goes at once.
-  if (current.mic === null) current.standIn.sendDtmf(digit);
+  // With key tones, the key is its tone on the line (in the audio), then the carrier's key
+  // event; without them, or a microphone to carry the tone, the event goes at once.
+  if (!keyTones || current.mic === null) current.standIn.sendDtmf(digit);
   else current.keys.push({ digit, tone: keyTone(digit) });
 };

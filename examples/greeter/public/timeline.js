@@ -161,6 +161,8 @@ function turnFigures(report) {
 
 /** LABEL_PX per character of a mark's label (0.7rem sans-serif), to stack labels apart. */
 const LABEL_PX = 6.2;
+/** A mark's width (timeline.css `.mark`). */
+const MARK_PX = 2;
 
 /**
  * Each mark's label: its level (labels that would overlap on one line go one level up, so
@@ -173,7 +175,8 @@ function labelPlaces(marks, laneWidth) {
     const x = (left / 100) * laneWidth;
     const width = label.length * LABEL_PX + 8;
     const leftwards = x + width > laneWidth;
-    const start = leftwards ? x - width : x;
+    // A leftwards label ends at its mark's right edge (it is MARK_PX wide), not at its left.
+    const start = leftwards ? x + MARK_PX - width : x;
     let level = ends.findIndex((end) => end <= start);
     if (level === -1) level = ends.length;
     ends[level] = start + width;
