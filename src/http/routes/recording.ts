@@ -63,7 +63,7 @@ async function describedBy<T>(
     throw new HttpError(404, "no_recording", `this session has no ${what} recording`);
   const parsed = schema.safeParse(await object.json().catch(() => null));
   if (!parsed.success)
-    throw new HttpError(500, "internal_error", `the ${what} recording's description is unreadable`);
+    throw new HttpError(500, "internal", `the ${what} recording's description is unreadable`);
   return parsed.data;
 }
 
