@@ -1,9 +1,9 @@
 /**
  * A session's audio recording, in its object: the interpreter's audio tap. Each chunk the
  * session hears or says is noted as it passes — a reference and the time, nothing more, so the
- * per-chunk path pays a push — and a timer, when the current part's time is over, decodes
- * what was noted, places it (recording/audio-recording.ts) and writes the parts the clock has
- * passed (recording-parts.ts). The session's end writes the rest.
+ * per-chunk path pays a push — and a timer, every half second while audio comes, decodes what
+ * was noted and places it (recording/audio-recording.ts), and writes each part once the clock
+ * has passed it (recording-parts.ts). The session's end writes the rest.
  */
 import {
   type AudioEvent,
@@ -13,6 +13,9 @@ import {
 import { type AudioManifest, audioManifestKey, audioPartKey } from "../recording/layout.js";
 import type { AudioTap } from "./interpreter.js";
 import type { RecordingParts } from "./recording-parts.js";
+
+/** What was noted is decoded and placed at least this often while audio comes (ms). */
+const TAKE_EVERY_MS = 500;
 
 export class AudioRecorder implements AudioTap {
   private events: AudioEvent[] = [];
@@ -37,13 +40,13 @@ export class AudioRecorder implements AudioTap {
   }
 
   heard(clientId: string, pcm: Uint8Array): void {
-    if (this.parts.stopped) return;
+    if (this.parts.stopped || this.finished) return;
     this.events.push({ kind: "heard", client: clientId, at: this.clock() - this.startedAt, pcm });
     if (this.timer === null) this.arm();
   }
 
   said(pcm: Uint8Array): void {
-    if (this.parts.stopped) return;
+    if (this.parts.stopped || this.finished) return;
     this.events.push({ kind: "said", at: this.clock() - this.startedAt, pcm });
     if (this.timer === null) this.arm();
   }
@@ -82,22 +85,29 @@ export class AudioRecorder implements AudioTap {
     const ready = final ? this.recording.remainingParts() : this.recording.closedParts(this.now());
     for (const part of ready)
       if (!this.parts.write(audioPartKey(this.manifest.sessionId, part.index), part.bytes)) break;
-    if (!final && !this.parts.stopped && this.recording.pending) this.arm();
+    // Audio still coming (some was noted since the last flush): the next batch soon.
+    if (!final && !this.parts.stopped && this.recording.pending) this.arm(events.length > 0);
   }
 
   private note(event: AudioEvent): void {
+    if (this.finished) return;
     this.events.push(event);
     if (this.timer === null && !this.finished) this.arm();
   }
 
-  /** The next flush: when the oldest open part closes (its end, and the slack). */
-  private arm(): void {
+  /**
+   * The next flush: when the oldest open part closes (its end, and the slack), or sooner while
+   * audio is noted — what was noted is decoded in small batches, so that the work never holds
+   * the loop up for long between two chunks.
+   */
+  private arm(soon = true): void {
     if (this.finished) return;
     const partMs = this.manifest.partMs;
     const now = this.now();
     const closes =
       (Math.floor((now - PART_CLOSE_SLACK_MS) / partMs) + 1) * partMs + PART_CLOSE_SLACK_MS;
-    this.timer = setTimeout(() => this.flush(), Math.max(50, closes - now));
+    const due = soon ? Math.min(closes, now + TAKE_EVERY_MS) : closes;
+    this.timer = setTimeout(() => this.flush(), Math.max(50, due - now));
   }
 
   private now(): number {

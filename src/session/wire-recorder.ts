@@ -74,7 +74,7 @@ export class WireRecorder implements WireTap {
 
   /** A durable frame, as encoded for the clients. */
   durable(json: string): void {
-    if (this.parts.stopped) return;
+    if (this.parts.stopped || this.finished) return;
     this.noted.push({ entry: { ms: this.ms(), dir: "durable" }, json });
     if (this.timer === null) this.arm();
   }
@@ -124,13 +124,13 @@ export class WireRecorder implements WireTap {
   }
 
   private noteFrame(dir: "to_model" | "from_model", conn: number, frame: Frame): void {
-    if (this.parts.stopped) return;
+    if (this.parts.stopped || this.finished) return;
     this.noted.push({ entry: { ms: this.ms(), dir, conn }, frame });
     if (this.timer === null) this.arm();
   }
 
   private note(entry: WireEntry): void {
-    if (this.parts.stopped) return;
+    if (this.parts.stopped || this.finished) return;
     this.noted.push({ entry });
     if (this.timer === null) this.arm();
   }
