@@ -57,13 +57,20 @@ export function recordedCallLine(announce: string): string {
   return `(The caller is on the line. Before anything else, tell them word for word: "${announce}" Then greet them.)`;
 }
 
-/** Names of the Worker's vars whose values are secrets (blanked out of a wire recording). */
-const SECRET_VAR = /(KEY|TOKEN|SECRET|PASSWORD|HEADERS|CREDENTIAL)/i;
+/**
+ * Names of the Worker's vars whose values are secrets (blanked out of a wire recording): a word
+ * of the name is one of these (GEMINI_API_KEY, TWILIO_AUTH_TOKEN, OTEL_EXPORTER_OTLP_HEADERS,
+ * an MCP server's …_TOKEN; not …_TOKENS, a count).
+ */
+const SECRET_VAR = /(^|_)(KEY|TOKEN|SECRET|PASSWORD|HEADERS|CREDENTIALS?)(_|$)/i;
 
-/** The Worker's secret values (every var named like one), longest first. */
+/** The Worker's secret values (every var named like one; a number is none), longest first. */
 export function secretsOf(env: object): string[] {
   return Object.entries(env)
-    .filter(([name, value]) => SECRET_VAR.test(name) && typeof value === "string")
+    .filter(
+      ([name, value]) =>
+        SECRET_VAR.test(name) && typeof value === "string" && !/^\d*$/.test(value.trim()),
+    )
     .map(([, value]) => value as string)
     .sort((a, b) => b.length - a.length);
 }

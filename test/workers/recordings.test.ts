@@ -381,6 +381,28 @@ describe("a wire recording", () => {
   }, 20_000);
 });
 
+describe("retention", () => {
+  it("a recording past its expiry answers 410 and is deleted (control: before it, 200)", async () => {
+    const { sessionId, client } = await recordedSession({ audio: true });
+    await speak(client, 200);
+    await end(sessionId);
+    await wavOf(sessionId, (w) => w.heard.some((v) => v !== 0));
+    expect((await recordingRes(sessionId)).status).toBe(200);
+    // As RECORDING_RETENTION_DAYS would have written it, a manifest whose day has passed.
+    const bucket = env.RECORDINGS as R2Bucket;
+    const key = `sessions/${sessionId}/audio.json`;
+    const manifest = (await (await bucket.get(key))!.json()) as Record<string, unknown>;
+    await bucket.put(key, JSON.stringify({ ...manifest, expiresAt: "2020-01-01T00:00:00.000Z" }));
+    const expired = await recordingRes(sessionId);
+    expect(expired.status).toBe(410);
+    expect(((await expired.json()) as { error: { code: string } }).error.code).toBe(
+      "recording_expired",
+    );
+    expect((await bucket.list({ prefix: `sessions/${sessionId}/` })).objects).toEqual([]);
+    client.close();
+  }, 15_000);
+});
+
 describe("GET /v1/sessions/:id/recording, refused", () => {
   it("another session's recording with a session token (401), none kept (404), a bad kind (400)", async () => {
     const a = await recordedSession({ audio: true });
