@@ -5,7 +5,8 @@
  * keypad-tools agent silent, a key typed to a keypad-said one kept: the control); the wire
  * fixtures under test/fixtures/recordings/ replayed (`npm run replay`), the duplicate-prone one
  * also against the naive relay (the control: the call runs twice); and `npm run check:live`
- * against the simulator through the real adapters, printing its tables.
+ * against the simulator through the real adapters, printing its tables. The four run at once
+ * (each waits on sockets, the browser and real-time audio, not the CPU).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
@@ -97,6 +98,21 @@ async function viewerOf(context, sessionId) {
   return { page, ...read };
 }
 
+/** Runs a script of this repository with Node (as npm runs it); its exit code and output. */
+function node(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    child.on("exit", (code) => resolve({ code, out }));
+  });
+}
+
 /** Waits until the session's recording (read with the API key) holds `replies` replies. */
 async function recordingHolds(sessionId, replies) {
   const deadline = Date.now() + 15_000;
@@ -153,7 +169,7 @@ async function clickPlays(page, kind) {
 }
 
 describe("recordings in the timeline viewer (Chromium)", () => {
-  it("a recorded browser session: heard and said on the timeline's clock, a row's click plays from its moment", async () => {
+  it.concurrent("a recorded browser session: heard and said on the timeline's clock, a row's click plays from its moment", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const knobs = "modality=AUDIO&timeScale=0.2&msPerWord=40";
@@ -199,7 +215,7 @@ describe("recordings in the timeline viewer (Chromium)", () => {
     await context.close();
   }, 90_000);
 
-  it("a recorded call: a PIN typed to keypad-tools billing is silent, a key typed to the greeter is kept (control)", async () => {
+  it.concurrent("a recorded call: a PIN typed to keypad-tools billing is silent, a key typed to the greeter is kept (control)", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     // The keys' tones are no speech to the simulator (its energy threshold above them).
@@ -274,17 +290,14 @@ describe("recordings in the timeline viewer (Chromium)", () => {
     await sleep(500);
     const viewer = await viewerOf(context, sessionId);
     expect(viewer).toMatchObject({ rate: 8000, channels: 2 });
-    // The greeter's two keys' tones on the heard track (5 and #, about 200 ms each); the
-    // PIN's three are silent.
-    // (A tone may come in pieces, as the line's chunks came: pieces 150 ms apart are one.)
+    // The greeter's two keys' tones on the heard track (5 and #, about 200 ms each; a tone may
+    // come in pieces, as the line's chunks came), all within a second and a half of the first:
+    // the PIN's three, typed seconds later, left nothing.
     const loud = viewer.heard.reduce((n, [a, b]) => n + b - a, 0);
-    const tones = viewer.heard.filter(
-      ([from], i) => i === 0 || from - viewer.heard[i - 1][1] > 150,
-    );
     const seen = JSON.stringify(viewer.heard.map(([a, b]) => [Math.round(a), Math.round(b)]));
-    expect(tones.length, seen).toBe(2);
-    expect(loud, seen).toBeGreaterThan(250);
-    expect(loud, seen).toBeLessThan(800);
+    expect(loud, seen).toBeGreaterThan(300);
+    expect(loud, seen).toBeLessThan(600);
+    expect(viewer.heard.at(-1)[1] - viewer.heard[0][0], seen).toBeLessThan(1500);
     const offsets = replyOffsets(viewer);
     expect(offsets.length).toBeGreaterThanOrEqual(2);
     for (const offset of offsets) expect(Math.abs(offset)).toBeLessThanOrEqual(50);
@@ -300,32 +313,21 @@ describe("wire recordings replayed (npm run replay)", () => {
   const fixtures = readdirSync(FIXTURES).filter((f) => f.endsWith(".wire.jsonl"));
   const load = (name) => readWireRecording(readFileSync(join(FIXTURES, name), "utf8"));
 
-  it("every fixture replays with the same durable frames; the duplicate-prone one against the naive relay runs its call twice (control, by the CLI)", async () => {
+  it.concurrent("every fixture replays with the same durable frames; the duplicate-prone one against the naive relay runs its call twice (control, by the CLI)", async () => {
     expect(fixtures.length).toBeGreaterThanOrEqual(2);
     const file = join(FIXTURES, "gpt-live-call-delivered-twice.wire.jsonl");
     // `npm run replay -- <file> --naive --base …`: the control, through the CLI.
-    const naiveCli = new Promise((resolve) => {
-      const args = [
-        "--import",
-        "./scripts/lib/ts-resolve.mjs",
-        "--experimental-strip-types",
-        "--no-warnings",
-        "scripts/replay.mjs",
-        file,
-        "--base",
-        server.base,
-        "--naive",
-      ];
-      const child = spawn(process.execPath, args, { cwd: ROOT });
-      let out = "";
-      child.stdout.on("data", (d) => {
-        out += d;
-      });
-      child.stderr.on("data", (d) => {
-        out += d;
-      });
-      child.on("exit", (code) => resolve({ code, out }));
-    });
+    const naiveCli = node([
+      "--import",
+      "./scripts/lib/ts-resolve.mjs",
+      "--experimental-strip-types",
+      "--no-warnings",
+      "scripts/replay.mjs",
+      file,
+      "--base",
+      server.base,
+      "--naive",
+    ]);
     const results = await Promise.all(fixtures.map((name) => replay(server, load(name))));
     for (const [i, result] of results.entries())
       expect(result.checks, fixtures[i]).toEqual(
@@ -339,7 +341,7 @@ describe("wire recordings replayed (npm run replay)", () => {
 });
 
 describe("npm run check:live against the simulator", () => {
-  it("runs the scenarios through the gemini adapter, prints both tables, keeps wires with no key in them", async () => {
+  it.concurrent("runs the scenarios through the gemini adapter, prints both tables, keeps wires with no key in them", async () => {
     const out = mkdtempSync(join(tmpdir(), "check-live-"));
     const args = [
       "--import",
@@ -356,9 +358,9 @@ describe("npm run check:live against the simulator", () => {
       "--out",
       out,
     ];
-    const run = spawnSync(process.execPath, args, { cwd: ROOT, encoding: "utf8", timeout: 90_000 });
-    const printed = `${run.stdout}${run.stderr}`;
-    expect(run.status, printed).toBe(0);
+    const run = await node(args);
+    const printed = run.out;
+    expect(run.code, printed).toBe(0);
     for (const scenario of [
       "greeting with fire-and-forget tools",
       "a spoken result",
