@@ -103,6 +103,11 @@ export type TraceKind =
   | "RECORDING_STARTED"
   /** A recording stopped (`reason`: its budget, no bucket): the session goes on. */
   | "RECORDING_STOPPED"
+  /** The session's subrequests near SUBREQUEST_BUDGET (what can wait is shed), or past it. */
+  | "SUBREQUESTS_NEAR"
+  | "SUBREQUESTS_OVER"
+  /** A client socket that kept sending frames over MAX_FRAME_BYTES was closed (1009). */
+  | "OVERSIZED_CLOSE"
   | "USAGE"
   | "GO_AWAY"
   | "CLIENT_CONNECT"

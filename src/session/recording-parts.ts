@@ -19,6 +19,8 @@ export interface RecordingPartsHost {
   trace(kind: TraceKind, detail: Record<string, unknown>): void;
   /** A write that failed (never fatal: the part is lost, the recording goes on). */
   warn(message: string): void;
+  /** Each request to the bucket (a subrequest, counted by the session). */
+  track<T>(request: Promise<T>): Promise<T>;
 }
 
 export class RecordingParts {
@@ -37,7 +39,9 @@ export class RecordingParts {
     let cursor: string | undefined;
     let earlier = 0;
     do {
-      const listed = await this.host.bucket.list({ prefix: this.host.prefix, cursor });
+      const listed = await this.host.track(
+        this.host.bucket.list({ prefix: this.host.prefix, cursor }),
+      );
       for (const object of listed.objects) earlier += object.size;
       cursor = listed.truncated ? listed.cursor : undefined;
     } while (cursor !== undefined);
@@ -54,16 +58,18 @@ export class RecordingParts {
       return false;
     }
     this.bytes += size;
-    this.track(this.host.bucket.put(key, body));
+    this.track(this.host.track(this.host.bucket.put(key, body)));
     return true;
   }
 
   /** Puts an object beside the parts (a manifest), outside the budget. */
   describe(key: string, json: unknown): void {
     this.track(
-      this.host.bucket.put(key, JSON.stringify(json), {
-        httpMetadata: { contentType: "application/json" },
-      }),
+      this.host.track(
+        this.host.bucket.put(key, JSON.stringify(json), {
+          httpMetadata: { contentType: "application/json" },
+        }),
+      ),
     );
   }
 

@@ -87,6 +87,8 @@ export interface RecordingContext {
   capabilities: ModelCapabilities;
   trace(kind: TraceKind, detail: Record<string, unknown>): void;
   warn(message: string): void;
+  /** Each request to the bucket, counted as the session's subrequest. */
+  track<T>(request: Promise<T>): Promise<T>;
 }
 
 export class SessionRecordings {
@@ -114,6 +116,7 @@ export class SessionRecordings {
         maxBytes: choice.maxBytes,
         trace: context.trace,
         warn: context.warn,
+        track: context.track,
       });
       this.parts.push(parts);
       void parts
