@@ -4,8 +4,8 @@
  * clock), decoded to PCM16 at the recording's rate and placed on its track (audio-timeline.ts):
  *
  * - **Heard** (a client's audio in): a client streams in real time, so its chunks follow each
- *   other (one up to JITTER_MS late too); a chunk that comes after a pause ends where it came
- *   (it was spoken just before).
+ *   other, through a stall of up to MAX_LAG_MS; a chunk that comes after a longer pause ends
+ *   where it came (it was spoken just before).
  *   A stream that ran ahead of the clock by more than a second (a client sending faster than
  *   real time) is placed where the clock is again. Clients are mixed.
  * - **Said** (the model's audio out, as sent to the clients): a model sends faster than real
@@ -28,13 +28,17 @@ import { AudioTimeline, HEARD, type RecordedPart, SAID } from "./audio-timeline.
 export const KEY_SILENT_BEFORE_MS = 400;
 /** …and this much after (a tone still sounding, or a carrier's late event). */
 export const KEY_SILENT_AFTER_MS = 200;
-/** A heard stream this far ahead of the clock is placed at the clock again. */
-const MAX_LEAD_MS = 1_000;
 /**
- * A client's chunk that comes this late still follows the one before it (network jitter): the
- * stream stays whole, at most this much early on the clock, instead of gaining a hole.
+ * A heard stream this far ahead of the clock (a client sending faster than real time) is
+ * placed at the clock again.
  */
-const JITTER_MS = 60;
+const MAX_LEAD_MS = 5_000;
+/**
+ * A client's chunk that comes up to this late still follows the one before it: a stalled
+ * network delivers what was said meanwhile late, then in a burst, and the stream stays whole
+ * (no hole, no overlap). Later than this, it was a pause: the chunk ends when it came.
+ */
+const MAX_LAG_MS = 1_000;
 /**
  * A part is taken once the clock is this far past its end: a key's silence reaches back
  * KEY_SILENT_BEFORE_MS, and a heard chunk that comes late still lands in its part.
@@ -109,7 +113,7 @@ export class AudioRecording {
         const samples = this.heardDecoder(event.client)(event.pcm);
         const end = this.heardEnd.get(event.client);
         const after = at - samples.length;
-        let start = end === undefined || end < after - this.sample(JITTER_MS) ? after : end;
+        let start = end === undefined || end < after - this.sample(MAX_LAG_MS) ? after : end;
         if (start > at + this.sample(MAX_LEAD_MS)) start = at - samples.length;
         this.timeline.mix(HEARD, start, samples);
         this.heardEnd.set(event.client, start + samples.length);
