@@ -32,12 +32,14 @@ export default defineConfig({
         },
       },
       {
-        // The demo page and timeline viewer in Debian's Chromium (its own wrangler dev).
+        // The demo page and timeline viewer in Debian's Chromium, the recordings replayed and
+        // check:live: one wrangler dev for all of them (test/browser/gateway-setup.mjs).
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.mjs"],
           environment: "node",
           testTimeout: 180_000,
+          globalSetup: ["./test/browser/gateway-setup.mjs"],
         },
       },
       {
@@ -85,6 +87,8 @@ export default defineConfig({
                 UTTERANCE_QUIET_MS: "400",
                 SIMULATOR_ROUTE: "on",
                 FAULT_INJECTION: "on",
+                // Short recording parts, so a crash's loss is measured in a test's seconds.
+                RECORDING_PART_MS: "500",
                 USAGE_MIGRATIONS: usageMigrations,
                 // The measurement worker's `desk` agent lists this server's tools.
                 MCP_DESK_URL: inject("mcpDeskUrl"),

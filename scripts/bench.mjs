@@ -88,8 +88,8 @@ function say(text) {
 // Round trips through liveline and through the bare relay
 // ---------------------------------------------------------------------------------------
 
-async function livelineSession(server) {
-  const created = await createSession(server, { provider: "gemini" });
+async function livelineSession(server, extra = {}) {
+  const created = await createSession(server, { provider: "gemini", ...extra });
   const { client } = await join(created.wsUrl);
   // Warm up: the first turn opens the model connection.
   client.send({ type: "text", text: "warm up" });
@@ -199,13 +199,15 @@ const BLOCK = 50;
 
 /** Each arm's round trips, per kind of frame (the hibernatable relay sends audio only). */
 const noSamples = () => ({
-  text: { liveline: [], transcode: [], relay: [] },
-  audio: { liveline: [], transcode: [], relay: [], hibernating: [] },
+  text: { liveline: [], recorded: [], transcode: [], relay: [] },
+  audio: { liveline: [], recorded: [], transcode: [], relay: [], hibernating: [] },
 });
 
 /** The latency tables' name of each arm, in their order. */
 const ARM_NAMES = {
   liveline: "liveline",
+  // Its audio and its wire recorded (RECORDINGS, R2): what the recording taps cost a chunk.
+  recorded: "liveline, recording audio and wire",
   transcode: "transcoding relay DO",
   hibernating: "the same, client socket hibernatable",
   relay: "bare relay DO",
@@ -222,28 +224,32 @@ const ARM_NAMES = {
 async function latency(server, frames, warmBlocks) {
   const out = noSamples();
   const { client } = await livelineSession(server);
+  const { client: recorded } = await livelineSession(server, {
+    recording: { audio: true, wire: true },
+  });
   // The transcoding relays speak the client protocol: the same client code measures them.
   const { client: transcode } = await join(`${server.ws}/bench/transcode`);
   const { client: hibernating } = await join(`${server.ws}/bench/hibernating`);
   const relay = new RelayClient(`${server.ws}/bench/relay`);
   await relay.open();
-  const arms = { client, transcode, hibernating, relay };
+  const arms = { client, recorded, transcode, hibernating, relay };
   const discard = noSamples();
-  const total = (frames + warmBlocks * BLOCK) * 7;
+  const total = (frames + warmBlocks * BLOCK) * 9;
   const label = "latency (round trips, the first warming up)";
   let done = 0;
   for (let b = 0; b < warmBlocks; b++) {
     await latencyBlock(arms, b * BLOCK, BLOCK, discard);
-    done += BLOCK * 7;
+    done += BLOCK * 9;
     progress(label, done, total);
   }
   for (let i = 0; i < frames; i += BLOCK) {
     const n = Math.min(BLOCK, frames - i);
     await latencyBlock(arms, i, n, out);
-    done += n * 7;
+    done += n * 9;
     progress(label, done, total);
   }
   client.close();
+  recorded.close();
   transcode.close();
   hibernating.close();
   relay.ws.close();
@@ -251,12 +257,14 @@ async function latency(server, frames, warmBlocks) {
 }
 
 /** One block of `n` round trips per arm, pushed onto `out`. */
-async function latencyBlock({ client, transcode, hibernating, relay }, i, n, out) {
+async function latencyBlock({ client, recorded, transcode, hibernating, relay }, i, n, out) {
   // Alternate arms in blocks so drift in the machine's load hits both alike.
   for (let j = 0; j < n; j++) out.text.liveline.push(await livelineText(client, i + j));
+  for (let j = 0; j < n; j++) out.text.recorded.push(await livelineText(recorded, i + j));
   for (let j = 0; j < n; j++) out.text.transcode.push(await livelineText(transcode, i + j));
   for (let j = 0; j < n; j++) out.text.relay.push(await relayText(relay, i + j));
   for (let j = 0; j < n; j++) out.audio.liveline.push(await livelineAudio(client));
+  for (let j = 0; j < n; j++) out.audio.recorded.push(await livelineAudio(recorded));
   for (let j = 0; j < n; j++) out.audio.transcode.push(await livelineAudio(transcode));
   for (let j = 0; j < n; j++) out.audio.hibernating.push(await livelineAudio(hibernating));
   transcode.send({ type: "audio_end" });
@@ -264,8 +272,9 @@ async function latencyBlock({ client, transcode, hibernating, relay }, i, n, out
   // End the utterance so the next text turn starts clean: on every arm, whose replies to it
   // would otherwise be read as the next block's first text (a round trip of 0.01 ms).
   client.send({ type: "audio_end" });
+  recorded.send({ type: "audio_end" });
   await sleep(100);
-  for (const arm of [client, transcode, hibernating]) {
+  for (const arm of [client, recorded, transcode, hibernating]) {
     while (await arm.next(1).catch(() => null)) {}
   }
   for (let j = 0; j < n; j++) {
@@ -1058,6 +1067,7 @@ async function main() {
         k,
         {
           liveline: stats(v.liveline),
+          recorded: stats(v.recorded),
           transcode: stats(v.transcode),
           relay: stats(v.relay),
           ...(v.hibernating ? { hibernating: stats(v.hibernating) } : {}),
@@ -1170,6 +1180,7 @@ async function main() {
             ARM_NAMES.liveline,
             v.liveline,
           ),
+          row("", ARM_NAMES.recorded, v.recorded),
           row("", ARM_NAMES.transcode, v.transcode),
           ...(v.hibernating ? [row("", ARM_NAMES.hibernating, v.hibernating)] : []),
           row("", ARM_NAMES.relay, v.relay),
@@ -1177,6 +1188,7 @@ async function main() {
       }),
     ),
   );
+  printRecordingCost(L, results.audioSplit);
   printAudioSplit(results.audioSplit);
   printPhone(results.phone);
   for (const [kind, p] of Object.entries(results.profile ?? {})) {
@@ -1501,6 +1513,21 @@ function printIdle(I) {
   say(
     `next turn ${secs(T.afterIdleMs)} after the idle close (the object out of memory): text → first reply p50 ${ms(T.attached.coldFirstMs)} ms with the client attached on a hibernatable socket (the object wakes and reopens the model${T.attached.reopened ? "" : "; NOT reopened"}) against ${ms(T.attached.warmFirstMs)} ms warm; a client that had left: socket → ready ${ms(T.reconnected.readyMs)} ms, → first reply ${ms(T.reconnected.coldFirstMs)} ms`,
   );
+}
+
+/** What recording a session (its audio and its wire) costs a round trip, against the same unrecorded. */
+function printRecordingCost(L, split) {
+  if (!L?.audio?.recorded) return;
+  const x = (a, b) => `${(a / b).toFixed(2)}×`;
+  const line = (label, a, b) =>
+    `${label}: p50 ${x(a.p50, b.p50)}, p99 ${x(a.p99, b.p99)} (${ms(a.p50)} / ${ms(a.p99)} against ${ms(b.p50)} / ${ms(b.p99)} ms)`;
+  say(
+    "\nRecording's cost (liveline recording its audio and wire, against liveline unrecorded, same run):",
+  );
+  say(`- ${line("audio 20 ms", L.audio.recorded, L.audio.liveline)}`);
+  if (split?.within?.recorded)
+    say(`- ${line("audio within a reply", split.within.recorded, split.within.liveline)}`);
+  say(`- ${line("text turn", L.text.recorded, L.text.liveline)}`);
 }
 
 /**

@@ -54,4 +54,12 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
    * one row per session, summed by GET /v1/usage. Without it, usage stays in each session.
    */
   USAGE_DB?: D1Database;
+  /**
+   * Recordings (R2; wrangler.toml `[[r2_buckets]]`): a session's audio and its model wire, for
+   * the agents and sessions that ask for them. Without it nothing is recorded.
+   */
+  RECORDINGS?: R2Bucket;
+  RECORDING_PART_MS?: string;
+  RECORDING_MAX_BYTES?: string;
+  RECORDING_RETENTION_DAYS?: string;
 }

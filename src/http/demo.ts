@@ -29,11 +29,15 @@ const DemoSessionBody = z
   .object({
     agent: z.string().min(1).max(64).optional(),
     simulator: SimulatorKnobs.optional(),
+    /** Record the session's audio and wire (the page's `?record=1`; docs/RECORDINGS.md). */
+    record: z.boolean().optional(),
   })
   .strict();
 
 /** `simulator`: the voice webhook URL's `?simulator=` query, as a number's webhook sets it. */
-const DemoCallBody = z.object({ simulator: SimulatorKnobs.optional() }).strict();
+const DemoCallBody = z
+  .object({ simulator: SimulatorKnobs.optional(), record: z.boolean().optional() })
+  .strict();
 
 /** The demo's caller and number (555-01xx: reserved for fiction). */
 const DEMO_FROM = "+15555550100";
@@ -71,10 +75,12 @@ export async function serveDemo(
     apiKey === undefined ? {} : { Authorization: `Bearer ${apiKey}` };
   if (path === "/demo/sessions") {
     const body = await demoBody(request, DemoSessionBody);
-    if (body === null) return jsonError(400, "bad_request", 'the body is {"agent"?, "simulator"?}');
+    if (body === null)
+      return jsonError(400, "bad_request", 'the body is {"agent"?, "simulator"?, "record"?}');
     const create = {
       ...(body.agent === undefined ? {} : { agent: body.agent }),
       metadata: body.simulator === undefined ? {} : { simulator: body.simulator },
+      ...(body.record === true ? { recording: { audio: true, wire: true } } : {}),
     };
     const created = await api(
       new Request(new URL("/v1/sessions", url), {
@@ -121,7 +127,7 @@ async function placeDemoCall(
   secret: string,
 ): Promise<Response> {
   const body = await demoBody(request, DemoCallBody);
-  if (body === null) return jsonError(400, "bad_request", 'the body is {"simulator"?}');
+  if (body === null) return jsonError(400, "bad_request", 'the body is {"simulator"?, "record"?}');
   // The gateway's own signing key (the env has createLiveline's settings filled in).
   const authToken = env.TWILIO_AUTH_TOKEN;
   if (authToken === undefined || authToken === "")
@@ -131,6 +137,8 @@ async function placeDemoCall(
     const knobs = Object.entries(body.simulator).map(([k, v]): [string, string] => [k, String(v)]);
     voice.searchParams.set("simulator", new URLSearchParams(knobs).toString());
   }
+  // `record`: as a number's voice URL asks (`?record=audio,wire`).
+  if (body.record === true) voice.searchParams.set("record", "audio,wire");
   // A demo call is marked so (its query is covered by the signature): it can never be
   // transferred, so the page cannot make the Worker call Twilio's REST API with its token.
   voice.searchParams.set("demo", "1");

@@ -18,6 +18,7 @@ import { frameSizeOver } from "./client-frames.js";
 import type { HeldSockets } from "./held-sockets.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionMeta } from "./meta.js";
+import { recordedCallLine } from "./recordings.js";
 import {
   attach,
   attachmentOf,
@@ -216,9 +217,14 @@ export class CallStreams {
       case "mark":
         link.marked(event.name);
         return;
-      case "key":
+      case "key": {
+        const live = this.host.session();
+        // A key the model must not hear (a PIN) is not kept in the audio recording either.
+        if (live?.currentAgent().keypad === "tools")
+          live.recordings.audio?.key(attachment.clientId);
         this.line?.pressed(event.digit);
         return;
+      }
       case "stop":
         // The caller hung up: the call's session ends (its history stays readable).
         this.host.end("caller_hung_up");
@@ -278,7 +284,9 @@ export class CallStreams {
     live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
     // The callee speaks first on a phone: the call's connection is said to the model, in the
     // record like any line, so that it greets the caller.
-    this.host.clientFrame(ws, JSON.stringify({ type: "text", text: CALL_CONNECTED }));
+    const announce = live.recordings.announcement;
+    const text = announce === null ? CALL_CONNECTED : recordedCallLine(announce);
+    this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
   }
 
   private open(kind: SocketKind): WebSocket[] {

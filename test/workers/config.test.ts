@@ -27,6 +27,8 @@ describe("loadConfig", () => {
       DEMO_PAGE: "off",
       FAULT_INJECTION: "off",
       SIMULATOR_ROUTE: "off",
+      RECORDING_PART_MS: 5_000,
+      RECORDING_MAX_BYTES: 256 * 1024 * 1024,
       providers: ["simulator", "gemini", "openai", "gpt-live"],
     });
   });

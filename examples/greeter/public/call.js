@@ -23,6 +23,44 @@ const knobs = params.has("simulator")
 const MULAW_SILENCE = 0xff;
 /** How often the stand-in's playback is read into the speakers: one `media` chunk. */
 const PUMP_MS = 20;
+/** `?record=1`: the call is recorded (as a number's voice URL with `?record=audio,wire`). */
+const record = params.get("record") === "1";
+/**
+ * `?keytones=1`: a key is its DTMF tone in the line's audio, then the carrier's key event, as
+ * on a real line (a recording keeps or silences the tone). Off, only the event goes.
+ */
+const keyTones = params.get("keytones") === "1";
+/** A key's tone on the line (as a phone sends it, in the audio), in 20 ms chunks. */
+const KEY_TONE_MS = 200;
+/** DTMF: each key is a low and a high frequency (ITU-T Q.23). */
+const DTMF_HZ = {
+  1: [697, 1209],
+  2: [697, 1336],
+  3: [697, 1477],
+  4: [770, 1209],
+  5: [770, 1336],
+  6: [770, 1477],
+  7: [852, 1209],
+  8: [852, 1336],
+  9: [852, 1477],
+  "*": [941, 1209],
+  0: [941, 1336],
+  "#": [941, 1477],
+};
+
+/** The key's tone at 8 kHz, as μ-law 20 ms chunks. */
+function keyTone(digit) {
+  const [low, high] = DTMF_HZ[digit];
+  const samples = new Int16Array((8000 * KEY_TONE_MS) / 1000);
+  for (let i = 0; i < samples.length; i++)
+    samples[i] = Math.round(
+      6000 * (Math.sin((2 * Math.PI * low * i) / 8000) + Math.sin((2 * Math.PI * high * i) / 8000)),
+    );
+  const mulaw = pcm16ToMulaw(samples);
+  const chunks = [];
+  for (let at = 0; at < mulaw.length; at += 160) chunks.push(mulaw.slice(at, at + 160));
+  return chunks;
+}
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -68,7 +106,17 @@ async function placeCall() {
   // Made in the click, so the browser lets its audio start; the line is 8 kHz.
   const player = createPlayer({ sampleRate: 8000 });
   window.livelineCallPlayer = player;
-  const call = { standIn: null, player, mic: null, pump: null, heard: 0, clears: 0, ended: false };
+  const call = {
+    standIn: null,
+    player,
+    mic: null,
+    pump: null,
+    heard: 0,
+    clears: 0,
+    ended: false,
+    // A key's tone takes the line's next chunks; its event goes once the tone was sent.
+    keys: [],
+  };
   current = call;
   $("call-session").replaceChildren();
   setCall("ringing", "Ringing…");
@@ -77,7 +125,10 @@ async function placeCall() {
     const res = await fetch("/demo/calls", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(knobs === undefined ? {} : { simulator: knobs }),
+      body: JSON.stringify({
+        ...(knobs === undefined ? {} : { simulator: knobs }),
+        ...(record ? { record: true } : {}),
+      }),
     });
     answer = await res.json();
     if (!res.ok) throw new Error(answer.error?.message ?? `/demo/calls: ${res.status}`);
@@ -127,8 +178,20 @@ async function startLine(call) {
       sendAudio(pcm) {
         if (call.ended) return;
         // Always through the resampler, so that unmuting starts without a seam.
-        const line = pcm16ToMulaw(down.push(new Int16Array(pcm)));
+        let line = pcm16ToMulaw(down.push(new Int16Array(pcm)));
         if (muted) line.fill(MULAW_SILENCE);
+        // A key pressed: its tone replaces the microphone, then its event follows.
+        const key = call.keys[0];
+        if (key !== undefined) {
+          line = key.tone.shift() ?? line;
+          if (key.tone.length === 0) {
+            call.keys.shift();
+            void call.standIn.sendAudio(line, { realTime: false }).then(() => {
+              if (!call.ended) call.standIn.sendDtmf(key.digit);
+            });
+            return;
+          }
+        }
         void call.standIn.sendAudio(line, { realTime: false });
       },
     });
@@ -206,5 +269,8 @@ $("call-mute").onclick = () => {
 $("keypad").onclick = (event) => {
   const digit = event.target.closest("button")?.dataset.digit;
   if (digit === undefined || current?.standIn == null || current.ended) return;
-  current.standIn.sendDtmf(digit);
+  // With key tones, the key is its tone on the line (in the audio), then the carrier's key
+  // event; without them, or a microphone to carry the tone, the event goes at once.
+  if (!keyTones || current.mic === null) current.standIn.sendDtmf(digit);
+  else current.keys.push({ digit, tone: keyTone(digit) });
 };

@@ -18,6 +18,7 @@
  */
 import { Hono } from "hono";
 import { carrierNamed } from "../../carrier-registry.js";
+import type { SessionRecording } from "../../contracts/session-api.js";
 import { CARRIER_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
 import { callSessionId, type RegisteredCarrier } from "../../telephony/carrier-contract.js";
 import { limitBody } from "../body-limit.js";
@@ -61,6 +62,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
       agent: app.agentForNumber(telephony.to),
       metadata: config.PROVIDER === "simulator" ? { telephony, simulator } : { telephony },
       options: {},
+      recording: recordingOfNumber(c.req.query("record")),
     });
     const answer = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS);
     // The call's session has ended, or its stream is already up (a replayed webhook): a
@@ -98,6 +100,22 @@ export const telephonyRoutes = new Hono<AppEnv>()
     return stub.fetch(new Request(c.req.url, { headers }));
   })
   .all("/:carrier/stream/:id", methodNotAllowed("GET"));
+
+/**
+ * What a number's calls record, from its voice URL's `?record=` (`audio`, `wire` or both,
+ * comma-separated; the URL is the app's, and signed): over the answering agent's `recording`.
+ */
+function recordingOfNumber(record: string | undefined): SessionRecording | undefined {
+  if (record === undefined || record === "") return undefined;
+  const asked = record.split(",").map((r) => r.trim());
+  const unknown = asked.filter((r) => r !== "audio" && r !== "wire");
+  if (unknown.length > 0)
+    throw new HttpError(400, "bad_request", `record: "${unknown.join(", ")}" is not audio or wire`);
+  return {
+    ...(asked.includes("audio") ? { audio: true } : {}),
+    ...(asked.includes("wire") ? { wire: true } : {}),
+  };
+}
 
 /** The route's carrier (404 for a name no carrier has). */
 function carrierOf(c: AppContext): RegisteredCarrier {
