@@ -35,6 +35,8 @@ const VonageVars = z.object({
 });
 
 const JSON_TYPE = "application/json";
+/** A caller's frame is 20 ms (640 bytes at 16 kHz); a few together are taken, no more. */
+const MAX_FRAME_BYTES = 640 * 8;
 
 /** Vonage's numbers (`447700900000`) as E.164; a SIP URI or a name stays as it is. */
 function e164(number: string | null): string {
@@ -105,9 +107,15 @@ export const vonageCarrier: Carrier<(typeof VonageVars)["shape"], CallMetadata> 
   hangUp: () => ({ body: JSON.stringify(refuseNcco()), contentType: JSON_TYPE }),
 
   readStreamEvent(data): CallStreamRead {
-    // The caller's audio: a binary frame of 16-bit PCM.
-    if (typeof data !== "string")
+    // The caller's audio: a binary frame of 16-bit PCM, 20 ms (640 bytes at 16 kHz).
+    if (typeof data !== "string") {
+      if (data.byteLength === 0 || data.byteLength % 2 !== 0 || data.byteLength > MAX_FRAME_BYTES)
+        return {
+          ok: false,
+          problem: `a binary frame of ${data.byteLength} bytes is no 16-bit audio frame`,
+        };
       return { ok: true, event: { kind: "audio", payload: new Uint8Array(data) } };
+    }
     const read = readJson(VonageStreamEvent, data);
     if (!read.ok) return read;
     const message = read.message;
