@@ -667,14 +667,28 @@ function printCarriers(P) {
   const perChunk = (load) => (load.cpuMsPerCallSecond / 50) * 1000;
   const rows = [];
   const [twilio, twilioRelay] = P.load;
+  /** A carrier's arm over its rounds: CPU averaged, chunks summed. */
+  const merged = (name, arm) => {
+    const runs = C.load.filter((l) => l.carrier === name && l.arm === arm);
+    if (runs.length === 0) return undefined;
+    const mean = (f) => runs.reduce((n, r) => n + f(r), 0) / runs.length;
+    return {
+      connected: Math.round(mean((r) => r.connected)),
+      cpuMsPerCallSecond: mean((r) => r.cpuMsPerCallSecond),
+      back: runs.reduce((n, r) => n + r.back, 0),
+      sent: runs.reduce((n, r) => n + r.sent, 0),
+      echoP50: mean((r) => r.echoP50),
+    };
+  };
+  const rounds = C.rounds ?? 1;
   const groups = [
-    ["twilio", "μ-law 8 kHz (160 B)", twilio, twilioRelay, P.seconds],
+    ["twilio", "μ-law 8 kHz (160 B)", twilio, twilioRelay, `${P.seconds} s`],
     ...["telnyx", "plivo", "vonage"].map((name) => [
       name,
       LINE_OF[name],
-      C.load.find((l) => l.carrier === name && l.arm === "liveline"),
-      C.load.find((l) => l.carrier === name && l.arm === "relay"),
-      C.seconds,
+      merged(name, "liveline"),
+      merged(name, "relay"),
+      `${C.seconds} s${rounds > 1 ? ` ×${rounds}` : ""}`,
     ]),
   ];
   for (const [name, line, L, R, seconds] of groups) {
@@ -682,7 +696,7 @@ function printCarriers(P) {
     rows.push([
       name,
       line,
-      `${L.connected}×${seconds} s`,
+      `${L.connected} × ${seconds}`,
       perChunk(L).toFixed(0),
       perChunk(R).toFixed(0),
       ratio(L.cpuMsPerCallSecond, R.cpuMsPerCallSecond),
@@ -1138,22 +1152,24 @@ async function main() {
       );
       await sleep(500);
     }
-    // The other carriers, each against a bare relay of its own codec, as long as Twilio's.
-    results.phone.carriers = { seconds: callSeconds, load: [] };
-    for (const carrier of ["telnyx", "plivo", "vonage"])
-      for (const arm of ["liveline", "relay"]) {
-        results.phone.carriers.load.push(
-          await carrierLoad(
-            server,
-            carrier,
-            CARRIER_SECRETS.keys,
-            numFlag(f, "calls", quick ? 5 : 25),
-            results.phone.carriers.seconds,
-            arm,
-          ),
-        );
-        await sleep(300);
-      }
+    // The other carriers, each against a bare relay of its own codec, as long as Twilio's;
+    // a full run alternates the arms twice (the CPU of a shared machine wanders).
+    results.phone.carriers = { seconds: callSeconds, rounds: quick ? 1 : 2, load: [] };
+    for (let round = 0; round < results.phone.carriers.rounds; round++)
+      for (const carrier of ["telnyx", "plivo", "vonage"])
+        for (const arm of ["liveline", "relay"]) {
+          results.phone.carriers.load.push(
+            await carrierLoad(
+              server,
+              carrier,
+              CARRIER_SECRETS.keys,
+              numFlag(f, "calls", quick ? 5 : 25),
+              results.phone.carriers.seconds,
+              arm,
+            ),
+          );
+          await sleep(300);
+        }
     if (f.has("profile")) results.profile = await profileLiveline(server, quick ? 200 : 2000);
     // Storage and reconnect before the concurrency levels: the largest level leaves the
     // runtime with a backlog that takes minutes to drain, and nothing should run after it.

@@ -81,10 +81,13 @@ export class LawCheck {
   }
 
   private judge(frame: Uint8Array): void {
-    const mulaw = roughness(mulawToPcm16(frame));
-    const alaw = roughness(alawToPcm16(frame));
-    if (mulaw === null || alaw === null) return;
-    const [declared, other] = this.declared === "mulaw" ? [mulaw, alaw] : [alaw, mulaw];
+    // The declared reading first: a quiet frame (most of a line: silence) ends it there.
+    const declared = roughness(
+      this.declared === "mulaw" ? mulawToPcm16(frame) : alawToPcm16(frame),
+    );
+    if (declared === null) return;
+    const other = roughness(this.declared === "mulaw" ? alawToPcm16(frame) : mulawToPcm16(frame));
+    if (other === null) return;
     if (declared > CLEARLY_ROUGHER * other) this.forOther++;
     else if (other > CLEARLY_ROUGHER * declared) this.forDeclared++;
   }
