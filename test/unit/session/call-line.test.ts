@@ -64,6 +64,10 @@ function line(opts: { demo?: boolean; keypad?: KeypadMode } = {}) {
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 150));
+/** Waits for what must happen (a request over HTTP: slow on a loaded machine), up to 5 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
+}
 
 describe("leaving the call after the agent's line", () => {
   it("a transfer is asked of the carrier once the line was heard through, not before", async () => {
@@ -75,7 +79,7 @@ describe("leaving the call after the agent's line", () => {
     expect(requests.length).toBe(before);
     callLine.turnEnded();
     callLine.drained();
-    await settle();
+    await until(() => said.length > 0);
     expect(requests.length).toBe(before + 1);
     // The stand-in knows no such call: the model hears why, the call goes on.
     expect(said.at(-1)).toMatch(/^\(the transfer to \+15550003000 failed: .*404.*\)$/);
@@ -141,7 +145,7 @@ describe("leaving the call after the agent's line", () => {
     expect([ended, requests.length]).toEqual([0, before]);
     callLine.turnEnded();
     callLine.drained();
-    await settle();
+    await until(() => requests.length > before);
     expect(ended).toBe(1);
     expect(requests.slice(before)).toEqual([`/v1/Account/MA00000000000000TEST/Call/${uuid}/`]);
     // Twilio has none: its stream's close ends the call (the other tests' requests are transfers).
