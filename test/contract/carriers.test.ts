@@ -914,7 +914,8 @@ async function settledHistory(
   users = 1,
   settleMs = 100,
 ): Promise<HistoryEvent[]> {
-  const deadline = Date.now() + 10_000;
+  // Generous: on a loaded machine (eight agents on two cores) a turn can take seconds.
+  const deadline = Date.now() + 20_000;
   for (;;) {
     const { events } = await historyOf(sessionId);
     const ends = turnEnds(events);
@@ -1008,7 +1009,7 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
   for (const face of FACES) {
     const run = `${carrier.name} on ${face.name}`;
     registered.set(run, new Set());
-    const scenario = (name: Scenario, fn: () => Promise<void>, timeout = 20_000) => {
+    const scenario = (name: Scenario, fn: () => Promise<void>, timeout = 40_000) => {
       registered.get(run)!.add(name);
       const reason = carrier.skips[name] ?? carrier.faceSkips?.[face.name] ?? face.skips[name];
       if (reason !== undefined) it.skip(`${name} (skipped: ${reason})`, fn);
