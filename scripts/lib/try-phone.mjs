@@ -208,7 +208,8 @@ export async function runPhoneCall({
       if (hint) console.error(hint);
     } else {
       const why = error instanceof Error ? (error.cause?.message ?? error.message) : String(error);
-      console.error(`Nothing answered at ${base} (${why}): start the gateway, e.g. ${DEV_HINT}`);
+      const start = other === undefined ? DEV_HINT : `npm run dev -- --var ${other.gatewayVar}`;
+      console.error(`Nothing answered at ${base} (${why}): start the gateway, e.g. ${start}`);
     }
     return 1;
   }
