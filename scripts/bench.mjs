@@ -1661,6 +1661,27 @@ function targets(r) {
       met: p50 <= 2.5,
     });
   }
+  // Each carrier's audio path against a bare relay of its own codec (issue 56).
+  const carrierRuns = r.phone?.carriers?.load ?? [];
+  const twilioLoad = r.phone?.load ?? [];
+  const cpuOf = (carrier, arm) => {
+    const runs =
+      carrier === "twilio"
+        ? twilioLoad.filter((x) => x.arm === arm)
+        : carrierRuns.filter((x) => x.carrier === carrier && x.arm === arm);
+    return runs.length === 0
+      ? Number.NaN
+      : runs.reduce((n, x) => n + x.cpuMsPerCallSecond, 0) / runs.length;
+  };
+  const perCarrier = ["twilio", "telnyx", "plivo", "vonage"]
+    .map((c) => [c, ratio(cpuOf(c, "liveline"), cpuOf(c, "relay"))])
+    .filter(([, x]) => Number.isFinite(x));
+  if (perCarrier.length > 0)
+    out.push({
+      target: "each carrier's audio CPU per 20 ms chunk ≤ 1.5× a bare relay of the same codec",
+      measured: perCarrier.map(([c, x]) => `${c} ${x.toFixed(2)}×`).join(", "),
+      met: perCarrier.every(([, x]) => x <= 1.5),
+    });
   const levels = levelResults(r) ?? [];
   const at = (arm, n) => levels.find((x) => x.arm === arm && x.sessions === n);
   const fewest = Math.min(...levels.map((x) => x.sessions));

@@ -75,6 +75,8 @@ describe("npm run repro / bench / soak, quick", () => {
       "transcoding relay DO",
       "phone relay DO",
       "workerd CPU ms per call-second",
+      "Each carrier's audio path",
+      "each carrier's audio CPU per 20 ms chunk",
       "First reply",
       "carrier stand-in violations over the calls: 0",
       "Concurrency",
