@@ -29,7 +29,14 @@ const VonageVars = z.object({
       throw new Error("is not a UUID");
   }),
   /** Secret: the application's private key (PKCS#8 PEM): it signs REST calls' tokens. */
-  VONAGE_PRIVATE_KEY: secret(64),
+  VONAGE_PRIVATE_KEY: checkedString(
+    "the Vonage application's private key, PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)",
+    (v) => {
+      // A PEM ends with a newline: whitespace around it is no paste error here.
+      if (!v.includes("-----BEGIN PRIVATE KEY-----"))
+        throw new Error("is not a PKCS#8 PEM private key (BEGIN PRIVATE KEY)");
+    },
+  ),
   /** Where Vonage's REST API is: https://api.nexmo.com unless set. */
   VONAGE_API_BASE_URL: optionalHttpUrl("https://api.nexmo.com"),
 });
