@@ -11,7 +11,9 @@
  * call's session when the caller hangs up, the socket drops or the carrier says the call is
  * over; keep a valid record across a crash of the session's object. The door's own details
  * (TwiML, the signature's rules, body limits, the token store) are the carrier's own tests
- * (test/workers/phone-door.test.ts for Twilio).
+ * (test/workers/phone-door.test.ts for Twilio; test/unit/telephony/<carrier>/ for the others).
+ * Telnyx, Plivo and Vonage share one driver over their shared stand-in engine; the last
+ * describe is the A-law call (Telnyx) and its control.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
