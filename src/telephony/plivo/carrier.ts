@@ -31,6 +31,16 @@ const PlivoVars = z.object({
   PLIVO_API_BASE_URL: optionalHttpUrl("https://api.plivo.com"),
 });
 
+/**
+ * The deploy-survival rule (issue 51, branch `deploy`): whether and how a call whose stream
+ * closed without a hang-up is connected to its session again. Not yet a field of the contract
+ * on main: when it is, this is this carrier's `reattach`.
+ */
+export const plivoReattach = {
+  kind: "none",
+  why: "liveline's XML has nothing after <Stream keepCallAlive>: Plivo ends the call with its stream. (It runs the XML after <Stream> once the stream disconnects (Plivo <Stream>), so a <Redirect> there could reattach; not done.)",
+} as const;
+
 const XML = "text/xml; charset=utf-8";
 
 /** Plivo's numbers (`14155551234`) as E.164; a SIP URI or a name stays as it is. */

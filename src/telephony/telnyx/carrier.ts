@@ -42,6 +42,16 @@ const TelnyxVars = z.object({
   TELNYX_DEMO_SIGNING_KEY: secret(32),
 });
 
+/**
+ * The deploy-survival rule (issue 51, branch `deploy`): whether and how a call whose stream
+ * closed without a hang-up is connected to its session again. Not yet a field of the contract
+ * on main: when it is, this is this carrier's `reattach`.
+ */
+export const telnyxReattach = {
+  kind: "none",
+  why: "liveline's TeXML has nothing after <Connect>: Telnyx ends the call with its stream. (It runs the TeXML after <Connect> once the stream stops (TeXML <Connect>), so a <Redirect> there could reattach; not done.)",
+} as const;
+
 const XML = "text/xml; charset=utf-8";
 
 export const telnyxCarrier: Carrier<(typeof TelnyxVars)["shape"], CallMetadata> = {

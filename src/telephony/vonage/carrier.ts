@@ -41,6 +41,16 @@ const VonageVars = z.object({
   VONAGE_API_BASE_URL: optionalHttpUrl("https://api.nexmo.com"),
 });
 
+/**
+ * The deploy-survival rule (issue 51, branch `deploy`): whether and how a call whose stream
+ * closed without a hang-up is connected to its session again. Not yet a field of the contract
+ * on main: when it is, this is this carrier's `reattach`.
+ */
+export const vonageReattach = {
+  kind: "none",
+  why: "liveline's NCCO has nothing after its connect: Vonage completes the call when the socket closes. (A connect with eventType synchronous sends the event URL a disconnected event whose answer may be a new NCCO (Vonage's WebSockets guide), so a new connect could reattach; not done.)",
+} as const;
+
 const JSON_TYPE = "application/json";
 /** A caller's frame is 20 ms (640 bytes at 16 kHz); a few together are taken, no more. */
 const MAX_FRAME_BYTES = 640 * 8;
