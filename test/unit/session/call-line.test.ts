@@ -64,9 +64,10 @@ function line(opts: { demo?: boolean; keypad?: KeypadMode } = {}) {
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 150));
-/** Waits for what must happen (a request over HTTP: slow on a loaded machine), up to 5 s. */
+/** Waits until `done` holds (a request's answer on a loaded machine takes its time), or 5 s. */
 async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 50));
+  for (let waited = 0; !done() && waited < 5000; waited += 25)
+    await new Promise((r) => setTimeout(r, 25));
 }
 
 describe("leaving the call after the agent's line", () => {
