@@ -145,6 +145,14 @@ export class CallStreams {
         turnEnded: () => this.line?.turnEnded(),
         drained: () => this.line?.drained(),
         cut: () => this.line?.cut(),
+        // Counted in the timeline (BAD_FRAME, with what is wrong): the audio goes on as declared.
+        lineProblem: (message) =>
+          this.host.session()?.interpreter.handleInput({
+            type: "client_bad_frame",
+            clientId: attachment.clientId,
+            code: "bad_frame",
+            message,
+          }),
         clientToolCall: (callId, name) => {
           // Answered at once where no app is connected to run it: the model hears why, and
           // the call does not wait out the tool's timeout. (An app on the session answers it.)
@@ -154,6 +162,7 @@ export class CallStreams {
         },
       },
       this.host.sessionAudio(),
+      call.line,
     );
     this.links.set(ws, link);
     return link;
@@ -229,6 +238,8 @@ export class CallStreams {
         // The caller hung up: the call's session ends (its history stays readable).
         this.host.end("caller_hung_up");
         return;
+      case "ack":
+        return;
       default: {
         const unreachable: never = event;
         throw new Error(`unhandled media stream event ${JSON.stringify(unreachable)}`);
@@ -255,7 +266,7 @@ export class CallStreams {
   private bind(
     ws: WebSocket,
     attachment: SocketAttachment,
-    start: { streamId: string; callId: string; token: string | null },
+    start: { streamId: string; callId: string; token: string | null; line?: string },
   ): void {
     const meta = this.host.meta();
     const live = this.host.session();
@@ -279,7 +290,10 @@ export class CallStreams {
     }
     // Spent by the start that binds, and only by it (a start for another call leaves it).
     this.tokens().spend(start.token);
-    attach(ws, { ...attachment, call: { ...attachment.call, streamId: start.streamId } });
+    attach(ws, {
+      ...attachment,
+      call: { ...attachment.call, streamId: start.streamId, line: start.line },
+    });
     this.host.clientsChanged();
     live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
     // The callee speaks first on a phone: the call's connection is said to the model, in the

@@ -1,16 +1,22 @@
 // The call view: a phone call to the gateway, placed through the carrier stand-in the tests
-// use (src/simulator/twilio, bundled as /liveline-phone.js), so the page hears what a caller
-// hears. The Worker plays the voice webhook (POST /demo/calls: it signs it with its own
-// TWILIO_AUTH_TOKEN, which a page must never hold); the page's stand-in follows the TwiML to
-// the call's Media Stream. The microphone goes out as μ-law 8 kHz `media`; what the stand-in
-// plays of the gateway's `media` (at the line's pace, stopped by a `clear`) is what the
-// speakers play. The view switch (Chat / Call) lives here too.
+// use (src/simulator/twilio, or telnyx, plivo, vonage: the carrier picked in the view or
+// `?carrier=`; bundled as /liveline-phone.js), so the page hears what a caller hears. The
+// Worker plays the voice webhook (POST /demo/calls: it signs it with its own key, which a page
+// must never hold); the page's stand-in follows the answer to the call's media stream. The
+// microphone goes out in the line's codec (μ-law 8 kHz for Twilio and Plivo, what the answer
+// asked for Telnyx, 16 kHz PCM for Vonage); what the stand-in plays of the gateway's audio (at
+// the line's pace, stopped by a clear) is what the speakers play. The view switch (Chat /
+// Call) lives here too.
 import { createPlayer, startMicrophone } from "/liveline-client.js";
 import {
   createResampler,
+  lineToPcm,
   mulawToPcm16,
+  PlivoCallStandIn,
   pcm16ToMulaw,
+  TelnyxCallStandIn,
   TwilioCallStandIn,
+  VonageCallStandIn,
   webTransport,
 } from "/liveline-phone.js";
 
@@ -21,6 +27,13 @@ const knobs = params.has("simulator")
   ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
   : undefined;
 const MULAW_SILENCE = 0xff;
+/** The other carriers' stand-ins (the generic line engine, src/simulator/phone-line.ts). */
+const LINE_STAND_INS = {
+  telnyx: TelnyxCallStandIn,
+  plivo: PlivoCallStandIn,
+  vonage: VonageCallStandIn,
+};
+if (params.has("carrier")) $("call-carrier").value = params.get("carrier");
 /** How often the stand-in's playback is read into the speakers: one `media` chunk. */
 const PUMP_MS = 20;
 /** `?record=1`: the call is recorded (as a number's voice URL with `?record=audio,wire`). */
@@ -103,10 +116,14 @@ function showSession(sessionId) {
 
 async function placeCall() {
   if (current !== null) return;
-  // Made in the click, so the browser lets its audio start; the line is 8 kHz.
-  const player = createPlayer({ sampleRate: 8000 });
+  const carrier = $("call-carrier").value;
+  // Made in the click, so the browser lets its audio start; the line is 8 kHz but Vonage's.
+  const rate = carrier === "vonage" ? 16000 : 8000;
+  const player = createPlayer({ sampleRate: rate });
   window.livelineCallPlayer = player;
   const call = {
+    carrier,
+    rate,
     standIn: null,
     player,
     mic: null,
@@ -128,6 +145,7 @@ async function placeCall() {
       body: JSON.stringify({
         ...(knobs === undefined ? {} : { simulator: knobs }),
         ...(record ? { record: true } : {}),
+        carrier,
       }),
     });
     answer = await res.json();
@@ -135,13 +153,18 @@ async function placeCall() {
     // The grant lets this browser's timeline tab read the call's session, as for a chat.
     localStorage.setItem(`liveline.grant.${answer.sessionId}`, answer.demoGrant);
     showSession(answer.sessionId);
-    call.standIn = new TwilioCallStandIn({
+    // A gateway on plain http (npm run dev) names a ws:// stream; carriers take wss:// only.
+    const options = {
       transport: webTransport(),
-      // A gateway on plain http (npm run dev) names a ws:// stream; Twilio takes wss:// only.
       allowInsecureStream: location.protocol === "http:",
-    });
+    };
+    const StandIn = LINE_STAND_INS[carrier] ?? TwilioCallStandIn;
+    call.standIn = new StandIn(options);
     window.livelineCall = call.standIn;
-    await call.standIn.answerCall(answer.twiml, answer);
+    if (carrier === "twilio") await call.standIn.answerCall(answer.twiml, answer);
+    else if (carrier === "telnyx")
+      await call.standIn.answerCall(answer.answer, { ...answer, callSid: answer.callId });
+    else await call.standIn.answerCall(answer.answer, answer.callId);
   } catch (err) {
     player.close();
     current = null;
@@ -172,13 +195,20 @@ async function keepReadToken(sessionId, grant) {
  * as a phone's does (and the model hears the end of what was said).
  */
 async function startLine(call) {
-  const down = createResampler(16000, 8000);
+  const down = createResampler(16000, call.rate);
   try {
     const mic = await startMicrophone({
       sendAudio(pcm) {
         if (call.ended) return;
         // Always through the resampler, so that unmuting starts without a seam.
-        let line = pcm16ToMulaw(down.push(new Int16Array(pcm)));
+        const samples = down.push(new Int16Array(pcm));
+        if (call.carrier !== "twilio") {
+          // The stand-in speaks it in the line's codec, as the stream's start declared.
+          if (muted) samples.fill(0);
+          void call.standIn.say(samples, { realTime: false });
+          return;
+        }
+        let line = pcm16ToMulaw(samples);
         if (muted) line.fill(MULAW_SILENCE);
         // A key pressed: its tone replaces the microphone, then its event follows.
         const key = call.keys[0];
@@ -204,15 +234,16 @@ async function startLine(call) {
   }
 }
 
-/** μ-law chunks as one 8 kHz PCM16 buffer for the player. */
-function decode(chunks) {
-  const mulaw = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+/** The line's chunks as one PCM16 buffer at the line's rate for the player. */
+function decode(call, chunks) {
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
   let at = 0;
   for (const c of chunks) {
-    mulaw.set(c, at);
+    bytes.set(c, at);
     at += c.length;
   }
-  return mulawToPcm16(mulaw).buffer;
+  if (call.carrier === "twilio") return mulawToPcm16(bytes).buffer;
+  return lineToPcm(call.standIn.call.answer.replyCodec, bytes).slice().buffer;
 }
 
 /** What the stand-in has played since the last pump goes to the speakers; the line's state to the page. */
@@ -227,7 +258,7 @@ function pump(call) {
     call.clears = standIn.clears;
     player.flush();
   } else if (fresh.length > 0) {
-    player.enqueue(decode(fresh));
+    player.enqueue(decode(call, fresh));
   }
   const violations = standIn.violations.length;
   Object.assign(document.body.dataset, {
