@@ -70,6 +70,9 @@ import { TurnTracer } from "./turn-tracer.js";
 import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
 
+/** Close code for a client whose session moved to a new instance of its object: reconnect. */
+const CLOSE_SERVICE_RESTART = 1012;
+
 /**
  * The running session inside its Durable Object: the pure core plus everything that carries
  * out its effects — the log in SQLite, client sockets, the model connection, tool runs and
@@ -140,6 +143,8 @@ export class LiveSession {
     private readonly prices: PriceOverrides = {},
     /** The session ended (the core ended it: a cap), as the object's meta must say. */
     private readonly ended: (by: EndReason) => void = ignoreEnd,
+    /** This running session stood down (another writer took its log): the object lets it go. */
+    private readonly stoodDown: () => void = ignoreStandDown,
   ) {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
@@ -324,6 +329,7 @@ export class LiveSession {
       clock: Date.now,
       rebuild: (events) => this.contextOf(events),
       reportError: (message) => console.error(`liveline: ${message}`),
+      superseded: (message) => this.standDown(message),
       tap: audioRecorder ?? undefined,
       stepping:
         wireRecorder === null
@@ -813,6 +819,24 @@ export class LiveSession {
   }
 
   /** Stops timers and tools, closes the model connection (the object is going away). */
+  /**
+   * Another instance of the object writes the session's log now (a restart, and this one still
+   * ran: local wrangler dev reloads so). This one lets go of everything: its clients reconnect
+   * (1012) and resume from what they saw, on the instance that writes; its model connection,
+   * tools and timers stop here, and its recording is left as a crash leaves it.
+   */
+  private standDown(message: string): void {
+    console.warn(`liveline: session ${this.meta.sessionId} stands down: ${message}`);
+    for (const client of this.sockets.all())
+      client.close(CLOSE_SERVICE_RESTART, "the session moved to a new instance: reconnect");
+    this.timers.clearAll();
+    for (const c of this.tools.values()) c.abort("session moved");
+    this.tools.clear();
+    this.link.close("session moved");
+    this.mcp?.close();
+    this.stoodDown();
+  }
+
   dispose(): void {
     this.timers.clearAll();
     for (const c of this.tools.values()) c.abort("session closed");
@@ -826,6 +850,9 @@ export class LiveSession {
 
 /** An end no one needs to hear of (a session made outside an object: tests). */
 function ignoreEnd(): void {}
+
+/** A stand-down no object needs to hear of (a session made outside an object: tests). */
+function ignoreStandDown(): void {}
 
 /** The client id a direct call joins its session as (it has no socket: frames to it go nowhere). */
 function callClient(serviceSessionId: string): string {

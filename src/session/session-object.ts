@@ -215,6 +215,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.calls.lineFor(meta)?.phoneCall ?? null,
       this.app.prices,
       (by) => this.meta.markEnded(new Date().toISOString(), by),
+      // Its log has another writer: this instance is stale and goes, once the step is over
+      // (its clients were told to reconnect; what reaches the object next finds it restored).
+      () => setTimeout(() => this.ctx.abort("superseded: another instance writes the log")),
     );
     // Said once per start of the object, never retried: its record stays readable, and every
     // connection is answered model_unavailable with this reason (names, never values).
