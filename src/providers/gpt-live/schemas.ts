@@ -5,7 +5,7 @@
  * events it reads (lenient: fields the service adds are dropped, not refused; every field the
  * adapter uses is typed and required as the SDK types say).
  *
- * Shapes from the official SDK's generated types, `openai` 7.57.0
+ * Shapes from the official SDK's generated types, `openai` 7.59.0
  * `resources/live/live.d.ts` (schemas and types carry its interface names), checked against
  * the brief /work/shared/GPT-LIVE.md. Events liveline neither sends nor reads are left out:
  * audio fixtures, Decisions (`decision.*`), and the sideband-only `transport.*` events and
@@ -31,7 +31,8 @@
  *   only that the key is required.
  * - `session.start`'s `session` also takes `client` (WebRTC data-channel permissions),
  *   `store` and `triggers` (Decisions); `instructions` is nullable; the voice may be a custom
- *   voice `{id}`. `safety_identifier` exists only on WebRTC's config, not the WebSocket's.
+ *   voice `{id}`. `safety_identifier` (a stable id of the end user, for the service's abuse
+ *   detection) is on both since 7.59.0 (7.57.0 had it on WebRTC's config only).
  * - The initial history's 8,192 tokens is a configurable limit (that is its default).
  * - `error.error` carries its own `client_event_id?` beside the event's.
  * - `session.usage.updated` may also carry `context_window: {usage_ratio}`.
@@ -318,6 +319,7 @@ export const SessionConfig = z
       .optional(),
     input: z.array(InitialItem).max(128).optional(),
     instructions: z.string().nullable().optional(),
+    safety_identifier: z.string().nullable().optional(),
     store: z.boolean().optional(),
     triggers: z.array(DecisionTrigger).optional(),
   })
@@ -513,6 +515,7 @@ export const SessionResource = z.object({
     .nullable()
     .optional(),
   instructions: z.string().nullable().optional(),
+  safety_identifier: z.string().nullable().optional(),
   store: z.boolean().optional(),
 });
 
