@@ -242,4 +242,10 @@ export interface LegacyJudgements {
    * taken as answered by its words (its turn then ended, and their answer was suppressed).
    */
   stillWorkingAnswersResults?: boolean | undefined;
+  /**
+   * Issue 52 replaced it: on a turnless model, the user's speech after an utterance the quiet
+   * had already ended (its adapter's `turn_complete`) ended it again: an empty turn of the
+   * model's own opened, with `empty_response`.
+   */
+  quietUtteranceEndedAgain?: boolean | undefined;
 }

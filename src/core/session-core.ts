@@ -385,7 +385,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       s.replyOpen = false;
       return;
     case "tool_call":
-      onModelToolCall(ctx, event.calls);
+      onModelToolCall(ctx, event.calls, event.dropped);
       return;
     case "tool_call_cancellation":
       onModelCancellation(ctx, event.ids);
@@ -394,7 +394,10 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       currentGeneration(ctx);
       return;
     case "turn_complete":
-      onModelTurnComplete(ctx);
+      // A turnless model's utterance ends where the user's speech begins, as its adapter says;
+      // one the quiet already ended is not ended again (nothing runs: no turn of its own opens).
+      if (s.generation !== null || !repliesMarked(s) || s.config.legacy?.quietUtteranceEndedAgain)
+        onModelTurnComplete(ctx);
       armIdle(ctx);
       return;
     case "interrupted":
@@ -422,7 +425,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     }
     case "upstream_closed":
-      onUpstreamClosed(ctx, event.code, event.reason, event.fatal);
+      onUpstreamClosed(ctx, event.code, event.reason, event.fatal, event.expired === true);
       return;
     case "service_error":
       ctx.trace("SERVICE_ERROR", { code: event.code, message: event.message });

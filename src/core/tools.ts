@@ -24,7 +24,11 @@ import { settleTurn } from "./turns.js";
 /** How long after a silent result a regeneration of the previous reply is watched for. */
 const REGEN_WINDOW_MS = 15_000;
 
-export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallRequest[]): void {
+export function onModelToolCall(
+  ctx: StepContext,
+  calls: readonly ToolCallRequest[],
+  dropped?: string,
+): void {
   const s = ctx.state;
   const fresh = calls.filter((request) => {
     const known =
@@ -46,7 +50,47 @@ export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallReques
     return;
   }
   const batch = `b${++s.batchCount}`;
-  for (const request of fresh) startCall(ctx, request, owner, batch);
+  for (const request of fresh) {
+    if (dropped === undefined) startCall(ctx, request, owner, batch);
+    else dropCall(ctx, request, owner, batch, dropped);
+  }
+}
+
+/**
+ * A call the service dropped before it could run (GPT-Live: its response failed): in the
+ * record, and closed there with the reason at once; never run, and no output goes back (the
+ * service refuses one).
+ */
+function dropCall(
+  ctx: StepContext,
+  request: ToolCallRequest,
+  turnId: string,
+  batch: string,
+  reason: string,
+): void {
+  const s = ctx.state;
+  const runOn = policyOf(s, request.name)?.runOn ?? "server";
+  s.toolCallCount++;
+  s.calls[request.id] = {
+    id: request.id,
+    name: request.name,
+    turnId,
+    runOn,
+    followUp: "silent",
+    status: "cancelled",
+    delivery: "withheld",
+    batch,
+  };
+  ctx.record({
+    kind: "tool_call",
+    turnId,
+    callId: request.id,
+    name: request.name,
+    args: request.args,
+    runOn,
+  });
+  ctx.record({ kind: "tool_cancelled", turnId, callId: request.id, name: request.name, reason });
+  ctx.trace("TOOL_CANCELLED", { callId: request.id, reason });
 }
 
 /** Delegation ids recorded lately: a delivery of one again (any connection) records nothing. */
@@ -279,10 +323,24 @@ function batchAnswered(s: CoreState, batch: string): boolean {
 }
 
 function withhold(ctx: StepContext, call: CallState): void {
+  const s = ctx.state;
+  const response = call.held;
   call.delivery = "withheld";
   call.held = undefined;
-  ctx.state.counters.withheldResults++;
+  s.counters.withheldResults++;
   ctx.trace("TOOL_RESULT_WITHHELD", { callId: call.id, name: call.name });
+  // A wire whose model takes nothing more while a call of it has no output (GPT-Live's one
+  // response chain) gets it all the same, as context that prompts nothing.
+  if (
+    response !== undefined &&
+    capabilitiesOf(s).answersCancelledCalls &&
+    s.upstream.phase === "live"
+  )
+    ctx.sendModel({
+      type: "tool_responses",
+      responses: [{ ...response, scheduling: "silent" }],
+      turnId: call.turnId,
+    });
 }
 
 /** The calls whose results go back together: a batch's speak calls (all of it if blocking-only). */

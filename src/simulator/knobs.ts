@@ -128,6 +128,18 @@ export interface SimulatorKnobs {
    */
   duplicateDelegation: boolean;
   /**
+   * GPT-Live face: speech it holds while the chain is busy is acknowledged once, in a few
+   * words ("I'm still looking that up."), as habemus-papadum/pdum_aiui's run 2 heard; by
+   * default the voice says nothing (its other runs).
+   */
+  holdAck: boolean;
+  /**
+   * GPT-Live face: a delegated run that only called tools (its continuation said nothing) is
+   * not marked done: the next delegation's response delivers its calls again (the same call
+   * ids) before its own, the shape of mindroom-ai/mindroom PR #2004's replayed side effect.
+   */
+  replayToolsOnly: boolean;
+  /**
    * GPT-Live face: after a reply, with nothing new for this many ms of the timeline, the model
    * speaks once on its own ("Are you still there?"; 0: never). Its wire has no turns, so
    * nothing marks such words as unasked: the gateway must deliver them all the same.
@@ -178,6 +190,8 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   failResponses: [],
   announceReplies: false,
   duplicateDelegation: false,
+  holdAck: false,
+  replayToolsOnly: false,
   unpromptedAfterMs: 0,
 };
 
@@ -285,6 +299,8 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.failResponses = indexes("failResponses") ?? k.failResponses;
   k.announceReplies = bool("announceReplies") ?? k.announceReplies;
   k.duplicateDelegation = bool("duplicateDelegation") ?? k.duplicateDelegation;
+  k.holdAck = bool("holdAck") ?? k.holdAck;
+  k.replayToolsOnly = bool("replayToolsOnly") ?? k.replayToolsOnly;
   k.unpromptedAfterMs = num("unpromptedAfterMs", 0, 600_000) ?? k.unpromptedAfterMs;
   return k;
 }

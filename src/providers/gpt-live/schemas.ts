@@ -650,7 +650,24 @@ export const ResponseOutputItemDoneEvent = z.object({
  */
 export const ResponseEndEvent = z.object({
   type: z.enum(["response.completed", "response.failed", "response.incomplete"]),
-  response: z.looseObject({ usage: z.unknown().optional() }),
+  response: z.looseObject({ id: z.string().optional(), usage: z.unknown().optional() }),
+  sequence_number: z.number().optional(),
+});
+
+/**
+ * A backend response begins: its snapshot's `id` tells a response delivered again from a new
+ * one (read leniently: without it, the response is known by its delegation).
+ */
+export const ResponseCreatedEvent = z.object({
+  type: z.literal("response.created"),
+  response: z.looseObject({ id: z.string().optional() }).optional(),
+  sequence_number: z.number().optional(),
+});
+
+/** A piece of the backend's text: what the voice is to say (read to know when it has). */
+export const ResponseOutputTextDeltaEvent = z.object({
+  type: z.literal("response.output_text.delta"),
+  delta: z.string(),
   sequence_number: z.number().optional(),
 });
 
@@ -664,10 +681,18 @@ export const BackendUsage = z.looseObject({
 
 /** Every other nested Responses event, kept as its type only (for counting and logs). */
 export const OtherResponseStreamEvent = z.object({
-  type: z.string().refine((t) => t !== "response.output_item.done", {
-    message: "a malformed response.output_item.done",
-    abort: true,
-  }),
+  type: z
+    .string()
+    .refine(
+      (t) =>
+        t !== "response.output_item.done" &&
+        t !== "response.created" &&
+        t !== "response.output_text.delta",
+      {
+        message: "a malformed response.output_item.done, created or output_text.delta",
+        abort: true,
+      },
+    ),
 });
 
 /**
@@ -677,6 +702,8 @@ export const OtherResponseStreamEvent = z.object({
 export const ResponseStreamEvent = z.union([
   ResponseOutputItemDoneEvent,
   ResponseEndEvent,
+  ResponseCreatedEvent,
+  ResponseOutputTextDeltaEvent,
   OtherResponseStreamEvent,
 ]);
 
@@ -803,6 +830,7 @@ export type OtherOutputItem = z.infer<typeof OtherOutputItem>;
 export type ResponseOutputItemDoneEvent = z.infer<typeof ResponseOutputItemDoneEvent>;
 export type OtherResponseStreamEvent = z.infer<typeof OtherResponseStreamEvent>;
 export type ResponseEndEvent = z.infer<typeof ResponseEndEvent>;
+export type ResponseCreatedEvent = z.infer<typeof ResponseCreatedEvent>;
 export type ResponseStreamEvent = z.infer<typeof ResponseStreamEvent>;
 export type ResponseEvent = z.infer<typeof ResponseEvent>;
 export type SessionUsageUpdatedEvent = z.infer<typeof SessionUsageUpdatedEvent>;

@@ -110,6 +110,9 @@ function openTask(ctx: Ctx, delegationId: string | null, names: string[], owed: 
 export function answerUtterance(ctx: Ctx, text: string, end: number): void {
   const s = ctx.s;
   if (chainBusy(s) || s.held.length > 0) {
+    // `holdAck`: the first held line is acknowledged, in a few words of the voice's own.
+    if (s.knobs.holdAck && s.held.length === 0)
+      speak(ctx, tagged("I'm still looking that up.", nextTag(s)), end + s.knobs.latencyMs, false);
     s.held.push({ text, end });
     return;
   }
@@ -135,9 +138,12 @@ export function answerUtterance(ctx: Ctx, text: string, end: number): void {
   const twice = s.knobs.duplicateDelegation;
   if (twice) later(ctx, at, announce);
   const owed = openTask(ctx, delegationId, calls, after);
+  // `replayToolsOnly`: a run that only called tools is delivered again, first.
+  const replayed = s.unconsumed;
+  s.unconsumed = [];
   const { failed } = streamResponse(
     ctx,
-    { id: responseId, delegationId, text: "", calls: owed, userText: text },
+    { id: responseId, delegationId, text: "", calls: [...replayed, ...owed], userText: text },
     at + s.knobs.latencyMs * s.knobs.timeScale,
     twice,
   );
@@ -246,7 +252,11 @@ function continueTasks(ctx: Ctx, tasks: readonly Task[]): void {
   const rest = tasks
     .filter((t) => !t.superseded && !t.calls.some((c) => c.cancelled === true))
     .flatMap((t) => (t.owed === null ? [] : [t.owed]));
-  backendSays(ctx, tasks[0]!.delegationId, [...results, ...rest].join(" ").trim());
+  const said = [...results, ...rest].join(" ").trim();
+  // `replayToolsOnly`: a run whose calls it said nothing of is not marked done.
+  if (results.length === 0 && ctx.s.knobs.replayToolsOnly)
+    ctx.s.unconsumed.push(...tasks.flatMap((t) => t.calls));
+  backendSays(ctx, tasks[0]!.delegationId, said);
 }
 
 /**

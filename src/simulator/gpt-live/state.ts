@@ -92,6 +92,8 @@ export interface LiveSimState {
   held: HeldUtterance[];
   /** Backend responses streamed so far (the `failResponses` knob counts them, 1-based). */
   responses: number;
+  /** `replayToolsOnly`: calls of runs that only called tools, delivered again with the next. */
+  unconsumed: Call[];
   userTurns: number;
   answers: number;
   ids: number;
@@ -139,6 +141,7 @@ export function createGptLiveSimulator(
     tasks: [],
     held: [],
     responses: 0,
+    unconsumed: [],
     userTurns: 0,
     answers: 0,
     ids: 0,

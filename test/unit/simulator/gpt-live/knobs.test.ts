@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseKnobs } from "../../../../src/simulator/knobs.js";
-import { calls, LiveDriver, nested, pcm, said, types } from "./driver.js";
+import { calls, LiveDriver, pcm, said, types } from "./driver.js";
 
 const FAQ = { calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } };
 
