@@ -248,4 +248,9 @@ export interface LegacyJudgements {
    * model's own opened, with `empty_response`.
    */
   quietUtteranceEndedAgain?: boolean | undefined;
+  /**
+   * Issue 52 replaced it: on GPT-Live's one response chain, new input waited for a client's
+   * call of an earlier turn (the greeting's chips) until the client answered or it timed out.
+   */
+  staleClientCallsHold?: boolean | undefined;
 }

@@ -30,6 +30,7 @@ import {
   onModelToolCall,
   onServerToolOutcome,
   onToolTimeout,
+  supersedeStaleClientCalls,
 } from "./tools.js";
 import { endTurn, openTurn } from "./turn-state.js";
 import { onFollowUpTimer, onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.js";
@@ -357,6 +358,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       if (s.turn !== null && (s.generation !== null || !s.turn.modelEnded)) return;
       if (event.type === "speech_started") {
         noteSpeech(s);
+        supersedeStaleClientCalls(ctx);
       } else if (event.text.length > 0) {
         s.inputTranscript = joinTranscript(s.inputTranscript, event.text);
         noteSpeech(s);
@@ -513,6 +515,7 @@ function takeLine(
   }
   // A transfer answered in the turn just cut short: the new agent takes this line.
   handoffBeforeInput(ctx);
+  supersedeStaleClientCalls(ctx);
   const turn = openTurn(ctx, "text", line.text, line.textId);
   if (!typed && s.upstream.phase === "failed") {
     endTurn(ctx, { interrupted: "upstream_lost" });

@@ -429,6 +429,23 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
   if (ctx.state.config.guards.resultScheduling) flushBatch(ctx, call.batch);
 }
 
+/**
+ * New input (a line, speech) on a wire whose model takes nothing more while a call has no
+ * output (GPT-Live's one response chain): a client's call of a turn that is over (the
+ * greeting's chips, say) would hold the input until the client answers or it times out. The
+ * user moved on: it is cancelled (`superseded`), its output sent first. A server's goes on: it
+ * settles by itself, within its timeout, and the input waits for it.
+ */
+export function supersedeStaleClientCalls(ctx: StepContext): void {
+  const s = ctx.state;
+  if (capabilitiesOf(s).answersCancelledCalls !== true || s.config.legacy?.staleClientCallsHold)
+    return;
+  for (const call of Object.values(s.calls)) {
+    if (call.status === "running" && call.runOn === "client" && call.turnId !== s.turn?.id)
+      cancelCall(ctx, call, "superseded");
+  }
+}
+
 /** The StepContext's `cancelRunningCalls`: every running call of the turn (null: of all). */
 export function cancelRunningCalls(ctx: StepContext, turnId: string | null, reason: string): void {
   for (const call of Object.values(ctx.state.calls)) {

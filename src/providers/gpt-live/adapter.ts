@@ -125,11 +125,12 @@ export class GptLiveAdapter implements ProviderAdapter {
     { turnId: string | undefined; shown: boolean; words: boolean }
   >();
   /**
-   * The words of the last reply liveline asked for, as the voice says them: how much of its
-   * text the transcript has not said yet (letters and digits), and whether the reply ended.
-   * Once all of it is said, what the voice says next is another utterance (its own).
+   * The words of the replies liveline asked for, as the voice says them: how much of their
+   * text the transcript has not said yet (letters and digits), and how many of them have not
+   * ended. Once all of it is said and they all ended, what the voice says next is another
+   * utterance (its own).
    */
-  private saying: { left: number; done: boolean } | null = null;
+  private readonly saying = { left: 0, open: 0, counted: false };
   /** The model has said something since the last boundary on the timeline. */
   private modelSpoke = false;
   /** Where the model's speech ends on the session timeline (ms). */
@@ -231,7 +232,7 @@ export class GptLiveAdapter implements ProviderAdapter {
       case "session.output_transcript.delta": {
         this.outputEndMs = Math.max(this.outputEndMs, event.end_ms);
         const said = this.replySaid();
-        if (this.saying !== null) this.saying.left -= spokenLength(event.delta);
+        if (this.saying.counted) this.saying.left -= spokenLength(event.delta);
         return ok([
           ...said,
           ...this.modelSpeaks(),
@@ -325,12 +326,13 @@ export class GptLiveAdapter implements ProviderAdapter {
       reply.shown = true;
       const words = event.type === "response.output_text.delta";
       ready.push({ type: "reply_ready", turnId: reply.turnId, words });
-      // A new reply's words: the voice says them from here.
-      this.saying = words ? { left: 0, done: false } : null;
     }
     if (reply !== undefined && event.type === "response.output_text.delta" && "delta" in event) {
+      // Its words: the voice says them from here, after any it is still saying.
+      if (!reply.words) this.saying.open++;
       reply.words = true;
-      if (this.saying !== null) this.saying.left += spokenLength(event.delta);
+      this.saying.counted = true;
+      this.saying.left += spokenLength(event.delta);
     }
     const call = functionCallOf(event);
     if (call !== null) {
@@ -364,7 +366,7 @@ export class GptLiveAdapter implements ProviderAdapter {
     if (reply !== undefined) {
       this.replies.delete(key);
       out.push({ type: "reply_done" });
-      if (this.saying !== null && reply.words) this.saying.done = true;
+      if (reply.words) this.saying.open--;
       // With no words and no call to wait on, nothing of it is to be heard: its utterance is
       // over (an empty reply, or a failed one), and what the voice says next is not it.
       if (!reply.words && run.length === 0)
@@ -427,8 +429,9 @@ export class GptLiveAdapter implements ProviderAdapter {
    */
   private replySaid(): ModelEvent[] {
     const saying = this.saying;
-    if (saying === null || !saying.done || saying.left > 0) return [];
-    this.saying = null;
+    if (!saying.counted || saying.open > 0 || saying.left > 0) return [];
+    saying.counted = false;
+    saying.left = 0;
     return [{ type: "turn_complete", reason: "reply_said" }];
   }
 

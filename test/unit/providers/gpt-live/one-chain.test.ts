@@ -333,6 +333,37 @@ describe("GPT-Live's one response chain: contract scenarios", () => {
     expect(voiceSaid(overClientCall("error"))).toContain("ask_user found: cancelled: barge_in");
   });
 
+  /** The greeting's chips (a client call) never answered; then a line. */
+  function overStaleChips(legacy: WiredOptions["legacy"]): Wired {
+    const w = new Wired({
+      legacy,
+      clientAnswerMs: null,
+      knobs: calls({ 1: ["suggest_topics"] }),
+    });
+    w.type("hi");
+    w.advance(5_000);
+    w.type("what is new?");
+    w.advance(10_000);
+    return w;
+  }
+
+  it("a line typed while an earlier turn's client call waits: the call is superseded, the line answered at once", () => {
+    const w = overStaleChips(undefined);
+    expect(w.frames).toContainEqual(
+      expect.objectContaining({
+        type: "tool_cancelled",
+        name: "suggest_topics",
+        reason: "superseded",
+      }),
+    );
+    answeredOnce(w, "what is new?");
+  });
+
+  it("control: held for the stale call, the line waits until the call times out (20 s)", () => {
+    const w = overStaleChips({ staleClientCallsHold: true });
+    expect(turnOf(w, "what is new?").said).toBe("");
+  });
+
   it("two spoken lines in one service session: no empty turn of the model's own between them", () => {
     const w = new Wired();
     w.say();
@@ -344,5 +375,15 @@ describe("GPT-Live's one response chain: contract scenarios", () => {
       "Tell me something interesting.",
     ]);
     expect(errorCodes(w)).toEqual([]);
+  });
+
+  it("control: ended again where the user's speech begins, the quiet utterance opened an empty turn of the model's own", () => {
+    const w = new Wired({ legacy: { quietUtteranceEndedAgain: true } });
+    w.say();
+    w.advance(10_000);
+    w.say();
+    w.advance(10_000);
+    const empty = [...turns(w.frames).values()].find((t) => t.source === "model");
+    expect(empty).toMatchObject({ user: "", said: "", errors: ["empty_response"] });
   });
 });

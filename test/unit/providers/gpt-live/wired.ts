@@ -7,7 +7,7 @@
  * the backend is one chain: src/measurement/per-response-gate.ts).
  */
 import { z } from "zod";
-import { ALL_GUARDS } from "../../../../src/core/core-config.js";
+import { ALL_GUARDS, type LegacyJudgements } from "../../../../src/core/core-config.js";
 import { NO_GUARDS } from "../../../../src/core/session-state.js";
 import { rebuildContext } from "../../../../src/history/rebuild.js";
 import { PerResponseGate } from "../../../../src/measurement/per-response-gate.js";
@@ -78,6 +78,8 @@ export interface WiredOptions {
   cancelledOutput?: "cancelled" | "error";
   /** Control: the adapter's word that the service session expired is not passed on. */
   hideExpiry?: boolean;
+  /** Judgements liveline no longer makes, for a control (CoreConfig.legacy). */
+  legacy?: LegacyJudgements;
 }
 
 export class Wired {
@@ -109,6 +111,7 @@ export class Wired {
       tools: WIRED_TOOLS,
       capabilities: GPT_LIVE_CAPABILITIES,
       guards: opts.naive === true ? NO_GUARDS : ALL_GUARDS,
+      legacy: opts.legacy,
     });
     this.h.onOpenUpstream = (open) => {
       const adapter = new GptLiveAdapter({
