@@ -47,6 +47,15 @@ export function onModelToolCall(
     // Calls inside a suppressed generation are not run: nobody asked for that generation.
     for (const request of fresh)
       ctx.trace("SUPPRESSED", { callId: request.id, name: request.name });
+    // A wire whose model takes nothing more while a call of it has no output (GPT-Live's one
+    // response chain) is told they were not run, as context that prompts nothing.
+    if (capabilitiesOf(s).answersCancelledCalls && s.upstream.phase === "live") {
+      const responses = fresh.map((r) => ({
+        ...toolResponse(r.id, r.name, cancelledOutcome("not_asked")),
+        scheduling: "silent" as const,
+      }));
+      ctx.sendModel({ type: "tool_responses", responses });
+    }
     return;
   }
   const batch = `b${++s.batchCount}`;

@@ -120,9 +120,11 @@ export class GptLiveAdapter implements ProviderAdapter {
    * Backend responses liveline asked for (by delegation key) that have not ended, with the
    * turn each answers and whether its first output showed (`reply_ready` said once).
    */
+  /** The turn of the reply each call came in, where liveline asked for that reply. */
+  private readonly callTurns = new Map<string, string | undefined>();
   private readonly replies = new Map<
     string,
-    { turnId: string | undefined; shown: boolean; words: boolean }
+    { turnId: string | undefined; shown: boolean; words: boolean; chars: number }
   >();
   /**
    * The words of the replies liveline asked for, as the voice says them: how much of their
@@ -311,7 +313,8 @@ export class GptLiveAdapter implements ProviderAdapter {
     if (event.type === "response.created") {
       const owner = this.gate.started(key, responseIdOf(event), clientEventId);
       if ("duplicate" in owner) return [];
-      if (owner.asked) this.replies.set(key, { turnId: owner.turnId, shown: false, words: false });
+      if (owner.asked)
+        this.replies.set(key, { turnId: owner.turnId, shown: false, words: false, chars: 0 });
       return [{ type: "working" }];
     }
     // Its first output: the voice says it from here (before its calls, which are its turn's).
@@ -332,7 +335,9 @@ export class GptLiveAdapter implements ProviderAdapter {
       if (!reply.words) this.saying.open++;
       reply.words = true;
       this.saying.counted = true;
-      this.saying.left += spokenLength(event.delta);
+      const chars = spokenLength(event.delta);
+      reply.chars += chars;
+      this.saying.left += chars;
     }
     const call = functionCallOf(event);
     if (call !== null) {
@@ -342,6 +347,8 @@ export class GptLiveAdapter implements ProviderAdapter {
         this.calls.add(call.call_id);
       }
       this.gate.delivered(key, call.call_id);
+      // The turn of the reply it came in: what its output asks for answers that turn.
+      if (reply !== undefined) this.callTurns.set(call.call_id, reply.turnId);
       const calls = this.backendCalls.get(key) ?? [];
       calls.push({ id: call.call_id, name: call.name, args: argumentsOf(call.arguments) });
       this.backendCalls.set(key, calls);
@@ -367,9 +374,11 @@ export class GptLiveAdapter implements ProviderAdapter {
       this.replies.delete(key);
       out.push({ type: "reply_done" });
       if (reply.words) this.saying.open--;
+      // A failed reply's words are not said (assumed): nothing of it is still to be heard.
+      if (failed && reply.words) this.saying.left -= reply.chars;
       // With no words and no call to wait on, nothing of it is to be heard: its utterance is
       // over (an empty reply, or a failed one), and what the voice says next is not it.
-      if (!reply.words && run.length === 0)
+      if ((!reply.words || failed) && run.length === 0)
         out.push({ type: "turn_complete", reason: "empty_reply" });
     }
     return out;
@@ -495,7 +504,10 @@ export class GptLiveAdapter implements ProviderAdapter {
         return [wire({ type: "session.close" })];
       case "tool_responses": {
         // A dropped call's output is refused by the service: not sent.
-        const { send } = this.gate.outputs(command.responses, command.turnId);
+        const first = command.responses[0]?.callId ?? "";
+        const turnId = command.turnId ?? this.callTurns.get(first);
+        for (const r of command.responses) this.callTurns.delete(r.callId);
+        const { send } = this.gate.outputs(command.responses, turnId);
         const asError = this.opts.cancelledOutput === "error";
         return [...send.map((r) => outputItem(r.callId, outputOf(r, asError))), ...this.requests()];
       }

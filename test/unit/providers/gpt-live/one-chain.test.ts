@@ -75,11 +75,14 @@ const voiceSaid = (w: Wired) =>
     .join("");
 
 describe("GPT-Live's one response chain: contract scenarios", () => {
-  /** A slow call of one delegation, still open when the next line's own call (a fast one) runs. */
-  function slowAndFast(gate: Gate): Wired {
+  /**
+   * A slow call of one delegation, still open when the next line's own call (a fast one) runs
+   * (`announceReplies`: the line's reply is a delegation of its own too).
+   */
+  function slowAndFast(gate: Gate, announceReplies: boolean): Wired {
     const w = new Wired({
       gate,
-      knobs: { ...calls({ 1: ["lookup_preferences"], 2: ["lookup_plan"] }), announceReplies: true },
+      knobs: { ...calls({ 1: ["lookup_preferences"], 2: ["lookup_plan"] }), announceReplies },
       toolDelays: { lookup_preferences: 4_000 },
     });
     w.type("hi");
@@ -92,17 +95,19 @@ describe("GPT-Live's one response chain: contract scenarios", () => {
   }
 
   it("two delegations, one slow call and one fast: both answered once, no stall, the backend answers the next line", () => {
-    const w = slowAndFast("session");
-    answeredOnce(w, "hi");
-    expect(answeredOnce(w, "what is my plan?").said).toContain("lookup_plan found");
-    answeredOnce(w, "thanks");
-    expect([runs(w, "lookup_preferences"), runs(w, "lookup_plan")]).toEqual([1, 1]);
-    // Never refused: nothing was asked while a call was open.
-    expect(w.received.filter((e) => e.type === "error")).toEqual([]);
+    for (const announceReplies of [true, false]) {
+      const w = slowAndFast("session", announceReplies);
+      answeredOnce(w, "hi");
+      expect(answeredOnce(w, "what is my plan?").said).toContain("lookup_plan found");
+      answeredOnce(w, "thanks");
+      expect([runs(w, "lookup_preferences"), runs(w, "lookup_plan")]).toEqual([1, 1]);
+      // Never refused: nothing was asked while a call was open.
+      expect(w.received.filter((e) => e.type === "error")).toEqual([]);
+    }
   });
 
   it("control: the per-response gate asks while the slow call is open, is refused, and the line stalls to model_timeout", () => {
-    const w = slowAndFast("per-response");
+    const w = slowAndFast("per-response", false);
     const stalled = turnOf(w, "what is my plan?");
     expect(stalled.errors).toEqual(["model_slow", "model_slow", "model_timeout"]);
     expect(stalled.said).toBe("");

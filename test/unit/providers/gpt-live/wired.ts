@@ -103,6 +103,8 @@ export class Wired {
     const knobs: SimulatorKnobs = {
       ...DEFAULT_KNOBS,
       timeScale: 0,
+      // A millisecond of speech a word: the timeline as real, its audio next to nothing to make.
+      msPerWord: 1,
       repeatAnswers: true,
       calls: { byTurn: {}, otherwise: [] },
       ...opts.knobs,
@@ -267,12 +269,13 @@ export class Wired {
     this.pump();
   }
 
-  /** The user speaks (`ms` of loud 16 kHz PCM), then is silent long enough to end it. */
+  /**
+   * The user speaks (`ms` of loud 16 kHz PCM), then is silent long enough to end it: one chunk
+   * each (the face's detector reads 20 ms windows within a chunk; the core takes any size).
+   */
   say(ms = 800): void {
-    for (let t = 0; t < ms; t += 20)
-      this.h.input({ type: "client_audio", clientId: "phone", pcm: tone(20, true) });
-    for (let t = 0; t < 600; t += 20)
-      this.h.input({ type: "client_audio", clientId: "phone", pcm: tone(20, false) });
+    this.h.input({ type: "client_audio", clientId: "phone", pcm: tone(ms, true) });
+    this.h.input({ type: "client_audio", clientId: "phone", pcm: tone(600, false) });
     this.pump();
   }
 
@@ -288,16 +291,20 @@ export class Wired {
   }
 }
 
+const tones = new Map<string, Uint8Array>();
+
 /** `ms` of 16 kHz PCM16: a loud tone (speech to the face's energy detector) or silence. */
 function tone(ms: number, loud: boolean): Uint8Array {
+  const key = `${ms}:${loud}`;
+  const made = tones.get(key);
+  if (made !== undefined) return made;
   const samples = (ms * 16000) / 1000;
   const bytes = new Uint8Array(samples * 2);
   const view = new DataView(bytes.buffer);
-  for (let i = 0; i < samples; i++)
-    view.setInt16(
-      i * 2,
-      loud ? Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16000)) : 0,
-      true,
-    );
+  for (let i = 0; i < samples; i++) {
+    const value = loud ? Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16000)) : 0;
+    view.setInt16(i * 2, value, true);
+  }
+  tones.set(key, bytes);
   return bytes;
 }
