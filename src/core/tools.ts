@@ -447,8 +447,9 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
  */
 export function supersedeStaleClientCalls(ctx: StepContext): void {
   const s = ctx.state;
-  if (capabilitiesOf(s).answersCancelledCalls !== true || s.config.legacy?.staleClientCallsHold)
-    return;
+  // A protection: the naive relay leaves calls alone, as the field's relays do.
+  if (!s.config.guards.resultScheduling || s.config.legacy?.staleClientCallsHold) return;
+  if (capabilitiesOf(s).answersCancelledCalls !== true) return;
   for (const call of Object.values(s.calls)) {
     if (call.status === "running" && call.runOn === "client" && call.turnId !== s.turn?.id)
       cancelCall(ctx, call, "superseded");

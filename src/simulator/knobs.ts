@@ -124,7 +124,8 @@ export interface SimulatorKnobs {
   announceReplies: boolean;
   /**
    * GPT-Live face: each delegation the voice starts is delivered twice (the announcement and
-   * its first response's events again, new Live event ids, the same delegation and call ids).
+   * its first response's events again, new Live event ids, the same delegation and call ids);
+   * with `announceReplies`, each announced reply too.
    */
   duplicateDelegation: boolean;
   /**

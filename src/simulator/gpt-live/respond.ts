@@ -238,6 +238,7 @@ function answerLine(ctx: Ctx, text: string, ready: readonly Task[]): void {
     ctx,
     { id: responseId, delegationId, text: said, calls: owed, userText: text },
     at,
+    repliesTwice(ctx),
   );
   if (failed) ctx.s.tasks.at(-1)!.continued = true;
   else speak(ctx, said, ctx.timeline() + ctx.s.knobs.latencyMs);
@@ -261,25 +262,32 @@ function continueTasks(ctx: Ctx, tasks: readonly Task[]): void {
 
 /**
  * The delegation a response liveline asked for comes under: the one it continues (null: none),
- * or, with `announceReplies`, one of its own, announced first.
+ * or, with `announceReplies`, one of its own, announced first (twice, with
+ * `duplicateDelegation`: its response is then delivered twice too, `repliesTwice`).
  */
 function announced(ctx: Ctx, continuing: string | null, at: number, responseId: string) {
   if (!ctx.s.knobs.announceReplies) return continuing;
   const id = ctx.id("dlg");
-  later(ctx, at, {
+  const announce = {
     type: "session.delegation.created",
     offset_ms: ctx.timeline(),
     delegation: { id, type: "delegation", target: "responses", response_id: responseId },
-  });
+  };
+  later(ctx, at, announce);
+  if (ctx.s.knobs.duplicateDelegation) later(ctx, at, announce);
   return id;
 }
+
+/** An announced reply is delivered twice with `duplicateDelegation`, as the voice's own are. */
+const repliesTwice = (ctx: Ctx) => ctx.s.knobs.announceReplies && ctx.s.knobs.duplicateDelegation;
 
 /** A backend response with `text` (after any still streaming); the model says it. */
 function backendSays(ctx: Ctx, continuing: string | null, text: string): void {
   const at = nextResponseAt(ctx);
   const id = ctx.id("resp");
   const delegationId = announced(ctx, continuing, at, id);
-  const { failed } = streamResponse(ctx, { id, delegationId, text, calls: [], userText: "" }, at);
+  const reply = { id, delegationId, text, calls: [], userText: "" };
+  const { failed } = streamResponse(ctx, reply, at, repliesTwice(ctx));
   if (!failed) speak(ctx, text, ctx.timeline() + ctx.s.knobs.latencyMs);
 }
 
