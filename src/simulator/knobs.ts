@@ -141,6 +141,12 @@ export interface SimulatorKnobs {
    */
   replayToolsOnly: boolean;
   /**
+   * OpenAI face: every response with words opens with a preamble, a message of its own ("Let
+   * me check that.") before the one that answers: two message generations in one response,
+   * as gpt-realtime-2 and 2.1 send them (livekit/agents #5684, #5768).
+   */
+  preamble: boolean;
+  /**
    * GPT-Live face: after a reply, with nothing new for this many ms of the timeline, the model
    * speaks once on its own ("Are you still there?"; 0: never). Its wire has no turns, so
    * nothing marks such words as unasked: the gateway must deliver them all the same.
@@ -193,6 +199,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   duplicateDelegation: false,
   holdAck: false,
   replayToolsOnly: false,
+  preamble: false,
   unpromptedAfterMs: 0,
 };
 
@@ -302,6 +309,7 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.duplicateDelegation = bool("duplicateDelegation") ?? k.duplicateDelegation;
   k.holdAck = bool("holdAck") ?? k.holdAck;
   k.replayToolsOnly = bool("replayToolsOnly") ?? k.replayToolsOnly;
+  k.preamble = bool("preamble") ?? k.preamble;
   k.unpromptedAfterMs = num("unpromptedAfterMs", 0, 600_000) ?? k.unpromptedAfterMs;
   return k;
 }
