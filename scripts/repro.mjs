@@ -919,7 +919,7 @@ const SCENARIOS = [
     async trial(server, arm, seed, provider) {
       // The greeting calls the chips (the client's, a side effect), which the client is slow
       // to answer. The user types a line meanwhile; the service takes no request while the
-      // chips call has no output. Answered: the line's own words within 6 s (the naive relay
+      // chips call has no output. Answered: the line's own words within 4 s (the naive relay
       // sends its request at once, is refused, and nothing asks again).
       const { client } = await open(
         server,
@@ -934,7 +934,7 @@ const SCENARIOS = [
         client.send({ type: "text", text: line });
         let own = null;
         let answered = false;
-        const deadline = Date.now() + 6000;
+        const deadline = Date.now() + 4000;
         while (!answered) {
           const f = await client.next(Math.max(1, deadline - Date.now())).catch(() => null);
           if (f === null) break;
@@ -947,7 +947,7 @@ const SCENARIOS = [
         return {
           units: 1,
           failed: answered ? 0 : 1,
-          note: answered ? undefined : "the line got no answer within 6 s",
+          note: answered ? undefined : "the line got no answer within 4 s",
         };
       } finally {
         client.close();

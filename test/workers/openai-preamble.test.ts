@@ -57,12 +57,12 @@ describe("a preamble on the OpenAI wire (two message generations in one response
       modality: "AUDIO",
       preamble: 1,
       timeScale: 1,
-      msPerWord: 150,
+      msPerWord: 100,
       repeatAnswers: 1,
       calls: "greeting:;*:",
     });
     client.send({ type: "text", text: "tell me about your hours" });
-    // Every word heard comes with its 150 ms of audio: the preamble's, then the answer's, up
+    // Every word heard comes with its 100 ms of audio: the preamble's, then the answer's, up
     // to its last words. Then the user types over it.
     let words = 0;
     for (let said = ""; !said.includes("short"); ) {
@@ -79,7 +79,7 @@ describe("a preamble on the OpenAI wire (two message generations in one response
     }
     // More than the answer's own audio (the preamble's came first): cut as the latest item
     // alone, the service would refuse it.
-    client.send({ type: "played", ms: words * 150 });
+    client.send({ type: "played", ms: words * 100 });
     await new Promise((r) => setTimeout(r, 500));
     client.close();
     const rows = await timelineRows(sessionId);

@@ -22,7 +22,7 @@ import type { SimulatorKnobs } from "../../../../src/simulator/knobs.js";
 import { type Gate, WIRED_TOOLS, Wired } from "./wired.js";
 
 /** Sessions per property in `npm test`; a soak raises it (FC_RUNS). */
-const RUNS = Number(process.env.FC_RUNS ?? 60);
+const RUNS = Number(process.env.FC_RUNS ?? 40);
 const SEED = process.env.FC_RUNS === undefined ? 5200 : Date.now();
 
 const TOOL_NAMES = Object.keys(WIRED_TOOLS);
