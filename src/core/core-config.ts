@@ -253,4 +253,10 @@ export interface LegacyJudgements {
    * call of an earlier turn (the greeting's chips) until the client answered or it timed out.
    */
   staleClientCallsHold?: boolean | undefined;
+  /**
+   * Issue 50 replaced it: on a model whose turn_complete waits for results, a turn that spoke
+   * and then sent only silent results was taken as owed more words, and nudged (the greeting
+   * said five times on a blocking-only model).
+   */
+  silentResultsOwedWords?: boolean | undefined;
 }

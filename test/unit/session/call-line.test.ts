@@ -64,6 +64,11 @@ function line(opts: { demo?: boolean; keypad?: KeypadMode } = {}) {
 }
 
 const settle = () => new Promise((r) => setTimeout(r, 150));
+/** Waits until `done` holds (a request's answer on a loaded machine takes its time), or 5 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done() && waited < 5000; waited += 25)
+    await new Promise((r) => setTimeout(r, 25));
+}
 
 describe("leaving the call after the agent's line", () => {
   it("a transfer is asked of the carrier once the line was heard through, not before", async () => {
@@ -75,7 +80,7 @@ describe("leaving the call after the agent's line", () => {
     expect(requests.length).toBe(before);
     callLine.turnEnded();
     callLine.drained();
-    await settle();
+    await until(() => said.length > 0);
     expect(requests.length).toBe(before + 1);
     // The stand-in knows no such call: the model hears why, the call goes on.
     expect(said.at(-1)).toMatch(/^\(the transfer to \+15550003000 failed: .*404.*\)$/);
@@ -111,6 +116,43 @@ describe("leaving the call after the agent's line", () => {
     await settle();
     expect(requests.length).toBe(before);
     expect(said).toEqual([]);
+  });
+
+  it("an agent's hang-up also asks a carrier with a REST hang-up to end the call, once heard", async () => {
+    const said: string[] = [];
+    let ended = 0;
+    const host: CallLineHost = {
+      say: (text) => said.push(text),
+      end: () => {
+        ended++;
+      },
+      drained: () => true,
+      keypadMode: () => "said",
+    };
+    const uuid = "2a6e5e08-4d8f-4f5a-9c3a-0b7f6a9e2d11";
+    const call = { carrier: "plivo", callUuid: uuid, from: "+15550001111", to: "+15550002222" };
+    const vars = {
+      PLIVO_AUTH_ID: "MA00000000000000TEST",
+      PLIVO_AUTH_TOKEN: "line-test-plivo-token",
+      PLIVO_API_BASE_URL: server.url,
+    };
+    const plivoCall = CARRIERS.plivo.callOf(vars, call);
+    if (plivoCall === null) throw new Error("not a Plivo call");
+    const callLine = new CallLine(plivoCall, host);
+    const before = requests.length;
+    callLine.phoneCall.end();
+    callLine.drained(); // the goodbye's turn has not ended: nothing yet
+    await settle();
+    expect([ended, requests.length]).toEqual([0, before]);
+    callLine.turnEnded();
+    callLine.drained();
+    await until(() => requests.length > before);
+    expect(ended).toBe(1);
+    expect(requests.slice(before)).toEqual([`/v1/Account/MA00000000000000TEST/Call/${uuid}/`]);
+    // Twilio has none: its stream's close ends the call (the other tests' requests are transfers).
+    expect(
+      CARRIERS.twilio.callOf({}, { ...call, carrier: "twilio", callSid: CALL })?.end,
+    ).toBeUndefined();
   });
 
   it("a demo page's call cannot be transferred", () => {
