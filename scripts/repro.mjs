@@ -904,6 +904,88 @@ const SCENARIOS = [
       }
     },
   },
+  // GPT-Live's backend is one response chain (livekit/agents PR #7266): the two rows below
+  // are issue 52's, the refusal stall and the duplicate delegation.
+  {
+    id: "request_refused_call_open",
+    skip: onlyOn(
+      "gpt-live",
+      "GPT-Live's backend is one response chain (the face refuses response.create while a call is open); the other wires refuse no such request",
+    ),
+    label: "a line typed while an earlier call waits: the request refused, the line never answered",
+    field: 'livekit/agents PR #7266: refused, "the backend never answered again" (no rate)',
+    unit: "lines",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The greeting calls the chips (the client's, a side effect), which the client is slow
+      // to answer. The user types a line meanwhile; the service takes no request while the
+      // chips call has no output. Answered: the line's own words within 4 s (the naive relay
+      // sends its request at once, is refused, and nothing asks again).
+      const { client } = await open(
+        server,
+        arm,
+        { seed, calls: "greeting:suggest_topics;*:" },
+        provider,
+      );
+      try {
+        const { frames } = await playTurn(client, "hi", { answer: () => [], settleMs: 100 });
+        const chips = frames.find((f) => f.type === "tool_call" && f.name === "suggest_topics");
+        const line = "what are your hours?";
+        client.send({ type: "text", text: line });
+        let own = null;
+        let answered = false;
+        const deadline = Date.now() + 4000;
+        while (!answered) {
+          const f = await client.next(Math.max(1, deadline - Date.now())).catch(() => null);
+          if (f === null) break;
+          own ??= f.type === "user" && f.text === line ? f.turnId : null;
+          answered =
+            own !== null && f.turnId === own && saidOf([f]).some((t) => t.includes("hours"));
+        }
+        if (chips)
+          client.send({ type: "tool_result", callId: chips.callId, result: { shown: true } });
+        return {
+          units: 1,
+          failed: answered ? 0 : 1,
+          note: answered ? undefined : "the line got no answer within 4 s",
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "delegation_delivered_twice",
+    skip: onlyOn(
+      "gpt-live",
+      "the GPT-Live face's fault (duplicateDelegation); the other wires have no delegations",
+    ),
+    label: "a delegation delivered twice: its call runs twice",
+    field: "TheSmokeDev/hermes-talk PR #135: one delegation handled twice, two requests (no rate)",
+    unit: "calls",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The reply to the line comes as a delegation of its own (announceReplies), delivered
+      // twice: the announcement and its response's events, the same delegation and call ids.
+      const { client, sessionId } = await open(
+        server,
+        arm,
+        {
+          seed,
+          announceReplies: true,
+          duplicateDelegation: true,
+          calls: "1:lookup_faq;*:",
+        },
+        provider,
+      );
+      try {
+        await playTurn(client, "what are your hours?", { settleMs: 300 });
+        return runOnceOutcome(runsPerCall(await history(server, sessionId)));
+      } finally {
+        client.close();
+      }
+    },
+  },
 ];
 
 async function main() {

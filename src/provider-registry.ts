@@ -56,6 +56,19 @@ export function providerMetadataProblem(
   return PROVIDERS[provider].metadataProblem(env, metadata);
 }
 
+/**
+ * What to tell an operator about the model a session of `provider` would ask for (`model`: the
+ * session's own, else the configured one): one past its shutdown date, by name; or null.
+ */
+export function providerModelWarning(
+  provider: ProviderName,
+  env: object,
+  model: string | undefined,
+  now: number,
+): string | null {
+  return PROVIDERS[provider].modelWarning(env, model, now);
+}
+
 /** How a session reaches its model. */
 export function providerSession(
   provider: ProviderName,

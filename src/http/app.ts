@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { LivelineApp } from "../app-options.js";
+import { providerModelWarning } from "../provider-registry.js";
 import { describeProblem } from "../var-schemas.js";
 import { VERSION } from "../version.js";
 import { jsonError } from "../vocabulary/http-error.js";
@@ -31,7 +32,17 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
         503,
       );
     }
-    return c.json({ ok: true, version: VERSION, provider: config.PROVIDER });
+    // A configured model past its shutdown date, by name (each offered provider's default).
+    const env = app.env(c.env);
+    const warnings = config.providers.flatMap(
+      (provider) => providerModelWarning(provider, env, undefined, Date.now()) ?? [],
+    );
+    return c.json({
+      ok: true,
+      version: VERSION,
+      provider: config.PROVIDER,
+      ...(warnings.length > 0 ? { warnings } : {}),
+    });
   });
   http.all("/health", methodNotAllowed("GET"));
 

@@ -848,11 +848,13 @@ for (const provider of PROVIDERS) {
           settleMs: 400,
         });
         expect(frames.filter((f) => f.type === "handoff")).toHaveLength(1);
+        // On GPT-Live's one response chain the line itself cancels it (`superseded`): the
+        // backend would take no request while it has no output.
         expect(frames).toContainEqual(
           expect.objectContaining({
             type: "tool_cancelled",
             name: "suggest_topics",
-            reason: "handoff",
+            reason: provider.name === "gpt-live" ? "superseded" : "handoff",
           }),
         );
         client.close();

@@ -44,13 +44,15 @@ describe("npm run repro / bench / soak, quick", () => {
       "--providers",
       "gpt-live",
       "--only",
-      "call_delivered_twice,late_result_superseded,call_on_primary_and_sideband",
+      "call_delivered_twice,late_result_superseded,call_on_primary_and_sideband,request_refused_call_open,delegation_delivered_twice",
     ]);
     // Asserted, unlike the other figures: each fault is injected on every trial (p = 1).
     for (const label of [
       "a function call delivered twice: the tool runs twice",
       "a late tool result after its delegation was superseded: sent to the model",
       "a function call seen on the primary and the sideband: the tool runs twice",
+      "a line typed while an earlier call waits: the request refused, the line never answered",
+      "a delegation delivered twice: its call runs twice",
     ]) {
       expect(out).toMatch(
         new RegExp(`\\| ${label}\\s+\\| gpt-live\\s+\\| 100 % \\(2/2\\)\\s+\\| 0 % \\(0/2\\)`),

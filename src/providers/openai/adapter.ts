@@ -90,8 +90,14 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
    */
   private responseCalls: ToolCallRequest[] = [];
   private speaking = false;
-  /** The latest assistant message item with audio: what a barge-in's truncation cuts. */
-  private audioItem: string | null = null;
+  /**
+   * The audio items of the reply being said, in order, with how long each is (ms): the reply
+   * to the user's latest input, over every response it took (a preamble and its answer are two
+   * items of one response; results bring another response). `played` cuts there.
+   */
+  private replyAudio: Array<{ id: string; ms: number }> = [];
+  /** The user gave input since: the next response starts a new reply's audio. */
+  private newReply = true;
   /** A handoff's `session.update`, held while a response is active. */
   private heldUpdate: string | null = null;
 
@@ -201,6 +207,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         return ok([{ type: "setup_complete" }]);
       case "response.created": {
         this.activeResponse = event.response.id;
+        if (this.newReply) {
+          this.newReply = false;
+          this.replyAudio = [];
+        }
         const ours = this.responseRequested;
         this.responseRequested = false;
         // The model is at work on an answer (a thinking model can take seconds to its first
@@ -243,12 +253,18 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "response.output_audio_transcript.delta":
         return ok([{ type: "transcript_delta", text: event.delta }]);
       case "response.output_audio.delta": {
-        this.audioItem = event.item_id;
+        let pcm: Uint8Array;
         try {
-          return ok([{ type: "audio_delta", pcm: base64ToBytes(event.delta) }]);
+          pcm = base64ToBytes(event.delta);
         } catch {
           return protocolError("response.output_audio.delta: audio that is not base64");
         }
+        const last = this.replyAudio.at(-1);
+        const item = last?.id === event.item_id ? last : { id: event.item_id, ms: 0 };
+        if (item !== last) this.replyAudio.push(item);
+        // 24 kHz PCM16: 48 bytes a ms; G.711 at 8 kHz: 8.
+        item.ms += pcm.length / (this.mulaw ? 8 : 48);
+        return ok([{ type: "audio_delta", pcm }]);
       }
       case "response.function_call_arguments.done": {
         if (this.calls.has(event.call_id)) return ok([]); // delivered twice: one call
@@ -264,6 +280,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         return ok([{ type: "input_transcript", text: event.transcript, finished: true }]);
       case "input_audio_buffer.speech_started":
         this.speaking = true;
+        this.newReply = true;
         return ok([{ type: "speech_started" }]);
       case "input_audio_buffer.speech_stopped":
       case "input_audio_buffer.committed":
@@ -292,6 +309,30 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
     }
   }
 
+  /**
+   * The reply heard for `ms`: the item it stopped in is cut there, every item after it at 0
+   * (never heard). Counted across the reply's items (a preamble's and its answer's): the
+   * service refuses a cut past an item's own audio.
+   */
+  private cutReplyAt(ms: number): string[] {
+    const cuts: string[] = [];
+    let start = 0;
+    for (const item of this.replyAudio) {
+      const end = start + item.ms;
+      if (ms < end)
+        cuts.push(
+          wire({
+            type: "conversation.item.truncate",
+            item_id: item.id,
+            content_index: 0,
+            audio_end_ms: Math.max(0, Math.floor(ms - start)),
+          }),
+        );
+      start = end;
+    }
+    return cuts;
+  }
+
   encode(command: ModelCommand): string[] {
     switch (command.type) {
       case "user_text": {
@@ -299,6 +340,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         // the text is asked for once it is done.
         // A response asked for but not yet created is cancelled as soon as it is (one owed).
         const cancel = this.activeResponse !== null ? [wire({ type: "response.cancel" })] : [];
+        this.newReply = true;
         return [...cancel, ...this.prompt([wire(userMessage(command.text))])];
       }
       case "nudge":
@@ -326,15 +368,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         return [];
       case "audio_played":
         // The user heard this much of the latest reply: the model's context is cut there.
-        if (this.audioItem === null) return [];
-        return [
-          wire({
-            type: "conversation.item.truncate",
-            item_id: this.audioItem,
-            content_index: 0,
-            audio_end_ms: command.ms,
-          }),
-        ];
+        return this.cutReplyAt(command.ms);
       case "tool_responses": {
         const items = command.responses.map((r) => {
           const after = this.callItems.get(r.callId);

@@ -254,13 +254,28 @@ function onFrame(ctx: Ctx, text: string): void {
       endOfAudio(s.vad);
       ctx.send({ type: "input_audio_buffer.cleared" });
       return;
-    case "conversation.item.truncate":
+    case "conversation.item.truncate": {
+      // "If the audio_end_ms is greater than the actual audio duration, the server will
+      // respond with an error" (the SDK's ConversationItemTruncateEvent; the code assumed).
+      const said = s.audioMs[event.item_id];
+      if (said === undefined || event.audio_end_ms > said) {
+        error(
+          ctx,
+          "invalid_value",
+          said === undefined
+            ? `No assistant audio item '${event.item_id}'.`
+            : `audio_end_ms ${event.audio_end_ms} is greater than the item's audio (${said} ms).`,
+          "audio_end_ms",
+        );
+        return;
+      }
       ctx.send({
         type: "conversation.item.truncated",
         item_id: event.item_id,
         audio_end_ms: event.audio_end_ms,
       });
       return;
+    }
     default: {
       const unreachable: never = event;
       throw new Error(`unknown event ${JSON.stringify(unreachable)}`);

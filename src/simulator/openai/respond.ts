@@ -60,6 +60,9 @@ export function cancel(ctx: Ctx, reason: string): void {
   });
 }
 
+/** What a model that sends a preamble says first (`preamble`), as a message of its own. */
+const PREAMBLE = "Let me check that.";
+
 /** One response to what is new in the conversation since the last one. */
 export function respond(ctx: Ctx): void {
   const s = ctx.s;
@@ -161,50 +164,61 @@ export function respond(ctx: Ctx): void {
     say = tagged("Anything else?", nextTag(s));
   }
   let at = s.knobs.latencyMs;
-  const itemId = ctx.id("item");
-  const chunks = chunkWords(say, () => ctx.draw());
   const output: Json[] = [];
-  const message = (status: string, text: string | null): Json => ({
-    id: itemId,
-    object: "realtime.item",
-    type: "message",
-    status,
-    role: "assistant",
-    content:
-      text === null
-        ? []
-        : [s.audio ? { type: "output_audio", transcript: text } : { type: "output_text", text }],
-  });
-  if (chunks.length > 0) {
+  // `preamble`: a message of its own first, then the answer's (two message generations).
+  const messages = say === "" ? [] : s.knobs.preamble ? [PREAMBLE, say] : [say];
+  const spoken: string[] = [];
+  for (const [index, text] of messages.entries()) {
+    const itemId = ctx.id("item");
+    const message = (status: string, words: string | null): Json => ({
+      id: itemId,
+      object: "realtime.item",
+      type: "message",
+      status,
+      role: "assistant",
+      content:
+        words === null
+          ? []
+          : [
+              s.audio
+                ? { type: "output_audio", transcript: words }
+                : { type: "output_text", text: words },
+            ],
+    });
+    const chunks = chunkWords(text, () => ctx.draw());
     ctx.later(at, {
       type: "response.output_item.added",
       response_id: id,
-      output_index: 0,
+      output_index: index,
       item: message("in_progress", null),
     });
     for (const chunk of chunks) {
       const ms = s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
       at += ms;
-      const delta = { response_id: id, item_id: itemId, output_index: 0, content_index: 0 };
+      const delta = { response_id: id, item_id: itemId, output_index: index, content_index: 0 };
       if (s.audio) {
         // At msPerWord=0 a word takes no time: a sample of it still goes out.
         const audio = (s.outputMulaw ? spokenMulaw : spokenAudio)(Math.max(ms, 1));
+        s.audioMs[itemId] = (s.audioMs[itemId] ?? 0) + Math.max(ms, 1);
         ctx.later(at, { type: "response.output_audio.delta", ...delta, delta: audio });
         ctx.later(at, { type: "response.output_audio_transcript.delta", ...delta, delta: chunk });
       } else {
         ctx.later(at, { type: "response.output_text.delta", ...delta, delta: chunk });
       }
     }
-    s.lastReply = chunks;
-    if (s.audio) s.spokeAudio = true;
+    spoken.push(...chunks);
     const done = message("completed", chunks.join(""));
     ctx.later(at, {
       type: "response.output_item.done",
       response_id: id,
-      output_index: 0,
+      output_index: index,
       item: done,
     });
     output.push(done);
+  }
+  if (spoken.length > 0) {
+    s.lastReply = spoken;
+    if (s.audio) s.spokeAudio = true;
   }
   for (const [index, name] of calls.entries()) {
     const callId = ctx.id("call");
@@ -223,7 +237,7 @@ export function respond(ctx: Ctx): void {
       name,
       arguments: argumentsSoFar,
     });
-    const where = { response_id: id, output_index: index + 1 };
+    const where = { response_id: id, output_index: messages.length + index };
     ctx.later(at, { type: "response.output_item.added", ...where, item: item("in_progress", "") });
     const done = {
       type: "response.function_call_arguments.done",

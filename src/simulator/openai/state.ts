@@ -34,6 +34,8 @@ export interface OaiSimState {
   /** The session's voice, and whether it has spoken (after which it cannot change). */
   voice: string | null;
   spokeAudio: boolean;
+  /** The audio each of its message items said, in ms (what a truncation may cut). */
+  audioMs: Record<string, number>;
   items: Item[];
   /** Items up to this index have been answered by a response. */
   answered: number;
@@ -83,6 +85,7 @@ export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
     audio: true,
     voice: null,
     spokeAudio: false,
+    audioMs: {},
     items: [],
     answered: 0,
     answeredBefore: 0,
