@@ -2,8 +2,8 @@
 import { z } from "zod";
 import { optionalString, optionalUrl } from "../../var-schemas.js";
 import type { Provider } from "../contract.js";
-import { openWebSocket } from "../websocket.js";
-import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "./adapter.js";
+import { familySession, withModel } from "./family.js";
+import { OPENAI_REALTIME } from "./services.js";
 
 const OPENAI_REALTIME_URL = "wss://api.openai.com/v1/realtime";
 const OPENAI_DEFAULT_MODEL = "gpt-realtime";
@@ -18,10 +18,8 @@ const OpenAIVars = z.object({
 type OpenAIVars = z.output<typeof OpenAIVars>;
 
 /** The connect URL: the model rides in the query, as the service expects it. */
-function openaiUrl(config: OpenAIVars, model?: string): string {
-  const url = new URL(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL);
-  url.searchParams.set("model", model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL);
-  return url.toString();
+function openaiUrl(config: OpenAIVars, model: string): string {
+  return withModel(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL, model);
 }
 
 export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
@@ -34,17 +32,13 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
     // A session's own model (an agent's, or its creator's where the agent allows it) wins.
     const model = agent.model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
     const url = openaiUrl(config, model);
-    // The key rides in a header; it is never logged nor sent to clients.
     const headers = { Authorization: `Bearer ${config.OPENAI_API_KEY ?? ""}` };
-    return {
+    return familySession({
+      service: OPENAI_REALTIME,
+      endpoint: { url, headers },
       model,
-      capabilities: OPENAI_CAPABILITIES,
-      // OpenAI Realtime takes G.711 μ-law natively (audio/pcmu): a call's audio passes untouched.
+      agent,
       audio,
-      connect: () => openWebSocket(url, headers),
-      adapter: () => new OpenAIRealtimeAdapter({ model, agent, audio }),
-      // Agents on one model and voice hand off in place (session.update), see updateAgent.
-      sharedLinkKey: `${url} ${agent.voice ?? ""}`,
-    };
+    });
   },
 };
