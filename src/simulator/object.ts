@@ -32,7 +32,7 @@ import {
   type OaiSimState,
   oaiStep,
 } from "./openai/machine.js";
-import { GPT_LIVE_PATH, liveSessionId, liveSessionPath, OPENAI_SIMULATOR_PATH } from "./route.js";
+import { familyFaceOf, GPT_LIVE_PATH, liveSessionId, liveSessionPath } from "./route.js";
 import { liveHttpError, offersAudio, PeerSlot, standInAnswer } from "./webrtc-stand-in.js";
 
 export interface SimulatorEnv {
@@ -86,8 +86,10 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       const live = this.startLive(socketEnd(server), knobs, sessionName);
       listen(server, live.socket);
       server.addEventListener("close", () => live.end());
-    } else if (url.pathname === OPENAI_SIMULATOR_PATH) {
-      listen(server, new FaceSocket(socketEnd(server), createOpenAISimulator(knobs), OPENAI_FACE));
+    } else if (familyFaceOf(url.pathname) !== null) {
+      const dialect = familyFaceOf(url.pathname) ?? "openai";
+      const state = createOpenAISimulator(knobs, dialect);
+      listen(server, new FaceSocket(socketEnd(server), state, OPENAI_FACE));
     } else {
       const state = createSimulator({
         knobs,

@@ -9,9 +9,27 @@
  *   → /simulator/gemini/seed=7&timeScale=0/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent?key=…
  */
 
+import type { FaceDialectName } from "./openai/dialects.js";
+
 export const SIMULATOR_PATH = "/simulator/gemini";
 /** The OpenAI Realtime face; clients add `?model=…`, which is not a knob. */
 export const OPENAI_SIMULATOR_PATH = "/simulator/openai";
+/**
+ * The OpenAI face as each service of the family speaks it (src/simulator/openai/dialects.ts),
+ * by path: OpenAI Realtime, xAI's Grok voice, Azure Voice Live.
+ */
+export const OPENAI_FAMILY_PATHS = {
+  [OPENAI_SIMULATOR_PATH]: "openai",
+  "/simulator/xai": "xai",
+  "/simulator/voice-live": "voice-live",
+} as const satisfies Record<string, FaceDialectName>;
+
+/** The family face a path names, or null. */
+export function familyFaceOf(pathname: string): FaceDialectName | null {
+  return Object.hasOwn(OPENAI_FAMILY_PATHS, pathname)
+    ? OPENAI_FAMILY_PATHS[pathname as keyof typeof OPENAI_FAMILY_PATHS]
+    : null;
+}
 /**
  * The GPT-Live face, at the service's own path: the openai SDK's LiveWS connects to
  * `{baseURL}/live/sessions`, and a baseURL ending in `/v1` makes it this. Knobs ride in the
@@ -65,7 +83,7 @@ const CREDENTIAL_PARAMS = ["key", "access_token"];
  * wins on a knob given in both.
  */
 export function simulatorUrl(url: URL): URL | null {
-  if (url.pathname === OPENAI_SIMULATOR_PATH || url.pathname === GPT_LIVE_PATH) {
+  if (familyFaceOf(url.pathname) !== null || url.pathname === GPT_LIVE_PATH) {
     const out = new URL(url);
     for (const name of [...CREDENTIAL_PARAMS, "model"]) out.searchParams.delete(name);
     return out;

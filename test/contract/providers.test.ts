@@ -45,6 +45,29 @@ const PROVIDERS: ProviderUnderContract[] = [
         "an OpenAI response ends at its function call: no result can arrive mid-speech",
     },
   },
+  // OpenAI's family at xAI: its own session shape, no truncation, an audible answer bundled
+  // with its calls in one response (livekit/agents issue 6411).
+  {
+    name: "xai",
+    knobs: { wire: "xai" },
+    handoff: "in place",
+    turnless: false,
+    skips: {
+      "a speak result answered while the model still speaks is spoken once, in that turn":
+        "an xAI response ends at its function call (the OpenAI family): no result can arrive mid-speech",
+    },
+  },
+  // OpenAI's family at Azure Voice Live: the original event names and flat session.
+  {
+    name: "azure",
+    knobs: { wire: "azure" },
+    handoff: "in place",
+    turnless: false,
+    skips: {
+      "a speak result answered while the model still speaks is spoken once, in that turn":
+        "a Voice Live response ends at its function call (the OpenAI family): no result can arrive mid-speech",
+    },
+  },
   // No turns: utterances bounded by the transcript timeline; tools delegated to a backend.
   {
     name: "gpt-live",
