@@ -186,7 +186,8 @@ export function invalidEventMessage(error: z.ZodError): {
     const param = path === "" ? key : `${path}.${key}`;
     return { code: "unknown_parameter", message: `Unknown parameter: '${param}'.`, param };
   }
-  if (issue?.code === "invalid_union" && path === "") {
+  // An unknown `type`: zod reports the top-level discriminator at path ["type"].
+  if (issue?.code === "invalid_union" && (path === "" || path === "type")) {
     return { code: "invalid_event", message: "Invalid event type.", param: "type" };
   }
   return {
