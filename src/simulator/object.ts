@@ -8,6 +8,15 @@ import { DurableObject } from "cloudflare:workers";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { SimulatorApi } from "./api.js";
 import {
+  closeQuietly,
+  type Face,
+  type FaceEnd,
+  FaceSocket,
+  frameText,
+  listen,
+  socketEnd,
+} from "./face-socket.js";
+import {
   createSimulator,
   handleSession,
   type ResumeContext,
@@ -40,7 +49,6 @@ export interface SimulatorEnv {
 }
 
 const HANDLE_PREFIX = "handle:";
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const encoder = new TextEncoder();
 
 export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implements SimulatorApi {
@@ -193,28 +201,6 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
 }
 
 /**
- * Where a face's machine sends what it says to its client: a WebSocket, or a WebRTC
- * session's stand-in browser (webrtc-stand-in.ts).
- */
-interface FaceEnd {
-  send(data: string | Uint8Array): void;
-  close(code: number, reason: string): void;
-}
-
-function socketEnd(ws: WebSocket): FaceEnd {
-  return { send: (data) => ws.send(data), close: (code, reason) => closeQuietly(ws, code, reason) };
-}
-
-/** A face's machine driven by WebSocket `ws`: its frames in; its end stops the machine. */
-function listen<S, I, E>(ws: WebSocket, socket: FaceSocket<S, I, E>): void {
-  ws.addEventListener("message", (event) =>
-    socket.feed({ type: "frame", text: frameText(event.data) }),
-  );
-  ws.addEventListener("close", () => socket.stop());
-  ws.addEventListener("error", () => socket.stop());
-}
-
-/**
  * The stand-in browser of a WebRTC session joins: it gets what waited for it, its messages
  * are the primary's client events, and its leaving ends the session as a primary's closing
  * does (its sidebands are closed).
@@ -224,68 +210,6 @@ function joinPeer(ws: WebSocket, live: LiveSession, peer: PeerSlot): void {
   listen(ws, live.socket);
   ws.addEventListener("close", () => live.end());
   ws.addEventListener("error", () => live.end());
-}
-
-/** What a face's machine takes from its socket (each machine's input includes these). */
-type SocketInput = { type: "open" } | { type: "frame"; text: string } | { type: "tick" };
-
-/** A face: its pure machine's step, and how the shell carries out one of its effects. */
-interface Face<S, I, E> {
-  step(
-    state: S,
-    input: I | SocketInput,
-    now: number,
-  ): { state: S; effects: E[]; wakeAt: number | null };
-  carryOut(effect: E, socket: FaceSocket<S, I, E>): void;
-}
-
-/**
- * One connection of a face: its client (a WebSocket, see `listen`) drives the machine —
- * frames and ticks in, effects out in order to its end, one timer for the machine's next
- * wake-up.
- */
-class FaceSocket<S, I, E> {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private closed = false;
-
-  constructor(
-    readonly end: FaceEnd,
-    private state: S,
-    private readonly face: Face<S, I, E>,
-  ) {
-    this.feed({ type: "open" });
-  }
-
-  feed(input: I | SocketInput): void {
-    this.take(input);
-  }
-
-  /** One input: the machine's step, its effects carried out (and returned, in order). */
-  take(input: I | SocketInput): E[] {
-    if (this.closed) return [];
-    const { state, effects, wakeAt } = this.face.step(this.state, input, Date.now());
-    this.state = state;
-    for (const effect of effects) {
-      if (this.closed) return effects;
-      this.face.carryOut(effect, this);
-    }
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (wakeAt !== null && !this.closed) {
-      this.timer = setTimeout(() => this.feed({ type: "tick" }), Math.max(0, wakeAt - Date.now()));
-    }
-    return effects;
-  }
-
-  close(code: number, reason: string): void {
-    this.stop();
-    this.end.close(code, reason);
-  }
-
-  stop(): void {
-    this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
 }
 
 /** The Gemini Live face: binary frames (unless frames=text), resumption handles in storage. */
@@ -319,23 +243,6 @@ function geminiFace(
       }
     },
   };
-}
-
-/** A client frame as text (what a machine parses); a binary frame not UTF-8 is refused there. */
-function frameText(data: string | ArrayBuffer): string {
-  try {
-    return typeof data === "string" ? data : utf8.decode(data);
-  } catch {
-    return "\u0000not utf-8";
-  }
-}
-
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  try {
-    ws.close(code, reason.slice(0, 123));
-  } catch {
-    // already closing
-  }
 }
 
 /**
