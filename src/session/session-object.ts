@@ -13,6 +13,7 @@ import {
   type SessionInit,
   type SessionLifecycle,
   type SessionResource,
+  type SipAcceptAnswer,
   type Timeline,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
@@ -28,6 +29,7 @@ import { HeldSockets } from "./held-sockets.js";
 import { LiveSession } from "./live-session.js";
 import { LoadProbe } from "./load-probe.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
+import { SipCall, sipCallOf } from "./sip-call.js";
 import {
   attach,
   attachmentOf,
@@ -121,6 +123,29 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     sessionAudio: () => this.sessionAudio(),
   });
 
+  /** The session's SIP call (one the model service took, liveline its sideband), or null. */
+  private sip: SipCall | null = null;
+
+  /** The SIP call of a (re)started session, or null when the session is none. */
+  private sipCallFor(meta: SessionMeta): SipCall | null {
+    this.sip?.line.dispose();
+    const record = sipCallOf(meta.metadata);
+    this.sip =
+      record === null
+        ? null
+        : new SipCall(record, {
+            say: (text) => this.live?.sayAsCaller(text),
+            toolResult: (callId, error) => this.live?.callToolResult(callId, error),
+            appConnected: () => this.held.all().some((ws) => attachmentOf(ws) !== null),
+            end: (reason) => void this.end(reason),
+            keypadMode: () => this.live?.currentAgent().keypad ?? "said",
+            control: () => this.live?.callControl() ?? null,
+            background: (work) => this.ctx.waitUntil(work),
+            warn: (message) => console.warn(`liveline: ${message}`),
+          });
+    return this.sip;
+  }
+
   /** How the session sends to a socket's client (null: a socket that is no client yet). */
   private linkOf(ws: WebSocket): ClientLink | null {
     const cached = this.links.get(ws);
@@ -193,6 +218,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const env = this.app.env(this.env);
     const agent = agentOf(this.app, meta, env);
     this.agentProblem = "problem" in agent ? agent.problem : null;
+    const sip = this.sipCallFor(meta);
     this.live = new LiveSession(
       this.ctx.storage,
       env,
@@ -203,9 +229,14 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       clients,
       // The creation route refuses `naive` where the Worker has no such arm.
       asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
-      this.calls.lineFor(meta)?.phoneCall ?? null,
+      this.calls.lineFor(meta)?.phoneCall ?? sip?.line.phoneCall ?? null,
       this.app.prices,
-      (by) => this.meta.markEnded(new Date().toISOString(), by),
+      (by) => {
+        this.meta.markEnded(new Date().toISOString(), by);
+        // A cap ended it: a SIP call still up is hung up (a carrier's stream closes with it).
+        sip?.ending(by);
+      },
+      sip,
     );
     return this.live;
   }
@@ -276,14 +307,25 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return live.placeCall(offer);
   }
 
+  async acceptSipCall(callId: string): Promise<SipAcceptAnswer> {
+    const live = this.requireSession();
+    if (this.meta.read()?.endedAt !== null)
+      return { refused: "ended", message: "the session has ended" };
+    if (this.agentProblem !== null)
+      return { refused: "agent_unavailable", message: this.agentProblem };
+    return live.acceptCall(callId);
+  }
+
   async end(reason: EndReason = "deleted"): Promise<void> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt === null) {
       this.meta.markEnded(new Date().toISOString(), reason);
       live.endBy(reason);
     }
-    // First: the turn the end cuts short must not end or transfer the call on its way out.
+    // First: the turn the end cuts short must not end or transfer the call on its way out
+    // (a SIP call still up is hung up: the service would talk on to nobody's tools).
     this.calls.ending();
+    this.sip?.ending(reason);
     live.interpreter.handleInput({ type: "end_session" });
     for (const ws of this.held.all()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");

@@ -3,6 +3,7 @@ import { UpstreamRefused } from "../providers/websocket.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
 import type {
   AgentSpec,
+  CallSignal,
   ProviderAdapter,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
@@ -34,6 +35,8 @@ interface UpstreamCallbacks {
   callEnded?(serviceSessionId: string): void;
   /** The direct call's service session now speaks as `agent` (a handoff reached it). */
   callSetUp?(serviceSessionId: string, agent: string): void;
+  /** What a call's sideband said of the call itself (a SIP call's keys and playback). */
+  callSignals?(signals: CallSignal[]): void;
 }
 
 /** How the link reaches its model: a provider's session. */
@@ -163,6 +166,7 @@ export class UpstreamLink implements ModelPort {
           }
           for (const frame of decoded.send ?? []) ws.send(frame);
           this.callbacks.events(decoded.events);
+          if (decoded.call !== undefined) this.callbacks.callSignals?.(decoded.call);
         });
         const onGone = (code: number, reason: string) => {
           if (attempt !== this.attempt) return;

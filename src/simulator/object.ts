@@ -41,7 +41,16 @@ import {
   type OaiSimState,
   oaiStep,
 } from "./openai/machine.js";
-import { familyFaceOf, GPT_LIVE_PATH, liveSessionId, liveSessionPath } from "./route.js";
+import { RingRequest, SipCallStandIn } from "./openai-sip/stand-in.js";
+import {
+  familyFaceOf,
+  GPT_LIVE_PATH,
+  liveSessionId,
+  liveSessionPath,
+  type SipPath,
+  sipCallId,
+  sipPath,
+} from "./route.js";
 import { liveHttpError, offersAudio, PeerSlot, standInAnswer } from "./webrtc-stand-in.js";
 
 export interface SimulatorEnv {
@@ -55,6 +64,8 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
   /** GPT-Live sessions running on this object, by session id: where a sideband attaches. */
   private readonly live = new Map<string, LiveSession>();
   private liveSessions = 0;
+  /** SIP calls of the OpenAI SIP stand-in on this object, by call id. */
+  private readonly sipCalls = new Map<string, SipCallStandIn>();
 
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -66,6 +77,8 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       throw err;
     }
     const sessionName = url.searchParams.get("session") ?? "";
+    const sip = sipPath(url);
+    if (sip !== null) return this.sip(sip, request, knobs, sessionName);
     if (request.method === "POST") return this.createWebRtc(request, knobs, sessionName);
     const path = liveSessionPath(url.pathname);
     const running = path === null ? undefined : this.live.get(path.id);
@@ -107,6 +120,48 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       listen(server, new FaceSocket(socketEnd(server), state, geminiFace(this, knobs)));
     }
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** The OpenAI SIP stand-in (openai-sip/stand-in.ts): a call rung, controlled, attached to. */
+  private async sip(
+    path: SipPath,
+    request: Request,
+    knobs: SimulatorKnobs,
+    sessionName: string,
+  ): Promise<Response> {
+    if (path.kind === "ring") {
+      let json: unknown;
+      try {
+        json = await request.json();
+      } catch {
+        return jsonError(400, "bad_request", "the body is not JSON");
+      }
+      const ring = RingRequest.safeParse(json);
+      if (!ring.success)
+        return jsonError(400, "bad_request", ring.error.issues[0]?.message ?? "invalid");
+      const id = sipCallId(sessionName, this.sipCalls.size + 1);
+      const call = new SipCallStandIn(id, ring.data.from, ring.data.to, knobs);
+      this.sipCalls.set(id, call);
+      return Response.json({
+        call_id: id,
+        webhook: await call.webhook(ring.data.secret, Date.now()),
+      });
+    }
+    const call = this.sipCalls.get(path.id);
+    if (call === undefined)
+      return liveHttpError(404, "call_not_found", `No call with id ${path.id}.`);
+    switch (path.kind) {
+      case "describe":
+        return Response.json(call.describe());
+      case "sideband":
+        return call.sideband();
+      case "control":
+        return path.action === "phone" ? call.joinPhone() : call.control(path.action, request);
+      default: {
+        const unreachable: never = path;
+        throw new Error(`unknown SIP path ${JSON.stringify(unreachable)}`);
+      }
+    }
   }
 
   /**
@@ -310,8 +365,15 @@ export async function handleSimulatorRequest(
   env: SimulatorEnv,
 ): Promise<Response> {
   const url = new URL(request.url);
-  // GPT-Live's WebRTC creation is the one HTTP request a face takes (at the service's path).
-  const creation = request.method === "POST" && url.pathname === GPT_LIVE_PATH;
+  // GPT-Live's WebRTC creation, and the SIP stand-in's rings, control and descriptions, are the
+  // HTTP requests a face takes (at the service's paths).
+  const sip = sipPath(url);
+  const sipHttp =
+    sip !== null &&
+    ((request.method === "POST" &&
+      (sip.kind === "ring" || (sip.kind === "control" && sip.action !== "phone"))) ||
+      (request.method === "GET" && sip.kind === "describe"));
+  const creation = (request.method === "POST" && url.pathname === GPT_LIVE_PATH) || sipHttp;
   if (request.method !== "GET" && !creation) {
     const allow = url.pathname === GPT_LIVE_PATH ? "GET, POST" : "GET";
     return jsonError(405, "method_not_allowed", `use ${allow}`, { Allow: allow });

@@ -56,6 +56,41 @@ function liveSessionObject(id: string): string | null {
   return /^sess_([A-Za-z0-9_-]{1,64})\.\d+$/.exec(id)?.[1] ?? null;
 }
 
+/** Where the SIP stand-in rings a call (POST), and tells of one (GET `…/{id}`). */
+export const SIP_CALLS_PATH = "/simulator/openai-sip/calls";
+/** OpenAI's SIP call control (`/v1/realtime/calls/{id}/{action}`), and the stand-in phone. */
+const SIP_CALL = /^\/v1\/realtime\/calls\/([^/]+)\/(accept|reject|refer|hangup|phone)$/;
+const SIP_DESCRIBE = /^\/simulator\/openai-sip\/calls\/([^/]+)$/;
+
+/** A SIP call's id names the simulator object that holds it: `rtc_{object}.{n}`. */
+export function sipCallId(objectName: string, n: number): string {
+  return `rtc_${objectName}.${n}`;
+}
+
+/** What a SIP stand-in path asks for, or null when it is none. */
+export type SipPath =
+  | { kind: "ring" }
+  | { kind: "describe"; id: string }
+  | { kind: "sideband"; id: string }
+  | { kind: "control"; id: string; action: string };
+
+export function sipPath(url: URL): SipPath | null {
+  if (url.pathname === SIP_CALLS_PATH) return { kind: "ring" };
+  const call = url.searchParams.get("call_id");
+  if (url.pathname === "/v1/realtime" && call !== null) return { kind: "sideband", id: call };
+  const control = SIP_CALL.exec(url.pathname);
+  if (control !== null)
+    return { kind: "control", id: decodeURIComponent(control[1]!), action: control[2]! };
+  const described = SIP_DESCRIBE.exec(url.pathname);
+  if (described !== null) return { kind: "describe", id: decodeURIComponent(described[1]!) };
+  return null;
+}
+
+/** The object a SIP call's id names, or null. */
+function sipCallObject(id: string): string | null {
+  return /^rtc_([A-Za-z0-9_-]{1,64})\.\d+$/.exec(id)?.[1] ?? null;
+}
+
 /** The session a sideband's or a stand-in browser's path names, or null when it is neither. */
 export function liveSessionPath(pathname: string): { id: string; kind: "attach" | "peer" } | null {
   const match = GPT_LIVE_SESSION.exec(pathname);
@@ -83,6 +118,17 @@ const CREDENTIAL_PARAMS = ["key", "access_token"];
  * wins on a knob given in both.
  */
 export function simulatorUrl(url: URL): URL | null {
+  const sip = sipPath(url);
+  if (sip !== null) {
+    const out = new URL(url);
+    for (const name of CREDENTIAL_PARAMS) out.searchParams.delete(name);
+    if (sip.kind === "ring") return out;
+    // The id names the object; an id of no simulated call is not the simulator's.
+    const object = sipCallObject(sip.id);
+    if (object === null) return null;
+    out.searchParams.set("session", object);
+    return out;
+  }
   if (familyFaceOf(url.pathname) !== null || url.pathname === GPT_LIVE_PATH) {
     const out = new URL(url);
     for (const name of [...CREDENTIAL_PARAMS, "model"]) out.searchParams.delete(name);

@@ -24,7 +24,7 @@ import { checkedString } from "../var-schemas.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "./knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 import { GPT_LIVE_PATH } from "./route.js";
-import { simulatedDirectCalls } from "./simulated-calls.js";
+import { simulatedDirectCalls, simulatedSipCalls } from "./simulated-calls.js";
 
 /** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
 const SimulatorVars = z.object({
@@ -165,6 +165,15 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
           return wireArm?.openaiAdapter(opts) ?? new OpenAIRealtimeAdapter(opts);
         },
         sharedLinkKey: `${wire} ${model} ${agent.voice ?? ""}`,
+        // OpenAI's SIP calls, on the stand-in (src/simulator/openai-sip).
+        ...(wire === "openai"
+          ? {
+              directCalls: simulatedSipCalls(
+                bindings,
+                () => new OpenAIRealtimeAdapter({ model, agent, audio, service }),
+              ),
+            }
+          : {}),
       };
     }
     if (wire === "gpt-live") {

@@ -111,6 +111,16 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   }
 
   /**
+   * A call's sideband attached (a SIP call, accepted as the agent's session): nothing is set
+   * up on it, and a later `session.updated` is not its setup. A call set up as another agent
+   * (a handoff since) takes this one's instructions and tools.
+   */
+  attachFrames(opts: { handedOff: boolean }): string[] {
+    this.live = true;
+    return opts.handedOff ? [agentUpdate(this.session, this.opts.agent)] : [];
+  }
+
+  /**
    * A handoff on this connection: the new agent's instructions, tools and transcription
    * language, never while a response is active (openai-agents-js updates the session between
    * responses too). The voice stays: the service refuses a new voice once audio was spoken,
@@ -232,6 +242,17 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "input_audio_buffer.committed":
         this.speaking = false;
         return ok([]);
+      // A SIP call's sideband: what the call itself says, for the call's line.
+      case "input_audio_buffer.dtmf_event_received":
+        return /^[0-9*#A-D]$/.test(event.event)
+          ? { ok: true, events: [], call: [{ kind: "key", digit: event.event }] }
+          : ok([]);
+      case "output_audio_buffer.started":
+        return { ok: true, events: [], call: [{ kind: "playing" }] };
+      case "output_audio_buffer.stopped":
+        return { ok: true, events: [], call: [{ kind: "played_out" }] };
+      case "output_audio_buffer.cleared":
+        return { ok: true, events: [], call: [{ kind: "cut" }] };
       case "error":
         if (event.error.code === "conversation_already_has_active_response") {
           // Our response.create met a response the server began itself (server VAD): ask

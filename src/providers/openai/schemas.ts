@@ -195,6 +195,16 @@ export const ServerEvent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("input_audio_buffer.speech_started") }),
   z.object({ type: z.literal("input_audio_buffer.speech_stopped") }),
   z.object({ type: z.literal("input_audio_buffer.committed") }),
+  // SIP only (the `openai` package's types): a key the caller pressed, and the model's audio
+  // to the caller begun, played out, or cut by the caller's speech (also WebRTC's).
+  z.object({
+    type: z.literal("input_audio_buffer.dtmf_event_received"),
+    event: z.string(),
+    received_at: z.number().optional(),
+  }),
+  z.object({ type: z.literal("output_audio_buffer.started") }),
+  z.object({ type: z.literal("output_audio_buffer.stopped") }),
+  z.object({ type: z.literal("output_audio_buffer.cleared") }),
   z.object({
     type: z.literal("error"),
     // Voice Live's error may lack its type or message (Pipecat's Voice Live types).

@@ -52,6 +52,12 @@ export function oaiStep(
   if (!s.closed) {
     if (input.type === "open") onOpen(ctx);
     else if (input.type === "frame") onFrame(ctx, input.text);
+    else if (input.type === "dtmf" && s.sip)
+      ctx.send({
+        type: "input_audio_buffer.dtmf_event_received",
+        event: input.digit,
+        received_at: Math.floor(ctx.now / 1000),
+      });
     drain(ctx);
   }
   const wakeAt = s.closed || s.queue.length === 0 ? null : Math.min(...s.queue.map((q) => q.at));
@@ -92,6 +98,9 @@ function drain(ctx: Ctx): void {
     }
     const message = due.message!;
     if (message.type === "response.done") s.active = null;
+    // A SIP call's audio: playing from its first chunk until it has played out.
+    if (message.type === "output_audio_buffer.started") s.playing = String(message.response_id);
+    if (message.type === "output_audio_buffer.stopped") s.playing = null;
     ctx.send(message);
   }
 }

@@ -46,6 +46,11 @@ export function cancel(ctx: Ctx, reason: string): void {
   const id = s.active!;
   s.queue = s.queue.filter((q) => q.close !== undefined);
   s.active = null;
+  // A SIP call's audio stops where it was: what was left of it is dropped.
+  if (s.playing !== null) {
+    ctx.send({ type: "output_audio_buffer.cleared", response_id: s.playing });
+    s.playing = null;
+  }
   // Cut short, it answered nothing: the next response still answers what this one was for
   // (assumed: the model answers the latest user message in its conversation).
   s.answered = s.answeredBefore;
@@ -198,6 +203,8 @@ export function respond(ctx: Ctx): void {
       output_index: 0,
       item: message("in_progress", null),
     });
+    // A SIP call's audio begins to play to the phone with its first chunk.
+    if (s.sip && s.audio) ctx.later(at, { type: "output_audio_buffer.started", response_id: id });
     for (const chunk of chunks) {
       const ms = s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
       at += ms;
@@ -256,6 +263,9 @@ export function respond(ctx: Ctx): void {
   }
   s.answered = s.items.length;
   finish(ctx, id, at, say.split(/\s+/).filter(Boolean).length, output);
+  // Played out once all of it was sent (the phone plays it as it comes, at the same pace).
+  if (s.sip && s.audio && chunks.length > 0)
+    ctx.later(at, { type: "output_audio_buffer.stopped", response_id: id });
 }
 
 function finish(ctx: Ctx, id: string, at: number, words: number, output: Json[] = []): void {

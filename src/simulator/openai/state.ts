@@ -66,9 +66,22 @@ export interface OaiSimState {
   utterances: number;
   /** When the connection opened (for dropAfterMs). */
   openedAt: number;
+  /**
+   * A SIP call's session (src/simulator/openai-sip): its audio plays to a phone, so the face
+   * says when it starts, has played out, or was cut (`output_audio_buffer.*`), and passes
+   * the caller's keys on (`input_audio_buffer.dtmf_event_received`).
+   */
+  sip: boolean;
+  /** The response whose audio is playing to the phone (a SIP call's), or null. */
+  playing: string | null;
 }
 
-export type OaiSimInput = { type: "open" } | { type: "frame"; text: string } | { type: "tick" };
+export type OaiSimInput =
+  | { type: "open" }
+  | { type: "frame"; text: string }
+  | { type: "tick" }
+  /** A SIP call's caller pressed a key (the SIP stand-in's phone). */
+  | { type: "dtmf"; digit: string };
 export type OaiSimEffect =
   | { type: "send"; message: Json }
   | { type: "close"; code: number; reason: string };
@@ -81,10 +94,13 @@ export function inputBytesPerMs(s: OaiSimState): number {
 export function createOpenAISimulator(
   knobs: SimulatorKnobs,
   dialect: FaceDialectName = "openai",
+  sip = false,
 ): OaiSimState {
   return {
     knobs,
     dialect,
+    sip,
+    playing: null,
     rng: seedState(knobs.seed),
     closed: false,
     tools: [],
