@@ -166,6 +166,32 @@ describe("an OpenAI SIP call, liveline its sideband", () => {
     expect(ended.body?.closing?.record.endedBy).toBe("agent_hung_up");
   });
 
+  it("the caller hangs up: the sideband is refused, and the session ends with the call", async () => {
+    const { callId, phone } = await answeredCall({ calls: "*:" });
+    await heard(phone, "liveline simulator");
+    phone.close();
+    const ended = await eventually(
+      () => session(callId),
+      (s) => s.body?.closing?.record.endedBy === "caller_hung_up",
+    );
+    expect(ended.body?.closing?.record.endedBy).toBe("caller_hung_up");
+  });
+
+  it("a session ended by the app's backend hangs its call up at the service", async () => {
+    const { callId, phone } = await answeredCall({ calls: "*:" });
+    await heard(phone, "liveline simulator");
+    const res = await exports.default.fetch(`${BASE}/v1/sessions/${await sessionOf(callId)}`, {
+      method: "DELETE",
+      headers: withKey(),
+    });
+    expect(res.ok).toBe(true);
+    const over = await eventually(
+      () => standIn(callId),
+      (c) => c.state === "hung_up",
+    );
+    expect(over.state).toBe("hung_up");
+  });
+
   it("the caller's keys from the sideband go by the keypad rules: 1, 2, # is one entry", async () => {
     const { callId, phone } = await answeredCall({ calls: "*:" });
     await heard(phone, "liveline simulator");
