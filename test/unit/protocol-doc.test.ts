@@ -57,6 +57,7 @@ const httpErrorCodes = () =>
       "src/http/method-not-allowed.ts",
       "src/http/routes/sessions.ts",
       "src/http/routes/telephony.ts",
+      "src/http/routes/openai-sip.ts",
       "src/http/routes/usage.ts",
       "src/http/routes/webrtc.ts",
       "src/http/routes/ws.ts",

@@ -11,6 +11,7 @@
  * controls" guides; the `openai` package's types (7.57.0).
  */
 import { Hono } from "hono";
+import type { SipAcceptAnswer } from "../../contracts/session-api.js";
 import { openaiWebhookSecret } from "../../providers/openai/provider.js";
 import {
   callParties,
@@ -70,13 +71,29 @@ export const openaiSipRoutes = new Hono<AppEnv>()
     if ("refused" in answer) {
       // A call the service would not let liveline take has no session either.
       if (answer.refused === "service_failed") await stub.end("carrier_ended");
-      const status =
-        answer.refused === "ended" ? 410 : answer.refused === "service_failed" ? 502 : 503;
-      throw new HttpError(status, answer.refused, answer.message);
+      throw refusal(answer);
     }
     return c.json({ sessionId, accepted: true });
   })
   .all("/webhook", methodNotAllowed("POST"));
+
+/** Why the call was not taken, as the webhook's answer says it. */
+function refusal({ refused, message }: Extract<SipAcceptAnswer, { refused: string }>): HttpError {
+  switch (refused) {
+    case "ended":
+      return new HttpError(410, "session_ended", message);
+    case "agent_unavailable":
+      return new HttpError(503, "agent_unavailable", message);
+    case "unsupported":
+      return new HttpError(400, "sip_unsupported", message);
+    case "service_failed":
+      return new HttpError(502, "upstream_error", message);
+    default: {
+      const unreachable: never = refused;
+      throw new Error(`unknown refusal ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
 
 /** The webhook's body, once its signature is checked (403 otherwise; 503 without a secret). */
 async function signedBody(c: AppContext): Promise<string> {
