@@ -749,7 +749,9 @@ for (const provider of PROVIDERS) {
     scenario(
       "a backend request does not undo a transfer the model made (found by the attack)",
       async () => {
-        const created = await session({ timeScale: 1 });
+        // Paced (about 100 ms a word): the old agent's follow-up plays for seconds after the
+        // transfer's result, long enough for the backend's request to land while it is pending.
+        const created = await session({ timeScale: 0.3 });
         const { client } = created;
         await playTurn(client, "hi");
         client.send({ type: "text", text: "I have a question about billing" });
