@@ -26,7 +26,7 @@ describe("loadConfig", () => {
       DEMO_PAGE: "off",
       FAULT_INJECTION: "off",
       SIMULATOR_ROUTE: "off",
-      providers: ["simulator", "gemini", "openai", "gpt-live"],
+      providers: ["simulator", "gemini", "openai", "gpt-live", "xai", "azure"],
     });
   });
 
