@@ -116,15 +116,25 @@ async function historyOf(sessionId: string): Promise<Record<string, unknown>[]> 
  * armed before a turn opens). It reaches into the object, so a rename there breaks it loudly.
  */
 async function setModelTimeout(sessionId: string, ms: number): Promise<void> {
+  await setCoreTimes(sessionId, { modelTimeoutMs: ms });
+}
+
+/** The session's core config's times, set in its running object (as setModelTimeout does). */
+async function setCoreTimes(
+  sessionId: string,
+  times: { modelTimeoutMs?: number; emptyReplyWaitMs?: number },
+): Promise<void> {
   const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
   await runInDurableObject(stub, (instance: unknown) => {
     const live = (
       instance as {
-        live: { interpreter: { state: { config: { modelTimeoutMs: number } } } } | null;
+        live: {
+          interpreter: { state: { config: { modelTimeoutMs: number; emptyReplyWaitMs: number } } };
+        } | null;
       }
     ).live;
     if (!live) throw new Error("the session's object holds no running session");
-    live.interpreter.state.config.modelTimeoutMs = ms;
+    Object.assign(live.interpreter.state.config, times);
   });
 }
 
@@ -212,7 +222,13 @@ for (const provider of PROVIDERS) {
     scenario(
       "an empty reply after a tool result is retried invisibly; the result is spoken",
       async () => {
-        const { client } = await session({ calls: "greeting:lookup_faq", emptySchedule: "2" });
+        const { client, sessionId } = await session({
+          calls: "greeting:lookup_faq",
+          emptySchedule: "2",
+        });
+        // The wait before an empty reply is retried: 1.5 s, not the 4 s default (the face
+        // answers at once at timeScale 0; the rule is the same).
+        await setCoreTimes(sessionId, { emptyReplyWaitMs: 1500 });
         const frames = await playTurn(client, "hi", { settleMs: 150 });
         expect(wordsOf(frames).join("")).toContain("lookup_faq found");
         expect(JSON.stringify(frames)).not.toContain("Please continue");
