@@ -234,6 +234,9 @@ export class UpstreamLink implements ModelPort {
           this.call = null;
           this.callbacks.callEnded?.(call);
         }
+        // The call's end ended the session (a SIP call's session is the call): no connection
+        // of its own is opened (the open's failure is not reported: the attempt is gone).
+        if (attempt !== this.attempt) throw err;
       }
     }
     return { ws: await this.target.connect(attempt), sideband: false };

@@ -175,6 +175,14 @@ describe("an OpenAI SIP call, liveline its sideband", () => {
       (s) => s.body?.closing?.record.endedBy === "caller_hung_up",
     );
     expect(ended.body?.closing?.record.endedBy).toBe("caller_hung_up");
+    const res = await exports.default.fetch(
+      `${BASE}/v1/sessions/${await sessionOf(callId)}/timeline`,
+      { headers: withKey() },
+    );
+    const kinds = ((await res.json()) as { rows: { kind: string }[] }).rows.map((r) => r.kind);
+    // The sideband's close is the last of the model connection: no connection of the
+    // session's own is made live once the call is gone.
+    expect(kinds.lastIndexOf("UPSTREAM_LIVE")).toBeLessThan(kinds.indexOf("UPSTREAM_CLOSED"));
   });
 
   it("a session ended by the app's backend hangs its call up at the service", async () => {
