@@ -84,6 +84,8 @@ function refusal({ refused, message }: Extract<SipAcceptAnswer, { refused: strin
       return new HttpError(410, "session_ended", message);
     case "agent_unavailable":
       return new HttpError(503, "agent_unavailable", message);
+    case "model_unavailable":
+      return new HttpError(503, "model_unavailable", message);
     case "unsupported":
       return new HttpError(400, "sip_unsupported", message);
     case "service_failed":
