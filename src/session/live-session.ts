@@ -470,7 +470,7 @@ export class LiveSession {
         message: `this session's model (provider ${this.meta.provider}, ${this.model}) takes no SIP calls; OpenAI Realtime does (provider openai)`,
       };
     try {
-      await accept(callId);
+      await this.subrequests.track("model", accept(callId));
     } catch (err) {
       if (!(err instanceof DirectCallRefused)) throw err;
       return { refused: "service_failed", message: err.message };
@@ -507,7 +507,19 @@ export class LiveSession {
 
   /** The call control of the session's provider (a SIP call's REFER and hang-up), or null. */
   callControl(): DirectCalls | null {
-    return this.providerFor(this.state.agent).directCalls ?? null;
+    const calls = this.providerFor(this.state.agent).directCalls;
+    if (calls === undefined) return null;
+    // Each is a subrequest to the model service, counted as the model connection's are.
+    const { refer, hangUp } = calls;
+    return {
+      ...calls,
+      ...(refer === undefined
+        ? {}
+        : { refer: (id, uri) => this.subrequests.track("model", refer(id, uri)) }),
+      ...(hangUp === undefined
+        ? {}
+        : { hangUp: (id) => this.subrequests.track("model", hangUp(id)) }),
+    };
   }
 
   /**
