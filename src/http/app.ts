@@ -9,6 +9,7 @@ import type { AppEnv } from "./context.js";
 import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
 import { openaiSipRoutes } from "./routes/openai-sip.js";
+import { recordingRoutes } from "./routes/recording.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { telephonyRoutes } from "./routes/telephony.js";
 import { usageRoutes } from "./routes/usage.js";
@@ -47,6 +48,7 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   });
   http.route("/v1/sessions", wsRoutes);
   http.route("/v1/sessions", sessionRoutes);
+  http.route("/v1/sessions", recordingRoutes);
   http.route("/v1/sessions", webrtcRoutes);
   http.route("/v1/telephony", telephonyRoutes);
   http.route("/v1/sip/openai", openaiSipRoutes);
