@@ -23,8 +23,9 @@ const OpenAIVars = z.object({
   /** Default gpt-realtime. */
   OPENAI_MODEL: optionalString,
   /** The project webhook's signing secret (`whsec_…`): SIP calls' `realtime.call.incoming`. */
-  OPENAI_WEBHOOK_SECRET: checkedString("a webhook signing secret, whsec_ then base64", (v) => {
-    if (webhookKey(v) === null) throw new Error("is not whsec_ followed by base64");
+  OPENAI_WEBHOOK_SECRET: checkedString("a webhook signing secret (whsec_ then base64)", (v) => {
+    if (v !== v.trim()) throw new Error("has surrounding whitespace (a paste error?)");
+    if (webhookKey(v) === null) throw new Error("starts with whsec_ but no base64 follows");
   }),
 });
 type OpenAIVars = z.output<typeof OpenAIVars>;

@@ -4,7 +4,8 @@
  * `webhook-signature` (space-separated `v1,<base64>` entries, one per active secret), and the
  * signature is HMAC-SHA256 over `{id}.{timestamp}.{body}`, keyed by the secret's bytes (the
  * base64 after `whsec_`). A delivery older or newer than the tolerance is refused (a replay);
- * every candidate is compared in constant time.
+ * every candidate is compared in constant time. Only `v1` entries are candidates (the scheme's
+ * one version; OpenAI sends no other).
  */
 import { safeEqual } from "../../safe-equal.js";
 
@@ -13,9 +14,14 @@ export const WEBHOOK_TOLERANCE_S = 300;
 
 const SECRET_PREFIX = "whsec_";
 
-/** The secret's key bytes, or null when it is not `whsec_` and base64 (a setting to fix). */
+/**
+ * The secret's key bytes: the base64 after `whsec_` (the form OpenAI's dashboard gives), or a
+ * secret without that prefix as its own UTF-8 bytes (as the official SDK takes one). Null for
+ * an empty secret, or `whsec_` followed by no base64 (a setting to fix).
+ */
 export function webhookKey(secret: string): Uint8Array | null {
-  if (!secret.startsWith(SECRET_PREFIX)) return null;
+  if (secret === "") return null;
+  if (!secret.startsWith(SECRET_PREFIX)) return new TextEncoder().encode(secret);
   const encoded = secret.slice(SECRET_PREFIX.length);
   if (encoded === "" || !/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) return null;
   try {

@@ -30,7 +30,12 @@ export const RingRequest = z
   .object({
     from: z.string().min(1),
     to: z.string().min(1),
-    secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/, "a webhook secret (whsec_…)"),
+    secret: z
+      .string()
+      .min(1)
+      .refine((v) => !v.startsWith("whsec_") || /^whsec_[A-Za-z0-9+/]+={0,2}$/.test(v), {
+        message: "a webhook secret (whsec_ then base64)",
+      }),
   })
   .strict();
 

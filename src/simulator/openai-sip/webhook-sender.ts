@@ -2,7 +2,8 @@
  * The SIP stand-in's webhook, signed as OpenAI signs its webhooks (Standard Webhooks, as the
  * `openai` package's `webhooks.verifySignature` checks them): `webhook-id`,
  * `webhook-timestamp` (Unix seconds), `webhook-signature: v1,<base64 HMAC-SHA256>` over
- * `{id}.{timestamp}.{body}`, keyed by the bytes the secret's base64 (after `whsec_`) encodes.
+ * `{id}.{timestamp}.{body}`, keyed by the bytes the secret's base64 (after `whsec_`) encodes
+ * (a secret without the prefix: its own bytes).
  * Written from the scheme, not from liveline's verifier: the two must not share one
  * understanding (the unit tests check both against the official SDK).
  */
@@ -20,7 +21,10 @@ export async function signedDelivery(
 ): Promise<SignedDelivery> {
   const body = JSON.stringify(event);
   const timestamp = String(Math.floor(nowMs / 1000));
-  const keyBytes = Uint8Array.from(atob(secret.replace(/^whsec_/, "")), (c) => c.charCodeAt(0));
+  // `whsec_` and base64 (the dashboard's form), or a secret taken as its own bytes.
+  const keyBytes = secret.startsWith("whsec_")
+    ? Uint8Array.from(atob(secret.slice("whsec_".length)), (c) => c.charCodeAt(0))
+    : new TextEncoder().encode(secret);
   const key = await crypto.subtle.importKey(
     "raw",
     keyBytes,
