@@ -1,11 +1,12 @@
 /**
- * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai,gpt-live]
+ * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai,gpt-live,xai]
  *                 [--figures [path] | --no-figures]
  *
  * The field failures, side by side: each scenario runs against the built-in simulator in
  * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
  * and liveline — and for each provider's wire (the simulator's Gemini Live, OpenAI Realtime
- * and GPT-Live faces; a scenario a provider cannot have says why), on a `wrangler dev` this
+ * and GPT-Live faces; a scenario a provider cannot have says why; a scenario of one
+ * service's own fault runs on that wire alone, `on`: xAI's), on a `wrangler dev` this
  * script starts and stops (and a second one for a scenario that needs other Worker vars, such
  * as a short MODEL_TIMEOUT_MS). Prints one table and
  * writes bench-results/repro.json. Trial i of a scenario uses simulator seed S + i.
@@ -49,7 +50,10 @@ const BASE_KNOBS = { timeScale: 0 };
 const saidOf = (frames) =>
   frames.filter((f) => f.type === "text" || f.type === "transcript").map((f) => f.text);
 
-/** The simulator's wires, each a provider column of the table (`--providers` picks some). */
+/**
+ * The simulator's wires a scenario runs on unless it names its own (`on`), each a provider
+ * row of the table (`--providers` picks some).
+ */
 const PROVIDERS = ["gemini", "openai", "gpt-live"];
 
 /** A scenario's `skip` for every provider but `provider`, with one reason. */
@@ -954,6 +958,43 @@ const SCENARIOS = [
       }
     },
   },
+  // xAI's own fault: a reasoning voice model bundles its audible answer with a function call in
+  // one response (livekit/agents issue 6411).
+  {
+    id: "bundled_answer_and_call",
+    on: ["xai"],
+    label: "an audible answer bundled with a side-effect call: the answer said twice",
+    field: "livekit/agents 6411: heard twice (no rate)",
+    unit: "turns",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The caller states a preference: the model answers it and calls set_preference (a side
+      // effect) in the same response. The naive relay asks for a response after the result,
+      // as frameworks do for a tool that returned a value; the model says its answer again.
+      const { client } = await open(
+        server,
+        arm,
+        { seed, calls: "1:set_preference;*:", repeatAnswers: 1 },
+        provider,
+      );
+      try {
+        const { frames } = await playTurn(client, "I prefer short answers", { settleMs: 200 });
+        const said = saidOf(frames).join("");
+        const called = frames.some((f) => f.type === "tool_call" && f.name === "set_preference");
+        const answers = said.split("Anything else?").length - 1;
+        const failed = !called || answers !== 1 || turnEndsOf(frames).length !== 1;
+        return {
+          units: 1,
+          failed: failed ? 1 : 0,
+          note: failed
+            ? `${called ? "" : "no call; "}answer said ${answers}×: ${said.slice(0, 160)}`
+            : undefined,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
   {
     id: "delegation_delivered_twice",
     skip: onlyOn(
@@ -995,8 +1036,10 @@ async function main() {
   const seed = numFlag(f, "seed", 1);
   const only = typeof f.get("only") === "string" ? String(f.get("only")).split(",") : null;
   const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.id));
-  const providers =
-    typeof f.get("providers") === "string" ? String(f.get("providers")).split(",") : PROVIDERS;
+  const picked =
+    typeof f.get("providers") === "string" ? String(f.get("providers")).split(",") : null;
+  /** The wires a scenario runs on: its own, or every provider's; `--providers` picks some. */
+  const wiresOf = (sc) => (sc.on ?? PROVIDERS).filter((p) => picked === null || picked.includes(p));
   const figures = figuresTarget(f, { full: !quick && !f.has("only") && !f.has("providers") });
   checkFigures(figures, "repro");
 
@@ -1016,7 +1059,7 @@ async function main() {
     for (const sc of scenarios) {
       const server = await serverFor(sc.vars);
       results[sc.id] = {};
-      for (const provider of providers.filter((p) => !sc.skip?.[p])) {
+      for (const provider of wiresOf(sc).filter((p) => !sc.skip?.[p])) {
         results[sc.id][provider] = {};
         for (const arm of ["naive", "liveline"]) {
           const acc = { units: 0, failed: 0, extra: 0, notes: [] };
@@ -1047,7 +1090,7 @@ async function main() {
   }
 
   const rows = scenarios.flatMap((sc) =>
-    providers.map((provider) => {
+    wiresOf(sc).map((provider) => {
       const r = results[sc.id][provider];
       if (!r) return [sc.label, provider, "—", "—", `skipped: ${sc.skip[provider]}`];
       return [

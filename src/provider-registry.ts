@@ -5,10 +5,12 @@
  * (src/vocabulary/provider-adapter.ts), and its line below. Names, vars and env types follow.
  */
 import type { z } from "zod";
+import { azureProvider } from "./providers/azure/provider.js";
 import { type ProviderRequest, type RegisteredProvider, registered } from "./providers/contract.js";
 import { geminiProvider } from "./providers/gemini/provider.js";
 import { gptLiveProvider } from "./providers/gpt-live/provider.js";
 import { openaiProvider } from "./providers/openai/provider.js";
+import { xaiProvider } from "./providers/xai/provider.js";
 import { simulatorProvider } from "./simulator/simulated-provider.js";
 import type { ProviderSession } from "./vocabulary/provider-adapter.js";
 
@@ -17,6 +19,8 @@ export const PROVIDERS = {
   gemini: registered(geminiProvider),
   openai: registered(openaiProvider),
   "gpt-live": registered(gptLiveProvider),
+  xai: registered(xaiProvider),
+  azure: registered(azureProvider),
 };
 
 export type ProviderName = keyof typeof PROVIDERS;

@@ -9,6 +9,7 @@ import { resolveAuth } from "./auth.js";
 import type { AppEnv } from "./context.js";
 import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
+import { openaiSipRoutes } from "./routes/openai-sip.js";
 import { recordingRoutes } from "./routes/recording.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { telephonyRoutes } from "./routes/telephony.js";
@@ -61,6 +62,7 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   http.route("/v1/sessions", recordingRoutes);
   http.route("/v1/sessions", webrtcRoutes);
   http.route("/v1/telephony", telephonyRoutes);
+  http.route("/v1/sip/openai", openaiSipRoutes);
   http.route("/v1/usage", usageRoutes);
 
   http.notFound(() => jsonError(404, "not_found", "no such route"));

@@ -9,6 +9,7 @@ import {
   chunkWords,
   goodbye,
   introduction,
+  isSideEffect,
   nextAnswerTag,
   plannedCalls,
   replyFor,
@@ -17,6 +18,7 @@ import {
   tagged,
 } from "../script.js";
 import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
+import { FACE_DIALECTS } from "./dialects.js";
 import type { Ctx, Item, Json, OaiSimState } from "./state.js";
 
 const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
@@ -44,6 +46,11 @@ export function cancel(ctx: Ctx, reason: string): void {
   const id = s.active!;
   s.queue = s.queue.filter((q) => q.close !== undefined);
   s.active = null;
+  // A SIP call's audio stops where it was: what was left of it is dropped.
+  if (s.playing !== null) {
+    ctx.send({ type: "output_audio_buffer.cleared", response_id: s.playing });
+    s.playing = null;
+  }
   // Cut short, it answered nothing: the next response still answers what this one was for
   // (assumed: the model answers the latest user message in its conversation).
   s.answered = s.answeredBefore;
@@ -55,7 +62,7 @@ export function cancel(ctx: Ctx, reason: string): void {
       status: "cancelled",
       status_details: { type: "cancelled", reason },
       output: [],
-      usage: null,
+      usage: FACE_DIALECTS[s.dialect].emptyUsage,
     },
   });
 }
@@ -97,10 +104,13 @@ export function respond(ctx: Ctx): void {
     items.flatMap((o) =>
       o.kind === "output" ? [resultSpeech(o.name, o.summary, nextTag(s))] : [],
     );
+  // Outputs of a response whose answer went with its calls (a bundling dialect): unspoken
+  // until a response after them (an empty one leaves them so).
+  const bundled = s.bundled && outputs.length > 0;
   const goOnToOwed =
     owedOutputs.length > 0 && userText !== undefined && s.owed === null && asksToGoOn(userText);
   if (goOnToOwed) userText = undefined;
-  if (userText !== undefined && s.owed === null && asksToGoOn(userText)) {
+  if (userText !== undefined && s.owed === null && !bundled && asksToGoOn(userText)) {
     // Asked to go on with nothing owed: the model answers the latest line it never answered
     // (a seeded conversation's last question), as a model nudged to go on does (assumed).
     userText = unansweredLine(s.items) ?? userText;
@@ -120,11 +130,17 @@ export function respond(ctx: Ctx): void {
   let calls: string[] = [];
   // After an empty response an instruction to go on gets what was owed; a new line is
   // answered itself (what was owed is dropped: the user moved on).
-  const goOn = s.owed !== null && userText !== undefined && asksToGoOn(userText);
+  const goOn = (s.owed !== null || bundled) && userText !== undefined && asksToGoOn(userText);
   if (userText !== undefined && !goOn) s.owed = null;
+  s.bundled = false;
   // Outputs alone (a response.create after them) are spoken; a new user line is answered
   // itself (side-effect outputs in context are not read out to it).
-  if ((outputs.length > 0 && userText === undefined) || goOn) {
+  if (bundled && (userText === undefined || goOn)) {
+    // Its answer went with its calls (bundled): what the outputs tell is said, and outputs that
+    // tell nothing (side effects) get the answer again (livekit/agents issue 6411).
+    const telling = outputs.filter((o) => o.kind === "output" && !isSideEffect(o.name, s.knobs));
+    say = telling.length > 0 ? speechOf(telling).join(" ") : s.lastReply.join("");
+  } else if ((outputs.length > 0 && userText === undefined) || goOn) {
     const speech = speechOf(goOnToOwed ? owedOutputs : outputs);
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;
@@ -154,7 +170,12 @@ export function respond(ctx: Ctx): void {
     );
     calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs);
     // A reply that reads the context has no second half under repeatAnswers (no tag).
-    if (calls.length > 0) {
+    if (calls.length > 0 && FACE_DIALECTS[s.dialect].bundlesCalls) {
+      // The whole answer, audible, with its calls in the same response (livekit issue 6411).
+      say = [...owed, reply.before, reply.after].filter((p) => p !== "").join(" ");
+      s.owed = null;
+      s.bundled = true;
+    } else if (calls.length > 0) {
       say = [...owed, reply.before].join(" ");
       s.owed = reply.after === "" ? null : reply.after;
     } else {
@@ -192,6 +213,9 @@ export function respond(ctx: Ctx): void {
       output_index: index,
       item: message("in_progress", null),
     });
+    // A SIP call's audio begins to play to the phone with its first chunk.
+    if (s.sip && s.audio && index === 0)
+      ctx.later(at, { type: "output_audio_buffer.started", response_id: id });
     for (const chunk of chunks) {
       const ms = s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
       at += ms;
@@ -239,10 +263,10 @@ export function respond(ctx: Ctx): void {
     });
     const where = { response_id: id, output_index: messages.length + index };
     ctx.later(at, { type: "response.output_item.added", ...where, item: item("in_progress", "") });
+    // xAI's event names neither its response nor its item (./dialects.ts).
     const done = {
       type: "response.function_call_arguments.done",
-      ...where,
-      item_id: fcId,
+      ...(FACE_DIALECTS[s.dialect].callEventIds ? { ...where, item_id: fcId } : {}),
       call_id: callId,
       name,
       arguments: args,
@@ -254,6 +278,9 @@ export function respond(ctx: Ctx): void {
   }
   s.answered = s.items.length;
   finish(ctx, id, at, say.split(/\s+/).filter(Boolean).length, output);
+  // Played out once all of it was sent (the phone plays it as it comes, at the same pace).
+  if (s.sip && s.audio && spoken.length > 0)
+    ctx.later(at, { type: "output_audio_buffer.stopped", response_id: id });
 }
 
 function finish(ctx: Ctx, id: string, at: number, words: number, output: Json[] = []): void {

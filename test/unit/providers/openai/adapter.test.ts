@@ -84,7 +84,9 @@ describe("conformance with the Realtime API reference (test/fixtures/openai)", (
     let checked = 0;
     for (const type of KNOWN_SERVER_TYPES) {
       for (const example of examplesOf(type)) {
-        const parsed = ServerEvent.safeParse(example);
+        // The reference's example of input_audio_buffer.dtmf_event_received has a stray space
+        // in its type (" input_audio_buffer…"): a typo of the page, not of the wire.
+        const parsed = ServerEvent.safeParse({ ...example, type: String(example.type).trim() });
         expect(parsed.success, `${type}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
         checked++;
       }
