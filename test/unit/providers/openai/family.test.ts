@@ -142,7 +142,8 @@ describe("each service's session.update, against its face", () => {
           type: "response.output_audio.delta",
           response_id: "r",
           item_id: "i",
-          delta: "AAAA",
+          // A second of 24 kHz PCM16: the user heard 300 ms of it, so the item is cut there.
+          delta: btoa("\0".repeat(48_000)),
         }),
       );
       return a.encode({ type: "audio_played", ms: 300 });
