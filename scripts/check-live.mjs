@@ -330,7 +330,13 @@ const ASSUMED = {
             if (seedAt === -1) continue;
             seeds++;
             for (const e of conn.slice(seedAt + 1)) {
-              if (e.dir === "to_model" && modelOut(e) !== null && !("realtimeInput" in modelOut(e)))
+              // Audio streaming on is not a new input; a line (clientContent, or 3.x's
+              // realtimeInput.text) is, and what follows it answers the line, not the seed.
+              const out = e.dir === "to_model" ? modelOut(e) : null;
+              if (
+                out !== null &&
+                (!("realtimeInput" in out) || out.realtimeInput?.text !== undefined)
+              )
                 break;
               if (modelFrame(e)?.serverContent?.modelTurn !== undefined) {
                 answered++;

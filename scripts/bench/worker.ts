@@ -73,18 +73,22 @@ export class ProbeModel extends DurableObject<BenchEnv> {
       );
       if (msg.setup) return send({ setupComplete: {} });
       const turn = msg.clientContent;
-      if (turn?.turnComplete && streaming) {
+      // A line comes as clientContent (2.x) or as realtimeInput.text (3.x, the default).
+      const line: string | undefined = msg.realtimeInput?.text;
+      if ((turn?.turnComplete || line !== undefined) && streaming) {
         // New input cuts the audio being echoed, as the service does: `interrupted` ends
         // that generation (else a gateway would see one endless reply nobody asked for).
         streaming = false;
         send({ serverContent: { interrupted: true } });
         send({ serverContent: { turnComplete: true } });
       }
-      if (turn?.turnComplete) {
-        const text: string = (turn.turns ?? [])
-          .flatMap((t: { parts?: { text?: string }[] }) => t.parts ?? [])
-          .map((p: { text?: string }) => p.text ?? "")
-          .join("");
+      if (turn?.turnComplete || line !== undefined) {
+        const text: string =
+          line ??
+          (turn.turns ?? [])
+            .flatMap((t: { parts?: { text?: string }[] }) => t.parts ?? [])
+            .map((p: { text?: string }) => p.text ?? "")
+            .join("");
         if (text.includes("tool")) {
           waiting = `bench-call-${++calls}`;
           send({
