@@ -22,7 +22,8 @@ import { startServer } from "../../scripts/lib/harness.mjs";
 // A 2.x model: the simulator ends a turn right after its toolCall, as the service does (O1).
 const MODEL = "gemini-2.5-flash-live-preview";
 // Greeting without calls; the second user turn calls both tools; later turns none.
-const KNOBS = "seed=7&timeScale=0&calls=greeting:;set_preference,lookup_faq";
+// Answer tags on: a reply said twice is found by its tag [#rN].
+const KNOBS = "seed=7&timeScale=0&answerTags=1&calls=greeting:;set_preference,lookup_faq";
 
 const TOOLS = [
   {

@@ -11,6 +11,7 @@ import {
   replyFor,
   resultSpeech,
   stillWorking,
+  type ToolInfo,
   wordCount,
 } from "../script.js";
 import { spokenAudio } from "../spoken-audio.js";
@@ -35,7 +36,17 @@ export function react(ctx: Ctx, reaction: Reaction): void {
 // Generations
 // ---------------------------------------------------------------------------
 
-export const nextTag = (s: SimState): string => nextAnswerTag(s.knobs.repeatAnswers, s.context);
+export const nextTag = (s: SimState): string => nextAnswerTag(s.knobs, s.context);
+
+/** The declared functions with their descriptions (what the script reads their meaning from). */
+function toolsOf(s: SimState): ToolInfo[] {
+  const setup = s.setup;
+  if (setup === null) return [];
+  return setup.declaredOrder.map((name) => ({
+    name,
+    description: setup.declared[name]?.description ?? "",
+  }));
+}
 
 /**
  * The wait before a reply's first content (`latencyMs`): a user turn's answer, and the answer
@@ -116,6 +127,7 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
     tag,
     s.context.remembered,
     s.knobs.repeatAnswers,
+    toolsOf(s),
   );
   const reply = preface === "" ? answer : { ...answer, before: `${preface} ${answer.before}` };
   // A reply that reads the context has no second half under repeatAnswers (no tag to end it).
@@ -131,6 +143,7 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
     setup.declaredOrder,
     s.knobs.calls,
     s.knobs,
+    toolsOf(s),
   );
   if (names.length === 0) {
     newGen(ctx, [...sayOps(ctx, full), { op: "end" }], { remember: true, userText });
@@ -338,7 +351,7 @@ function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): vo
       gen.waiting.push(key);
       gen.waited = true;
     }
-    const args = argsFor(decl, gen.userText);
+    const args = argsFor(decl, gen.userText, toolsOf(s));
     wire.push(s.knobs.noIds ? { name, args } : { id, name, args });
   }
   if (wire.length === 0) return;

@@ -5,7 +5,7 @@
  * output items, `response.completed`). Lifecycle snapshots omit input and clear
  * instructions, tools and output, as the SDK's ResponseEvent says.
  */
-import { argsFor } from "../script.js";
+import { argsFor, toolInfos } from "../script.js";
 import { later } from "./speech.js";
 import type { Call, Ctx, Json } from "./state.js";
 
@@ -53,6 +53,7 @@ export function streamResponse(ctx: Ctx, response: BackendResponse, at: number):
       argsFor(
         { name: call.name, parametersJsonSchema: s.toolParameters[call.name] },
         response.userText,
+        toolInfos(s.tools, s.toolDescriptions),
       ),
     );
     const item = (status: string, argumentsSoFar: string): Json => ({

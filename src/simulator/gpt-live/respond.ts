@@ -19,12 +19,14 @@ import {
   replyFor,
   resultSpeech,
   tagged,
+  toolInfos,
 } from "../script.js";
 import { streamResponse } from "./backend.js";
 import { later, speak } from "./speech.js";
 import type { Call, Ctx, LiveSimState, Task } from "./state.js";
 
-const nextTag = (s: LiveSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
+const nextTag = (s: LiveSimState): string => nextAnswerTag(s.knobs, s);
+const toolsOf = (s: LiveSimState) => toolInfos(s.tools, s.toolDescriptions);
 
 /** The reply to a user's line: what is said before its calls, what after, and the calls. */
 function plan(ctx: Ctx, text: string): { before: string; after: string; calls: string[] } {
@@ -39,8 +41,9 @@ function plan(ctx: Ctx, text: string): { before: string; after: string; calls: s
     nextTag(s),
     [],
     s.knobs.repeatAnswers,
+    toolsOf(s),
   );
-  const calls = plannedCalls(s.userTurns, text, s.tools, s.knobs.calls, s.knobs);
+  const calls = plannedCalls(s.userTurns, text, s.tools, s.knobs.calls, s.knobs, toolsOf(s));
   if (calls.length > 0) return { before: reply.before, after: reply.after, calls };
   const whole = reply.after === "" ? reply.before : `${reply.before} ${reply.after}`;
   return { before: whole, after: "", calls: [] };

@@ -154,6 +154,9 @@ function onFrame(ctx: Ctx, text: string): void {
       if (session.tools) {
         s.tools = session.tools.map((t) => t.name);
         s.toolParameters = Object.fromEntries(session.tools.map((t) => [t.name, t.parameters]));
+        s.toolDescriptions = Object.fromEntries(
+          session.tools.map((t) => [t.name, t.description ?? ""]),
+        );
       }
       if (session.output_modalities) s.audio = session.output_modalities[0] === "audio";
       const input = session.audio?.input?.format;

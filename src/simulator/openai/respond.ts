@@ -15,11 +15,13 @@ import {
   resultSpeech,
   stillWorking,
   tagged,
+  toolInfos,
 } from "../script.js";
 import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
 import type { Ctx, Item, Json, OaiSimState } from "./state.js";
 
-const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
+const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs, s);
+const toolsOf = (s: OaiSimState) => toolInfos(s.tools, s.toolDescriptions);
 
 /**
  * What the service sends at the beginning of a response, beside `response.created`: the rate
@@ -148,8 +150,9 @@ export function respond(ctx: Ctx): void {
       nextTag(s),
       [],
       s.knobs.repeatAnswers,
+      toolsOf(s),
     );
-    calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs);
+    calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs, toolsOf(s));
     // A reply that reads the context has no second half under repeatAnswers (no tag).
     if (calls.length > 0) {
       say = [...owed, reply.before].join(" ");
@@ -210,7 +213,7 @@ export function respond(ctx: Ctx): void {
     const callId = ctx.id("call");
     // Shaped after the tool's declared parameters, as the Gemini face does.
     const args = JSON.stringify(
-      argsFor({ name, parametersJsonSchema: s.toolParameters[name] }, userText ?? ""),
+      argsFor({ name, parametersJsonSchema: s.toolParameters[name] }, userText ?? "", toolsOf(s)),
     );
     const fcId = ctx.id("fc");
     s.items.push({ id: fcId, kind: "call", callId, name });

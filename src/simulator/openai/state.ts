@@ -30,6 +30,8 @@ export interface OaiSimState {
   outputMulaw: boolean;
   /** Each declared tool's parameter schema (JSON Schema), to shape its calls' arguments. */
   toolParameters: Record<string, Record<string, unknown> | undefined>;
+  /** Each declared tool's description (the script reads what a tool answers from it). */
+  toolDescriptions: Record<string, string>;
   audio: boolean;
   /** The session's voice, and whether it has spoken (after which it cannot change). */
   voice: string | null;
@@ -80,6 +82,7 @@ export function createOpenAISimulator(knobs: SimulatorKnobs): OaiSimState {
     inputMulaw: false,
     outputMulaw: false,
     toolParameters: {},
+    toolDescriptions: {},
     audio: true,
     voice: null,
     spokeAudio: false,

@@ -13,7 +13,13 @@ export class OaiDriver {
   now = 0;
   out: Msg[] = [];
   constructor(knobs: Partial<SimulatorKnobs> = {}) {
-    this.state = createOpenAISimulator({ ...DEFAULT_KNOBS, timeScale: 0, ...knobs });
+    // Answer tags on: these tests find a reply said twice by its tag.
+    this.state = createOpenAISimulator({
+      ...DEFAULT_KNOBS,
+      timeScale: 0,
+      answerTags: true,
+      ...knobs,
+    });
     this.feed({ type: "open" });
   }
   feed(input: Parameters<typeof oaiStep>[1]): Msg[] {
