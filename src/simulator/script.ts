@@ -253,7 +253,13 @@ export function argsFor(
     | {
         properties?: Record<
           string,
-          { type?: unknown; enum?: unknown; default?: unknown; maxItems?: unknown }
+          {
+            type?: unknown;
+            enum?: unknown;
+            default?: unknown;
+            maxItems?: unknown;
+            description?: unknown;
+          }
         >;
       }
     | undefined;
@@ -288,6 +294,8 @@ export function argsFor(
         break;
       default: {
         const fallback = typeof prop?.default === "string" ? prop.default : undefined;
+        // "The order number": a number the question says is what it asks for.
+        const about = typeof prop?.description === "string" ? prop.description : "";
         if (text === "") out[name] = fallback ?? "simulated";
         else if (TAKES_QUESTION.test(name)) out[name] = text.slice(0, 120);
         else if (/^(topic|subject|category)$/i.test(name))
@@ -296,7 +304,8 @@ export function argsFor(
         else if (name === "value" && preference !== null) out[name] = preference.value;
         else if ((name === "key" || name === "value") && fallback !== undefined)
           out[name] = fallback;
-        else if (/(id|number)$/i.test(name) && number !== undefined) out[name] = number;
+        else if (number !== undefined && /(id|number)$/i.test(`${name} ${about}`))
+          out[name] = number;
         else out[name] = namedThing(text);
       }
     }

@@ -57,7 +57,10 @@ describe("the simulator as a newcomer meets it", () => {
     ] as const) {
       const before = sim.calls().length;
       sim.user(question);
-      expect(callsOf(sim, before).map((c) => c.name), question).toEqual([name]);
+      expect(
+        callsOf(sim, before).map((c) => c.name),
+        question,
+      ).toEqual([name]);
       // A lookup's `question` is the question; the profile takes none.
       if (name === "lookup_faq") expect(callsOf(sim, before)[0]!.args).toEqual({ question });
       sim.respond(
@@ -78,7 +81,10 @@ describe("the simulator as a newcomer meets it", () => {
       const sim = greeterSession();
       sim.user(opening);
       const calls = sim.calls();
-      expect(calls.map((c) => c.name), opening).toEqual(["suggest_topics"]);
+      expect(
+        calls.map((c) => c.name),
+        opening,
+      ).toEqual(["suggest_topics"]);
       const topics = calls[0]!.args?.topics as string[];
       expect(topics).toHaveLength(3);
       expect(topics.join(" ")).not.toMatch(/suggestion \d/);
