@@ -123,6 +123,23 @@ export function replyFor(
   return { before: template.replace("{q}", q), after: tagged("Anything else?", tag) };
 }
 
+/**
+ * The reply of a turn whose calls the default script chose (by the words' meaning, a tool's
+ * name, a stated preference): it says what it is doing ("Let me look that up."), as a model
+ * does before its call, rather than a generic answer. A `calls` script, `repeatAnswers` and
+ * the greeting keep their words.
+ */
+export function replyWithCalls(
+  reply: ReplyText,
+  turn: number,
+  calls: readonly string[],
+  knobs: SimulatorKnobs,
+): ReplyText {
+  if (knobs.calls !== null || knobs.repeatAnswers || turn === 1 || calls.length === 0) return reply;
+  const looksUp = calls.some((n) => !isSideEffect(n, knobs));
+  return { ...reply, before: looksUp ? "Let me look that up." : "Noted: I'll remember that." };
+}
+
 /** How a spoken tool result sounds; `found` is the phrase tests look for. */
 export function resultSpeech(name: string, summary: string, tag: string): string {
   return tagged(`Here is what ${name} found: ${summary.replace(/[.!]+$/, "")}.`, tag);

@@ -1,9 +1,10 @@
 /**
  * The demo page in real Chromium (Debian's, driven by playwright-core), served by wrangler
- * dev with the simulator: a greeting and its chips, a chip clicked, the connection dropped
- * from the page and resumed with no duplicate and no gap, a voice turn from a fake
- * microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view through
- * the carrier stand-in, and screenshots of the page, the call and the timeline viewer
+ * dev with the simulator as people meet it (no answer tags): a greeting with no word typed,
+ * a question answered by a tool in words, its chips, a chip clicked, the connection dropped
+ * from the page and resumed with no duplicate and no gap, a push-to-talk voice turn from a
+ * fake microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view
+ * through the carrier stand-in, and screenshots of the page, the call and the timeline viewer
  * (test-results/browser/).
  */
 import { spawnSync } from "node:child_process";
@@ -32,7 +33,11 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
   mkdirSync(OUT, { recursive: true });
   // The call view's webhook is signed by the gateway with its own token.
-  server = await startServer({ vars: { TWILIO_AUTH_TOKEN: "browser-test-twilio-token" } });
+  // The page as people see it: answers without the tests' tags (one test turns them on).
+  server = await startServer({
+    answerTags: false,
+    vars: { TWILIO_AUTH_TOKEN: "browser-test-twilio-token" },
+  });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -84,8 +89,52 @@ const heardThrough = (page, sinceMs) =>
   );
 const heardMs = (page) => page.evaluate(() => window.livelineCall.heardMs());
 
+/** The page's own words: what its reader sees. */
+const pageText = (page) => page.evaluate(() => document.body.innerText);
+
 describe("the demo page in Chromium", () => {
-  it("greets once with three chips, takes a chip, resumes a dropped connection, takes a voice turn", async () => {
+  it("greets with no word typed, and answers the opening hours from its FAQ tool in words: no tags, no JSON", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.base}/?simulator=${encodeURIComponent("timeScale=0.2")}`);
+    // The greeting, with nothing typed: no line of the user's on the page.
+    await page.waitForFunction(
+      () => document.querySelector("#transcript li.model")?.textContent.startsWith("Hello!"),
+      null,
+      { timeout: 20_000 },
+    );
+    expect(await page.locator("#transcript li.user").count()).toBe(0);
+    // The simulator has no voice: the page says so rather than promising one.
+    await page.waitForSelector("#notice:not([hidden])");
+    expect(await page.locator("#notice").textContent()).toMatch(/no voice/);
+
+    await page.fill("#line", "What are your opening hours?");
+    await page.press("#line", "Enter");
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("#transcript li.model")].some((li) =>
+          li.textContent.includes("We are open Monday to Friday, 9:00 to 17:00"),
+        ),
+      null,
+      { timeout: 20_000 },
+    );
+    const events = await page.evaluate(() => window.livelineEvents);
+    expect(events.filter((e) => e.type === "tool_call").map((e) => e.name)).toContain("lookup_faq");
+    const text = await pageText(page);
+    expect(text).not.toContain("[#r");
+    expect(text).not.toMatch(/[{}]|":/);
+    // Control: the same page with the tests' answer tags on shows them (the check can fail).
+    const tagged = await context.newPage();
+    await tagged.goto(
+      `${server.base}/?simulator=${encodeURIComponent("timeScale=0&answerTags=1")}`,
+    );
+    await tagged.waitForFunction(() => document.body.innerText.includes("[#r1]"), null, {
+      timeout: 20_000,
+    });
+    await context.close();
+  }, 60_000);
+
+  it("greets once with three chips, takes a chip, resumes a dropped connection, takes a push-to-talk voice turn", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const problems = [];
@@ -105,20 +154,23 @@ describe("the demo page in Chromium", () => {
         { timeout: 20_000 },
       );
 
-    // Hello: exactly one greeting, and the three chips suggest_topics asked for.
-    await page.fill("#line", "hello");
-    await page.press("#line", "Enter");
+    // Opened: exactly one greeting, and the three chips suggest_topics asked for — questions
+    // the model can answer, not placeholders.
     await waitTurns(1);
     await page.waitForSelector(".chip");
     expect(await page.locator("#transcript li.model").count()).toBe(1);
     expect(await page.locator("#transcript li.model").first().textContent()).toMatch(/^Hello!/);
-    expect(await page.locator(".chip").count()).toBe(3);
+    expect(await page.locator(".chip").allTextContents()).toEqual([
+      "What are your opening hours?",
+      "How much does the team plan cost?",
+      "What can you do?",
+    ]);
 
-    // A chip is sent as the user's line.
+    // A chip is sent as the user's line, and answered.
     const chip = await page.locator(".chip").first().textContent();
     await page.locator(".chip").first().click();
     await waitTurns(2);
-    expect(await page.locator("#transcript li.user").nth(1).textContent()).toBe(chip);
+    expect(await page.locator("#transcript li.user").first().textContent()).toBe(chip);
 
     // Dropped from the page mid-turn: it resumes, with no duplicate and no gap.
     await page.fill("#line", "tell me something long please");
@@ -131,10 +183,14 @@ describe("the demo page in Chromium", () => {
     });
     await waitTurns(3);
 
-    // The microphone: a voice turn (its user line is the model's transcription).
-    await page.click("#mic");
+    // Push-to-talk: held for two seconds, then let go (audio_end); its user line is the
+    // model's transcription.
+    await page.hover("#mic");
+    await page.mouse.down();
+    await page.waitForFunction(() => document.querySelector("#mic").ariaPressed === "true");
     await page.waitForTimeout(2_000);
-    await page.click("#mic"); // stop: audio_end
+    await page.mouse.up();
+    expect(await page.locator("#mic").getAttribute("aria-pressed")).toBe("false");
     await page.waitForFunction(
       () => window.livelineEvents.some((e) => e.type === "user" && e.turnId === "t4"),
       null,
@@ -207,8 +263,7 @@ describe("the demo page in Chromium", () => {
     await page.waitForFunction(() => document.body.dataset.status === "live", null, {
       timeout: 20_000,
     });
-    await page.fill("#line", "hello");
-    await page.press("#line", "Enter");
+    // The greeting, with nothing typed.
     await page.waitForFunction(
       () => window.livelineEvents.some((e) => e.type === "turn_complete"),
       null,

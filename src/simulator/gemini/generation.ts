@@ -9,6 +9,7 @@ import {
   nextAnswerTag,
   plannedCalls,
   replyFor,
+  replyWithCalls,
   resultSpeech,
   stillWorking,
   type ToolInfo,
@@ -118,16 +119,29 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
   const setup = s.setup!;
   s.context.userTurns++;
   const tag = nextTag(s);
-  const answer = replyFor(
+  const names = plannedCalls(
     s.context.userTurns,
     userText,
-    s.context.lastReply,
-    // Drawn under repeatAnswers too: a seed makes the same races, chunks and ids either way.
-    ctx.draw(),
-    tag,
-    s.context.remembered,
-    s.knobs.repeatAnswers,
+    setup.declaredOrder,
+    s.knobs.calls,
+    s.knobs,
     toolsOf(s),
+  );
+  const answer = replyWithCalls(
+    replyFor(
+      s.context.userTurns,
+      userText,
+      s.context.lastReply,
+      // Drawn under repeatAnswers too: a seed makes the same races, chunks and ids either way.
+      ctx.draw(),
+      tag,
+      s.context.remembered,
+      s.knobs.repeatAnswers,
+      toolsOf(s),
+    ),
+    s.context.userTurns,
+    names,
+    s.knobs,
   );
   const reply = preface === "" ? answer : { ...answer, before: `${preface} ${answer.before}` };
   // A reply that reads the context has no second half under repeatAnswers (no tag to end it).
@@ -137,14 +151,6 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
     newGen(ctx, [{ op: "end" }], { remember: false, userText });
     return;
   }
-  const names = plannedCalls(
-    s.context.userTurns,
-    userText,
-    setup.declaredOrder,
-    s.knobs.calls,
-    s.knobs,
-    toolsOf(s),
-  );
   if (names.length === 0) {
     newGen(ctx, [...sayOps(ctx, full), { op: "end" }], { remember: true, userText });
     return;

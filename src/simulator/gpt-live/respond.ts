@@ -17,6 +17,7 @@ import {
   nextAnswerTag,
   plannedCalls,
   replyFor,
+  replyWithCalls,
   resultSpeech,
   tagged,
   toolInfos,
@@ -33,17 +34,22 @@ function plan(ctx: Ctx, text: string): { before: string; after: string; calls: s
   const s = ctx.s;
   if (asksToIntroduce(text)) return { before: introduction(nextTag(s)), after: "", calls: [] };
   s.userTurns++;
-  const reply = replyFor(
-    s.userTurns,
-    text,
-    s.lastReply,
-    ctx.draw(),
-    nextTag(s),
-    [],
-    s.knobs.repeatAnswers,
-    toolsOf(s),
-  );
   const calls = plannedCalls(s.userTurns, text, s.tools, s.knobs.calls, s.knobs, toolsOf(s));
+  const reply = replyWithCalls(
+    replyFor(
+      s.userTurns,
+      text,
+      s.lastReply,
+      ctx.draw(),
+      nextTag(s),
+      [],
+      s.knobs.repeatAnswers,
+      toolsOf(s),
+    ),
+    s.userTurns,
+    calls,
+    s.knobs,
+  );
   if (calls.length > 0) return { before: reply.before, after: reply.after, calls };
   const whole = reply.after === "" ? reply.before : `${reply.before} ${reply.after}`;
   return { before: whole, after: "", calls: [] };

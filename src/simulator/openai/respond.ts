@@ -12,6 +12,7 @@ import {
   nextAnswerTag,
   plannedCalls,
   replyFor,
+  replyWithCalls,
   resultSpeech,
   stillWorking,
   tagged,
@@ -141,18 +142,23 @@ export function respond(ctx: Ctx): void {
     // The first answer on a connection counts the turns a seeded conversation already had.
     s.userTurns =
       s.userTurns === 0 ? s.items.filter((i) => i.kind === "user").length : s.userTurns + 1;
-    const reply = replyFor(
-      s.userTurns,
-      userText,
-      s.lastReply,
-      // Drawn under repeatAnswers too: a seed makes the same chunks and ids either way.
-      ctx.draw(),
-      nextTag(s),
-      [],
-      s.knobs.repeatAnswers,
-      toolsOf(s),
-    );
     calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs, toolsOf(s));
+    const reply = replyWithCalls(
+      replyFor(
+        s.userTurns,
+        userText,
+        s.lastReply,
+        // Drawn under repeatAnswers too: a seed makes the same chunks and ids either way.
+        ctx.draw(),
+        nextTag(s),
+        [],
+        s.knobs.repeatAnswers,
+        toolsOf(s),
+      ),
+      s.userTurns,
+      calls,
+      s.knobs,
+    );
     // A reply that reads the context has no second half under repeatAnswers (no tag).
     if (calls.length > 0) {
       say = [...owed, reply.before].join(" ");
