@@ -89,8 +89,8 @@ const heardThrough = (page, sinceMs) =>
   );
 const heardMs = (page) => page.evaluate(() => window.livelineCall.heardMs());
 
-/** The page's own words: what its reader sees. */
-const pageText = (page) => page.evaluate(() => document.body.innerText);
+/** The page's words, hidden ones too (a stricter check than what is on screen). */
+const pageText = (page) => page.evaluate(() => document.body.textContent);
 
 describe("the demo page in Chromium", () => {
   it("greets with no word typed, and answers the opening hours from its FAQ tool in words: no tags, no JSON", async () => {
@@ -128,7 +128,7 @@ describe("the demo page in Chromium", () => {
     await tagged.goto(
       `${server.base}/?simulator=${encodeURIComponent("timeScale=0&answerTags=1")}`,
     );
-    await tagged.waitForFunction(() => document.body.innerText.includes("[#r1]"), null, {
+    await tagged.waitForFunction(() => document.body.textContent.includes("[#r1]"), null, {
       timeout: 20_000,
     });
     await context.close();
