@@ -1,8 +1,19 @@
-import { execFile } from "node:child_process";
-import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { request as httpRequest } from "node:http";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,43 +24,84 @@ import {
   playTurn,
   ROOT,
   startServer,
+  textsOf,
 } from "../../scripts/lib/harness.mjs";
 
 const run = promisify(execFile);
 
 /**
- * liveline as a package (issue 13): `npm pack` builds the tarball; a scratch app outside the
- * repository (test/package/app: its own agent, a tool reading its own KV binding) installs
- * it and is served by wrangler dev; a turn runs through it.
+ * The shell a newcomer has: the machine's own Node and npm (no node_modules/.bin of this
+ * repository's on the PATH, none of the npm run that started the tests in the environment),
+ * npm's cache first (the registry for what it lacks).
+ */
+const machinePath = (process.env.PATH ?? "")
+  .split(delimiter)
+  .filter((dir) => !dir.includes("node_modules"))
+  .join(delimiter);
+const machineEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k))),
+  PATH: machinePath,
+  npm_config_prefer_offline: "true",
+  npm_config_audit: "false",
+  npm_config_fund: "false",
+  WRANGLER_SEND_METRICS: "false",
+};
+/** A command in that shell; resolves with its exit code and output (never rejects). */
+function onMachine(command, args, cwd) {
+  return new Promise((ok) => {
+    const child = spawn(command, args, { cwd, env: machineEnv });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      out += d;
+    });
+    child.once("exit", (code) => ok({ code, out }));
+  });
+}
+
+// One tarball and one install for the whole file: `npm pack` here, then the starter's app,
+// made and installed by `liveline init` on the machine's Node; the scratch app borrows its
+// node_modules.
+let work;
+let tarball;
+let machineNode;
+let init;
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "liveline-package-"));
+  const packed = await run("npm", ["pack", "--pack-destination", work, "--silent"], {
+    cwd: ROOT,
+  });
+  tarball = join(work, packed.stdout.trim().split("\n").pop());
+  machineNode = (await onMachine("node", ["--version"], work)).out.trim();
+  // The command the README gives, run as a newcomer runs it.
+  init = await onMachine(
+    "npx",
+    ["--yes", "--package", tarball, "liveline", "init", "starter-app"],
+    work,
+  );
+}, 420_000);
+
+/**
+ * liveline as a package: `npm pack` builds the tarball; a scratch app outside the repository
+ * (test/package/app: its own agent, a tool reading its own KV binding) is served by wrangler
+ * dev with it installed; a turn runs through it.
  */
 describe("the packed liveline tarball in an app of its own", () => {
   let scratch;
-  let tarball;
   let server;
 
   beforeAll(async () => {
-    const work = mkdtempSync(join(tmpdir(), "liveline-package-"));
-    const packed = await run("npm", ["pack", "--pack-destination", work, "--silent"], {
-      cwd: ROOT,
-    });
-    tarball = join(work, packed.stdout.trim().split("\n").pop());
-    scratch = join(work, "app");
+    expect(init.code, init.out).toBe(0);
+    scratch = join(work, "scratch-app");
     cpSync(join(ROOT, "test/package/app"), scratch, { recursive: true });
-    const ours = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
     writeFileSync(
       join(scratch, "package.json"),
-      JSON.stringify({
-        name: "scratch-app",
-        private: true,
-        type: "module",
-        dependencies: { liveline: `file:${tarball}`, zod: ours.dependencies.zod },
-      }),
+      JSON.stringify({ name: "scratch-app", private: true, type: "module" }),
     );
-    // Everything but the tarball is in npm's cache after `npm ci`; the registry if not.
-    const install = ["install", "--no-audit", "--no-fund", "--ignore-scripts"];
-    await run("npm", [...install, "--offline"], { cwd: scratch }).catch(() =>
-      run("npm", [...install, "--prefer-offline"], { cwd: scratch }),
-    );
+    // The starter's install has what this app imports (liveline from the tarball, zod).
+    symlinkSync(join(work, "starter-app/node_modules"), join(scratch, "node_modules"), "dir");
     server = await startServer({
       config: join(scratch, "wrangler.toml"),
       cwd: scratch,
@@ -185,3 +237,115 @@ function safeStat(path) {
     return false;
   }
 }
+
+/** A free loopback port. */
+function freePort() {
+  return new Promise((ok, fail) => {
+    const srv = createServer();
+    srv.once("error", fail);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address();
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+/**
+ * The starter (`liveline init`): an app that works on the first try on the machine's own
+ * Node — its `npm run dev` answers a question by calling its tool, its own test passes — and
+ * a wrangler or Node that cannot run it is refused by name when it is installed.
+ */
+describe("the starter: npx --package <tarball> liveline init <dir>", () => {
+  let app;
+  let dev;
+  let base;
+
+  beforeAll(async () => {
+    expect(init.code, init.out).toBe(0);
+    app = join(work, "starter-app");
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    // `npm run dev`, as the app's README says (its port and host for the test).
+    dev = spawn("npm", ["run", "dev", "--", "--port", String(port), "--ip", "127.0.0.1"], {
+      cwd: app,
+      env: { ...machineEnv, CI: "1" },
+      detached: true,
+      stdio: "ignore",
+    });
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      if (Date.now() > deadline) throw new Error("the starter's npm run dev did not answer");
+      const up = await fetch(`${base}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (up) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }, 120_000);
+
+  afterAll(() => {
+    // Our own child's process group (npm, wrangler and its workerd), by its id.
+    if (dev?.pid) process.kill(-dev.pid, "SIGTERM");
+  });
+
+  it(`makes an app on the machine's own Node whose npm run dev answers a question by calling its tool`, async () => {
+    console.log(`starter: made and installed on the machine's Node ${machineNode}`);
+    for (const file of ["wrangler.toml", "src/worker.ts", "test/agent.test.ts", ".gitignore"])
+      expect(existsSync(join(app, file)), file).toBe(true);
+    const pkg = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
+    const ours = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+    expect(pkg.devDependencies).toMatchObject({
+      wrangler: ours.devDependencies.wrangler,
+      node: ours.devDependencies.node,
+    });
+    expect(pkg.dependencies.liveline).toMatch(/^file:vendor\/liveline-.*\.tgz$/);
+    // After the install, `liveline check` said what the scripts run on.
+    expect(init.out).toMatch(/npm scripts run on Node 22\.\d+\.\d+; wrangler /);
+    // The demo page is served (a local host).
+    const page = await fetch(`${base}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("liveline demo");
+    // A question that calls the app's one tool, through its default agent.
+    const created = await createSession({ base, ws: base.replace(/^http/, "ws") }, {});
+    const { client } = await joinSession(created.wsUrl);
+    const greeting = await playTurn(client, "hi", { timeoutMs: 30_000 });
+    expect(greeting.ended).toBe(true);
+    const { frames, ended } = await playTurn(client, "What are your opening hours?", {
+      timeoutMs: 30_000,
+    });
+    client.close();
+    expect(ended).toBe(true);
+    expect(frames.filter((f) => f.type === "tool_call").map((f) => f.name)).toEqual([
+      "lookup_hours",
+    ]);
+    expect(textsOf(frames).join("")).toContain("We are open Monday to Friday");
+  });
+
+  it("has a test of its own that passes: npm test (liveline/testing)", async () => {
+    const tested = await onMachine("npm", ["test"], app);
+    expect(tested.code, tested.out).toBe(0);
+    expect(tested.out).toMatch(/1 passed/);
+  }, 120_000);
+
+  it("refuses a wrangler or a Node it cannot run on when they are installed, naming them", async () => {
+    const pkg = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
+    for (const [name, wrong, range] of [
+      ["wrangler", "4.86.0", "^4.156.2"],
+      ["node", "^20.19.0", ">=22.12.0"],
+    ]) {
+      const dir = join(work, `wrong-${name}`);
+      mkdirSync(dir);
+      cpSync(join(app, "vendor"), join(dir, "vendor"), { recursive: true });
+      writeFileSync(
+        join(dir, "package.json"),
+        JSON.stringify({ ...pkg, devDependencies: { ...pkg.devDependencies, [name]: wrong } }),
+      );
+      const { code, out } = await onMachine("npm", ["install"], dir);
+      expect(code, out).not.toBe(0);
+      expect(out).toContain("ERESOLVE");
+      expect(out).toContain(`peerOptional ${name}@"${range}" from liveline@`);
+    }
+    // Control: the same app with the versions the starter pinned installed (the app above).
+  }, 120_000);
+});

@@ -164,7 +164,9 @@ const client = connect({
           li = add("model", "");
           replies.set(e.turnId, li);
         }
-        li.textContent += e.text;
+        // A model without turns (GPT-Live) says a reply in pieces: a new sentence gets its space.
+        const gap = /[.!?]$/.test(li.textContent) && /^\S/.test(e.text) ? " " : "";
+        li.textContent += gap + e.text;
         li.scrollIntoView({ block: "end" });
         break;
       }
