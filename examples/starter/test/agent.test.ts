@@ -13,4 +13,4 @@ it("answers a question about opening hours with lookup_hours", async () => {
   expect(turn.toolCalls.map((c) => c.name)).toEqual(["lookup_hours"]);
   expect(turn.text).toContain("Monday to Friday");
   session.close();
-});
+}, 30_000); // a first run starts workerd and opens the model's connection
