@@ -4,13 +4,15 @@
  * `NAME=` or commented out `# NAME=`, and it lists no name they do not know.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { settingNames } from "../../src/worker-config.js";
 
 // The providers' registry reaches the simulator's Durable Object class (never built here).
 vi.mock("cloudflare:workers", () => ({ DurableObject: class {} }));
 
-const EXAMPLE = new URL("../../.dev.vars.example", import.meta.url);
+// (The tests run from the repository's root.)
+const EXAMPLE = join(process.cwd(), ".dev.vars.example");
 
 /** The names a .dev.vars text gives a line to (set or commented out). */
 function listed(text: string): Set<string> {
