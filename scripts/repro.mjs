@@ -590,7 +590,8 @@ const SCENARIOS = [
   {
     id: "same_question_again",
     label: "the same question again (the same words, a deterministic tool): ask not answered once",
-    field: "an earlier liveline (a repeat judgement): repeated_reply, a leaked go-on prompt, a 15 s stall",
+    field:
+      "an earlier liveline (a repeat judgement): repeated_reply, a leaked go-on prompt, a 15 s stall",
     unit: "repeated asks",
     parallel: 4,
     extra: "error frames",
