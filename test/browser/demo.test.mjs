@@ -12,7 +12,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { history, ROOT, startServer } from "../../scripts/lib/harness.mjs";
+import { API_KEY, history, ROOT, startServer } from "../../scripts/lib/harness.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = join(ROOT, "test-results/browser");
@@ -131,6 +131,39 @@ describe("the demo page in Chromium", () => {
     await tagged.waitForFunction(() => document.body.textContent.includes("[#r1]"), null, {
       timeout: 20_000,
     });
+    await context.close();
+  }, 60_000);
+
+  it("its Model switch reaches each of the simulator's wires without a key", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.base}/?simulator=${encodeURIComponent("timeScale=0.1")}`);
+    await page.waitForSelector("#wire-pick:not([hidden])");
+    for (const [wire, model] of [
+      ["openai", "gpt-realtime"],
+      ["gpt-live", "gpt-live-1"],
+    ]) {
+      await page.selectOption("#wire", wire);
+      await page.waitForURL(new RegExp(`wire=${wire}`));
+      await page.waitForFunction(
+        () => document.querySelector("#transcript li.model")?.textContent.startsWith("Hello!"),
+        null,
+        { timeout: 20_000 },
+      );
+      await page.fill("#line", "What are your opening hours?");
+      await page.press("#line", "Enter");
+      await page.waitForFunction(
+        () => document.body.textContent.includes("We are open Monday to Friday"),
+        null,
+        { timeout: 20_000 },
+      );
+      const sessionId = await page.evaluate(() => sessionStorage.getItem("liveline.session"));
+      const described = await fetch(`${server.base}/v1/sessions/${sessionId}`, {
+        headers: { Authorization: `Bearer ${API_KEY}` },
+      }).then((r) => r.json());
+      expect(described.model, wire).toBe(model);
+      expect(await page.locator("#wire").inputValue()).toBe(wire);
+    }
     await context.close();
   }, 60_000);
 

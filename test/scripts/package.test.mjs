@@ -81,7 +81,9 @@ beforeAll(async () => {
     ["--yes", "--package", tarball, "liveline", "init", "starter-app"],
     work,
   );
-}, 420_000);
+  // Generous: a pack (a whole tsc build) and an install of wrangler, Node and vitest, which a
+  // machine busy with other work stretches to minutes.
+}, 900_000);
 
 /**
  * liveline as a package: `npm pack` builds the tarball; a scratch app outside the repository
@@ -274,7 +276,7 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
       detached: true,
       stdio: "ignore",
     });
-    const deadline = Date.now() + 90_000;
+    const deadline = Date.now() + 150_000;
     for (;;) {
       if (Date.now() > deadline) throw new Error("the starter's npm run dev did not answer");
       const up = await fetch(`${base}/health`).then(
@@ -284,7 +286,7 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
       if (up) break;
       await new Promise((r) => setTimeout(r, 250));
     }
-  }, 120_000);
+  }, 180_000);
 
   afterAll(() => {
     // Our own child's process group (npm, wrangler and its workerd), by its id.
@@ -328,7 +330,7 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
     const tested = await onMachine("npm", ["test"], app);
     expect(tested.code, tested.out).toBe(0);
     expect(tested.out).toMatch(/1 passed/);
-  }, 120_000);
+  }, 180_000);
 
   it("refuses a wrangler or a Node it cannot run on when they are installed, naming them", async () => {
     // The app as made (its lockfile too), then `npm install -D <the wrong one>` in it.
@@ -352,5 +354,5 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
       expect(out).toContain(`peerOptional ${name}@"${range}" from liveline@`);
     }
     // Control: the versions the starter pinned install (the app above, whose npm run dev ran).
-  }, 120_000);
+  }, 180_000);
 });
