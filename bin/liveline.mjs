@@ -12,8 +12,11 @@
 //       npx --package ./liveline-0.1.0.tgz liveline init my-app
 //
 //   liveline check
-//     What an app runs with: the Node of its npm scripts and its wrangler (the app's `prepare`
-//     runs it after each install). Exits 1, naming the fix, when they cannot run liveline.
+//     What an app runs with: the Node of its npm scripts and its wrangler. An app made by init
+//     runs it after each `npm install` (its `prepare`: a wrong one fails the install) and
+//     before `npm run dev`. Exits 1, naming the fix, when they cannot run liveline — also where
+//     npm let a wrong one in: `npm install -D wrangler@<old>` overrides liveline's peer range
+//     with a warning only (npm's rule: what you name wins), and runs no `prepare`.
 import { spawnSync } from "node:child_process";
 import {
   copyFileSync,
@@ -53,6 +56,28 @@ function majorMinor(version) {
   return [major, minor];
 }
 const atLeast = ([a, b], [c, d]) => a > c || (a === c && b >= d);
+
+/** `[major, minor, patch]` of "4.156.2" (a pre-release tag ignored). */
+function triple(version) {
+  const [major = 0, minor = 0, patch = 0] = version
+    .replace(/^[v=^>~\s]+/, "")
+    .split("-")[0]
+    .split(".")
+    .map(Number);
+  return [major, minor, patch];
+}
+function compare(a, b) {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return 0;
+}
+/** Whether `version` is in `range`: the forms liveline's peer ranges use (`^x.y.z`, `>=x.y.z`). */
+function satisfies(version, range) {
+  const v = triple(version);
+  const floor = triple(range);
+  if (range.startsWith("^")) return v[0] === floor[0] && compare(v, floor) >= 0;
+  if (range.startsWith(">=")) return compare(v, floor) >= 0;
+  return compare(v, floor) === 0;
+}
 
 /** A name wrangler takes: lowercase letters, digits and dashes. */
 function workerName(dir) {
@@ -119,8 +144,9 @@ function init(args) {
       dev: "wrangler dev",
       test: "vitest run",
       deploy: "wrangler deploy",
-      // After each install: the Node the scripts run on, and the wrangler (liveline check).
+      // After each install, and before dev: the Node the scripts run on and the wrangler.
       prepare: "liveline check",
+      predev: "liveline check",
     },
     dependencies: { liveline: `file:vendor/${tarball}`, zod: OWN.dependencies.zod },
     // wrangler exactly as liveline was tested with; Node 22 for every script (the machine's
@@ -151,7 +177,7 @@ function check() {
   const npm = /\bnode\/v(\S+)/.exec(process.env.npm_config_user_agent ?? "")?.[1] ?? scripts;
   if (!atLeast(majorMinor(scripts), NODE_NEEDED))
     fail(
-      `npm scripts run on Node ${scripts}; wrangler needs Node >= ${NODE_NEEDED.join(".")}: npm install --save-dev node@22 (scripts then run on it, whatever the machine's Node)`,
+      `npm scripts run on Node ${scripts}; liveline needs node ${OWN.peerDependencies.node} (wrangler does): npm install --save-dev node@22 (scripts then run on it, whatever the machine's Node)`,
     );
   let wrangler = "not installed";
   try {
@@ -160,6 +186,11 @@ function check() {
   } catch {
     // none: said below
   }
+  const wanted = OWN.peerDependencies.wrangler;
+  if (wrangler !== "not installed" && !satisfies(wrangler, wanted))
+    fail(
+      `wrangler ${wrangler} is installed; liveline needs wrangler ${wanted} (its workerd runs the compatibility_date liveline's apps use): npm install --save-dev wrangler@${triple(wanted).join(".")}`,
+    );
   console.log(`liveline: npm scripts run on Node ${scripts}; wrangler ${wrangler}.`);
   if (!atLeast(majorMinor(npm), NODE_NEEDED))
     console.log(

@@ -6,6 +6,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -333,7 +334,9 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
   }, 180_000);
 
   it("refuses a wrangler or a Node it cannot run on when they are installed, naming them", async () => {
-    // The app as made (its lockfile too), then `npm install -D <the wrong one>` in it.
+    const pkg = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
+    // The app as made, with another version in its package.json, installed afresh: npm
+    // refuses the tree (liveline's peer ranges).
     const wrongs = [
       ["wrangler", "4.86.0", "^4.156.2"],
       ["node", "20.19.0", ">=22.12.0"],
@@ -342,9 +345,10 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
       wrongs.map(async ([name, wrong]) => {
         const dir = join(work, `wrong-${name}`);
         mkdirSync(dir);
-        for (const file of ["package.json", "package-lock.json", "vendor"])
-          cpSync(join(app, file), join(dir, file), { recursive: true });
-        return onMachine("npm", ["install", "--save-dev", `${name}@${wrong}`], dir);
+        cpSync(join(app, "vendor"), join(dir, "vendor"), { recursive: true });
+        const devDependencies = { ...pkg.devDependencies, [name]: wrong };
+        writeFileSync(join(dir, "package.json"), JSON.stringify({ ...pkg, devDependencies }));
+        return onMachine("npm", ["install"], dir);
       }),
     );
     for (const [i, [name, , range]] of wrongs.entries()) {
@@ -353,6 +357,20 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
       expect(out).toContain("ERESOLVE");
       expect(out).toContain(`peerOptional ${name}@"${range}" from liveline@`);
     }
-    // Control: the versions the starter pinned install (the app above, whose npm run dev ran).
+    // Where a lockfile already holds another, npm only warns (what you name wins): the
+    // app's own check, run after each install and before dev, refuses it by name.
+    const stale = join(work, "stale-wrangler");
+    await run("cp", ["-al", app, stale]);
+    const wranglerPkg = join(stale, "node_modules/wrangler/package.json");
+    const manifest = JSON.parse(readFileSync(wranglerPkg, "utf8"));
+    rmSync(wranglerPkg); // a hard link of the app's: replaced, not written through
+    writeFileSync(wranglerPkg, JSON.stringify({ ...manifest, version: "4.86.0" }));
+    const refused = await onMachine("npm", ["run", "dev"], stale);
+    expect(refused.code, refused.out).not.toBe(0);
+    expect(refused.out).toContain("wrangler 4.86.0 is installed; liveline needs wrangler ^4.156.2");
+    expect(refused.out).toContain("npm install --save-dev wrangler@4.156.2");
+    // Control: the app as made passes the same check.
+    const passed = await onMachine("npx", ["liveline", "check"], app);
+    expect(passed.code, passed.out).toBe(0);
   }, 180_000);
 });
