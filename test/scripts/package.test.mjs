@@ -262,10 +262,16 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
   let app;
   let dev;
   let base;
+  /** The app's own `npm test`, and the wrong versions' installs: run while dev starts. */
+  let tested;
+  let wrongInstalls;
 
   beforeAll(async () => {
     expect(init.code, init.out).toBe(0);
     app = join(work, "starter-app");
+    tested = onMachine("npm", ["test"], app);
+    wrongInstalls = installWrongOnes(app);
+    wrongInstalls.catch(() => {}); // awaited (and reported) by its test
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     // `npm run dev`, as the app's README says (its port and host for the test, and the
@@ -328,29 +334,13 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
   });
 
   it("has a test of its own that passes: npm test (liveline/testing)", async () => {
-    const tested = await onMachine("npm", ["test"], app);
-    expect(tested.code, tested.out).toBe(0);
-    expect(tested.out).toMatch(/1 passed/);
+    const { code, out } = await tested;
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/1 passed/);
   }, 180_000);
 
   it("refuses a wrangler or a Node it cannot run on when they are installed, naming them", async () => {
-    const pkg = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
-    // The app as made, with another version in its package.json, installed afresh: npm
-    // refuses the tree (liveline's peer ranges).
-    const wrongs = [
-      ["wrangler", "4.86.0", "^4.156.2"],
-      ["node", "20.19.0", ">=22.12.0"],
-    ];
-    const installs = await Promise.all(
-      wrongs.map(async ([name, wrong]) => {
-        const dir = join(work, `wrong-${name}`);
-        mkdirSync(dir);
-        cpSync(join(app, "vendor"), join(dir, "vendor"), { recursive: true });
-        const devDependencies = { ...pkg.devDependencies, [name]: wrong };
-        writeFileSync(join(dir, "package.json"), JSON.stringify({ ...pkg, devDependencies }));
-        return onMachine("npm", ["install"], dir);
-      }),
-    );
+    const { wrongs, installs, refused } = await wrongInstalls;
     for (const [i, [name, , range]] of wrongs.entries()) {
       const { code, out } = installs[i];
       expect(code, out).not.toBe(0);
@@ -359,13 +349,6 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
     }
     // Where a lockfile already holds another, npm only warns (what you name wins): the
     // app's own check, run after each install and before dev, refuses it by name.
-    const stale = join(work, "stale-wrangler");
-    await run("cp", ["-al", app, stale]);
-    const wranglerPkg = join(stale, "node_modules/wrangler/package.json");
-    const manifest = JSON.parse(readFileSync(wranglerPkg, "utf8"));
-    rmSync(wranglerPkg); // a hard link of the app's: replaced, not written through
-    writeFileSync(wranglerPkg, JSON.stringify({ ...manifest, version: "4.86.0" }));
-    const refused = await onMachine("npm", ["run", "dev"], stale);
     expect(refused.code, refused.out).not.toBe(0);
     expect(refused.out).toContain("wrangler 4.86.0 is installed; liveline needs wrangler ^4.156.2");
     expect(refused.out).toContain("npm install --save-dev wrangler@4.156.2");
@@ -374,3 +357,34 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
     expect(passed.code, passed.out).toBe(0);
   }, 180_000);
 });
+
+/**
+ * The app as made, with another wrangler or Node in its package.json, installed afresh (npm
+ * refuses the tree: liveline's peer ranges); and a copy whose installed wrangler is another
+ * (as `npm install -D wrangler@4.86.0` leaves it, npm only warning), started with npm run dev.
+ */
+async function installWrongOnes(app) {
+  const pkg = JSON.parse(readFileSync(join(app, "package.json"), "utf8"));
+  const wrongs = [
+    ["wrangler", "4.86.0", "^4.156.2"],
+    ["node", "20.19.0", ">=22.12.0"],
+  ];
+  const installs = Promise.all(
+    wrongs.map(async ([name, wrong]) => {
+      const dir = join(work, `wrong-${name}`);
+      mkdirSync(dir);
+      cpSync(join(app, "vendor"), join(dir, "vendor"), { recursive: true });
+      const devDependencies = { ...pkg.devDependencies, [name]: wrong };
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ ...pkg, devDependencies }));
+      return onMachine("npm", ["install"], dir);
+    }),
+  );
+  const stale = join(work, "stale-wrangler");
+  await run("cp", ["-al", app, stale]);
+  const wranglerPkg = join(stale, "node_modules/wrangler/package.json");
+  const manifest = JSON.parse(readFileSync(wranglerPkg, "utf8"));
+  rmSync(wranglerPkg); // a hard link of the app's: replaced, not written through
+  writeFileSync(wranglerPkg, JSON.stringify({ ...manifest, version: "4.86.0" }));
+  const refused = onMachine("npm", ["run", "dev"], stale);
+  return { wrongs, installs: await installs, refused: await refused };
+}
