@@ -132,13 +132,15 @@ const clean = (s: string) =>
 export function statedPreference(text: string): Preference | null {
   const t = text.trim();
   if (t.endsWith("?")) return null;
-  const mine = /\bmy ((?:favou?rite |preferred )?[a-z][a-z ]{1,30}?) is ([^.!?;]{1,60})/i.exec(t);
+  const mine = /\bmy ((?:favou?rite |preferred )?[a-z][a-z ]{1,30}?) is ([^.!?;,]{1,60})/i.exec(t);
   if (mine) return { key: clean(mine[1]!).toLowerCase(), value: clean(mine[2]!) };
   const name = /\bcall me ([^.!?,;]{1,40})/i.exec(t);
   if (name) return { key: "name", value: clean(name[1]!) };
   const language = /\b(?:speak|talk|answer|reply)(?: to me)? in ([a-z]+)/i.exec(t);
   if (language) return { key: "language", value: clean(language[1]!) };
-  const prefer = /\bi(?: would|'d)? (?:prefer|like|love|rather have|want) ([^.!?;]{1,60})/i.exec(t);
+  const prefer = /\bi(?: would|'d)? (?:prefer|like|love|rather have|want) ([^.!?;,]{1,60})/i.exec(
+    t,
+  );
   if (prefer) return { key: "preference", value: clean(prefer[1]!) };
   return null;
 }

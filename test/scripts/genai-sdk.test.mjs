@@ -229,7 +229,9 @@ async function toolTurn(live) {
   for (const c of calls) expect(c.id).toMatch(/^function-call-\d+$/);
   expect(new Set(calls.map((c) => c.id)).size).toBe(2);
   expect(Object.keys(calls[0].args).sort()).toEqual(["key", "value"]);
-  expect(calls[1].args).toEqual({ question: TOOL_TURN.slice(0, 60) });
+  expect(calls[1].args).toEqual({ question: TOOL_TURN });
+  // The preference drawn from the words, not the whole line.
+  expect(calls[0].args).toEqual({ key: "preference", value: "jazz" });
   expect(transcript(live.messages.slice(from, at))).toContain(`You said: “${TOOL_TURN}”`);
   const [preference, faq] = calls;
 
