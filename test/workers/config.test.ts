@@ -23,6 +23,7 @@ describe("loadConfig", () => {
       MODEL_TIMEOUT_MS: 15_000,
       UTTERANCE_QUIET_MS: 1_500,
       TIMELINE_MAX_ROWS: 10_000,
+      SUBREQUEST_BUDGET: 10_000,
       DEMO_PAGE: "off",
       FAULT_INJECTION: "off",
       SIMULATOR_ROUTE: "off",

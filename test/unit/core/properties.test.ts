@@ -202,6 +202,10 @@ describe("the session core over random interleavings", () => {
     });
     for (const kind of ["TOOL_PROGRESS_SAID", "LATE_SPEAK"])
       expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    console.log(
+      `progress, ${RUNS} interleavings; runs saying it is still working:`,
+      coverage.get("TOOL_PROGRESS_SAID"),
+    );
   });
 
   it(`caps reached at every point of a turn: every guarantee holds, the session ends once, every frame offered live (${RUNS} interleavings)`, {
@@ -213,8 +217,12 @@ describe("the session core over random interleavings", () => {
       seed: SEED,
       examples: FOUND_WITH_CAPS,
     });
-    for (const kind of ["LIMIT_REACHED", "LIMIT_GOODBYE", "LIMIT_REFUSED_CALL"])
-      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    const limits = ["LIMIT_REACHED", "LIMIT_GOODBYE", "LIMIT_REFUSED_CALL"] as const;
+    for (const kind of limits) expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    console.log(
+      `caps, ${RUNS} interleavings; runs exercising each:`,
+      Object.fromEntries(limits.map((kind) => [kind, coverage.get(kind) ?? 0])),
+    );
   });
 
   it(`every turn ends once and every answer is delivered (${RUNS} interleavings)`, {

@@ -113,7 +113,7 @@ const CLIENTS = ["phone", "laptop"];
 const actionArb = (userWeight: number, progress: boolean, caps: boolean): fc.Arbitrary<Action> =>
   fc.oneof(
     ...(progress
-      ? [{ weight: 3, arbitrary: fc.nat(5).map((pick): Action => ({ t: "tool_progress", pick })) }]
+      ? [{ weight: 5, arbitrary: fc.nat(5).map((pick): Action => ({ t: "tool_progress", pick })) }]
       : []),
     {
       weight: userWeight,
@@ -150,26 +150,32 @@ const actionArb = (userWeight: number, progress: boolean, caps: boolean): fc.Arb
     ...(caps ? [{ weight: 1, arbitrary: fc.constant<Action>({ t: "cost_cap" }) }] : []),
   );
 
-const planArb: fc.Arbitrary<GenerationPlan> = fc.record({
-  calls: fc.array(
-    fc.oneof(
-      { weight: 8, arbitrary: fc.constantFrom(...Object.keys(TOOLS)) },
-      { weight: 1, arbitrary: fc.constantFrom(...Object.keys(TRANSFERS)) },
+/**
+ * A generation's plan. `progress`: worlds whose calls report progress call the lookup (the
+ * tool whose progress the model is asked to say) more often, so that the ask is drawn often.
+ */
+const planArb = (progress: boolean): fc.Arbitrary<GenerationPlan> =>
+  fc.record({
+    calls: fc.array(
+      fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom(...Object.keys(TOOLS)) },
+        { weight: progress ? 6 : 0, arbitrary: fc.constant("lookup_faq") },
+        { weight: 1, arbitrary: fc.constantFrom(...Object.keys(TRANSFERS)) },
+      ),
+      { maxLength: 3 },
     ),
-    { maxLength: 3 },
-  ),
-  // Honest replies that open alike (issue 8): most plans open with a common phrase.
-  opening: fc.constantFrom(...REAL_OPENINGS),
-  reply: fc.oneof(
-    { weight: 12, arbitrary: fc.constant<GenerationPlan["reply"]>("normal") },
-    { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("none") },
-    { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("empty") },
-    { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("stall") },
-  ),
-  race: fc.boolean(),
-  emptyAfterTools: fc.boolean(),
-  duplicateCallDelivery: fc.boolean(),
-});
+    // Honest replies that open alike (issue 8): most plans open with a common phrase.
+    opening: fc.constantFrom(...REAL_OPENINGS),
+    reply: fc.oneof(
+      { weight: 12, arbitrary: fc.constant<GenerationPlan["reply"]>("normal") },
+      { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("none") },
+      { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("empty") },
+      { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("stall") },
+    ),
+    race: fc.boolean(),
+    emptyAfterTools: fc.boolean(),
+    duplicateCallDelivery: fc.boolean(),
+  });
 
 /**
  * A session's caps (issue 50: a cap reached at every point of a turn). Most worlds have none;
@@ -230,7 +236,7 @@ export function scenarioArb(
       claimed && families.includes("silent-claimed")
         ? fc.constantFrom(...families, "silent-claimed", "silent-claimed", "silent-claimed")
         : fc.constantFrom(...families),
-    plans: fc.array(planArb, { minLength: 1, maxLength: 8 }),
+    plans: fc.array(planArb(progress), { minLength: 1, maxLength: 8 }),
     emptyNudgeReplies: fc.nat(3),
     /** Late speak results met with silence: the watchdog's nudge is what gets them spoken. */
     silentLateFollowUps: fc.nat(2),
