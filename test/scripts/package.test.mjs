@@ -86,6 +86,12 @@ beforeAll(async () => {
   // machine busy with other work stretches to minutes.
 }, 900_000);
 
+// The apps and their installs (over a gigabyte) go with the run, after every server stopped:
+// removed by a detached rm, which the run need not wait for (it takes a while on a busy disk).
+afterAll(() => {
+  if (work !== undefined) spawn("rm", ["-rf", work], { detached: true, stdio: "ignore" }).unref();
+});
+
 /**
  * liveline as a package: `npm pack` builds the tarball; a scratch app outside the repository
  * (test/package/app: its own agent, a tool reading its own KV binding) is served by wrangler
@@ -268,9 +274,12 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
     }
   }, 180_000);
 
-  afterAll(() => {
+  afterAll(async () => {
     // Our own child's process group (npm, wrangler and its workerd), by its id.
-    if (dev?.pid) process.kill(-dev.pid, "SIGTERM");
+    if (!dev?.pid || dev.exitCode !== null) return;
+    const gone = new Promise((ok) => dev.once("exit", ok));
+    process.kill(-dev.pid, "SIGTERM");
+    await Promise.race([gone, new Promise((ok) => setTimeout(ok, 5_000))]);
   });
 
   it(`makes an app on the machine's own Node whose npm run dev answers a question by calling its tool`, async () => {
