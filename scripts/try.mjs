@@ -18,17 +18,22 @@
 // (repeatable) says those lines, one per reply, hangs up, and exits 0 once every reply was heard.
 // It needs espeak-ng and sox (Debian/Ubuntu: apt-get install espeak-ng sox).
 //   [TWILIO_AUTH_TOKEN=…] [API_KEY=…] npm run try -- --phone [--say "…"]… [BASE_URL]
+// `--carrier telnyx|plivo|vonage`: the call through that carrier's stand-in instead of Twilio's
+// (signed with its local development key; the hint says how to start the gateway with it).
 import { createInterface } from "node:readline";
 
 /** The providers a session may name, and the simulator's wire that stands in for each. */
 const WIRES = { gemini: "gemini", openai: "openai", "gpt-live": "gpt-live" };
 const USAGE =
-  'Usage: npm run try -- [--agent NAME] [--provider gemini|openai|gpt-live|simulator] [--phone [--to N] [--from N] [--say "…"]…] [BASE_URL]';
+  'Usage: npm run try -- [--agent NAME] [--provider gemini|openai|gpt-live|simulator] [--phone [--carrier twilio|telnyx|plivo|vonage] [--to N] [--from N] [--say "…"]…] [BASE_URL]';
 
-/** `--phone`, `--agent`/`--provider`/`--to`/`--from`/`--say <value>` (`--say` repeatable), the base URL. */
+/**
+ * `--phone`, `--agent`/`--provider`/`--carrier`/`--to`/`--from`/`--say <value>` (`--say`
+ * repeatable), the base URL.
+ */
 function parseArgs(argv) {
   const out = { phone: false, say: [], url: undefined, agent: undefined, provider: undefined };
-  const valued = ["--to", "--from", "--say", "--agent", "--provider"];
+  const valued = ["--to", "--from", "--say", "--agent", "--provider", "--carrier"];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--phone") out.phone = true;
@@ -61,8 +66,8 @@ if (args.phone) {
   const { runPhoneCall } = await import("./lib/try-phone.mjs");
   process.exit(await runPhoneCall({ base, ...args, apiKey: process.env.API_KEY || undefined }));
 }
-if (args.say.length > 0 || args.to !== undefined || args.from !== undefined) {
-  console.error("--say, --to and --from go with --phone.");
+if (args.say.length > 0 || args.to !== undefined || args.from !== undefined || args.carrier) {
+  console.error("--say, --to, --from and --carrier go with --phone.");
   process.exit(2);
 }
 if (args.phone && args.provider !== undefined) {

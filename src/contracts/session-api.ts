@@ -1,4 +1,4 @@
-import type { SessionLimitOptions, SessionOptions } from "../agents/define.js";
+import type { RecordingOptions, SessionLimitOptions, SessionOptions } from "../agents/define.js";
 import type { ClosingCopy, ClosingRecord, EndReason } from "../metering/closing-record.js";
 import type { Cost } from "../metering/cost.js";
 import type { LatencySummary } from "../metering/latency.js";
@@ -25,9 +25,14 @@ export interface SessionInit {
   options: SessionOptions;
   /** The session's own caps (within the agent's; the agent's apply where it asks none). */
   limits?: SessionLimitOptions | undefined;
+  /** What its creator asked to record, over its agent's `recording` (absent: the agent's). */
+  recording?: SessionRecording | undefined;
   /** ISO 8601. */
   createdAt: string;
 }
+
+/** A session's own recording choice (POST /v1/sessions `recording`): over its agent's. */
+export type SessionRecording = Pick<RecordingOptions, "audio" | "wire" | "maxBytes">;
 
 /** One row of `GET /v1/sessions/:id/timeline`. */
 export interface TimelineRow {
@@ -81,7 +86,15 @@ export interface SessionStats {
 }
 
 /** What a session's object asked of other services: each is one of Cloudflare's subrequests. */
-export type SubrequestKind = "model" | "call" | "mcp" | "traces" | "usage" | "carrier";
+export type SubrequestKind =
+  | "model"
+  | "call"
+  | "mcp"
+  | "traces"
+  | "usage"
+  | "carrier"
+  /** A recording's part, manifest or listing (R2). */
+  | "recording";
 /** What waits when the budget is near: dropped (and counted) rather than sent. */
 export type DeferrableWork = "traces" | "progress";
 

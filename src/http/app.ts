@@ -8,6 +8,7 @@ import { resolveAuth } from "./auth.js";
 import type { AppEnv } from "./context.js";
 import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
+import { recordingRoutes } from "./routes/recording.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { telephonyRoutes } from "./routes/telephony.js";
 import { usageRoutes } from "./routes/usage.js";
@@ -46,6 +47,7 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   });
   http.route("/v1/sessions", wsRoutes);
   http.route("/v1/sessions", sessionRoutes);
+  http.route("/v1/sessions", recordingRoutes);
   http.route("/v1/sessions", webrtcRoutes);
   http.route("/v1/telephony", telephonyRoutes);
   http.route("/v1/usage", usageRoutes);

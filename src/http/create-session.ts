@@ -11,6 +11,7 @@ import {
   type SessionOptions,
   sessionLimits,
 } from "../agents/define.js";
+import type { SessionRecording } from "../contracts/session-api.js";
 import {
   type ProviderName,
   providerMetadataProblem,
@@ -32,6 +33,8 @@ export interface SessionRequest {
   options: SessionOptions;
   /** The session's caps, within the agent's. */
   limits?: SessionLimitOptions | undefined;
+  /** What to record, over the agent's `recording`. */
+  recording?: SessionRecording | undefined;
   locationHint?: LocationHint | undefined;
 }
 
@@ -94,6 +97,13 @@ export async function createSession(c: AppContext, request: SessionRequest): Pro
       `agent "${agentName}" does not allow ${disallowed.join(", ")} per session (it allows: ${(resolved.allow ?? []).join(", ") || "none"})`,
     );
   }
+  const recording = request.recording ?? {};
+  if ((recording.audio === true || recording.wire === true) && env.RECORDINGS === undefined)
+    throw new HttpError(
+      400,
+      "recording_unavailable",
+      "this gateway keeps no recordings: it has no RECORDINGS bucket (wrangler.toml [[r2_buckets]], docs/RECORDINGS.md)",
+    );
   const limits = sessionLimits(resolved, request.limits ?? {});
   if ("refused" in limits)
     throw new HttpError(400, "option_not_allowed", `agent "${agentName}": ${limits.refused}`);
@@ -104,6 +114,7 @@ export async function createSession(c: AppContext, request: SessionRequest): Pro
     metadata: request.metadata,
     options: request.options,
     limits: request.limits ?? {},
+    recording: request.recording ?? {},
     createdAt: new Date().toISOString(),
   });
   return sessionId;

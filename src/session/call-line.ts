@@ -93,6 +93,9 @@ export class CallLine {
     switch (leaving.act.kind) {
       case "hang_up":
         this.host.end("agent_hung_up");
+        // Its stream is closed with the session; a carrier that may go on with the call after
+        // that is also told to end it (a REST call with a deadline; a failure changes nothing).
+        void this.call.end?.();
         return;
       case "transfer":
         leaving.phase = "transferring";

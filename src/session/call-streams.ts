@@ -14,9 +14,11 @@ import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import { CallLine } from "./call-line.js";
 import { CallTokenStore } from "./call-token-store.js";
+import { frameSizeOver } from "./client-frames.js";
 import type { HeldSockets } from "./held-sockets.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionMeta } from "./meta.js";
+import { recordedCallLine } from "./recordings.js";
 import {
   attach,
   attachmentOf,
@@ -52,6 +54,8 @@ export interface CallStreamsHost {
   clientsChanged(): void;
   /** How the session's audio is encoded (its model connection's). */
   sessionAudio(): AudioEncoding;
+  /** The largest message a client may send (MAX_FRAME_BYTES): a stream's messages too. */
+  maxFrameBytes(): number;
 }
 
 export class CallStreams {
@@ -141,6 +145,14 @@ export class CallStreams {
         turnEnded: () => this.line?.turnEnded(),
         drained: () => this.line?.drained(),
         cut: () => this.line?.cut(),
+        // Counted in the timeline (BAD_FRAME, with what is wrong): the audio goes on as declared.
+        lineProblem: (message) =>
+          this.host.session()?.interpreter.handleInput({
+            type: "client_bad_frame",
+            clientId: attachment.clientId,
+            code: "bad_frame",
+            message,
+          }),
         clientToolCall: (callId, name) => {
           // Answered at once where no app is connected to run it: the model hears why, and
           // the call does not wait out the tool's timeout. (An app on the session answers it.)
@@ -150,6 +162,7 @@ export class CallStreams {
         },
       },
       this.host.sessionAudio(),
+      call.line,
     );
     this.links.set(ws, link);
     return link;
@@ -159,8 +172,26 @@ export class CallStreams {
   message(ws: WebSocket, attachment: SocketAttachment, data: string | ArrayBuffer): void {
     const carrier = carrierNamed(attachment.call?.carrier ?? "");
     if (carrier === null) return;
-    const read = carrier.readStreamEvent(data);
     const link = this.linkOf(ws, attachment);
+    // A message out of place is counted (BAD_FRAME in the timeline) and skipped: the call
+    // goes on.
+    const skip = (message: string, code = "bad_frame") =>
+      this.host.session()?.interpreter.handleInput({
+        type: "client_bad_frame",
+        clientId: attachment.clientId,
+        code,
+        message,
+      });
+    // Bounded as a client's message is, before it is read (a carrier sends 20 ms a message).
+    const max = this.host.maxFrameBytes();
+    const size = frameSizeOver(data, max);
+    if (size !== null) {
+      const why = `stream messages are limited to ${max} bytes; this one had ${size}`;
+      if (link === null) closeQuietly(ws, CLOSE_POLICY, why);
+      else skip(why, "frame_too_large");
+      return;
+    }
+    const read = carrier.readStreamEvent(data);
     if (link === null) {
       // Before a start bound it, the stream may only say connected, then start: anything
       // else (audio, marks, keys, a malformed start) is nobody's call.
@@ -176,15 +207,6 @@ export class CallStreams {
       );
       return;
     }
-    // A message out of place is counted (BAD_FRAME in the timeline) and skipped: the call
-    // goes on.
-    const skip = (message: string) =>
-      this.host.session()?.interpreter.handleInput({
-        type: "client_bad_frame",
-        clientId: attachment.clientId,
-        code: "bad_frame",
-        message,
-      });
     if (!read.ok) {
       skip(`a media stream message the carrier does not send: ${read.problem}`);
       return;
@@ -197,18 +219,26 @@ export class CallStreams {
         return;
       case "audio": {
         const audio = link.callerAudio(event.payload);
-        if (audio !== null) this.host.clientFrame(ws, audio.slice().buffer);
+        if (audio === null) skip("a media payload that is not base64 audio");
+        else this.host.clientFrame(ws, audio.slice().buffer);
         return;
       }
       case "mark":
         link.marked(event.name);
         return;
-      case "key":
+      case "key": {
+        const live = this.host.session();
+        // A key the model must not hear (a PIN) is not kept in the audio recording either.
+        if (live?.currentAgent().keypad === "tools")
+          live.recordings.audio?.key(attachment.clientId);
         this.line?.pressed(event.digit);
         return;
+      }
       case "stop":
         // The caller hung up: the call's session ends (its history stays readable).
         this.host.end("caller_hung_up");
+        return;
+      case "ack":
         return;
       default: {
         const unreachable: never = event;
@@ -236,11 +266,11 @@ export class CallStreams {
   private bind(
     ws: WebSocket,
     attachment: SocketAttachment,
-    start: { streamId: string; callId: string; token: string | null },
+    start: { streamId: string; callId: string; token: string | null; line?: string },
   ): void {
     const meta = this.host.meta();
     const live = this.host.session();
-    const check = start.token === null ? "unknown" : this.tokens().take(start.token, Date.now());
+    const check = start.token === null ? "unknown" : this.tokens().check(start.token, Date.now());
     const call = meta === null ? null : phoneCallOf(this.host.env(), meta.metadata);
     const why =
       live === null || meta === null || meta.endedAt !== null
@@ -254,16 +284,23 @@ export class CallStreams {
               : this.open("bound_call").length > 0
                 ? "the call's stream is already up"
                 : null;
-    if (why !== null || live === null || attachment.call === undefined) {
+    if (why !== null || live === null || attachment.call === undefined || start.token === null) {
       closeQuietly(ws, CLOSE_POLICY, why ?? "the session has ended");
       return;
     }
-    attach(ws, { ...attachment, call: { ...attachment.call, streamId: start.streamId } });
+    // Spent by the start that binds, and only by it (a start for another call leaves it).
+    this.tokens().spend(start.token);
+    attach(ws, {
+      ...attachment,
+      call: { ...attachment.call, streamId: start.streamId, line: start.line },
+    });
     this.host.clientsChanged();
     live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
     // The callee speaks first on a phone: the call's connection is said to the model, in the
     // record like any line, so that it greets the caller.
-    this.host.clientFrame(ws, JSON.stringify({ type: "text", text: CALL_CONNECTED }));
+    const announce = live.recordings.announcement;
+    const text = announce === null ? CALL_CONNECTED : recordedCallLine(announce);
+    this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
   }
 
   private open(kind: SocketKind): WebSocket[] {

@@ -82,6 +82,17 @@ export interface TimersPort {
   clear(timer: TimerId): void;
 }
 
+/**
+ * Sees the session's audio as it passes, both ways (a recording): called on the per-chunk path,
+ * so it must only note the chunk (session/audio-recorder.ts), never work on it there.
+ */
+export interface AudioTap {
+  /** A client's chunk, as the session took it in (before the model hears it). */
+  heard(clientId: string, pcm: Uint8Array): void;
+  /** The model's chunk, as sent to the clients. */
+  said(pcm: Uint8Array): void;
+}
+
 export interface InterpreterPorts {
   log: LogPort;
   clients: ClientsPort;
@@ -96,6 +107,10 @@ export interface InterpreterPorts {
   rebuild: (events: readonly HistoryEvent[]) => RebuiltContext;
   /** An effect that failed, or a log write that was refused (never fatal to the session). */
   reportError?: ((message: string) => void) | undefined;
+  /** The session's audio both ways, for a recording (absent: nothing records it). */
+  tap?: AudioTap | undefined;
+  /** Sees each input before its core step (a wire recording); never a passing audio chunk. */
+  stepping?: ((input: CoreInput) => void) | undefined;
   /** Sees each step's effects after they were carried out (tests, stats). */
   observe?: ((input: CoreInput, effects: readonly Effect[]) => void) | undefined;
   /** Sees the state before each step (tests freeze it, to prove the step writes nothing shared). */
@@ -172,6 +187,7 @@ export class SessionInterpreter {
       return;
     }
     if (input.type === "client_audio") {
+      this.ports.tap?.heard(input.clientId, input.pcm);
       this.clientAudio(input.clientId, input.pcm);
       return;
     }
@@ -218,7 +234,7 @@ export class SessionInterpreter {
     }
     this.passedModelAt = this.ports.clock();
     this.passed.model++;
-    this.carry(() => this.ports.clients.audio(pcm), "send_audio");
+    this.carry(() => this.sendAudio(pcm), "send_audio");
   }
 
   /** A core step for `input` (whatever the audio gate says), then its effects, in order. */
@@ -253,6 +269,7 @@ export class SessionInterpreter {
 
   private stepOnce(input: CoreInput, passed: AudioPassed | null): void {
     const now = this.ports.clock();
+    this.ports.stepping?.(input);
     this.ports.beforeStep?.(this.current);
     const { state, effects } = step(this.current, input, now, passed);
     this.current = state;
@@ -353,6 +370,12 @@ export class SessionInterpreter {
     }
   }
 
+  /** The model's audio to the clients (and to a recording: what the session said). */
+  private sendAudio(pcm: Uint8Array): void {
+    this.ports.clients.audio(pcm);
+    this.ports.tap?.said(pcm);
+  }
+
   private report(message: string): void {
     this.ports.reportError?.(message);
   }
@@ -386,7 +409,7 @@ export class SessionInterpreter {
         clients.send(effect.clientId, effect.frame);
         return;
       case "send_audio":
-        clients.audio(effect.pcm);
+        this.sendAudio(effect.pcm);
         return;
       case "replay":
         // A range read and a send: the frames were encoded when they were written.

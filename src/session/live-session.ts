@@ -59,6 +59,7 @@ import { SessionInterpreter } from "./interpreter.js";
 import { capsOf, coreLimits } from "./limits-of.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
+import { recordingChoice, SessionRecordings } from "./recordings.js";
 import { recoverSession } from "./recover.js";
 import { SessionAlarm } from "./session-alarm.js";
 import { SessionMcp } from "./session-mcp.js";
@@ -116,6 +117,8 @@ export class LiveSession {
    * the log port reads it here, on every write, without a call into the link.)
    */
   private directCall: string | null = null;
+  /** The session's recordings (its audio, its model wire), as its agent or creator asked. */
+  readonly recordings: SessionRecordings;
   /**
    * Why this gateway cannot reach the session's model (its provider is no longer configured),
    * or null. Such a session keeps its record readable and never opens a model connection.
@@ -214,6 +217,24 @@ export class LiveSession {
     }
     this.caps = capsOf(agents.get(meta.agent), meta);
     coreConfig.limits = coreLimits(this.caps, this.startedAt);
+    this.recordings = new SessionRecordings({
+      env,
+      config,
+      meta,
+      choice: recordingChoice(
+        agents.get(meta.agent)?.recording,
+        meta.recording,
+        config.RECORDING_MAX_BYTES,
+      ),
+      audio: provider.audio,
+      phoneCall: phoneCallOf(env, meta.metadata) !== null,
+      model: provider.model,
+      capabilities: provider.capabilities,
+      trace: (kind, detail) => this.store.trace([{ at: Date.now(), kind, detail }]),
+      warn: (m) => console.warn(`liveline: ${m}`),
+      track: (request) => this.subrequests.track("recording", request),
+    });
+    const { audio: audioRecorder, wire: wireRecorder } = this.recordings;
     const targetOf = (name: string) =>
       this.agents.has(name) ? { target: this.providerFor(name), spec: this.specOf(name) } : null;
     this.link = new UpstreamLink(meta.agent, targetOf, {
@@ -240,6 +261,7 @@ export class LiveSession {
         this.directCalls.setAgent(serviceSessionId, agent);
         this.store.trace([{ at: Date.now(), kind: "CALL_AGENT", detail: { agent } }]);
       },
+      wire: wireRecorder ?? undefined,
     });
     const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
     for (const e of recovered.closing) this.broadcast(frameOf(e));
@@ -276,6 +298,9 @@ export class LiveSession {
       clients: {
         broadcast: (frame, json) => {
           for (const client of this.sockets.all()) client.frame(frame, json);
+          // A reply cut was heard only up to here.
+          if (frame.type === "interrupted") audioRecorder?.cut();
+          wireRecorder?.durable(json);
         },
         send: (clientId, frame) => this.sockets.byId(clientId)?.frame(frame),
         sendEncoded: (clientId, frames) => this.sockets.byId(clientId)?.replay(frames),
@@ -299,6 +324,15 @@ export class LiveSession {
       clock: Date.now,
       rebuild: (events) => this.contextOf(events),
       reportError: (message) => console.error(`liveline: ${message}`),
+      tap: audioRecorder ?? undefined,
+      stepping:
+        wireRecorder === null
+          ? undefined
+          : (input) => {
+              if (input.type === "client_connected")
+                wireRecorder.connected(input.clientId, input.resumeFrom ?? null);
+              else if (input.type === "client_disconnected") wireRecorder.left(input.clientId);
+            },
     });
     // The duration cap ends the session even if nothing else wakes its object.
     this.armLimitAlarm();
@@ -616,7 +650,10 @@ export class LiveSession {
       version: this.closings.nextVersion(),
     };
     this.closings.keep(record);
-    if (state === "ended") this.armLimitAlarm();
+    if (state === "ended") {
+      this.armLimitAlarm();
+      this.recordings.finish();
+    }
   }
 
   /**
@@ -783,6 +820,7 @@ export class LiveSession {
     this.link.close("session closed");
     this.mcp?.close();
     void this.tracer?.flushNow();
+    this.recordings.finish();
   }
 }
 

@@ -127,6 +127,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.clientList = null;
     },
     sessionAudio: () => this.sessionAudio(),
+    maxFrameBytes: () => this.config.MAX_FRAME_BYTES,
   });
 
   /** How the session sends to a socket's client (null: a socket that is no client yet). */
@@ -477,6 +478,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const clientId = attachment?.clientId;
     const live = this.session();
     if (!clientId || !live) return;
+    live.recordings.wire?.client(clientId, data);
     let input = clientInput(clientId, data, this.config.MAX_FRAME_BYTES);
     // An app's audio on a phone line's session is converted to the line's (a call's is already).
     if (input.type === "client_audio" && attachment?.call === undefined)

@@ -13,7 +13,7 @@ import {
 } from "../providers/gemini/provider.js";
 import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "../providers/gpt-live/adapter.js";
 import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
-import { acceptUpgrade } from "../providers/websocket.js";
+import { acceptUpgrade, openWebSocket } from "../providers/websocket.js";
 import { checkedString } from "../var-schemas.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "./knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
@@ -85,7 +85,7 @@ export function simulatorKnobsProblem(
   if (naive !== undefined && typeof naive !== "boolean")
     return "metadata.naive must be true or false";
   const knobs = simulatorKnobs(envDefault, metadata);
-  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire", "endpoint"]);
+  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire", "endpoint", "replay"]);
   const unknown = [...knobs.keys()].filter((name) => !known.has(name));
   if (unknown.length > 0)
     return `unknown simulator knob${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`;
@@ -101,12 +101,26 @@ export function simulatorKnobsProblem(
   if (endpoint !== null && endpoint !== "developer" && endpoint !== "vertex")
     return `endpoint must be "developer" or "vertex", got "${endpoint}"`;
   knobs.delete("endpoint");
+  const replay = knobs.get("replay");
+  if (replay !== null && !isLoopbackSocketUrl(replay))
+    return `replay must be a ws:// URL on this machine (127.0.0.1 or localhost), got "${replay}"`;
+  knobs.delete("replay");
   try {
     parseKnobs(knobs);
     return null;
   } catch (err) {
     if (err instanceof KnobError) return err.message;
     throw err;
+  }
+}
+
+/** A WebSocket URL on this machine: where `npm run replay`'s scripted model listens. */
+function isLoopbackSocketUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "ws:" && (url.hostname === "127.0.0.1" || url.hostname === "localhost");
+  } catch {
+    return false;
   }
 }
 
@@ -129,7 +143,15 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
     // Vertex's record (every call BLOCKING, no scheduling) and encodes for it.
     const endpoint = knobs.get("endpoint") === "vertex" ? "vertex" : "simulator";
     knobs.delete("endpoint");
+    // A recorded model wire played back (`npm run replay`): the scripted model at that URL
+    // speaks this wire in place of the simulator.
+    const replay = knobs.get("replay");
+    knobs.delete("replay");
     const connectTo = (path: string, attempt: number) => {
+      if (replay !== null)
+        return openWebSocket(
+          `${replay.replace(/\/+$/, "")}/${wire}?session=${sessionId}-${attempt}`,
+        );
       const q = new URLSearchParams(knobs);
       q.set("session", `${sessionId}-${attempt}`);
       const request = new Request(`https://liveline.internal${path}?${q}`, {

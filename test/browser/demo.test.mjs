@@ -5,14 +5,14 @@
  * from the page and resumed with no duplicate and no gap, a push-to-talk voice turn from a
  * fake microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view
  * through the carrier stand-in, and screenshots of the page, the call and the timeline viewer
- * (test-results/browser/).
+ * (test-results/browser/). The gateway is the browser project's (test/browser/gateway-setup.mjs).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, history, ROOT, startServer } from "../../scripts/lib/harness.mjs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { API_KEY, history, ROOT } from "../../scripts/lib/harness.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = join(ROOT, "test-results/browser");
@@ -32,12 +32,9 @@ let browser;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
   mkdirSync(OUT, { recursive: true });
-  // The call view's webhook is signed by the gateway with its own token.
-  // The page as people see it: answers without the tests' tags (one test turns them on).
-  server = await startServer({
-    answerTags: false,
-    vars: { TWILIO_AUTH_TOKEN: "browser-test-twilio-token" },
-  });
+  // The project's gateway (test/browser/gateway-setup.mjs), its call view's webhook signed;
+  // its answers as people see them, without the tests' tags (one test turns them on).
+  server = inject("gateway");
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -51,7 +48,6 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 const turnEnds = (events) =>

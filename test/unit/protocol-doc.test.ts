@@ -56,6 +56,7 @@ const httpErrorCodes = () =>
       "src/http/json-body.ts",
       "src/http/method-not-allowed.ts",
       "src/http/routes/sessions.ts",
+      "src/http/routes/recording.ts",
       "src/http/routes/telephony.ts",
       "src/http/routes/usage.ts",
       "src/http/routes/webrtc.ts",

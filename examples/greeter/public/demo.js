@@ -84,7 +84,12 @@ try {
     throw new Error("this browser did not create that session (no grant): open / for a new one");
   if (sessionId === null) {
     const simulator = demoKnobs();
-    first = await post("/demo/sessions", simulator === undefined ? {} : { simulator });
+    // `?record=1`: the session's audio and wire are recorded (the timeline viewer plays them).
+    const record = params.get("record") === "1" ? { record: true } : {};
+    first = await post(
+      "/demo/sessions",
+      simulator === undefined ? record : { simulator, ...record },
+    );
     sessionId = first.sessionId;
     sessionStorage.setItem("liveline.session", sessionId);
     localStorage.setItem(`liveline.grant.${sessionId}`, first.demoGrant);

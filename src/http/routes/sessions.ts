@@ -63,6 +63,14 @@ const CreateSessionBody = z
           .optional(),
       })
       .optional(),
+    /** What to record (docs/RECORDINGS.md), over the agent's `recording`. */
+    recording: z
+      .strictObject({
+        audio: z.boolean().optional(),
+        wire: z.boolean().optional(),
+        maxBytes: z.number().int("must be a whole number").positive("must be above 0").optional(),
+      })
+      .optional(),
   })
   // A misspelt field is refused by name, never ignored.
   .strict();
@@ -150,6 +158,7 @@ export const sessionRoutes = new Hono<AppEnv>()
       metadata: body.metadata,
       options: sessionOptions(body),
       limits: body.limits,
+      recording: body.recording,
       locationHint: body.locationHint,
     });
     return c.json(await tokenAnswer(c, sessionId), 201);
