@@ -76,6 +76,8 @@ export default defineConfig({
                 API_KEY: "test-api-key",
                 TOKEN_SECRET: "test-token-secret",
                 TWILIO_AUTH_TOKEN: "test-twilio-auth-token",
+                // Signs the OpenAI SIP stand-in's webhooks (Standard Webhooks: whsec_ base64).
+                OPENAI_WEBHOOK_SECRET: "whsec_dGVzdC1vcGVuYWktd2ViaG9vay1zZWNyZXQ=",
                 // Nothing listens there: a transfer's request to the carrier fails at once.
                 TWILIO_API_BASE_URL: "http://127.0.0.1:9",
                 // The other carriers: test keys (the Telnyx pair's private half is in

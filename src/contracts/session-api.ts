@@ -193,6 +193,19 @@ export type DirectCallRefusal =
   | "offer_refused"
   | "service_failed";
 
+/** A SIP call accepted as the session's (its sideband attached), or why not. */
+export type SipAcceptAnswer =
+  | { accepted: true }
+  | {
+      refused:
+        | "ended"
+        | "agent_unavailable"
+        | "model_unavailable"
+        | "unsupported"
+        | "service_failed";
+      message: string;
+    };
+
 /** A call stream's token, or why none is given. */
 export type CallTokenAnswer = { token: string } | { refused: "ended" | "in_progress" };
 
@@ -243,6 +256,8 @@ export interface SessionApi {
    * for the device. Throws for a session that was never initialised.
    */
   directCall(offer: string): Promise<DirectCallAnswer>;
+  /** Accepts a SIP call that reached the model service (OpenAI's webhook named it). */
+  acceptSipCall(callId: string): Promise<SipAcceptAnswer>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */
   crash(): Promise<void>;
   fetch(request: Request): Promise<Response>;

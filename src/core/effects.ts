@@ -92,6 +92,8 @@ export type TraceKind =
   | "HANDOFF"
   | "HANDOFF_ANNOUNCE"
   | "UPSTREAM_IDLE_CLOSE"
+  /** The service ended its session for its age: idle now, or replaced at once (`replaced`). */
+  | "UPSTREAM_EXPIRED"
   /** An idle close with answers still owed to ended turns: dropped, as a lost connection drops them. */
   | "IDLE_OWED_DROPPED"
   | "UPSTREAM_GAVE_UP"

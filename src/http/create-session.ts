@@ -15,6 +15,7 @@ import type { SessionRecording } from "../contracts/session-api.js";
 import {
   type ProviderName,
   providerMetadataProblem,
+  providerModelWarning,
   providerUnavailable,
 } from "../provider-registry.js";
 import { asksForNaiveRelay } from "../session/meta.js";
@@ -38,8 +39,15 @@ export interface SessionRequest {
   locationHint?: LocationHint | undefined;
 }
 
-/** Creates the session; its id. Throws HttpError (400) for what cannot be served. */
-export async function createSession(c: AppContext, request: SessionRequest): Promise<string> {
+/**
+ * Creates the session; its id. Throws HttpError (400) for what cannot be served. A model past
+ * its shutdown date is said to `warn` (and logged): the session is created all the same.
+ */
+export async function createSession(
+  c: AppContext,
+  request: SessionRequest,
+  warn?: (warning: string) => void,
+): Promise<string> {
   const { app, config } = c.var;
   const env = app.env(c.env);
   const agentName = request.agent ?? app.defaultAgent;
@@ -96,6 +104,12 @@ export async function createSession(c: AppContext, request: SessionRequest): Pro
       "option_not_allowed",
       `agent "${agentName}" does not allow ${disallowed.join(", ")} per session (it allows: ${(resolved.allow ?? []).join(", ") || "none"})`,
     );
+  }
+  const model = request.options.model ?? resolved.model;
+  const warning = providerModelWarning(provider, env, model, Date.now());
+  if (warning !== null) {
+    console.warn(`session ${sessionId}: ${warning}`);
+    warn?.(warning);
   }
   const recording = request.recording ?? {};
   if ((recording.audio === true || recording.wire === true) && env.RECORDINGS === undefined)

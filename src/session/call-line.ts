@@ -11,6 +11,9 @@ import type { CarrierCall } from "../telephony/carrier-contract.js";
 import { ENTRY_PAUSE_MS, entryLine, Keypad, type KeypadMode } from "../telephony/keypad.js";
 import { requireE164 } from "../telephony/phone-number.js";
 
+/** What the model is told when a call's audio starts (the caller waits to be greeted). */
+export const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
+
 /** What the call's line needs from its session's object. */
 export interface CallLineHost {
   /** A line to the model, as the caller's (it is recorded like any line). */

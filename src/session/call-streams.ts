@@ -12,7 +12,7 @@ import type { EndReason } from "../metering/closing-record.js";
 import type { CallStreamLink } from "../telephony/carrier-contract.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
-import { CallLine } from "./call-line.js";
+import { CALL_CONNECTED, CallLine } from "./call-line.js";
 import { CallTokenStore } from "./call-token-store.js";
 import { frameSizeOver } from "./client-frames.js";
 import type { HeldSockets } from "./held-sockets.js";
@@ -32,8 +32,6 @@ import { closeQuietly } from "./sockets.js";
 const START_WITHIN_MS = 10_000;
 /** Call streams waiting for their start at once, at most (a call has one). */
 const MAX_WAITING_STREAMS = 2;
-/** What the model is told when a call's stream starts (the caller waits to be greeted). */
-const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
 /** A carrier's stream that broke the rules (no start, a bad token). */
 const CLOSE_POLICY = 1008;
 

@@ -23,6 +23,18 @@ export interface TraceRow {
   detail: Record<string, unknown> | undefined;
 }
 
+/**
+ * The log refused a write because another writer has written it since: a second instance of
+ * the session's object runs on the same storage (local `wrangler dev` starts one on a reload
+ * while the old one still holds its sockets). The log is that writer's now.
+ */
+export class LogWriterSuperseded extends Error {
+  constructor(detail: string) {
+    super(`another instance of the session wrote its log: ${detail}`);
+    this.name = "LogWriterSuperseded";
+  }
+}
+
 /** The session's log: appends are one transaction each; reads see every committed append. */
 export interface LogPort {
   /**
@@ -107,6 +119,11 @@ export interface InterpreterPorts {
   rebuild: (events: readonly HistoryEvent[]) => RebuiltContext;
   /** An effect that failed, or a log write that was refused (never fatal to the session). */
   reportError?: ((message: string) => void) | undefined;
+  /**
+   * Another writer took the log (LogWriterSuperseded): this interpreter takes no input from
+   * now on, and the shell lets its clients go to the object that writes the log now.
+   */
+  superseded?: ((message: string) => void) | undefined;
   /** The session's audio both ways, for a recording (absent: nothing records it). */
   tap?: AudioTap | undefined;
   /** Sees each input before its core step (a wire recording); never a passing audio chunk. */
@@ -144,6 +161,8 @@ const LOG_WRITE_FAILED: ServerFrame = {
 export class SessionInterpreter {
   /** Log transactions committed since this interpreter started. */
   transactions = 0;
+  /** Another writer took the log: nothing is taken in, carried out or written any more. */
+  private superseded = false;
 
   /** Audio chunks that went through the open gate, each way, and transcriptions noted (stats). */
   readonly passed = { client: 0, model: 0, transcripts: 0 };
@@ -182,6 +201,7 @@ export class SessionInterpreter {
    * is, whatever the audio gate says, with no lookup.
    */
   handleInput(input: CoreInput, direct = false): void {
+    if (this.superseded) return;
     if (direct) {
       this.takeStep(input);
       return;
@@ -302,6 +322,7 @@ export class SessionInterpreter {
       segmentStart = i + 1;
       if (this.writeSegment(segment, unrecorded, encoded, effect === undefined ? traces : []))
         traced = true;
+      if (this.superseded) return;
       for (const e of segment) {
         if (e.type === "append_history" || TO_MODEL.has(e.type)) continue;
         if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
@@ -338,6 +359,13 @@ export class SessionInterpreter {
       this.transactions++;
       return true;
     } catch (err) {
+      if (err instanceof LogWriterSuperseded) {
+        // Never numbered on from what the other wrote (that made two writers of one log): this
+        // instance stands down, and its clients reconnect to the one that writes now.
+        this.superseded = true;
+        this.ports.superseded?.(err.message);
+        return false;
+      }
       for (const e of events) unrecorded.add(e.seq);
       // Numbering goes on from what the log really holds: the one write to the state outside
       // `step`, a correction from the store, which has the last word on what was recorded.

@@ -3,6 +3,7 @@ import { UpstreamRefused } from "../providers/websocket.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
 import type {
   AgentSpec,
+  CallSignal,
   ProviderAdapter,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
@@ -40,6 +41,8 @@ interface UpstreamCallbacks {
   callEnded?(serviceSessionId: string): void;
   /** The direct call's service session now speaks as `agent` (a handoff reached it). */
   callSetUp?(serviceSessionId: string, agent: string): void;
+  /** What a call's sideband said of the call itself (a SIP call's keys and playback). */
+  callSignals?(signals: CallSignal[]): void;
   /** Every frame each way, for a wire recording (absent: nothing records the wire). */
   wire?: WireTap | undefined;
 }
@@ -178,6 +181,7 @@ export class UpstreamLink implements ModelPort {
           }
           for (const frame of decoded.send ?? []) this.sendFrame(ws, frame);
           this.callbacks.events(decoded.events);
+          if (decoded.call !== undefined) this.callbacks.callSignals?.(decoded.call);
         });
         const onGone = (code: number, reason: string) => {
           if (attempt !== this.attempt) return;
@@ -247,6 +251,9 @@ export class UpstreamLink implements ModelPort {
           this.call = null;
           this.callbacks.callEnded?.(call);
         }
+        // The call's end ended the session (a SIP call's session is the call): no connection
+        // of its own is opened (the open's failure is not reported: the attempt is gone).
+        if (attempt !== this.attempt) throw err;
       }
     }
     return { ws: await this.target.connect(attempt), sideband: false };

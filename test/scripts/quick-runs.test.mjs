@@ -37,23 +37,29 @@ describe("npm run repro / bench / soak, quick", () => {
     expect(code, out).toBe(0);
   });
 
-  it("repro's GPT-Live rows: the naive relay shows each failure, liveline none", () => {
+  it("repro's GPT-Live and xAI rows: the naive relay shows each failure, liveline none", () => {
     const { code, out } = run("repro", [
       "--trials",
       "2",
       "--providers",
-      "gpt-live",
+      "gpt-live,xai",
       "--only",
-      "call_delivered_twice,late_result_superseded,call_on_primary_and_sideband",
+      "call_delivered_twice,late_result_superseded,call_on_primary_and_sideband,request_refused_call_open,delegation_delivered_twice,bundled_answer_and_call",
     ]);
     // Asserted, unlike the other figures: each fault is injected on every trial (p = 1).
-    for (const label of [
-      "a function call delivered twice: the tool runs twice",
-      "a late tool result after its delegation was superseded: sent to the model",
-      "a function call seen on the primary and the sideband: the tool runs twice",
+    for (const [label, wire] of [
+      ["a function call delivered twice: the tool runs twice", "gpt-live"],
+      ["a late tool result after its delegation was superseded: sent to the model", "gpt-live"],
+      ["a function call seen on the primary and the sideband: the tool runs twice", "gpt-live"],
+      [
+        "a line typed while an earlier call waits: the request refused, the line never answered",
+        "gpt-live",
+      ],
+      ["a delegation delivered twice: its call runs twice", "gpt-live"],
+      ["an audible answer bundled with a side-effect call: the answer said twice", "xai"],
     ]) {
       expect(out).toMatch(
-        new RegExp(`\\| ${label}\\s+\\| gpt-live\\s+\\| 100 % \\(2/2\\)\\s+\\| 0 % \\(0/2\\)`),
+        new RegExp(`\\| ${label}\\s+\\| ${wire}\\s+\\| 100 % \\(2/2\\)\\s+\\| 0 % \\(0/2\\)`),
       );
     }
     expect(code, out).toBe(0);

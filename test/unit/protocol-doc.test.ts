@@ -58,6 +58,7 @@ const httpErrorCodes = () =>
       "src/http/routes/sessions.ts",
       "src/http/routes/recording.ts",
       "src/http/routes/telephony.ts",
+      "src/http/routes/openai-sip.ts",
       "src/http/routes/usage.ts",
       "src/http/routes/webrtc.ts",
       "src/http/routes/ws.ts",

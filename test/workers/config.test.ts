@@ -29,7 +29,7 @@ describe("loadConfig", () => {
       SIMULATOR_ROUTE: "off",
       RECORDING_PART_MS: 5_000,
       RECORDING_MAX_BYTES: 256 * 1024 * 1024,
-      providers: ["simulator", "gemini", "openai", "gpt-live"],
+      providers: ["simulator", "gemini", "openai", "gpt-live", "xai", "azure"],
     });
   });
 

@@ -1,4 +1,5 @@
 import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
+import type { FaceDialectName } from "../../../../src/simulator/openai/dialects.js";
 import {
   createOpenAISimulator,
   type OaiSimState,
@@ -12,14 +13,12 @@ export class OaiDriver {
   state: OaiSimState;
   now = 0;
   out: Msg[] = [];
-  constructor(knobs: Partial<SimulatorKnobs> = {}) {
+  constructor(knobs: Partial<SimulatorKnobs> = {}, dialect: FaceDialectName = "openai") {
     // Answer tags on: these tests find a reply said twice by its tag.
-    this.state = createOpenAISimulator({
-      ...DEFAULT_KNOBS,
-      timeScale: 0,
-      answerTags: true,
-      ...knobs,
-    });
+    this.state = createOpenAISimulator(
+      { ...DEFAULT_KNOBS, timeScale: 0, answerTags: true, ...knobs },
+      dialect,
+    );
     this.feed({ type: "open" });
   }
   feed(input: Parameters<typeof oaiStep>[1]): Msg[] {
