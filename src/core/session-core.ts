@@ -358,7 +358,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       if (s.turn !== null && (s.generation !== null || !s.turn.modelEnded)) return;
       if (event.type === "speech_started") {
         noteSpeech(s);
-        supersedeStaleClientCalls(ctx);
+        if (clientCallRunning(s)) supersedeStaleClientCalls(ctx);
       } else if (event.text.length > 0) {
         s.inputTranscript = joinTranscript(s.inputTranscript, event.text);
         noteSpeech(s);
@@ -515,7 +515,7 @@ function takeLine(
   }
   // A transfer answered in the turn just cut short: the new agent takes this line.
   handoffBeforeInput(ctx);
-  supersedeStaleClientCalls(ctx);
+  if (clientCallRunning(s)) supersedeStaleClientCalls(ctx);
   const turn = openTurn(ctx, "text", line.text, line.textId);
   if (!typed && s.upstream.phase === "failed") {
     endTurn(ctx, { interrupted: "upstream_lost" });
@@ -660,4 +660,14 @@ function endSession(ctx: StepContext): void {
   ctx.record({ kind: "status", state: "ended" });
   s.ended = true;
   ctx.emit({ type: "close_clients", code: 1000, reason: "session ended" });
+}
+
+/**
+ * A client's call is running (a stale one may be superseded by new input). Read here, so that
+ * a line's path enters tools.ts only when there is one (the text path's file ratchet).
+ */
+function clientCallRunning(s: CoreState): boolean {
+  for (const call of Object.values(s.calls))
+    if (call.status === "running" && call.runOn === "client") return true;
+  return false;
 }
