@@ -98,6 +98,8 @@ export default defineConfig({
                 // quiet rule is the same (its own unit tests run it at the default).
                 UTTERANCE_QUIET_MS: "400",
                 SIMULATOR_ROUTE: "on",
+                // Answers end with a tag [#rN]: the tests find a reply said twice by it.
+                SIMULATOR_KNOBS: "answerTags=1",
                 FAULT_INJECTION: "on",
                 // Short recording parts, so a crash's loss is measured in a test's seconds.
                 RECORDING_PART_MS: "500",

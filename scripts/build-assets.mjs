@@ -1,16 +1,27 @@
 /**
- * node scripts/build-assets.mjs — bundles the demo page's two ES modules (neither committed):
- * examples/greeter/public/liveline-client.js, liveline/client and its browser helpers, and
- * examples/greeter/public/liveline-phone.js, the carrier stand-in and the phone line's codec
- * for the call view (simulator code, kept out of the client's bundle).
- * Run by wrangler's [build] step, by `npm run dev` and before the tests.
+ * node scripts/build-assets.mjs [OUT] — bundles the demo page's two ES modules (neither
+ * committed): liveline-client.js, liveline/client and its browser helpers, and
+ * liveline-phone.js, the carrier stand-in and the phone line's codec for the call view
+ * (simulator code, kept out of the client's bundle). Into examples/greeter/public (run by
+ * wrangler's [build] step, by `npm run dev` and before the tests), or into OUT with the page's
+ * own files beside them: `npm run build` makes dist/demo, the demo an app of liveline serves
+ * (its wrangler.toml's [assets]).
  */
-import { dirname, join } from "node:path";
+import { cpSync, mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
-const PUBLIC = join(ROOT, "examples/greeter/public");
+const SOURCE = join(ROOT, "examples/greeter/public");
+const PUBLIC = process.argv[2] === undefined ? SOURCE : resolve(process.argv[2]);
+if (PUBLIC !== SOURCE) {
+  mkdirSync(PUBLIC, { recursive: true });
+  cpSync(SOURCE, PUBLIC, {
+    recursive: true,
+    filter: (path) => !/liveline-(client|phone)\.js$/.test(path),
+  });
+}
 const common = { bundle: true, format: "esm", target: "es2022", logLevel: "warning" };
 await Promise.all([
   build({

@@ -444,7 +444,7 @@ const SCENARIOS = [
   {
     id: "alike_answers_quick",
     label: "honest answers that open alike, lines 250 ms apart: answer dropped or turn left open",
-    field: "issue 8: 5 of 5 sessions hung",
+    field: "an earlier liveline (an opening-words judgement): 5 of 5 sessions hung",
     unit: "user turns",
     parallel: 4,
     async trial(server, arm, seed, provider) {
@@ -594,7 +594,8 @@ const SCENARIOS = [
   {
     id: "same_question_again",
     label: "the same question again (the same words, a deterministic tool): ask not answered once",
-    field: "issue 28: repeated_reply, a leaked go-on prompt, a 15 s stall",
+    field:
+      "an earlier liveline (a repeat judgement): repeated_reply, a leaked go-on prompt, a 15 s stall",
     unit: "repeated asks",
     parallel: 4,
     extra: "error frames",
@@ -647,7 +648,7 @@ const SCENARIOS = [
   {
     id: "slow_model",
     label: "a model twice as slow as MODEL_TIMEOUT_MS: answer not delivered in its turn",
-    field: "issue 28: nudged, then model_timeout; the late answer dropped",
+    field: "an earlier liveline: nudged, then model_timeout; the late answer dropped",
     unit: "slow turns",
     parallel: 4,
     // The watchdog's period for this row's own wrangler dev (the default is 15 s).
@@ -693,7 +694,7 @@ const SCENARIOS = [
   {
     id: "lines_while_opening",
     label: "three lines typed while the connection opens: a line never reaches the model",
-    field: "issue 28: the lines typed over were withdrawn",
+    field: "an earlier liveline: the lines typed over were withdrawn",
     unit: "sessions",
     parallel: 4,
     control:

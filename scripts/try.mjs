@@ -3,8 +3,11 @@
 // http://localhost:8787, as `npm run dev` serves it), connects over WebSocket, says "hi",
 // answers client tool calls (the UI chips) like an app would, and prints every frame.
 // Then each line you type is a text turn; Ctrl-D ends. Usage: [API_KEY=…] npm run try [-- BASE_URL]
-// `--agent NAME`: a session of that agent (default greeter; e.g. orders, whose tools are an MCP
-// server's).
+// `--agent NAME`: a session of that agent (default: the app's first agent; e.g. orders, whose
+// tools are an MCP server's).
+// `--provider NAME` (gemini, openai, gpt-live, simulator): a session of that provider. A gateway
+// with no key for it (npm run dev with none set) gives the built-in simulator speaking that
+// provider's wire instead, and says so: every wire can be tried without a key.
 //
 // `--phone`: a phone call instead, through the Twilio stand-in (scripts/lib/try-phone.mjs):
 // the voice webhook signed with TWILIO_AUTH_TOKEN (unset: dev-twilio-token, for
@@ -13,18 +16,31 @@
 // one). Each typed line is spoken (espeak-ng, sox: μ-law 8 kHz) at real-time pace, `#5`
 // presses 5, an empty line or Ctrl-D hangs up. `--to`/`--from` the numbers; `--say "…"`
 // (repeatable) says those lines, one per reply, hangs up, and exits 0 once every reply was heard.
+// It needs espeak-ng and sox (Debian/Ubuntu: apt-get install espeak-ng sox).
 //   [TWILIO_AUTH_TOKEN=…] [API_KEY=…] npm run try -- --phone [--say "…"]… [BASE_URL]
 // `--carrier telnyx|plivo|vonage`: the call through that carrier's stand-in instead of Twilio's
 // (signed with its local development key; the hint says how to start the gateway with it).
 import { createInterface } from "node:readline";
 
-/** `--phone`, `--to`/`--from`/`--say <value>` (`--say` repeatable), and the base URL. */
+/** The providers a session may name, and the simulator's wire that stands in for each. */
+const WIRES = { gemini: "gemini", openai: "openai", "gpt-live": "gpt-live" };
+const USAGE =
+  'Usage: npm run try -- [--agent NAME] [--provider gemini|openai|gpt-live|simulator] [--phone [--carrier twilio|telnyx|plivo|vonage] [--to N] [--from N] [--say "…"]…] [BASE_URL]';
+
+/**
+ * `--phone`, `--agent`/`--provider`/`--carrier`/`--to`/`--from`/`--say <value>` (`--say`
+ * repeatable), the base URL.
+ */
 function parseArgs(argv) {
-  const out = { phone: false, say: [], url: undefined, agent: "greeter" };
+  const out = { phone: false, say: [], url: undefined, agent: undefined, provider: undefined };
+  const valued = ["--to", "--from", "--say", "--agent", "--provider", "--carrier"];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--phone") out.phone = true;
-    else if (["--to", "--from", "--say", "--agent", "--carrier"].includes(arg)) {
+    else if (arg === "--help" || arg === "-h") {
+      console.log(USAGE);
+      process.exit(0);
+    } else if (valued.includes(arg)) {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
       if (arg === "--say") out.say.push(value);
@@ -32,15 +48,17 @@ function parseArgs(argv) {
     } else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
     else out.url = arg;
   }
+  if (out.provider !== undefined && out.provider !== "simulator" && !(out.provider in WIRES))
+    throw new Error(
+      `--provider must be gemini, openai, gpt-live or simulator, not "${out.provider}"`,
+    );
   return out;
 }
 let args;
 try {
   args = parseArgs(process.argv.slice(2));
 } catch (error) {
-  console.error(
-    `${error.message}. Usage: npm run try -- [--agent NAME] [--phone [--carrier twilio|telnyx|plivo|vonage] [--to N] [--from N] [--say "…"]…] [BASE_URL]`,
-  );
+  console.error(`${error.message}. ${USAGE}`);
   process.exit(2);
 }
 const base = (args.url ?? process.env.LIVELINE_URL ?? "http://localhost:8787").replace(/\/$/, "");
@@ -52,14 +70,39 @@ if (args.say.length > 0 || args.to !== undefined || args.from !== undefined || a
   console.error("--say, --to, --from and --carrier go with --phone.");
   process.exit(2);
 }
+if (args.phone && args.provider !== undefined) {
+  console.error("--provider goes with a chat session: a call takes the gateway's default.");
+  process.exit(2);
+}
 const headers = { "Content-Type": "application/json" };
 if (process.env.API_KEY) headers.Authorization = `Bearer ${process.env.API_KEY}`;
 
-const res = await fetch(`${base}/v1/sessions`, {
-  method: "POST",
-  headers,
-  body: JSON.stringify({ agent: args.agent }),
-});
+/** POST /v1/sessions with this body (the agent, when one was asked for, added). */
+const create = (body) =>
+  fetch(`${base}/v1/sessions`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ ...(args.agent === undefined ? {} : { agent: args.agent }), ...body }),
+  });
+let res = await create(args.provider === undefined ? {} : { provider: args.provider });
+if (res.status === 400 && args.provider in WIRES) {
+  // No key for that provider here: on a gateway whose model is the simulator, the simulator
+  // speaks that provider's wire (liveline talks to it through the same adapter).
+  const refused = await res.json();
+  const health = await fetch(`${base}/health`).then(
+    (r) => r.json(),
+    () => ({}),
+  );
+  if (refused.error?.code === "provider_unavailable" && health.provider === "simulator") {
+    console.log(
+      `(no key for ${args.provider} on this gateway: the built-in simulator speaks the ${args.provider} wire)`,
+    );
+    res = await create({
+      provider: "simulator",
+      metadata: { simulator: { wire: WIRES[args.provider] } },
+    });
+  } else res = new Response(JSON.stringify(refused), { status: 400 });
+}
 if (res.status !== 201) {
   console.error(`POST /v1/sessions answered ${res.status}: ${await res.text()}`);
   if (res.status === 401)

@@ -144,6 +144,11 @@ const SETTING_NAMES: ReadonlySet<string> = new Set([
   ...Object.keys(CARRIER_VARS),
 ]);
 
+/** Every setting the Worker reads, by name (.dev.vars.example lists each: a test checks). */
+export function settingNames(): readonly string[] {
+  return [...SETTING_NAMES];
+}
+
 /**
  * The Worker's typed configuration (its providers read their own vars through the registry).
  * Holds secrets: never log it or send it anywhere.

@@ -124,6 +124,10 @@ export async function startServer(opts = {}) {
   );
   const out = openSync(log, "w");
   const vars = { API_KEY, TOKEN_SECRET, ...opts.vars };
+  // The simulator's answers end with a tag [#rN], by which the tests and the measuring scripts
+  // find a reply said twice; `answerTags: false` serves them as people read them (the demo).
+  if (opts.answerTags !== false)
+    vars.SIMULATOR_KNOBS = ["answerTags=1", vars.SIMULATOR_KNOBS ?? ""].filter(Boolean).join("&");
   const wrangler = joinPath(ROOT, "node_modules/wrangler/bin/wrangler.js");
   const config = opts.config ?? joinPath(ROOT, "wrangler.toml");
   // `main`: a Worker served in place of the config's own (the measurement worker of repro).

@@ -73,6 +73,12 @@ export interface SimulatorKnobs {
    */
   repeatAnswers: boolean;
   /**
+   * Every answer ends with a tag `[#rN]` (N counts the session's answers), so that a reply
+   * generated twice shows the same tag twice and a duplicate is found by its text alone. Off
+   * by default (people read these replies); tests that count duplicates turn it on.
+   */
+  answerTags: boolean;
+  /**
    * Gemini face: while a reply waits `latencyMs`, a sign of work every 1000 ms of it (before
    * timeScale): a `modelTurn` part `{text, thought: true}`, as thinking models send.
    */
@@ -191,6 +197,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   msPerWord: 300,
   latencyMs: 600,
   repeatAnswers: false,
+  answerTags: false,
   workSigns: false,
   utteranceMs: 0,
   vad: "off",
@@ -291,6 +298,7 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.msPerWord = num("msPerWord", 0) ?? k.msPerWord;
   k.latencyMs = num("latencyMs", 0) ?? k.latencyMs;
   k.repeatAnswers = bool("repeatAnswers") ?? k.repeatAnswers;
+  k.answerTags = bool("answerTags") ?? k.answerTags;
   k.workSigns = bool("workSigns") ?? k.workSigns;
   k.utteranceMs = num("utteranceMs", 0) ?? k.utteranceMs;
   const vad = get("vad");

@@ -1,12 +1,27 @@
 /**
- * The simulator's built-in script: what the model says and which tools it calls. Every
- * answer ends with a tag `[#rN]` (N counts answers on the session), so a reply that is
- * generated twice shows the same tag twice and a duplicate is detectable by text alone.
- * Under the `repeatAnswers` knob the tag is "" and the opening fixed: the same input gets the
- * same words, as a real model with a deterministic tool gives them.
+ * The simulator's built-in script: what the model says and which tools it calls. With the
+ * `answerTags` knob every answer ends with a tag `[#rN]` (N counts answers on the session), so
+ * a reply that is generated twice shows the same tag twice and a duplicate is detectable by
+ * text alone (tests turn it on; people reading the replies never see it). Under the
+ * `repeatAnswers` knob there is no tag and the opening is fixed: the same input gets the same
+ * words, as a real model with a deterministic tool gives them. The rules, in words:
+ * docs/SIMULATOR.md ("How the simulator answers").
  */
 import type { GeminiFunctionDeclaration } from "../providers/gemini/schemas.js";
 import type { CallScript, SimulatorKnobs } from "./knobs.js";
+import {
+  answersQuestion,
+  asksWhatItCanDo,
+  capabilityAnswer,
+  inWords,
+  namedThing,
+  statedPreference,
+  suggestions,
+  type ToolInfo,
+  topicOf,
+} from "./meaning.js";
+
+export type { ToolInfo } from "./meaning.js";
 
 const SIDE_EFFECT_PREFIXES = ["suggest_", "set_", "show_", "play_"];
 
@@ -20,11 +35,14 @@ export function answerTag(n: number): string {
 }
 
 /**
- * The next answer's tag `[#rN]` (counting in `counter`), or none under `repeatAnswers` (the
- * same input, the same words).
+ * The next answer's tag `[#rN]` (counting in `counter`) under `answerTags`; none without it,
+ * nor under `repeatAnswers` (the same input, the same words).
  */
-export function nextAnswerTag(repeatAnswers: boolean, counter: { answers: number }): string {
-  return repeatAnswers ? "" : answerTag(++counter.answers);
+export function nextAnswerTag(
+  knobs: Pick<SimulatorKnobs, "repeatAnswers" | "answerTags">,
+  counter: { answers: number },
+): string {
+  return knobs.repeatAnswers || !knobs.answerTags ? "" : answerTag(++counter.answers);
 }
 
 /** A function call's output string as a tool result: JSON objects as they are, else `{output}`. */
@@ -60,6 +78,8 @@ const ANSWERS = [
  * The reply to the user's turn number `turn` (1-based) of the session's context. `fixed`
  * (the `repeatAnswers` knob): no greeting turn and one opening, so that the answer to a line
  * is a function of its text (the lines that read the context, below, still read it).
+ * "What can you do?" is answered with the topics the declared `tools` cover, when they
+ * cover any (else it is a line like any other).
  */
 export function replyFor(
   turn: number,
@@ -69,6 +89,7 @@ export function replyFor(
   tag: string,
   remembered: readonly string[] = [],
   fixed = false,
+  tools: readonly ToolInfo[] = [],
 ): ReplyText {
   if (turn === 1 && !fixed) {
     return {
@@ -93,6 +114,8 @@ export function replyFor(
       after: tag,
     };
   }
+  if (asksWhatItCanDo(userText) && capabilityAnswer(tools) !== null)
+    return { before: capabilityAnswer(tools)!, after: tagged("Anything else?", tag) };
   const q = userText.trim().slice(0, 120);
   const template = fixed
     ? ANSWERS[0]!
@@ -100,9 +123,26 @@ export function replyFor(
   return { before: template.replace("{q}", q), after: tagged("Anything else?", tag) };
 }
 
+/**
+ * The reply of a turn whose calls the default script chose (by the words' meaning, a tool's
+ * name, a stated preference): it says what it is doing ("Let me look that up."), as a model
+ * does before its call, rather than a generic answer. A `calls` script, `repeatAnswers` and
+ * the greeting keep their words.
+ */
+export function replyWithCalls(
+  reply: ReplyText,
+  turn: number,
+  calls: readonly string[],
+  knobs: SimulatorKnobs,
+): ReplyText {
+  if (knobs.calls !== null || knobs.repeatAnswers || turn === 1 || calls.length === 0) return reply;
+  const looksUp = calls.some((n) => !isSideEffect(n, knobs));
+  return { ...reply, before: looksUp ? "Let me look that up." : "Noted: I'll remember that." };
+}
+
 /** How a spoken tool result sounds; `found` is the phrase tests look for. */
 export function resultSpeech(name: string, summary: string, tag: string): string {
-  return tagged(`Here is what ${name} found: ${summary}.`, tag);
+  return tagged(`Here is what ${name} found: ${summary.replace(/[.!]+$/, "")}.`, tag);
 }
 
 /** Spoken tool results (what a model that owes them says first). */
@@ -156,11 +196,32 @@ export function introduction(tag: string): string {
   return tagged("Hello, I am taking over from here. How can I help?", tag);
 }
 
+/** Declared tools by name, with their descriptions (empty where none was given). */
+export function toolInfos(
+  names: readonly string[],
+  descriptions: Readonly<Record<string, string>>,
+): ToolInfo[] {
+  return names.map((name) => ({ name, description: descriptions[name] ?? "" }));
+}
+
+/**
+ * Last words of tool names that say nothing of what a line asks: "call me Ada" is not a
+ * request to `end_call`.
+ */
+const VAGUE_LAST_WORDS = new Set(["call", "tool", "data", "info", "item", "request"]);
+
+/** A tool that records what the user stated (a preference): called only when they state one. */
+function isSetter(name: string): boolean {
+  return /^(set|save|remember)_/.test(name);
+}
+
 /**
  * Which declared functions the model calls when answering user turn `turn`.
- * With a `calls` knob: exactly what it lists (names not declared are skipped). Without:
- * the greeting calls every declared side-effect tool; a later turn calls each declared
- * informational tool whose name, or the last word of its name, the user's text mentions.
+ * With a `calls` knob: exactly what it lists (names not declared are skipped). Without: the
+ * greeting calls every declared side-effect tool but a setter (`set_…`); a later turn calls
+ * each informational tool whose name, or the last word of its name, the user's text
+ * mentions, or that answers what the text asks about (its topic, by `tools`' descriptions:
+ * meaning.ts); any turn whose words state a preference calls the setters.
  */
 export function plannedCalls(
   turn: number,
@@ -168,62 +229,112 @@ export function plannedCalls(
   declared: readonly string[],
   script: CallScript | null,
   knobs: SimulatorKnobs,
+  tools: readonly ToolInfo[] = [],
 ): string[] {
   if (script !== null) {
     const names = script.byTurn[turn] ?? script.otherwise;
     return names.filter((n) => declared.includes(n));
   }
-  if (turn === 1) return declared.filter((n) => isSideEffect(n, knobs));
+  const states = statedPreference(userText) !== null;
+  const described = (n: string): ToolInfo =>
+    tools.find((t) => t.name === n) ?? { name: n, description: "" };
   const text = userText.toLowerCase();
   return declared.filter((n) => {
-    if (isSideEffect(n, knobs)) return false;
+    if (isSideEffect(n, knobs)) return isSetter(n) ? states : turn === 1;
+    if (turn === 1) return false;
     const last = n.split("_").at(-1) ?? n;
-    return text.includes(n.toLowerCase()) || (last.length >= 3 && text.includes(last));
+    return (
+      text.includes(n.toLowerCase()) ||
+      (last.length >= 3 && !VAGUE_LAST_WORDS.has(last) && text.includes(last)) ||
+      answersQuestion(described(n), userText)
+    );
   });
 }
 
-/** Arguments shaped after a declaration's parameter schema (JSON Schema or OpenAPI subset). */
+/** An argument that takes the user's question itself (a lookup's `question`, a search's `query`). */
+const TAKES_QUESTION = /^(question|query|q|text|prompt|message|input|request|utterance)$/i;
+
+/**
+ * Arguments shaped after a declaration's parameter schema (JSON Schema or OpenAPI subset),
+ * drawn from the user's words: the question itself for a `question`/`query`, its topic for a
+ * `topic`, the thing it names for anything else ("Is the blue mug in stock?" → `item: "blue
+ * mug"`), a stated preference for a `key`/`value` pair, a number it says for a number, the
+ * enum value it names; a list of strings is the questions a user could ask next (chips).
+ */
 export function argsFor(
   decl: GeminiFunctionDeclaration,
   userText: string,
+  tools: readonly ToolInfo[] = [],
 ): Record<string, unknown> {
   const schema = (decl.parametersJsonSchema ?? decl.parameters) as
-    | { properties?: Record<string, { type?: unknown; enum?: unknown }> }
+    | {
+        properties?: Record<
+          string,
+          {
+            type?: unknown;
+            enum?: unknown;
+            default?: unknown;
+            maxItems?: unknown;
+            description?: unknown;
+          }
+        >;
+      }
     | undefined;
+  const properties = schema?.properties ?? {};
+  const text = userText.trim();
+  const preference = "key" in properties && "value" in properties ? statedPreference(text) : null;
   const out: Record<string, unknown> = {};
-  for (const [name, prop] of Object.entries(schema?.properties ?? {})) {
+  for (const [name, prop] of Object.entries(properties)) {
     if (Array.isArray(prop?.enum) && prop.enum.length > 0) {
-      out[name] = prop.enum[0];
+      const said = prop.enum.find((v) => text.toLowerCase().includes(String(v).toLowerCase()));
+      out[name] = said ?? prop.enum[0];
       continue;
     }
     const type = String(Array.isArray(prop?.type) ? prop.type[0] : (prop?.type ?? "string"));
+    const number = /\d+(\.\d+)?/.exec(text)?.[0];
     switch (type.toLowerCase()) {
       case "number":
       case "integer":
-        out[name] = 1;
+        out[name] = number === undefined ? 1 : Number(number);
         break;
       case "boolean":
         out[name] = true;
         break;
-      case "array":
-        // Three items: enough for a list to look like one (UI chips render three).
-        out[name] = ["suggestion 1", "suggestion 2", "suggestion 3"];
+      case "array": {
+        // Three items at most (UI chips render three), fewer where the schema says so.
+        const max = typeof prop?.maxItems === "number" ? Math.min(3, prop.maxItems) : 3;
+        out[name] = suggestions(tools, max);
         break;
+      }
       case "object":
         out[name] = {};
         break;
-      default:
-        out[name] = userText.trim() === "" ? "simulated" : userText.trim().slice(0, 60);
+      default: {
+        const fallback = typeof prop?.default === "string" ? prop.default : undefined;
+        // "The order number": a number the question says is what it asks for.
+        const about = typeof prop?.description === "string" ? prop.description : "";
+        if (text === "") out[name] = fallback ?? "simulated";
+        else if (TAKES_QUESTION.test(name)) out[name] = text.slice(0, 120);
+        else if (/^(topic|subject|category)$/i.test(name))
+          out[name] = topicOf(text) ?? namedThing(text);
+        else if (name === "key" && preference !== null) out[name] = preference.key;
+        else if (name === "value" && preference !== null) out[name] = preference.value;
+        else if ((name === "key" || name === "value") && fallback !== undefined)
+          out[name] = fallback;
+        else if (number !== undefined && /(id|number)$/i.test(`${name} ${about}`))
+          out[name] = number;
+        else out[name] = namedThing(text);
+      }
     }
   }
   return out;
 }
 
-/** A function response, as the model would summarise it when speaking it. */
+/** A function response, in words, as the model would say it (never its JSON). */
 export function summarise(response: Record<string, unknown> | undefined): string {
   const body = response?.output ?? response?.error ?? response ?? {};
-  const text = typeof body === "string" ? body : JSON.stringify(body);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+  const text = inWords(body);
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }
 
 /** Splits speech into chunks of 2–5 words, the way transcription frames arrive. */

@@ -1,9 +1,10 @@
 /**
  * The demo page in real Chromium (Debian's, driven by playwright-core), served by wrangler
- * dev with the simulator: a greeting and its chips, a chip clicked, the connection dropped
- * from the page and resumed with no duplicate and no gap, a voice turn from a fake
- * microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view through
- * the carrier stand-in, and screenshots of the page, the call and the timeline viewer
+ * dev with the simulator as people meet it (no answer tags): a greeting with no word typed,
+ * a question answered by a tool in words, its chips, a chip clicked, the connection dropped
+ * from the page and resumed with no duplicate and no gap, a push-to-talk voice turn from a
+ * fake microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view
+ * through the carrier stand-in, and screenshots of the page, the call and the timeline viewer
  * (test-results/browser/). The gateway is the browser project's (test/browser/gateway-setup.mjs).
  */
 import { spawnSync } from "node:child_process";
@@ -11,7 +12,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { history, ROOT } from "../../scripts/lib/harness.mjs";
+import { API_KEY, history, ROOT } from "../../scripts/lib/harness.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = join(ROOT, "test-results/browser");
@@ -31,7 +32,8 @@ let browser;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
   mkdirSync(OUT, { recursive: true });
-  // The project's gateway (test/browser/gateway-setup.mjs), its call view's webhook signed.
+  // The project's gateway (test/browser/gateway-setup.mjs), its call view's webhook signed;
+  // its answers as people see them, without the tests' tags (one test turns them on).
   server = inject("gateway");
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -83,8 +85,85 @@ const heardThrough = (page, sinceMs) =>
   );
 const heardMs = (page) => page.evaluate(() => window.livelineCall.heardMs());
 
+/** The page's words, hidden ones too (a stricter check than what is on screen). */
+const pageText = (page) => page.evaluate(() => document.body.textContent);
+
 describe("the demo page in Chromium", () => {
-  it("greets once with three chips, takes a chip, resumes a dropped connection, takes a voice turn", async () => {
+  it("greets with no word typed, and answers the opening hours from its FAQ tool in words: no tags, no JSON", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.base}/?simulator=${encodeURIComponent("timeScale=0.2")}`);
+    // The greeting, with nothing typed: no line of the user's on the page.
+    await page.waitForFunction(
+      () => document.querySelector("#transcript li.model")?.textContent.startsWith("Hello!"),
+      null,
+      { timeout: 20_000 },
+    );
+    expect(await page.locator("#transcript li.user").count()).toBe(0);
+    // The simulator has no voice: the page says so rather than promising one.
+    await page.waitForSelector("#notice:not([hidden])");
+    expect(await page.locator("#notice").textContent()).toMatch(/no voice/);
+
+    await page.fill("#line", "What are your opening hours?");
+    await page.press("#line", "Enter");
+    await page.waitForFunction(
+      () =>
+        [...document.querySelectorAll("#transcript li.model")].some((li) =>
+          li.textContent.includes("We are open Monday to Friday, 9:00 to 17:00"),
+        ),
+      null,
+      { timeout: 20_000 },
+    );
+    const events = await page.evaluate(() => window.livelineEvents);
+    expect(events.filter((e) => e.type === "tool_call").map((e) => e.name)).toContain("lookup_faq");
+    const text = await pageText(page);
+    expect(text).not.toContain("[#r");
+    expect(text).not.toMatch(/[{}]|":/);
+    // Control: the same page with the tests' answer tags on shows them (the check can fail).
+    const tagged = await context.newPage();
+    await tagged.goto(
+      `${server.base}/?simulator=${encodeURIComponent("timeScale=0&answerTags=1")}`,
+    );
+    await tagged.waitForFunction(() => document.body.textContent.includes("[#r1]"), null, {
+      timeout: 20_000,
+    });
+    await context.close();
+  }, 60_000);
+
+  it("its Model switch reaches each of the simulator's wires without a key", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${server.base}/?simulator=${encodeURIComponent("timeScale=0.1")}`);
+    await page.waitForSelector("#wire-pick:not([hidden])");
+    for (const [wire, model] of [
+      ["openai", "gpt-realtime"],
+      ["gpt-live", "gpt-live-1"],
+    ]) {
+      await page.selectOption("#wire", wire);
+      await page.waitForURL(new RegExp(`wire=${wire}`));
+      await page.waitForFunction(
+        () => document.querySelector("#transcript li.model")?.textContent.startsWith("Hello!"),
+        null,
+        { timeout: 20_000 },
+      );
+      await page.fill("#line", "What are your opening hours?");
+      await page.press("#line", "Enter");
+      await page.waitForFunction(
+        () => document.body.textContent.includes("We are open Monday to Friday"),
+        null,
+        { timeout: 20_000 },
+      );
+      const sessionId = await page.evaluate(() => sessionStorage.getItem("liveline.session"));
+      const described = await fetch(`${server.base}/v1/sessions/${sessionId}`, {
+        headers: { Authorization: `Bearer ${API_KEY}` },
+      }).then((r) => r.json());
+      expect(described.model, wire).toBe(model);
+      expect(await page.locator("#wire").inputValue()).toBe(wire);
+    }
+    await context.close();
+  }, 60_000);
+
+  it("greets once with three chips, takes a chip, resumes a dropped connection, takes a push-to-talk voice turn", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     const problems = [];
@@ -104,20 +183,23 @@ describe("the demo page in Chromium", () => {
         { timeout: 20_000 },
       );
 
-    // Hello: exactly one greeting, and the three chips suggest_topics asked for.
-    await page.fill("#line", "hello");
-    await page.press("#line", "Enter");
+    // Opened: exactly one greeting, and the three chips suggest_topics asked for — questions
+    // the model can answer, not placeholders.
     await waitTurns(1);
     await page.waitForSelector(".chip");
     expect(await page.locator("#transcript li.model").count()).toBe(1);
     expect(await page.locator("#transcript li.model").first().textContent()).toMatch(/^Hello!/);
-    expect(await page.locator(".chip").count()).toBe(3);
+    expect(await page.locator(".chip").allTextContents()).toEqual([
+      "What are your opening hours?",
+      "How much does the team plan cost?",
+      "What can you do?",
+    ]);
 
-    // A chip is sent as the user's line.
+    // A chip is sent as the user's line, and answered.
     const chip = await page.locator(".chip").first().textContent();
     await page.locator(".chip").first().click();
     await waitTurns(2);
-    expect(await page.locator("#transcript li.user").nth(1).textContent()).toBe(chip);
+    expect(await page.locator("#transcript li.user").first().textContent()).toBe(chip);
 
     // Dropped from the page mid-turn: it resumes, with no duplicate and no gap.
     await page.fill("#line", "tell me something long please");
@@ -130,10 +212,14 @@ describe("the demo page in Chromium", () => {
     });
     await waitTurns(3);
 
-    // The microphone: a voice turn (its user line is the model's transcription).
-    await page.click("#mic");
+    // Push-to-talk: held for two seconds, then let go (audio_end); its user line is the
+    // model's transcription.
+    await page.hover("#mic");
+    await page.mouse.down();
+    await page.waitForFunction(() => document.querySelector("#mic").ariaPressed === "true");
     await page.waitForTimeout(2_000);
-    await page.click("#mic"); // stop: audio_end
+    await page.mouse.up();
+    expect(await page.locator("#mic").getAttribute("aria-pressed")).toBe("false");
     await page.waitForFunction(
       () => window.livelineEvents.some((e) => e.type === "user" && e.turnId === "t4"),
       null,
@@ -206,8 +292,7 @@ describe("the demo page in Chromium", () => {
     await page.waitForFunction(() => document.body.dataset.status === "live", null, {
       timeout: 20_000,
     });
-    await page.fill("#line", "hello");
-    await page.press("#line", "Enter");
+    // The greeting, with nothing typed.
     await page.waitForFunction(
       () => window.livelineEvents.some((e) => e.type === "turn_complete"),
       null,

@@ -186,28 +186,35 @@ describe("recordings in the timeline viewer (Chromium)", () => {
         n,
         { timeout: 20_000 },
       );
-    // A voice turn from the microphone, then (its answer played) a typed one.
-    await page.click("#mic");
+    const played = async () => {
+      await page.waitForFunction(() => (window.livelinePlayer?.bufferedMs ?? 0) === 0, null, {
+        timeout: 15_000,
+      });
+      await page.waitForTimeout(200);
+    };
+    // The greeting, with no word typed (its speech played); a push-to-talk voice turn from
+    // the microphone (held 1.5 s), then (its answer played) a typed one.
+    await turnsEnded(1);
+    await played();
+    await page.hover("#mic");
+    await page.mouse.down();
     await page.waitForFunction(() => document.getElementById("mic").ariaPressed === "true");
     await page.waitForTimeout(1500);
-    await page.click("#mic");
-    await turnsEnded(1);
-    await page.waitForFunction(() => (window.livelinePlayer?.bufferedMs ?? 0) === 0, null, {
-      timeout: 15_000,
-    });
-    await page.waitForTimeout(200);
+    await page.mouse.up();
+    await turnsEnded(2);
+    await played();
     await page.fill("#line", "hello");
     await page.press("#line", "Enter");
-    await turnsEnded(2);
+    await turnsEnded(3);
     const sessionId = await page.evaluate(() => sessionStorage.getItem("liveline.session"));
     // The session goes on: its recording is written a part (a second here) behind it.
-    await recordingHolds(sessionId, 2);
+    await recordingHolds(sessionId, 3);
     const viewer = await viewerOf(context, sessionId);
     expect(viewer).toMatchObject({ rate: 16000, channels: 2 });
     // What it heard: the microphone's line; what it said: each reply where its row is.
     expect(viewer.heard.length).toBeGreaterThan(0);
     const offsets = replyOffsets(viewer);
-    expect(offsets.length).toBe(2);
+    expect(offsets.length).toBe(3);
     for (const offset of offsets) expect(Math.abs(offset)).toBeLessThanOrEqual(50);
     await clickPlays(viewer.page, "MODEL_AUDIO");
     await viewer.page.screenshot({ path: join(OUT, "timeline-recorded.png"), fullPage: true });

@@ -403,7 +403,8 @@ for (const provider of PROVIDERS) {
         const frames = await framesUntilTurnEnds(client, "t3", { name: "Ada" });
         expect(turnEndsOf(frames).at(-1)).toMatchObject({ type: "turn_complete", turnId: "t3" });
         const t3 = frames.filter((f) => isWords(f) && f.turnId === "t3").map((f) => f.text);
-        expect(t3.join("")).toContain("refunds");
+        // Its own answer: the refunds entry the lookup found (or the line echoed).
+        expect(t3.join("")).toMatch(/refunds/i);
         expect(frames.some((f) => f.type === "error")).toBe(false);
         client.close();
       },

@@ -22,7 +22,8 @@ import { startServer } from "../../scripts/lib/harness.mjs";
 // A 2.x model: the simulator ends a turn right after its toolCall, as the service does (O1).
 const MODEL = "gemini-2.5-flash-live-preview";
 // Greeting without calls; the second user turn calls both tools; later turns none.
-const KNOBS = "seed=7&timeScale=0&calls=greeting:;set_preference,lookup_faq";
+// Answer tags on: a reply said twice is found by its tag [#rN].
+const KNOBS = "seed=7&timeScale=0&answerTags=1&calls=greeting:;set_preference,lookup_faq";
 
 const TOOLS = [
   {
@@ -228,7 +229,9 @@ async function toolTurn(live) {
   for (const c of calls) expect(c.id).toMatch(/^function-call-\d+$/);
   expect(new Set(calls.map((c) => c.id)).size).toBe(2);
   expect(Object.keys(calls[0].args).sort()).toEqual(["key", "value"]);
-  expect(calls[1].args).toEqual({ question: TOOL_TURN.slice(0, 60) });
+  expect(calls[1].args).toEqual({ question: TOOL_TURN });
+  // The preference drawn from the words, not the whole line.
+  expect(calls[0].args).toEqual({ key: "preference", value: "jazz" });
   expect(transcript(live.messages.slice(from, at))).toContain(`You said: “${TOOL_TURN}”`);
   const [preference, faq] = calls;
 

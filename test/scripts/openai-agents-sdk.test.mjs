@@ -73,7 +73,7 @@ describe("@openai/agents-realtime against the simulator's OpenAI face", () => {
     await waitFor(() => doneCount(events) >= 2);
     await sleep(200);
     expect(runs).toBe(1);
-    expect(text(events)).toContain('lookup_faq found: {"answer":"nine to five"}');
+    expect(text(events)).toContain("lookup_faq found: nine to five.");
     expect(doneCount(events)).toBe(2);
     expect(errors).toEqual([]);
     s.close();

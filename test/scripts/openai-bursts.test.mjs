@@ -74,7 +74,8 @@ describe("bursts of input on the OpenAI wire (wrangler dev)", () => {
     const frames = await until(client, "t3");
     expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t3" });
     const said = frames.filter((f) => f.type === "text" && f.turnId === "t3").map((f) => f.text);
-    expect(said.join("")).toContain("refunds");
+    // Its own answer: the refunds entry the lookup found (or the line echoed).
+    expect(said.join("")).toMatch(/refunds/i);
     client.close();
   }, 60_000);
 });

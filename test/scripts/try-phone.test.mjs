@@ -2,7 +2,8 @@
  * `npm run try -- --phone --say …`, the quick, non-interactive phone call, against its own
  * `wrangler dev`: the call is placed through the carrier stand-in, each line is spoken
  * (espeak-ng, sox) and each reply heard, then it hangs up and exits 0. A wrong
- * TWILIO_AUTH_TOKEN exits 1 and says how to start the gateway with one.
+ * TWILIO_AUTH_TOKEN exits 1 and says how to start the gateway with one. And `--provider
+ * gpt-live` on a gateway without a key reaches the simulator's GPT-Live wire.
  */
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,7 +12,7 @@ import { API_KEY, startServer } from "../../scripts/lib/harness.mjs";
 const AUTH_TOKEN = "try-phone-test-token";
 
 /** scripts/try.mjs as `npm run try` runs it; resolves with its exit code and output. */
-function tryScript(args, env) {
+function tryScript(args, env, input = null) {
   return new Promise((resolve) => {
     const child = spawn(
       process.execPath,
@@ -23,8 +24,13 @@ function tryScript(args, env) {
         "scripts/try.mjs",
         ...args,
       ],
-      { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] },
+      {
+        env: { ...process.env, ...env },
+        stdio: [input === null ? "ignore" : "pipe", "pipe", "pipe"],
+      },
     );
+    // Typed lines, then the end of input (try answers them in turn, then closes).
+    if (input !== null) child.stdin.end(input.map((line) => `${line}\n`).join(""));
     let out = "";
     child.stdout.on("data", (d) => {
       out += d;
@@ -67,6 +73,23 @@ describe("npm run try -- --phone", () => {
     // The caller hangs up, or the agent did after its goodbye (end_call) was heard.
     expect(out).toMatch(/^(hung up|liveline hung up \(1000 )/m);
     expect(out).not.toContain("protocol violations");
+  });
+
+  it("--provider gpt-live without a key: the simulator speaks GPT-Live's wire, and a question calls its tool", async () => {
+    const { code, out } = await tryScript(["--provider", "gpt-live", server.base], { API_KEY }, [
+      "What are your opening hours?",
+    ]);
+    expect(code, out).toBe(0);
+    expect(out).toContain(
+      "(no key for gpt-live on this gateway: the built-in simulator speaks the gpt-live wire)",
+    );
+    expect(out).toMatch(/"type":"tool_call".*"name":"lookup_faq"/);
+    expect(out).toContain("We are open Monday to Friday");
+    const sessionId = /session ([0-9a-f-]{36})/.exec(out)?.[1];
+    const described = await fetch(`${server.base}/v1/sessions/${sessionId}`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    }).then((r) => r.json());
+    expect(described.model).toBe("gpt-live-1");
   });
 
   it("a wrong TWILIO_AUTH_TOKEN exits 1 and says how to start the gateway with one", async () => {

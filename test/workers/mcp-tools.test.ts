@@ -151,7 +151,7 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
     expect(results[0]).toMatchObject({
       callId: call.callId,
       result: {
-        text: "Order where is order 42?: shipped on Monday.",
+        text: "Order 42: shipped on Monday.",
         structured: { status: "shipped" },
       },
     });

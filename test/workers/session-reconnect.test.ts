@@ -162,6 +162,8 @@ describe("the model connection goes away or drops mid-session", () => {
       seed: 9,
       goAwayAfterTurns: 1,
       goAwayMs: 5000,
+      // Two calls in the greeting: one step records both (the stats' transactions, below).
+      calls: "greeting:suggest_topics,set_preference",
     });
     const first = await playTurn(client, "hi");
     expect(turnEndsOf(first)).toEqual([expect.objectContaining({ type: "turn_complete" })]);

@@ -19,6 +19,8 @@ import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import type { ToolPolicy } from "../../src/vocabulary/model.js";
 
 export const SIM_URL = "http://liveline.test/simulator/gemini";
+/** Answer tags on: these clients find a reply generated twice by its tag (`[#rN]`). */
+const TAGGED = "answerTags=1&";
 export const MODEL = "gemini-2.5-flash-native-audio-preview-12-2025";
 const utf8 = new TextDecoder();
 
@@ -58,7 +60,7 @@ export class SimSocket {
   }
 
   static async open(query: string): Promise<SimSocket> {
-    const res = await exports.default.fetch(`${SIM_URL}?${query}`, {
+    const res = await exports.default.fetch(`${SIM_URL}?${TAGGED}${query}`, {
       headers: { Upgrade: "websocket" },
     });
     if (res.status !== 101 || res.webSocket === null) {
@@ -278,7 +280,7 @@ export class GuardedClient {
           this.inFlight++;
           try {
             return await acceptUpgrade(
-              exports.default.fetch(`${SIM_URL}?${this.query}`, {
+              exports.default.fetch(`${SIM_URL}?${TAGGED}${this.query}`, {
                 headers: { Upgrade: "websocket" },
               }),
             );

@@ -22,10 +22,17 @@ import {
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
-/** The demo's knobs (`?simulator=timeScale%3D0.2`) go to the call's simulator too. */
-const knobs = params.has("simulator")
-  ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
-  : undefined;
+/**
+ * The demo's knobs (`?simulator=timeScale%3D0.2`) and the simulator's wire picked in the header
+ * (`?wire=`) go to the call's simulator too.
+ */
+const knobs = (() => {
+  const k = params.has("simulator")
+    ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
+    : {};
+  if (["gemini", "openai", "gpt-live"].includes(params.get("wire"))) k.wire = params.get("wire");
+  return Object.keys(k).length === 0 ? undefined : k;
+})();
 const MULAW_SILENCE = 0xff;
 /** The other carriers' stand-ins (the generic line engine, src/simulator/phone-line.ts). */
 const LINE_STAND_INS = {

@@ -1,10 +1,58 @@
-// The demo page: text chat, a microphone, spoken replies, chips from suggest_topics, a
-// connection light and a button that drops the socket to show the resume. It uses
-// liveline/client (bundled as /liveline-client.js) and nothing else.
+// The demo page: text chat, push-to-talk, spoken replies (from a model with a voice), chips
+// from suggest_topics, a connection light and a button that drops the socket to show the
+// resume. A new session is greeted without a word from the user. It uses liveline/client
+// (bundled as /liveline-client.js) and nothing else.
 import { connect, createPlayer, startMicrophone } from "/liveline-client.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
+
+/**
+ * What the page tells the model when it opens a new session, so that it greets the user first
+ * (as a phone call's connection is said to the model). Recorded like any line, never shown.
+ */
+const OPENING = "(The user has opened the chat. Greet them.)";
+
+/** The simulator's wires: `?wire=` (the header's switch) picks the one a new session speaks. */
+const WIRES = ["gemini", "openai", "gpt-live"];
+const wire = WIRES.includes(params.get("wire")) ? params.get("wire") : null;
+
+/** The demo's simulator knobs: `?simulator=` (the tests' pacing), and the wire picked. */
+function demoKnobs() {
+  const knobs = params.has("simulator")
+    ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
+    : {};
+  if (wire !== null) knobs.wire = wire;
+  return Object.keys(knobs).length === 0 ? undefined : knobs;
+}
+
+/**
+ * The model behind the page (GET /health): with the built-in simulator the page offers its
+ * wires, and says that it has no voice instead of promising spoken replies.
+ */
+fetch("/health")
+  .then((res) => res.json())
+  .then((health) => {
+    const simulated = health.provider === "simulator";
+    document.body.dataset.provider = health.provider ?? "";
+    $("wire-pick").hidden = !simulated;
+    $("wire").value = wire ?? "gemini";
+    if (!simulated) return;
+    $("notice").hidden = false;
+    $("notice").textContent =
+      "You are talking to liveline's built-in simulator, a stand-in for a live model: it " +
+      "answers in text and has no voice (on a call you hear a tone), and it hears speech as " +
+      "one of a few set questions. Set GEMINI_API_KEY or OPENAI_API_KEY for a real model " +
+      "with spoken replies.";
+  })
+  .catch(() => {});
+$("wire").onchange = () => {
+  // A new session on the wire picked (this tab's session is left as it is).
+  sessionStorage.removeItem("liveline.session");
+  const next = new URLSearchParams(params);
+  next.set("wire", $("wire").value);
+  location.search = next.toString();
+};
 
 async function post(path, body, grant) {
   const res = await fetch(path, {
@@ -35,9 +83,7 @@ try {
   if (sessionId !== null && grantOf(sessionId) === null)
     throw new Error("this browser did not create that session (no grant): open / for a new one");
   if (sessionId === null) {
-    const simulator = params.has("simulator")
-      ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
-      : undefined;
+    const simulator = demoKnobs();
     // `?record=1`: the session's audio and wire are recorded (the timeline viewer plays them).
     const record = params.get("record") === "1" ? { record: true } : {};
     first = await post(
@@ -112,8 +158,9 @@ const client = connect({
     events.push(e);
     switch (e.type) {
       case "user":
-        // A turn the model opened on its own has no words of the user's to show.
-        if (e.source !== "model") add("user", e.text);
+        // A turn the model opened on its own has no words of the user's to show, nor has the
+        // page's opening line (the model's cue to greet).
+        if (e.source !== "model" && e.text !== OPENING) add("user", e.text);
         break;
       case "text":
       case "transcript": {
@@ -122,7 +169,9 @@ const client = connect({
           li = add("model", "");
           replies.set(e.turnId, li);
         }
-        li.textContent += e.text;
+        // A model without turns (GPT-Live) says a reply in pieces: a new sentence gets its space.
+        const gap = /[.!?]$/.test(li.textContent) && /^\S/.test(e.text) ? " " : "";
+        li.textContent += gap + e.text;
         li.scrollIntoView({ block: "end" });
         break;
       }
@@ -165,6 +214,8 @@ const client = connect({
   },
 });
 window.liveline = client; // for the browser tests and the curious
+// A new session: the model speaks first.
+if (first !== null) client.sendText(OPENING);
 
 function say(text) {
   if (text.trim() === "") return;
@@ -182,25 +233,53 @@ $("composer").onsubmit = (event) => {
 };
 $("drop").onclick = () => client.dropConnection();
 
+// Push-to-talk: the microphone is open while the button is held (pointer, or Space/Enter on
+// the focused button); letting go ends the utterance (audio_end), which the model answers.
 let mic = null;
-let micStarting = false;
-$("mic").onclick = async () => {
-  if (micStarting) return; // a second click while the first still asks for the device
+let held = false;
+let opening = null;
+async function talk() {
+  if (held) return;
+  held = true;
+  $("mic").setAttribute("aria-pressed", "true");
+  $("mic").textContent = "Release to send";
+  try {
+    player ??= createPlayer();
+    opening = startMicrophone(client);
+    const started = await opening;
+    // Let go while the browser still asked for the device: nothing is said.
+    if (!held) started.stop();
+    else mic = started;
+  } catch (err) {
+    add("note", `microphone: ${err.message ?? err}`);
+    release();
+  } finally {
+    opening = null;
+  }
+}
+function release() {
+  if (!held) return;
+  held = false;
+  $("mic").setAttribute("aria-pressed", "false");
+  $("mic").textContent = "Hold to talk";
   if (mic !== null) {
     mic.stop();
     mic = null;
     client.endAudio();
-    $("mic").setAttribute("aria-pressed", "false");
-    return;
   }
-  micStarting = true;
-  try {
-    player ??= createPlayer();
-    mic = await startMicrophone(client);
-    $("mic").setAttribute("aria-pressed", "true");
-  } catch (err) {
-    add("note", `microphone: ${err.message ?? err}`);
-  } finally {
-    micStarting = false;
+}
+$("mic").addEventListener("pointerdown", (e) => {
+  $("mic").setPointerCapture?.(e.pointerId);
+  talk();
+});
+for (const name of ["pointerup", "pointercancel", "lostpointercapture"])
+  $("mic").addEventListener(name, release);
+$("mic").addEventListener("keydown", (e) => {
+  if ((e.key === " " || e.key === "Enter") && !e.repeat) {
+    e.preventDefault();
+    talk();
   }
-};
+});
+$("mic").addEventListener("keyup", (e) => {
+  if (e.key === " " || e.key === "Enter") release();
+});

@@ -9,9 +9,16 @@ const FAQ: Record<string, string> = {
   refunds: "Refunds are possible within 30 days of purchase, no questions asked.",
 };
 
+/** The words that ask about each entry ("When do you open?" is about hours). */
+const ASKS: Record<string, RegExp> = {
+  hours: /\b(hours?|open|opening|close[sd]?|closing|when)\b/i,
+  pricing: /\b(pric(e|es|ing)|costs?|how much|plans?|fees?|pay)\b/i,
+  support: /\b(support|help|contact|reach|e-?mail|problem)\b/i,
+  refunds: /\b(refunds?|money back|return)\b/i,
+};
+
 function bestTopic(question: string): string | undefined {
-  const q = question.toLowerCase();
-  return Object.keys(FAQ).find((topic) => q.includes(topic) || q.includes(topic.replace(/s$/, "")));
+  return Object.keys(FAQ).find((topic) => ASKS[topic]!.test(question));
 }
 
 /**
@@ -52,7 +59,10 @@ export const greeter = defineAgent({
         const topic = bestTopic(question);
         return topic
           ? { topic, answer: FAQ[topic] }
-          : { answer: "No entry in the FAQ for that.", topics: Object.keys(FAQ) };
+          : {
+              answer:
+                "The FAQ has nothing on that; it covers opening hours, pricing, support and refunds.",
+            };
       },
     }),
     defineTool({
@@ -71,7 +81,12 @@ export const greeter = defineAgent({
       timeoutMs: 5_000,
       // A preference being saved is kept even if the caller is handed to billing meanwhile.
       onHandoff: "finish",
-      run: async ({ key, value }) => ({ saved: true, key, value }),
+      // A preference is a short name and a value ("language": "French"); anything else (a
+      // whole sentence as a key, no value) is not saved, and the model is told why.
+      run: async ({ key, value }) =>
+        value.trim() === "" || key.length > 40 || /[()?]/.test(key)
+          ? { saved: false, why: "no preference was stated (a short key and its value)" }
+          : { saved: true, key, value },
     }),
   ],
 });

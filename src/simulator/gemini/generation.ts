@@ -9,8 +9,10 @@ import {
   nextAnswerTag,
   plannedCalls,
   replyFor,
+  replyWithCalls,
   resultSpeech,
   stillWorking,
+  type ToolInfo,
   wordCount,
 } from "../script.js";
 import { spokenAudio } from "../spoken-audio.js";
@@ -35,7 +37,17 @@ export function react(ctx: Ctx, reaction: Reaction): void {
 // Generations
 // ---------------------------------------------------------------------------
 
-export const nextTag = (s: SimState): string => nextAnswerTag(s.knobs.repeatAnswers, s.context);
+export const nextTag = (s: SimState): string => nextAnswerTag(s.knobs, s.context);
+
+/** The declared functions with their descriptions (what the script reads their meaning from). */
+function toolsOf(s: SimState): ToolInfo[] {
+  const setup = s.setup;
+  if (setup === null) return [];
+  return setup.declaredOrder.map((name) => ({
+    name,
+    description: setup.declared[name]?.description ?? "",
+  }));
+}
 
 /**
  * The wait before a reply's first content (`latencyMs`): a user turn's answer, and the answer
@@ -109,15 +121,29 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = "", again = 
   if (!again) s.context.userTurns++;
   s.lastLine = userText;
   const tag = nextTag(s);
-  const answer = replyFor(
+  const names = plannedCalls(
     s.context.userTurns,
     userText,
-    s.context.lastReply,
-    // Drawn under repeatAnswers too: a seed makes the same races, chunks and ids either way.
-    ctx.draw(),
-    tag,
-    s.context.remembered,
-    s.knobs.repeatAnswers,
+    setup.declaredOrder,
+    s.knobs.calls,
+    s.knobs,
+    toolsOf(s),
+  );
+  const answer = replyWithCalls(
+    replyFor(
+      s.context.userTurns,
+      userText,
+      s.context.lastReply,
+      // Drawn under repeatAnswers too: a seed makes the same races, chunks and ids either way.
+      ctx.draw(),
+      tag,
+      s.context.remembered,
+      s.knobs.repeatAnswers,
+      toolsOf(s),
+    ),
+    s.context.userTurns,
+    names,
+    s.knobs,
   );
   const reply = preface === "" ? answer : { ...answer, before: `${preface} ${answer.before}` };
   // A reply that reads the context has no second half under repeatAnswers (no tag to end it).
@@ -127,13 +153,6 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = "", again = 
     newGen(ctx, [{ op: "end" }], { remember: false, userText });
     return;
   }
-  const names = plannedCalls(
-    s.context.userTurns,
-    userText,
-    setup.declaredOrder,
-    s.knobs.calls,
-    s.knobs,
-  );
   if (names.length === 0) {
     newGen(ctx, [...sayOps(ctx, full), { op: "end" }], { remember: true, userText });
     return;
@@ -348,7 +367,7 @@ function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): vo
       gen.waiting.push(key);
       gen.waited = true;
     }
-    const args = argsFor(decl, gen.userText);
+    const args = argsFor(decl, gen.userText, toolsOf(s));
     wire.push(s.knobs.noIds ? { name, args } : { id, name, args });
   }
   if (wire.length === 0) return;

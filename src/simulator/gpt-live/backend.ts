@@ -7,7 +7,7 @@
  * `failResponses` knob names ends `response.failed`: its calls are dropped (livekit/agents PR
  * #7266: the service discards them and refuses their outputs).
  */
-import { argsFor } from "../script.js";
+import { argsFor, toolInfos } from "../script.js";
 import { later } from "./speech.js";
 import type { Call, Ctx, Json } from "./state.js";
 
@@ -75,6 +75,7 @@ export function streamResponse(
       argsFor(
         { name: call.name, parametersJsonSchema: s.toolParameters[call.name] },
         response.userText,
+        toolInfos(s.tools, s.toolDescriptions),
       ),
     );
     const item = (status: string, argumentsSoFar: string): Json => ({

@@ -22,30 +22,39 @@ import {
   nextAnswerTag,
   plannedCalls,
   replyFor,
+  replyWithCalls,
   resultSpeech,
   tagged,
+  toolInfos,
 } from "../script.js";
 import { streamResponse } from "./backend.js";
 import { later, speak } from "./speech.js";
 import type { Call, Ctx, LiveSimState, Task } from "./state.js";
 
-const nextTag = (s: LiveSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
+const nextTag = (s: LiveSimState): string => nextAnswerTag(s.knobs, s);
+const toolsOf = (s: LiveSimState) => toolInfos(s.tools, s.toolDescriptions);
 
 /** The reply to a user's line: what is said before its calls, what after, and the calls. */
 function plan(ctx: Ctx, text: string): { before: string; after: string; calls: string[] } {
   const s = ctx.s;
   if (asksToIntroduce(text)) return { before: introduction(nextTag(s)), after: "", calls: [] };
   s.userTurns++;
-  const reply = replyFor(
+  const calls = plannedCalls(s.userTurns, text, s.tools, s.knobs.calls, s.knobs, toolsOf(s));
+  const reply = replyWithCalls(
+    replyFor(
+      s.userTurns,
+      text,
+      s.lastReply,
+      ctx.draw(),
+      nextTag(s),
+      [],
+      s.knobs.repeatAnswers,
+      toolsOf(s),
+    ),
     s.userTurns,
-    text,
-    s.lastReply,
-    ctx.draw(),
-    nextTag(s),
-    [],
-    s.knobs.repeatAnswers,
+    calls,
+    s.knobs,
   );
-  const calls = plannedCalls(s.userTurns, text, s.tools, s.knobs.calls, s.knobs);
   if (calls.length > 0) return { before: reply.before, after: reply.after, calls };
   const whole = reply.after === "" ? reply.before : `${reply.before} ${reply.after}`;
   return { before: whole, after: "", calls: [] };

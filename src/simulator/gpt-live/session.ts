@@ -61,6 +61,7 @@ function setTools(ctx: Ctx, config: SessionStartConfig): void {
   ctx.s.toolParameters = Object.fromEntries(
     functions.map((t) => [t.name, t.parameters ?? undefined]),
   );
+  ctx.s.toolDescriptions = Object.fromEntries(functions.map((t) => [t.name, t.description ?? ""]));
 }
 
 /**

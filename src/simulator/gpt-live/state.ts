@@ -72,6 +72,8 @@ export interface LiveSimState {
   /** Declared backend function tools (responses delegation) and their parameter schemas. */
   tools: string[];
   toolParameters: Record<string, Record<string, unknown> | undefined>;
+  /** Each declared tool's description (the script reads what a tool answers from it). */
+  toolDescriptions: Record<string, string>;
   startedAt: number;
   muted: boolean;
   /** Input audio: ms heard, and the timeline position of the detector's ms 0. */
@@ -128,6 +130,7 @@ export function createGptLiveSimulator(
     format: { type: "audio/pcm", rate: 24000 },
     tools: [],
     toolParameters: {},
+    toolDescriptions: {},
     startedAt: 0,
     muted: false,
     heardMs: 0,

@@ -29,7 +29,13 @@ export type FaceDialectName = "openai" | "xai" | "voice-live";
 /** A session update read into what the face keeps of it (absent: unchanged). */
 export interface SessionSettings {
   voice?: string | undefined;
-  tools?: { name: string; parameters?: Record<string, unknown> | undefined }[] | undefined;
+  tools?:
+    | {
+        name: string;
+        description?: string | undefined;
+        parameters?: Record<string, unknown> | undefined;
+      }[]
+    | undefined;
   /** Responses speak (audio and its transcript), else they write. */
   audio?: boolean | undefined;
   inputMulaw?: boolean | undefined;
@@ -122,7 +128,9 @@ function readXai(session: z.infer<typeof XaiSession>): SessionSettings {
   return {
     voice: session.voice,
     tools: session.tools?.flatMap((t) =>
-      t.type === "function" ? [{ name: t.name, parameters: t.parameters }] : [],
+      t.type === "function"
+        ? [{ name: t.name, description: t.description, parameters: t.parameters }]
+        : [],
     ),
     // The voice agent always speaks.
     audio: true,
@@ -213,7 +221,11 @@ function readFlat(session: z.infer<typeof FlatSession>): SessionSettings {
   const output = session.output_audio_format;
   return {
     voice: session.voice?.name,
-    tools: session.tools?.map((t) => ({ name: t.name, parameters: t.parameters })),
+    tools: session.tools?.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+    })),
     audio: session.modalities === undefined ? undefined : session.modalities.includes("audio"),
     inputMulaw: input === undefined ? undefined : input !== "pcm16",
     outputMulaw: output === undefined ? undefined : output.startsWith("g711"),
@@ -253,7 +265,11 @@ export const FACE_DIALECTS: Record<FaceDialectName, FaceDialect> = {
       const input = session.audio?.input?.format;
       return {
         voice: output?.voice,
-        tools: session.tools?.map((t) => ({ name: t.name, parameters: t.parameters })),
+        tools: session.tools?.map((t) => ({
+          name: t.name,
+          description: t.description,
+          parameters: t.parameters,
+        })),
         audio:
           session.output_modalities === undefined
             ? undefined

@@ -170,6 +170,9 @@ function onFrame(ctx: Ctx, text: string): void {
       if (session.tools) {
         s.tools = session.tools.map((t) => t.name);
         s.toolParameters = Object.fromEntries(session.tools.map((t) => [t.name, t.parameters]));
+        s.toolDescriptions = Object.fromEntries(
+          session.tools.map((t) => [t.name, t.description ?? ""]),
+        );
       }
       if (session.audio !== undefined) s.audio = session.audio;
       if (session.inputMulaw !== undefined) s.inputMulaw = session.inputMulaw;

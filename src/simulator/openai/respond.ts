@@ -13,15 +13,18 @@ import {
   nextAnswerTag,
   plannedCalls,
   replyFor,
+  replyWithCalls,
   resultSpeech,
   stillWorking,
   tagged,
+  toolInfos,
 } from "../script.js";
 import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
 import { FACE_DIALECTS } from "./dialects.js";
 import type { Ctx, Item, Json, OaiSimState } from "./state.js";
 
-const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
+const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs, s);
+const toolsOf = (s: OaiSimState) => toolInfos(s.tools, s.toolDescriptions);
 
 /**
  * What the service sends at the beginning of a response, beside `response.created`: the rate
@@ -158,17 +161,23 @@ export function respond(ctx: Ctx): void {
     // The first answer on a connection counts the turns a seeded conversation already had.
     s.userTurns =
       s.userTurns === 0 ? s.items.filter((i) => i.kind === "user").length : s.userTurns + 1;
-    const reply = replyFor(
+    calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs, toolsOf(s));
+    const reply = replyWithCalls(
+      replyFor(
+        s.userTurns,
+        userText,
+        s.lastReply,
+        // Drawn under repeatAnswers too: a seed makes the same chunks and ids either way.
+        ctx.draw(),
+        nextTag(s),
+        [],
+        s.knobs.repeatAnswers,
+        toolsOf(s),
+      ),
       s.userTurns,
-      userText,
-      s.lastReply,
-      // Drawn under repeatAnswers too: a seed makes the same chunks and ids either way.
-      ctx.draw(),
-      nextTag(s),
-      [],
-      s.knobs.repeatAnswers,
+      calls,
+      s.knobs,
     );
-    calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs);
     // A reply that reads the context has no second half under repeatAnswers (no tag).
     if (calls.length > 0 && FACE_DIALECTS[s.dialect].bundlesCalls) {
       // The whole answer, audible, with its calls in the same response (livekit issue 6411).
@@ -248,7 +257,7 @@ export function respond(ctx: Ctx): void {
     const callId = ctx.id("call");
     // Shaped after the tool's declared parameters, as the Gemini face does.
     const args = JSON.stringify(
-      argsFor({ name, parametersJsonSchema: s.toolParameters[name] }, userText ?? ""),
+      argsFor({ name, parametersJsonSchema: s.toolParameters[name] }, userText ?? "", toolsOf(s)),
     );
     const fcId = ctx.id("fc");
     s.items.push({ id: fcId, kind: "call", callId, name });

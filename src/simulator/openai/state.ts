@@ -35,6 +35,8 @@ export interface OaiSimState {
   inputRate: number;
   /** Each declared tool's parameter schema (JSON Schema), to shape its calls' arguments. */
   toolParameters: Record<string, Record<string, unknown> | undefined>;
+  /** Each declared tool's description (the script reads what a tool answers from it). */
+  toolDescriptions: Record<string, string>;
   audio: boolean;
   /** The session's voice, and whether it has spoken (after which it cannot change). */
   voice: string | null;
@@ -110,6 +112,7 @@ export function createOpenAISimulator(
     outputMulaw: false,
     inputRate: 24000,
     toolParameters: {},
+    toolDescriptions: {},
     audio: true,
     voice: null,
     spokeAudio: false,

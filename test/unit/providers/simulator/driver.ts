@@ -35,8 +35,9 @@ export class SimDriver {
   readonly events: ModelEvent[] = [];
 
   constructor(knobs: Partial<SimulatorKnobs> = {}, session = "s1") {
+    // Answer tags on: these tests find a reply said twice by its tag.
     this.state = createSimulator({
-      knobs: { ...DEFAULT_KNOBS, timeScale: 0, maxConnectionMs: 0, ...knobs },
+      knobs: { ...DEFAULT_KNOBS, timeScale: 0, answerTags: true, maxConnectionMs: 0, ...knobs },
       sessionName: session,
       connectionId: "c1",
     });

@@ -14,7 +14,11 @@ export class OaiDriver {
   now = 0;
   out: Msg[] = [];
   constructor(knobs: Partial<SimulatorKnobs> = {}, dialect: FaceDialectName = "openai") {
-    this.state = createOpenAISimulator({ ...DEFAULT_KNOBS, timeScale: 0, ...knobs }, dialect);
+    // Answer tags on: these tests find a reply said twice by its tag.
+    this.state = createOpenAISimulator(
+      { ...DEFAULT_KNOBS, timeScale: 0, answerTags: true, ...knobs },
+      dialect,
+    );
     this.feed({ type: "open" });
   }
   feed(input: Parameters<typeof oaiStep>[1]): Msg[] {

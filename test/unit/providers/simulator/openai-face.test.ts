@@ -83,7 +83,7 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
       .filter((m) => m.type === "response.output_text.delta")
       .map((m) => m.delta)
       .join("");
-    expect(text).toContain('lookup_faq found: {"answer":"9-5"}');
+    expect(text).toContain("lookup_faq found: 9-5.");
   });
 
   it("previous_item_id inserts an item after the one named; an output placed before the latest response is not read out as new", () => {
@@ -156,7 +156,7 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
 
     it("asked to go on: it says them, and never reads the instruction back", () => {
       const owed = seeded(false, NUDGE);
-      expect(owed).toContain('lookup_faq found: {"answer":"9-5"}');
+      expect(owed).toContain("lookup_faq found: 9-5.");
       expect(owed).not.toContain("Please continue");
       // Control: words followed the output: it was said, nothing is owed.
       expect(seeded(true, NUDGE)).not.toContain("lookup_faq found");

@@ -90,7 +90,7 @@ describe("Gemini face, repeatAnswers: the same line gets the same words", () => 
     sim.setup({}, [decl("lookup_faq", "BLOCKING")]);
     const first = askGemini(sim, Q, { hours: "9-5" });
     const again = askGemini(sim, Q, { hours: "9-5" });
-    expect(first).toContain('Here is what lookup_faq found: {"hours":"9-5"}.');
+    expect(first).toContain("Here is what lookup_faq found: the hours are 9-5.");
     expect(again).toBe(first);
     expect(sim.count(turnCompletes)).toBe(2);
     // Another result, other words.
@@ -109,7 +109,7 @@ describe("Gemini face, repeatAnswers: the same line gets the same words", () => 
       sim.runTimers();
       results.push(sim.text(from));
     }
-    expect(results[0]).toBe('Here is what lookup_faq found: {"hours":"9-5"}.');
+    expect(results[0]).toBe("Here is what lookup_faq found: the hours are 9-5.");
     expect(results[1]).toBe(results[0]);
   });
 
@@ -171,7 +171,7 @@ describe("OpenAI face, repeatAnswers: the same line gets the same words", () => 
     const again = askOpenAI(face, Q, '{"hours":"9-5"}');
     expect(first).toEqual([
       `Sure. You said: “${Q}”. That is a good question, and here is a short answer.`,
-      'Here is what lookup_faq found: {"hours":"9-5"}. Anything else?',
+      "Here is what lookup_faq found: the hours are 9-5. Anything else?",
     ]);
     expect(again).toEqual(first);
     expect(askOpenAI(face, Q, '{"hours":"10-4"}')[1]).not.toBe(first[1]);

@@ -124,7 +124,7 @@ describe("the GPT-Live face: speech on one timeline, tools through the backend",
       answer.filter((m) => m.type === "response.event").every((m) => m.delegation_id === d.id),
     ).toBe(true);
     const text = nested(answer).find((e) => e.type === "response.output_text.done")!.text;
-    expect(text).toBe('Here is what lookup_faq found: {"answer":"9-5"}. Anything else?');
+    expect(text).toBe("Here is what lookup_faq found: 9-5. Anything else?");
     expect(said(answer)).toBe(text);
     expect(ranges(answer, "session.output_transcript.delta")[0]![0]).toBeGreaterThanOrEqual(
       spoken.at(-1)![1],

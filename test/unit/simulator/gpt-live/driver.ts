@@ -39,7 +39,13 @@ export class LiveDriver {
   side: Msg[] = [];
   closed: { code: number; reason: string } | null = null;
   constructor(knobs: Partial<SimulatorKnobs> = {}) {
-    this.state = createGptLiveSimulator({ ...DEFAULT_KNOBS, timeScale: 0, ...knobs });
+    // Answer tags on: these tests find a reply said twice by its tag.
+    this.state = createGptLiveSimulator({
+      ...DEFAULT_KNOBS,
+      timeScale: 0,
+      answerTags: true,
+      ...knobs,
+    });
     this.feed({ type: "open" });
   }
   feed(input: Parameters<typeof liveStep>[1]): Msg[] {
