@@ -67,6 +67,13 @@ const saidOf = (frames) =>
 const endsOf = (frames) =>
   frames.filter((f) => f.type === "turn_complete" || f.type === "interrupted");
 const errorsOf = (frames) => frames.filter((f) => f.type === "error");
+/** An error frame breaks a scenario (a stalled turn ends with `model_timeout`): named in its row. */
+const errorNote = (frames) =>
+  errorsOf(frames).length === 0
+    ? ""
+    : `; errors ${errorsOf(frames)
+        .map((e) => e.code)
+        .join(", ")}`;
 
 /** Each call id's tool_call count in a log: more than one is a call run twice. */
 function runsTwice(events) {
@@ -108,10 +115,14 @@ const SCENARIOS = [
       const events = await history(server, sessionId);
       const twice = runsTwice(events);
       const held =
-        ended && endsOf(frames).length === 1 && !saidTwice(saidOf(frames)) && twice.length === 0;
+        ended &&
+        endsOf(frames).length === 1 &&
+        !saidTwice(saidOf(frames)) &&
+        twice.length === 0 &&
+        errorsOf(frames).length === 0;
       return {
         held,
-        detail: `${endsOf(frames).length} turn end(s); tools ${names(events).join(", ") || "none"}${twice.length > 0 ? `; run twice: ${twice.join(", ")}` : ""}${saidTwice(saidOf(frames)) ? "; the reply said twice" : ""}`,
+        detail: `${endsOf(frames).length} turn end(s); tools ${names(events).join(", ") || "none"}${twice.length > 0 ? `; run twice: ${twice.join(", ")}` : ""}${saidTwice(saidOf(frames)) ? "; the reply said twice" : ""}${errorNote(frames)}`,
       };
     },
   },
@@ -138,10 +149,12 @@ const SCENARIOS = [
       const after = saidOf(frames.slice(resultAt + 1));
       const spoken = /monday|9:00|nine|saturday/i.test(after);
       return {
-        held: ended && spoken && endsOf(frames).length === 1,
-        detail: spoken
-          ? "the result's hours were said after it"
-          : `not said after the result: "${after.slice(0, 80)}"`,
+        held: ended && spoken && endsOf(frames).length === 1 && errorsOf(frames).length === 0,
+        detail: `${
+          spoken
+            ? "the result's hours were said after it"
+            : `not said after the result: "${after.slice(0, 80)}"`
+        }${errorNote(frames)}`,
       };
     },
   },
@@ -195,8 +208,12 @@ const SCENARIOS = [
       const twice = runsTwice(events);
       return {
         held:
-          ended && endsOf(frames).length === 1 && !saidTwice(saidOf(frames)) && twice.length === 0,
-        detail: `tools ${names(events).join(", ") || "none"}; ${saidTwice(saidOf(frames)) ? "the reply said twice" : "said once"}`,
+          ended &&
+          endsOf(frames).length === 1 &&
+          !saidTwice(saidOf(frames)) &&
+          twice.length === 0 &&
+          errorsOf(frames).length === 0,
+        detail: `tools ${names(events).join(", ") || "none"}; ${saidTwice(saidOf(frames)) ? "the reply said twice" : "said once"}${errorNote(frames)}`,
       };
     },
   },

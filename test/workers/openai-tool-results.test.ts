@@ -23,15 +23,21 @@ async function nextReplyAfterLateChips(placed: boolean): Promise<string> {
     seed: 4,
     calls: "greeting:suggest_topics;2:lookup_faq",
   });
-  if (!placed)
-    await inLiveSession<{ link: { adapter: { callItems: Map<string, string> } } }>(
+  // The model connection opens on its own after the session is made: its adapter is there
+  // only once it has (under load, later than this line).
+  for (let patched = placed; !patched; await new Promise((r) => setTimeout(r, 20))) {
+    await inLiveSession<{ link: { adapter: { callItems: Map<string, string> } | null } }>(
       sessionId,
       (live) => {
-        live.link.adapter.callItems.set = function (this: Map<string, string>) {
+        const adapter = live.link.adapter;
+        if (adapter === null) return;
+        adapter.callItems.set = function (this: Map<string, string>) {
           return this;
         };
+        patched = true;
       },
     );
+  }
   client.send({ type: "text", text: "hi" });
   const greeting: Frame[] = [];
   let chips: Frame | undefined;

@@ -49,6 +49,11 @@ export function modelFamilyOf(model: string): "2.x" | "3.x" {
   return /^gemini-3\.\d+-(.*-)?live/.test(id) ? "3.x" : "2.x";
 }
 
+/** Gemini 3.1 flash live: every call blocks, no `turnComplete` until every call is answered. */
+export function isSyncOnlyModel(model: string): boolean {
+  return /^gemini-3\.1-(.*-)?live/.test(model.slice(model.lastIndexOf("/") + 1));
+}
+
 /** A handle when idle with nothing pending; `resumable: false` otherwise. */
 export function sendResumption(ctx: Ctx): void {
   const s = ctx.s;

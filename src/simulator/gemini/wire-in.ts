@@ -24,7 +24,7 @@ import {
   UTTERANCES,
 } from "../script.js";
 import { endOfAudio, hear, pcmOf } from "../vad.js";
-import { modelFamilyOf, sendResumption } from "./connection.js";
+import { isSyncOnlyModel, modelFamilyOf, sendResumption } from "./connection.js";
 import {
   nextTag,
   react,
@@ -124,7 +124,9 @@ function onSetup(ctx: Ctx, setup: GeminiSetup): void {
   }
   const modalities = setup.generationConfig?.responseModalities;
   const family = modelFamilyOf(setup.model);
-  const syncOnly = s.knobs.syncOnly ?? family === "3.x";
+  // 3.1 blocks every call and waits for results (O6); 3.8 calls NON_BLOCKING by default and
+  // ends its turn without waiting (FIELD-NOTES, livekit/agents #7302), as 2.x does.
+  const syncOnly = s.knobs.syncOnly ?? isSyncOnlyModel(setup.model);
   const historyInClientContent = setup.historyConfig?.initialHistoryInClientContent === true;
   s.historyOpen = historyInClientContent;
   s.setup = {
