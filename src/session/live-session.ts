@@ -5,7 +5,7 @@ import type {
   ToolDefinition,
   ToolProgress,
 } from "../agents/define.js";
-import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
+import { handoffToolName, idempotencyKey, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
 import { phoneCallOf } from "../carrier-registry.js";
@@ -24,6 +24,7 @@ import {
   policyOf,
 } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
+import { mcpRerunTimeoutMs } from "../mcp/rerun-policy.js";
 import {
   type ClosingCopy,
   type ClosingRecord,
@@ -59,6 +60,7 @@ import { recoverSession } from "./recover.js";
 import { SessionAlarm } from "./session-alarm.js";
 import { SessionMcp } from "./session-mcp.js";
 import type { ClientSockets } from "./sockets.js";
+import { SpeechStore } from "./speech-store.js";
 import { runServerTool } from "./tool-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
 import { UpstreamLink } from "./upstream-link.js";
@@ -103,6 +105,9 @@ export class LiveSession {
   /** The measurement arm this session runs as (the naive relay), or null: liveline itself. */
   private readonly arm: RelayArm | null;
   private readonly pendingHandoffs: PendingHandoffStore;
+  /** Speech the model heard and no turn answers yet, kept across a restart. */
+  private readonly speech: SpeechStore;
+  private readonly toolTimeoutMs: number;
   private readonly directCalls: DirectCallStore;
   /**
    * The direct call whose sideband the model connection is, or null. (The link knows it too;
@@ -214,7 +219,18 @@ export class LiveSession {
         this.store.trace([{ at: Date.now(), kind: "CALL_AGENT", detail: { agent } }]);
       },
     });
-    const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
+    this.speech = new SpeechStore(storage);
+    this.toolTimeoutMs = config.TOOL_TIMEOUT_MS;
+    // The naive relay carries nothing over a restart (it closes what was in flight).
+    const recovered = recoverSession(
+      this.store,
+      coreConfig,
+      connectedClients,
+      Date.now(),
+      arm === null
+        ? { speech: this.speech, rerunTimeoutMs: (name) => this.rerunTimeoutMs(name) }
+        : null,
+    );
     for (const e of recovered.closing) this.broadcast(frameOf(e));
     this.interpreter = new SessionInterpreter(recovered.state, {
       log: {
@@ -237,6 +253,11 @@ export class LiveSession {
         framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
         hasTextId: (textId) => this.store.hasTextId(textId),
+        keepSpeech: (transcript, at) => {
+          this.speech.keep(transcript, at);
+          if (transcript !== null && transcript !== "")
+            this.store.trace([{ at, kind: "SPEECH_KEPT", detail: { chars: transcript.length } }]);
+        },
         trace: (rows) => {
           this.store.trace(rows);
           this.tracer?.observe(rows);
@@ -288,6 +309,11 @@ export class LiveSession {
         this.interpreter.handleInput({ type: "tools_listed", agent, tools });
       },
     });
+    // What a restart carried over goes on: calls run again with their key, and the carried
+    // turn waits for the next connection (core/restart.ts).
+    const { plan } = recovered;
+    if (plan.rerun.length > 0 || plan.reoffered.length > 0 || plan.carriedTurn !== null)
+      this.interpreter.handleInput({ type: "session_restored", rerun: plan.rerun });
     // A backend's handoff asked for before the object restarted, and not yet in the log.
     const pending = this.pendingHandoffs.read();
     if (pending !== null && this.agents.has(pending.agent) && pending.agent !== this.state.agent)
@@ -656,6 +682,22 @@ export class LiveSession {
     };
   }
 
+  /**
+   * The timeout of a run again of the tool `name` after a restart, if it may run again with
+   * its key (its definition's `idempotent`, or its MCP server's policy), else null. Any agent
+   * of the session's: the restart decides before it knows which one speaks.
+   */
+  private rerunTimeoutMs(name: string): number | null {
+    for (const agent of this.agents.values()) {
+      const own = agent.tools.find((t) => t.name === name && t.runOn === "server");
+      if (own !== undefined)
+        return own.idempotent === true ? (own.timeoutMs ?? this.toolTimeoutMs) : null;
+      const mcp = mcpRerunTimeoutMs(agent.mcp ?? [], name, this.toolTimeoutMs);
+      if (mcp !== undefined) return mcp;
+    }
+    return null;
+  }
+
   private async runTool(
     callId: string,
     name: string,
@@ -663,8 +705,14 @@ export class LiveSession {
   ): Promise<ToolOutcome | null> {
     const controller = new AbortController();
     this.tools.set(callId, controller);
-    const own = this.agents.get(this.state.agent) ?? NO_AGENT;
-    const agent = { ...own, tools: this.toolsOf(this.state.agent) };
+    const speaking = this.state.agent;
+    // A call run again right after a restart may be an MCP server's whose tools are still
+    // being listed: it waits for them (bounded, as a connection's setup does).
+    if (!this.toolsOf(speaking).some((t) => t.name === name))
+      await (this.mcp?.ready(speaking) ?? Promise.resolve());
+    if (this.tools.get(callId) !== controller) return null; // aborted meanwhile
+    const own = this.agents.get(speaking) ?? NO_AGENT;
+    const agent = { ...own, tools: this.toolsOf(speaking) };
     const outcome = await runServerTool(
       agent,
       name,
@@ -675,6 +723,8 @@ export class LiveSession {
         env: this.env,
         metadata: this.meta.metadata,
         agent: this.state.agent,
+        callId,
+        idempotencyKey: idempotencyKey(this.meta.sessionId, callId),
         handoff: (to, reason = "") => {
           const answer = this.requestHandoff(to, reason);
           if ("problem" in answer) throw new Error(answer.problem);
