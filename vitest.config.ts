@@ -76,6 +76,8 @@ export default defineConfig({
                 TWILIO_AUTH_TOKEN: "test-twilio-auth-token",
                 // Nothing listens there: a transfer's request to the carrier fails at once.
                 TWILIO_API_BASE_URL: "http://127.0.0.1:9",
+                // Short, so a call whose stream does not come back ends within a test.
+                CALL_RECONNECT_GRACE_MS: "3000",
                 ALLOWED_ORIGINS: "https://app.example",
                 MAX_CLIENTS_PER_SESSION: "3",
                 // Short, so the stale-socket test need not wait; it matters only when a session is full.

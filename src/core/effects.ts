@@ -81,6 +81,10 @@ export type TraceKind =
   | "TOOL_RERUN"
   /** A client's call open when the session's object restarted is left open for an answer. */
   | "TOOL_REOFFERED"
+  /** A phone call's stream started again: the call goes on, not greeted again. */
+  | "CALL_RECONNECTED"
+  /** A phone call's stream went without a hang-up (its grace starts), or did not come back. */
+  | "CALL_STREAM_LOST"
   /** The model connection waits for calls carried over a restart to settle. */
   | "UPSTREAM_WAITS"
   | "LINE_HELD"

@@ -16,6 +16,7 @@ import type {
   SessionStats,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
+import type { TraceKind } from "../core/effects.js";
 import {
   ALL_GUARDS,
   type Arrival,
@@ -613,6 +614,17 @@ export class LiveSession {
     if (endsAt !== undefined && !this.state.ended && this.state.limit === null)
       this.alarm.set("limit", endsAt);
     else this.alarm.clear("limit");
+  }
+
+  /** The object's alarm for a phone call's stream (session/call-reconnect.ts), or none. */
+  callAlarm(at: number | null): void {
+    if (at === null) this.alarm.clear("call");
+    else this.alarm.set("call", at);
+  }
+
+  /** A timeline row the shell writes (not the core's: a call's stream came or went). */
+  trace(kind: TraceKind, detail: Record<string, unknown>): void {
+    this.store.trace([{ at: Date.now(), kind, detail }]);
   }
 
   /** The latest closing record and whether the usage database holds it (null: none yet). */

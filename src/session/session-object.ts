@@ -4,6 +4,7 @@ import type { LivelineApp } from "../app-options.js";
 import {
   CARRIER_HEADER,
   type CallTokenAnswer,
+  type CallTokenPurpose,
   type DirectCallAnswer,
   type HandoffAnswer,
   REPLAY_HEADER,
@@ -119,6 +120,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.clientList = null;
     },
     sessionAudio: () => this.sessionAudio(),
+    reconnectGraceMs: () => this.config.CALL_RECONNECT_GRACE_MS,
+    callAlarm: (at) => this.session()?.callAlarm(at),
+    trace: (kind, detail) => this.session()?.trace(kind, detail),
   });
 
   /** How the session sends to a socket's client (null: a socket that is no client yet). */
@@ -207,6 +211,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.app.prices,
       (by) => this.meta.markEnded(new Date().toISOString(), by),
     );
+    // A call's stream does not outlive the instance: it must come back within the grace.
+    this.calls.resumed(meta);
     return this.live;
   }
 
@@ -262,8 +268,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return live.requestHandoff(agent, reason);
   }
 
-  async callToken(ttlMs: number): Promise<CallTokenAnswer> {
-    return this.calls.token(ttlMs);
+  async callToken(ttlMs: number, purpose?: CallTokenPurpose): Promise<CallTokenAnswer> {
+    // Anything but `reconnect` (an earlier Worker sends none) is the voice webhook's.
+    return this.calls.token(ttlMs, purpose === "reconnect" ? "reconnect" : "answer");
   }
 
   async directCall(offer: string): Promise<DirectCallAnswer> {
@@ -292,7 +299,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   /** The alarm: a closing record's copy to retry, or the duration cap of a quiet session. */
   override async alarm(): Promise<void> {
-    await this.session()?.onAlarm();
+    const live = this.session();
+    await live?.onAlarm();
+    // After the session's own purposes asked anew: a call's stream past its grace ends it.
+    if (live !== null) this.calls.alarm();
   }
 
   /** Fault injection (FAULT_INJECTION=on only, see the route): dies as in a crash. */

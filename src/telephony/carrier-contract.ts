@@ -83,16 +83,41 @@ export type InboundCall<Call extends PhoneCallRecord> =
 
 export type TransferOutcome = { ok: true } | { ok: false; problem: string };
 
+/**
+ * Whether and how the carrier connects a call to its session again when the call's media
+ * stream closes without a hang-up (a deploy or a runtime update resets the session's object
+ * and with it every socket; a network blip): every carrier says which, so that the next one
+ * added states it too.
+ * - `answer_webhook`: the answer that connects the stream also names a webhook
+ *   (`reconnectUrl`, POST /v1/telephony/<carrier>/reconnect) that the carrier calls, signed,
+ *   when the stream ends while the call goes on; that webhook's answer connects the same call
+ *   to the same session again (a fresh single-use token) or hangs it up. `callOf` reads its
+ *   parameters: the carrier's id of the call, and whether the call is over by then.
+ * - `none`: the carrier ends the call with its stream; `why` says so (the docs repeat it).
+ */
+export type Reattach =
+  | {
+      kind: "answer_webhook";
+      callOf(params: URLSearchParams): { callId: string; over: boolean } | null;
+    }
+  | { kind: "none"; why: string };
+
 /** What a carrier does without its vars: its wire, its answers, its media stream. */
 interface CarrierWire<Call extends PhoneCallRecord> {
+  /** How a call whose stream closed is connected again, if it can be. */
+  reattach: Reattach;
   /** The audio its media stream carries (G.711 μ-law for most). */
   audio: AudioEncoding;
   /** The call a voice webhook announces (`demo`: placed by the demo page). */
   inboundCall(params: URLSearchParams, demo: boolean): InboundCall<Call>;
   /** The id of the call a status webhook says is over, or null while it goes on. */
   endedCall(params: URLSearchParams): string | null;
-  /** The voice webhook's answer: connect the call's audio to `streamUrl`, with the token. */
-  connect(streamUrl: string, token: string): WebhookAnswer;
+  /**
+   * The voice webhook's answer: connect the call's audio to `streamUrl`, with the token; with
+   * `reconnectUrl` (a carrier that reattaches by `answer_webhook`), the carrier calls it when
+   * the stream ends.
+   */
+  connect(streamUrl: string, token: string, reconnectUrl: string | null): WebhookAnswer;
   /** The answer that hangs up (a call whose session cannot take it). */
   hangUp(): WebhookAnswer;
   /** A media stream message, read as the carrier documents it. */
@@ -157,9 +182,11 @@ export function registeredCarrier<Shape extends z.ZodRawShape, Call extends Phon
   carrier: Carrier<Shape, Call>,
 ): RegisteredCarrier {
   const varsOf = varsReader(carrier.vars);
-  const { audio, inboundCall, endedCall, connect, hangUp, readStreamEvent, streamLink } = carrier;
+  const { audio, reattach, inboundCall, endedCall, connect, hangUp, readStreamEvent, streamLink } =
+    carrier;
   return {
     audio,
+    reattach,
     inboundCall,
     endedCall,
     connect,

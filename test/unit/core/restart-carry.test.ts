@@ -10,13 +10,13 @@ import { ASK_AGAIN } from "../../../src/core/carry.js";
 import { ALL_GUARDS } from "../../../src/core/core-config.js";
 import { CUT_OFF_NOTE, rebuildContext } from "../../../src/history/rebuild.js";
 import { validateHistory } from "../../../src/history/validate.js";
-import { OUTCOME_UNKNOWN } from "../../../src/vocabulary/model.js";
+import { OUTCOME_UNKNOWN, type ToolPolicy } from "../../../src/vocabulary/model.js";
 import { type Harness, TOOLS } from "./harness.js";
 import { live } from "./sessions.js";
 
 const RERUN = { ...TOOLS.lookup_faq!, name: "book_table", idempotent: true };
 const ONCE = { ...TOOLS.lookup_faq!, name: "send_sms" };
-const tools = { ...TOOLS, book_table: RERUN, send_sms: ONCE };
+const tools: Record<string, ToolPolicy> = { ...TOOLS, book_table: RERUN, send_sms: ONCE };
 /** The policies' `idempotent`, as the shell reads them from the agent's definitions. */
 const rerunTimeoutMs = (name: string) => (tools[name]?.idempotent === true ? 5_000 : null);
 
