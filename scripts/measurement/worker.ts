@@ -23,7 +23,7 @@ const chat = defineAgent({ ...(greeter as AgentDefinition), sockets: "hibernatab
  */
 const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((session) => ({
   instructions:
-    "You are the order desk. Look orders up with desk__lookup_order and build reports with desk__slow_report.",
+    "You are the order desk. Look orders up with desk__lookup_order, place them with desk__place_order, tell customers with desk__send_notice and build reports with desk__slow_report.",
   tools: [],
   mcp:
     session.env.MCP_DESK_URL === undefined
@@ -41,7 +41,11 @@ const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((se
             deny: ["admin_reset"],
             policy: {
               timeoutMs: 8_000,
-              tools: { slow_report: { progress: "say", timeoutMs: 4_000 } },
+              tools: {
+                slow_report: { progress: "say", timeoutMs: 4_000 },
+                // Places an order once per idempotency key: safe to run again after a restart.
+                place_order: { idempotent: true },
+              },
             },
           },
         ],
