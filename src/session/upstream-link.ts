@@ -12,6 +12,23 @@ import { closeQuietly } from "./sockets.js";
 /** The close a connection replaced by a direct call is reported with (the core reopens). */
 const CLOSE_REPLACED = 1012;
 
+/** A resume waits this long at most for the socket it replaces to finish closing. */
+export const CLOSE_WAIT_MS = 2_000;
+
+/** Resolves once `ws` has closed (its close handshake done), or after `ms` at the latest. */
+function closedWithin(ws: WebSocket, ms: number): Promise<void> {
+  if (ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    ws.addEventListener("close", done, { once: true });
+    ws.addEventListener("error", done, { once: true });
+  });
+}
+
 interface UpstreamCallbacks {
   /**
    * What must be ready before `agent`'s connection is set up (its MCP tools listed, waited
@@ -122,13 +139,18 @@ export class UpstreamLink implements ModelPort {
   /** Opens a connection with `agent`'s setup (a handoff's new agent takes it from here on). */
   open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void {
     if (agent !== this.agent) this.retarget(agent);
+    const previous = this.ws;
     this.close("replaced");
     const attempt = ++this.attempt;
     this.opening = true;
+    // A resume is refused while an earlier socket of the same service session is open (Gemini
+    // closes it with 1011: aicc2025/sip-to-ai PR #14): the one just closed must be gone first.
+    const gone =
+      open.mode === "resume" && previous !== null ? closedWithin(previous, CLOSE_WAIT_MS) : null;
     const prepared = this.callbacks.prepare?.(this.agent);
-    if (prepared === undefined) this.openSocket(open, rebuild, attempt);
+    if (prepared === undefined && gone === null) this.openSocket(open, rebuild, attempt);
     else
-      void prepared.then(() => {
+      void Promise.all([prepared, gone]).then(() => {
         if (attempt !== this.attempt) return;
         // The agent's setup as it stands now (its MCP tools, listed meanwhile).
         this.retarget(this.agent);
