@@ -105,6 +105,7 @@ export function restoreState(
     }
   }
   if (plan !== null) carryPlan(state, events, plan);
+  if (plan?.resumeWith != null) state.upstream = { ...state.upstream, handle: plan.resumeWith };
   archiveSettledCalls(state);
   return state;
 }
@@ -168,6 +169,11 @@ export interface RestartCarry {
    * policy's `idempotent`), else null.
    */
   rerunTimeoutMs(name: string): number | null;
+  /**
+   * The model's resumption handle, when nothing but status changes was logged since it was
+   * issued (it covers the whole conversation), else null.
+   */
+  resumeHandle: string | null;
 }
 
 /** What a restarted session does about what was in flight when its object went away. */
@@ -182,6 +188,11 @@ export interface RestartPlan {
   rerun: RerunCall[];
   /** Client calls left open: a client answers them under the same call id. */
   reoffered: string[];
+  /**
+   * Nothing was in flight and the model's handle covers the conversation: the next connection
+   * resumes the model's session with it (a service that refuses it is seeded from the log).
+   */
+  resumeWith: string | null;
 }
 
 /**
@@ -208,6 +219,7 @@ export function planRestart(
     askAgain: false,
     rerun: [],
     reoffered: [],
+    resumeWith: null,
   };
   if (carry === null || !config.guards.carryTurns) {
     plan.closing = closingEventsAfterRestart(events);
@@ -237,7 +249,12 @@ export function planRestart(
   }
   const speech = carry.speech;
   const lastUser = events.findLast((e) => e.kind === "user");
-  if (speech === null || (lastUser !== undefined && speech.at < lastUser.at)) return plan;
+  if (speech === null || (lastUser !== undefined && speech.at < lastUser.at)) {
+    // Nothing in flight: the model's own session goes on, where its handle covers it all.
+    if (plan.closing.length === 0 && plan.rerun.length === 0 && plan.reoffered.length === 0)
+      plan.resumeWith = carry.resumeHandle;
+    return plan;
+  }
   let turns = 0;
   for (const e of events)
     if (e.kind === "user") turns = Math.max(turns, Number(e.turnId.slice(1)) || 0);

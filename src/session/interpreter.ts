@@ -50,6 +50,11 @@ export interface LogPort {
    * `unansweredSpeech`). Optional: a port without it keeps nothing.
    */
   keepSpeech?(transcript: string | null, at: number): void;
+  /**
+   * The model's resumption handle changed (null: none any more), when the log's last seq was
+   * `seq`: kept so that a restart with nothing said since resumes the model's session.
+   */
+  keepHandle?(handle: string | null, seq: number): void;
   addUsage(turnId: string | null, usage: TokenUsage): void;
 }
 
@@ -153,12 +158,15 @@ export class SessionInterpreter {
   private sentAudioBytes = 0;
   /** The unanswered speech last kept (carry.ts `unansweredSpeech`). */
   private keptSpeech: string | null = null;
+  /** The resumption handle last kept (the restored state's, at first). */
+  private keptHandle: string | null;
 
   constructor(
     private current: CoreState,
     private readonly ports: InterpreterPorts,
   ) {
     this.gate = this.gateOf(current);
+    this.keptHandle = current.upstream.handle;
   }
 
   get state(): CoreState {
@@ -305,6 +313,12 @@ export class SessionInterpreter {
     if (speech !== this.keptSpeech) {
       this.keptSpeech = speech;
       this.carry(() => this.ports.log.keepSpeech?.(speech, now), "keep_speech");
+    }
+    const handle = this.current.upstream.handle;
+    if (handle !== this.keptHandle) {
+      this.keptHandle = handle;
+      const seq = this.current.nextSeq - 1;
+      this.carry(() => this.ports.log.keepHandle?.(handle, seq), "keep_handle");
     }
     this.gate = this.gateOf(this.current);
     this.ports.observe?.(input, effects);

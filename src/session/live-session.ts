@@ -49,6 +49,7 @@ import type {
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
+import { CarryStore } from "./carry-store.js";
 import { ClosingRecordStore } from "./closing-record-store.js";
 import { DeadlineTimers } from "./deadline-timers.js";
 import { DirectCallStore } from "./direct-call-store.js";
@@ -61,7 +62,6 @@ import { recoverSession } from "./recover.js";
 import { SessionAlarm } from "./session-alarm.js";
 import { SessionMcp } from "./session-mcp.js";
 import type { ClientSockets } from "./sockets.js";
-import { SpeechStore } from "./speech-store.js";
 import { runServerTool } from "./tool-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
 import { UpstreamLink } from "./upstream-link.js";
@@ -107,7 +107,7 @@ export class LiveSession {
   private readonly arm: RelayArm | null;
   private readonly pendingHandoffs: PendingHandoffStore;
   /** Speech the model heard and no turn answers yet, kept across a restart. */
-  private readonly speech: SpeechStore;
+  private readonly speech: CarryStore;
   private readonly toolTimeoutMs: number;
   private readonly directCalls: DirectCallStore;
   /**
@@ -220,7 +220,7 @@ export class LiveSession {
         this.store.trace([{ at: Date.now(), kind: "CALL_AGENT", detail: { agent } }]);
       },
     });
-    this.speech = new SpeechStore(storage);
+    this.speech = new CarryStore(storage);
     this.toolTimeoutMs = config.TOOL_TIMEOUT_MS;
     // The naive relay carries nothing over a restart (it closes what was in flight).
     const recovered = recoverSession(
@@ -254,6 +254,7 @@ export class LiveSession {
         framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
         hasTextId: (textId) => this.store.hasTextId(textId),
+        keepHandle: (handle, seq) => this.speech.keepHandle(handle, seq),
         keepSpeech: (transcript, at) => {
           this.speech.keep(transcript, at);
           if (transcript !== null && transcript !== "")

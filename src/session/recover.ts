@@ -2,13 +2,16 @@ import { planRestart, type RestartPlan, restoreState } from "../core/restore.js"
 import type { CoreConfig, CoreState } from "../core/session-state.js";
 import { frameOf } from "../vocabulary/frames.js";
 import type { HistoryEvent } from "../vocabulary/log-events.js";
+import type { CarryStore } from "./carry-store.js";
 import type { HistoryStore } from "./history-store.js";
 import type { TraceRow } from "./interpreter.js";
-import type { SpeechStore } from "./speech-store.js";
 
-/** What a restart may carry over, from the shell: the speech it kept, the tools' policies. */
+/**
+ * What a restart may carry over, from the shell: the speech and the model's handle it kept,
+ * the tools' policies.
+ */
 export interface RecoveryCarry {
-  speech: Pick<SpeechStore, "read" | "keep">;
+  speech: Pick<CarryStore, "read" | "keep" | "readHandle">;
   /** The timeout of a run again of the tool `name`, if it may run again with its key. */
   rerunTimeoutMs(name: string): number | null;
 }
@@ -41,6 +44,12 @@ export function recoverSession(
         (e.kind === "turn_complete" || e.kind === "interrupted") && e.turnId === lastUser.turnId,
     );
   const speech = carry?.speech.read() ?? null;
+  // The model's handle covers the conversation if nothing but status changes came after it.
+  const kept = carry?.speech.readHandle() ?? null;
+  const resumeHandle =
+    kept !== null && store.readAfter(kept.seq).every((e) => e.kind === "status")
+      ? kept.handle
+      : null;
   const plan = planRestart(
     config,
     events,
@@ -50,6 +59,7 @@ export function recoverSession(
           tail: open ? store.readAfter(lastUser.seq - 1) : [],
           speech,
           rerunTimeoutMs: (name) => carry.rerunTimeoutMs(name),
+          resumeHandle,
         },
   );
   let seq = store.lastSeq();

@@ -110,6 +110,8 @@ export class Harness {
 
   /** Speech kept for a restart (the LogPort's keepSpeech), as the shell's store holds it. */
   keptSpeech: UnansweredSpeech | null = null;
+  /** The model's resumption handle kept for a restart (keepHandle), with the seq then. */
+  keptHandle: { handle: string; seq: number } | null = null;
   /** What the last restart carried over (restartedFrom). */
   plan: RestartPlan | null = null;
 
@@ -124,6 +126,7 @@ export class Harness {
     restartedFrom?: {
       log: readonly HistoryEvent[];
       keptSpeech: UnansweredSpeech | null;
+      keptHandle: { handle: string; seq: number } | null;
       rerunTimeoutMs?: (name: string) => number | null;
       now: number;
       carry?: boolean;
@@ -135,11 +138,13 @@ export class Harness {
       this.now = restartedFrom.now;
       this.log.push(...restartedFrom.log);
       this.keptSpeech = restartedFrom.keptSpeech;
+      this.keptHandle = restartedFrom.keptHandle;
       const speech = {
         read: () => this.keptSpeech,
         keep: (transcript: string | null, at: number) => {
           this.keptSpeech = transcript === null ? null : { transcript, at };
         },
+        readHandle: () => this.keptHandle,
       };
       const recovered = recoverSession(
         {
@@ -179,6 +184,9 @@ export class Harness {
         hasTextId: (textId) => this.log.some((e) => e.kind === "user" && e.textId === textId),
         keepSpeech: (transcript, at) => {
           this.keptSpeech = transcript === null ? null : { transcript, at };
+        },
+        keepHandle: (handle, seq) => {
+          this.keptHandle = handle === null ? null : { handle, seq };
         },
         trace: (rows) => {
           this.traceWrites.alone++;
@@ -277,6 +285,7 @@ export class Harness {
     const next = new Harness({ ...this.state.config, ...overrides }, undefined, {
       log: this.log,
       keptSpeech: this.keptSpeech,
+      keptHandle: this.keptHandle,
       now: this.now + 1_000,
       ...opts,
     });

@@ -254,3 +254,43 @@ describe("what the model is told of a reply cut by the restart", () => {
     });
   });
 });
+
+describe("the model connection after a restart", () => {
+  /** A turn answered, then the service's handle for the conversation so far. */
+  function answeredWithHandle(): Harness {
+    const h = live();
+    h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    h.model({ type: "text_delta", text: "Hello." });
+    h.model({ type: "turn_complete" });
+    h.model({ type: "resumption_update", handle: "h-1", resumable: true });
+    return h;
+  }
+
+  it("resumes the model's session with its kept handle when nothing was said since", () => {
+    const before = answeredWithHandle();
+    expect(before.keptHandle).toEqual({ handle: "h-1", seq: before.log.at(-1)!.seq });
+    const after = before.restart();
+    reconnect(after);
+    expect(after.effects.find((e) => e.type === "open_upstream")).toMatchObject({
+      open: { mode: "resume", handle: "h-1" },
+    });
+  });
+
+  it("is seeded from the record when the handle does not cover what came after it", () => {
+    const before = answeredWithHandle();
+    before.input({ type: "client_text", clientId: "phone", text: "and now?" });
+    const after = before.restart();
+    reconnect(after);
+    expect(after.effects.find((e) => e.type === "open_upstream")).toMatchObject({
+      open: { mode: "rebuild" },
+    });
+  });
+
+  it("control: without a carry, the handle is not used", () => {
+    const after = answeredWithHandle().restart({ carry: false });
+    reconnect(after);
+    expect(after.effects.find((e) => e.type === "open_upstream")).toMatchObject({
+      open: { mode: "rebuild" },
+    });
+  });
+});
