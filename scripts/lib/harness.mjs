@@ -118,7 +118,8 @@ export async function startServer(opts = {}) {
   const port = opts.port ?? (await freePort());
   const again = opts.restartOf;
   // `stateRoot`: where wrangler keeps the objects' SQLite files (the bench uses tmpfs).
-  const state = again?.state ?? mkdtempSync(joinPath(opts.stateRoot ?? tmpdir(), "liveline-bench-"));
+  const state =
+    again?.state ?? mkdtempSync(joinPath(opts.stateRoot ?? tmpdir(), "liveline-bench-"));
   const log = joinPath(state, again === undefined ? "wrangler.log" : `wrangler.${Date.now()}.log`);
   const out = openSync(log, "w");
   const vars = { API_KEY, TOKEN_SECRET, ...opts.vars };
@@ -142,7 +143,9 @@ export async function startServer(opts = {}) {
       );
     });
   await Promise.all([
-    again !== undefined ? null : run("bundling", ["deploy", "--dry-run", "--outdir", bundle, ...main]),
+    again !== undefined
+      ? null
+      : run("bundling", ["deploy", "--dry-run", "--outdir", bundle, ...main]),
     // The usage database's table, in this run's own state (as `npm run dev` applies it).
     again === undefined && readFileSync(config, "utf8").includes('binding = "USAGE_DB"')
       ? run("the usage database's migrations", [

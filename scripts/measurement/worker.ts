@@ -11,7 +11,7 @@
 import { type AgentDefinition, createLiveline, defineAgent } from "liveline";
 import { billing, greeter, phoneNumbers } from "../../examples/greeter/src/agent.js";
 import { naiveRelay } from "../../src/measurement/naive-relay.js";
-import { CAPPED_LINE } from "./lines.js";
+import { CAPPED_LINE, DESK_LINE } from "./lines.js";
 
 const capped = defineAgent({ ...(greeter as AgentDefinition), limits: { maxTurns: 1 } });
 /** The greeter as a chat agent left open in tabs: its sessions hold hibernatable sockets. */
@@ -53,7 +53,7 @@ const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((se
 
 const liveline = createLiveline({
   agents: { greeter, billing, capped, desk, chat },
-  phoneNumbers: { ...phoneNumbers, [CAPPED_LINE]: "capped" },
+  phoneNumbers: { ...phoneNumbers, [CAPPED_LINE]: "capped", [DESK_LINE]: "desk" },
   naiveRelay,
 });
 

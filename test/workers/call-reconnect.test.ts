@@ -194,10 +194,15 @@ describe("a call whose session's object restarts with the caller's question in f
   async function askAcrossRestart(stripAction: boolean) {
     const knobs = { timeScale: "1", latencyMs: "1500", msPerWord: "60", calls: "greeting:;*:" };
     const { call, sessionId } = await placeCall(knobs, stripAction);
+    // The greeting's turn over (the queue at the carrier runs dry between its chunks).
+    await until(
+      () => historyOf(sessionId),
+      (h) => ofKind(h.events, "turn_complete").length === 1,
+    );
     await call.waitFor((c) => c.heardMs() > 0 && c.queuedMs() === 0, 10_000);
     const greeted = call.heardMs();
-    await call.sendAudio(spoken(300), { realTime: false });
-    await call.sendAudio(silence(700), { realTime: false });
+    await call.sendAudio(spoken(300), { realTime: true });
+    await call.sendAudio(silence(700), { realTime: true });
     // The model heard the question (its transcription is kept), and has not begun to answer.
     await until(
       () =>

@@ -68,6 +68,12 @@ export interface TwilioCallStandInOptions {
   now?: () => number;
   /** Take a ws:// Stream URL (a gateway on localhost). Twilio itself takes wss:// only. */
   allowInsecureStream?: boolean;
+  /**
+   * How long an action request may take (Twilio: 15 s, its default read timeout, at most 15 s
+   * with connection overrides). A test whose whole gateway restarts locally — which Cloudflare
+   * never does: its Worker answers throughout a deploy — may allow it longer.
+   */
+  actionTimeoutMs?: number;
 }
 
 export interface PlaceCallOptions {
@@ -188,6 +194,7 @@ export class TwilioCallStandIn {
   private action: string | null = null;
   private readonly now: () => number;
   private readonly allowInsecureStream: boolean;
+  private readonly actionTimeoutMs: number;
   private socket: WebSocket | null = null;
   private readonly playback = new PlaybackBuffer();
   private playbackTimer: ReturnType<typeof setTimeout> | null = null;
@@ -203,6 +210,7 @@ export class TwilioCallStandIn {
     this.transport = options.transport;
     this.now = options.now ?? (() => performance.now());
     this.allowInsecureStream = options.allowInsecureStream ?? false;
+    this.actionTimeoutMs = options.actionTimeoutMs ?? ACTION_TIMEOUT_MS;
   }
 
   /** Rings liveline's voice webhook, follows its TwiML and starts the media stream. */
@@ -540,8 +548,8 @@ export class TwilioCallStandIn {
       const request = await connectActionWebhook(action, identity);
       const response = await Promise.race([
         this.transport.fetch(request),
-        sleep(ACTION_TIMEOUT_MS).then(() => {
-          throw new Error(`no answer within ${ACTION_TIMEOUT_MS} ms`);
+        sleep(this.actionTimeoutMs).then(() => {
+          throw new Error(`no answer within ${this.actionTimeoutMs} ms`);
         }),
       ]);
       answer = { status: response.status, body: await response.text() };
