@@ -132,7 +132,7 @@ describe("liveline/client's tool results across a reconnect", () => {
     const second = FakeSocket.last!;
     const lastSeq = 2 + settledInReplay.length;
     second.ready(lastSeq);
-    settledInReplay.forEach((callId, i) =>
+    for (const [i, callId] of settledInReplay.entries())
       frame(second, {
         type: "tool_result",
         seq: 3 + i,
@@ -140,8 +140,7 @@ describe("liveline/client's tool results across a reconnect", () => {
         callId,
         name: "show_chips",
         result: { shown: true },
-      }),
-    );
+      });
     await new Promise((r) => setTimeout(r, 0));
     client.close();
     return second.sent.map((d) => JSON.parse(d as string).callId);
