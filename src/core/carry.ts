@@ -21,7 +21,10 @@ export function closeTurnOnUpstreamLoss(ctx: StepContext, carry = false): void {
   if (s.generation)
     s.recentReplies = rememberReply(s.recentReplies, normalizedReply(s.generation.text));
   s.generation = null;
+  // The line of answers owed goes with the connection, and with it the still-working ask that
+  // named its next slot (else the next connection's first answer is taken for that line).
   s.expected = [];
+  s.stillWorkingAsked = null;
   if (s.followUpWindow)
     ctx.emit({ type: "clear_timer", timer: `grace:${s.followUpWindow.turnId}` });
   s.followUpWindow = null;

@@ -242,4 +242,10 @@ export interface LegacyJudgements {
    * taken as answered by its words (its turn then ended, and their answer was suppressed).
    */
   stillWorkingAnswersResults?: boolean | undefined;
+  /**
+   * Issue 50 replaced it: on a model whose turn_complete waits for results, a turn that spoke
+   * and then sent only silent results was taken as owed more words, and nudged (the greeting
+   * said five times on a blocking-only model).
+   */
+  silentResultsOwedWords?: boolean | undefined;
 }

@@ -288,7 +288,11 @@ export interface CoreState {
   limit: LimitState | null;
   /** The duration cap's timer is set (it is set once the model connection is live). */
   limitTimerArmed: boolean;
-  /** The call the model was just asked to say is still working: its next generation does. */
+  /**
+   * The call the model was just asked to say is still working: the generation that takes the
+   * next slot in line (`expected`) is that line. It names a slot, so it goes with the line:
+   * cleared whenever the line is (a lost connection takes the ask with it).
+   */
   stillWorkingAsked: string | null;
   /** Goodbye turns a cap opened (they are not counted against the turns cap). */
   limitTurns: number;

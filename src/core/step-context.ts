@@ -139,6 +139,8 @@ function copyState(s: CoreState): CoreState {
     held: [...s.held],
     turn: s.turn === null ? null : { ...s.turn },
     generation: s.generation === null ? null : { ...s.generation },
+    // A cap's close moves on in place (limits.ts): its own copy.
+    limit: s.limit === null ? null : { ...s.limit },
     calls,
     recentReplies: [...s.recentReplies],
     recentAnswers: [...s.recentAnswers],

@@ -47,7 +47,14 @@ export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallReques
     return;
   }
   const batch = `b${++s.batchCount}`;
-  for (const request of fresh) startCall(ctx, request, owner, batch);
+  // Every call of the delivery joins its batch before any is answered: one answered at once
+  // (refused past a cap, an unknown tool) must not flush the batch before its siblings are in
+  // it (each result alone would ask the model for a follow-up of its own).
+  const answered = fresh.flatMap((request) => {
+    const call = startCall(ctx, request, owner, batch);
+    return call === null ? [] : [call];
+  });
+  for (const { call, error } of answered) completeCall(ctx, call, { error });
 }
 
 /** Delegation ids recorded lately: a delivery of one again (any connection) records nothing. */
@@ -70,12 +77,13 @@ export function onDelegation(ctx: StepContext, id: string, target: string): void
   ctx.record({ kind: "delegation", delegationId: id, target, ...(turnId ? { turnId } : {}) });
 }
 
+/** Records and starts a call; one liveline answers itself at once is returned with its error. */
 function startCall(
   ctx: StepContext,
   request: ToolCallRequest,
   turnId: string,
   batch: string,
-): void {
+): { call: CallState; error: string } | null {
   const s = ctx.state;
   const policy = policyOf(s, request.name);
   s.toolCallCount++;
@@ -105,17 +113,14 @@ function startCall(
   ctx.trace("TOOL_CALL", { turnId, callId: call.id, name: call.name, runOn: call.runOn });
   if (refused !== null) {
     ctx.trace("LIMIT_REFUSED_CALL", { callId: call.id, name: call.name });
-    completeCall(ctx, call, { error: refused });
-    return;
+    return { call, error: refused };
   }
-  if (!policy) {
-    completeCall(ctx, call, { error: `unknown tool "${request.name}"` });
-    return;
-  }
+  if (!policy) return { call, error: `unknown tool "${request.name}"` };
   ctx.emit({ type: "set_timer", timer: `tool:${call.id}`, at: ctx.now + policy.timeoutMs });
   if (call.runOn === "server") {
     ctx.emit({ type: "run_tool", callId: call.id, name: call.name, args: request.args });
   }
+  return null;
 }
 
 export function onClientToolResult(

@@ -31,15 +31,18 @@ import { endTurn } from "./turn-state.js";
 import { callsHoldReply } from "./watchdog.js";
 
 /**
- * Nothing came after the results the model was sent: an empty reply. After a speak result,
- * or on a turn that said nothing yet; and after any result on a model that cannot end its
- * turn before it has every result (3.1: it waits for silent ones too and goes on with its
- * reply after them, so an end right after the results is the reply stopping short).
+ * Nothing came after the results the model was sent, and the turn is owed words: an empty
+ * reply. Owed after a speak result, or after any result on a turn that said nothing yet. A
+ * turn that spoke and since sent only silent results is owed nothing, whatever the model: a
+ * blocking-only model (3.1, every call on Vertex) that said all it had before its calls ends
+ * the turn right after their results, and a nudge then makes it say its reply again.
  */
 export function replyIsEmpty(s: CoreState, turn: TurnState): boolean {
   if (turn.resultsSinceContent === 0) return false;
+  if (turn.speakSinceContent || !turn.hasContent) return true;
   return (
-    turn.speakSinceContent || !turn.hasContent || capabilitiesOf(s).turnCompleteWaitsForResults
+    s.config.legacy?.silentResultsOwedWords === true &&
+    capabilitiesOf(s).turnCompleteWaitsForResults
   );
 }
 

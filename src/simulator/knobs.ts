@@ -25,6 +25,12 @@ export interface SimulatorKnobs {
    */
   syncOnly: boolean | null;
   /**
+   * A reply says all its words, then makes its calls: after the results of side effects alone
+   * a blocking reply has nothing to add and ends; speak results are still said. Asked to go on
+   * with nothing owed, the model answers the user's last line again (its greeting, its calls).
+   */
+  callsLast: boolean;
+  /**
    * What a 3.x model does with `clientContent` after the initial history: "refuse" (close
    * 1007, livekit PR 5251) or "accept" (the sources conflict; refusing is the default).
    */
@@ -130,6 +136,7 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   midSpeechCall: 0,
   ignoreSilent: false,
   syncOnly: null,
+  callsLast: false,
   midSessionClientContent: "refuse",
   emptyRate: 0,
   emptySchedule: [],
@@ -203,6 +210,7 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.midSpeechCall = num("midSpeechCall", 0) ?? k.midSpeechCall;
   k.ignoreSilent = bool("ignoreSilent") ?? k.ignoreSilent;
   k.syncOnly = bool("syncOnly") ?? k.syncOnly;
+  k.callsLast = bool("callsLast") ?? k.callsLast;
   const midSession = get("midSessionClientContent");
   if (midSession !== undefined) {
     if (midSession !== "refuse" && midSession !== "accept") {

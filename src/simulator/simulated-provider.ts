@@ -85,7 +85,7 @@ export function simulatorKnobsProblem(
   if (naive !== undefined && typeof naive !== "boolean")
     return "metadata.naive must be true or false";
   const knobs = simulatorKnobs(envDefault, metadata);
-  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire"]);
+  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire", "endpoint"]);
   const unknown = [...knobs.keys()].filter((name) => !known.has(name));
   if (unknown.length > 0)
     return `unknown simulator knob${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`;
@@ -97,6 +97,10 @@ export function simulatorKnobsProblem(
   if (wire !== null && wire !== "gemini" && wire !== "openai" && wire !== "gpt-live")
     return `wire must be "gemini", "openai" or "gpt-live", got "${wire}"`;
   knobs.delete("wire");
+  const endpoint = knobs.get("endpoint");
+  if (endpoint !== null && endpoint !== "developer" && endpoint !== "vertex")
+    return `endpoint must be "developer" or "vertex", got "${endpoint}"`;
+  knobs.delete("endpoint");
   try {
     parseKnobs(knobs);
     return null;
@@ -121,6 +125,10 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
     knobs.delete("modality");
     const wire = knobs.get("wire") ?? "gemini";
     knobs.delete("wire");
+    // The Gemini face declared as Vertex AI serves it (GEMINI_ENDPOINT=vertex): liveline reads
+    // Vertex's record (every call BLOCKING, no scheduling) and encodes for it.
+    const endpoint = knobs.get("endpoint") === "vertex" ? "vertex" : "simulator";
+    knobs.delete("endpoint");
     const connectTo = (path: string, attempt: number) => {
       const q = new URLSearchParams(knobs);
       q.set("session", `${sessionId}-${attempt}`);
@@ -165,10 +173,10 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
     }
     // The session's own model (its agent's or its creator's) picks the family it is served as.
     const model = agent.model ?? simulatorModel(knobs);
-    const family = capabilitiesFor(model, "simulator");
+    const family = capabilitiesFor(model, endpoint);
     return geminiWireSession({
       model,
-      endpoint: "simulator",
+      endpoint,
       // The simulator honours SILENT where the family takes it (unless `ignoreSilent=1` plays a
       // model that does not while its record says so): the record says what it does, so the
       // SILENT path is exercised.

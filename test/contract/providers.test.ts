@@ -891,3 +891,101 @@ for (const provider of PROVIDERS) {
     });
   });
 }
+
+/**
+ * Models that take only blocking calls (issue 50): Gemini 3.1 (every call blocks, no
+ * turnComplete before every result) and any model on Vertex AI, where liveline declares every
+ * call BLOCKING. The face says all its words before its calls (`callsLast`): after a silent
+ * call's result it has nothing to add and ends the turn, and asked to go on it greets again.
+ */
+const BLOCKING_ONLY: {
+  name: string;
+  knobs: Record<string, string | number>;
+  controlSkip?: string;
+}[] = [
+  { name: "gemini 3.1 (sync-only)", knobs: { wire: "gemini", syncOnly: 1, callsLast: 1 } },
+  {
+    name: "gemini 3.1 on Vertex AI",
+    knobs: { wire: "gemini", syncOnly: 1, endpoint: "vertex", callsLast: 1 },
+  },
+  {
+    // The 2.5 record on Vertex: every call BLOCKING, and the model waits for results (race 0).
+    name: "gemini 2.5 on Vertex AI (every call BLOCKING)",
+    knobs: { wire: "gemini", endpoint: "vertex", race: 0, callsLast: 1 },
+    controlSkip:
+      "the old rule took an end after silent results for an empty reply only where the record says turn_complete waits for results; 2.5's does not",
+  },
+];
+/** The old empty-reply rule, switched back on in the session's running object (the control). */
+async function nudgeAfterSilentResults(sessionId: string): Promise<void> {
+  const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
+  await runInDurableObject(stub, (instance: unknown) => {
+    const live = (
+      instance as {
+        live: { interpreter: { state: { config: { legacy?: Record<string, unknown> } } } } | null;
+      }
+    ).live;
+    if (!live) throw new Error("the session's object holds no running session");
+    const config = live.interpreter.state.config;
+    config.legacy = { ...config.legacy, silentResultsOwedWords: true };
+  });
+}
+
+const GREETING = /Hello! I'm the liveline simulator/g;
+
+for (const model of BLOCKING_ONLY) {
+  describe(`the contract on ${model.name}`, () => {
+    it("a greeting with a silent client tool is said once; no nudge; one end, no error", {
+      timeout: 30_000,
+    }, async () => {
+      const { sessionId, client } = await simulatorSession({
+        ...model.knobs,
+        calls: "greeting:suggest_topics",
+      });
+      const frames = await playTurn(client, "Hello", { settleMs: 300 });
+      expect(frames.some((f) => f.type === "tool_call" && f.name === "suggest_topics")).toBe(true);
+      expect(wordsOf(frames).join("").match(GREETING), summary(frames)).toHaveLength(1);
+      expect(turnEndsOf(frames).map((f) => f.type)).toEqual(["turn_complete"]);
+      expect(frames.filter((f) => f.type === "error")).toEqual([]);
+      const kinds = await timelineKinds(sessionId);
+      expect(kinds).not.toContain("RETRY_EMPTY");
+      expect(kinds).not.toContain("WATCHDOG_NUDGE");
+      client.close();
+    });
+
+    const control = "control: with the old empty-reply rule, the greeting is said five times";
+    const skip = model.controlSkip;
+    (skip === undefined ? it : it.skip)(
+      skip === undefined ? control : `${control} (skipped: ${skip})`,
+      {
+        timeout: 30_000,
+      },
+      async () => {
+        const { sessionId, client } = await simulatorSession({
+          ...model.knobs,
+          calls: "greeting:suggest_topics",
+        });
+        await nudgeAfterSilentResults(sessionId);
+        const frames = await playTurn(client, "Hello", { settleMs: 300 });
+        expect(wordsOf(frames).join("").match(GREETING), summary(frames)).toHaveLength(5);
+        expect(frames.filter((f) => f.type === "error").map((f) => f.code)).toEqual([
+          "empty_response",
+        ]);
+        client.close();
+      },
+    );
+
+    it("a speak result there is still owed its words: spoken once, in the turn", {
+      timeout: 30_000,
+    }, async () => {
+      const { client } = await simulatorSession({ ...model.knobs, calls: "greeting:lookup_faq" });
+      const frames = await playTurn(client, "Hello", { settleMs: 300 });
+      const said = wordsOf(frames).join("");
+      expect(said.match(/lookup_faq found/g), summary(frames)).toHaveLength(1);
+      expect(said.match(GREETING)).toHaveLength(1);
+      expect(turnEndsOf(frames).map((f) => f.type)).toEqual(["turn_complete"]);
+      expect(frames.filter((f) => f.type === "error")).toEqual([]);
+      client.close();
+    });
+  });
+}

@@ -3,12 +3,13 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   BASE,
-  type Client,
+  Client,
   connect,
   createSession,
   errorOf,
   type Frame,
   httpUrl,
+  upgrade,
   withKey,
 } from "./helpers.js";
 import { playTurn } from "./session-flow.js";
@@ -280,5 +281,76 @@ describe("session caps", { timeout: 20_000 }, () => {
       expect(error.code).toBe("bad_request");
       expect(error.message).toContain(named);
     }
+  });
+});
+
+describe("a duration cap reached during a greeting with tool calls (issue 50)", () => {
+  /**
+   * One session with `maxDurationSeconds: cap`, one "hi": the greeting speaks past the cap and
+   * calls its tools around it. Every durable frame the log holds was offered live, in order;
+   * every turn ended once; one `session_limit`, one `ended`.
+   */
+  async function capDuringGreeting(cap: number): Promise<string[]> {
+    const created = await createSession({
+      provider: "simulator",
+      metadata: { simulator: { timeScale: 1, msPerWord: 300 } },
+      limits: { maxDurationSeconds: cap },
+    });
+    const res = await upgrade(httpUrl(created.wsUrl));
+    const client = new Client(res.webSocket!, true);
+    const problems: string[] = [];
+    const live: Frame[] = [];
+    let closed = false;
+    void client.closed.then(() => {
+      closed = true;
+    });
+    expect((await client.next()).type).toBe("ready");
+    client.send({ type: "text", text: "hi" });
+    const deadline = Date.now() + (cap + 20) * 1000;
+    while (!closed && Date.now() < deadline) {
+      let f: Frame;
+      try {
+        f = await client.next(250);
+      } catch {
+        continue;
+      }
+      live.push(f);
+      if (f.type === "tool_call" && f.runOn === "client")
+        client.send({ type: "tool_result", callId: f.callId, result: { shown: true } });
+      if (f.type === "error") problems.push(`cap ${cap}: error frame ${f.code}`);
+    }
+    if (!closed) problems.push(`cap ${cap}: the session did not end`);
+    const events = await history(created.sessionId);
+    const liveSeqs = live.flatMap((f) => (typeof f.seq === "number" ? [f.seq] : []));
+    const logSeqs = events.map((e) => e.seq as number);
+    if (JSON.stringify(liveSeqs) !== JSON.stringify(logSeqs))
+      problems.push(`cap ${cap}: live seqs ${liveSeqs} but the log holds ${logSeqs}`);
+    const count = (kind: string, pred: (e: { kind: string; [k: string]: unknown }) => boolean) =>
+      events.filter((e) => e.kind === kind && pred(e)).length;
+    if (count("session_limit", () => true) !== 1)
+      problems.push(`cap ${cap}: ${count("session_limit", () => true)} session_limit`);
+    if (count("status", (e) => e.state === "ended") !== 1)
+      problems.push(`cap ${cap}: ${count("status", (e) => e.state === "ended")} ended`);
+    for (const user of events.filter((e) => e.kind === "user")) {
+      const ends = events.filter(
+        (e) => (e.kind === "turn_complete" || e.kind === "interrupted") && e.turnId === user.turnId,
+      ).length;
+      if (ends !== 1) problems.push(`cap ${cap}: turn ${user.turnId} ended ${ends} times`);
+    }
+    if (problems.length > 0)
+      problems.push(
+        events
+          .map((e) => `${e.seq}:${e.kind}/${e.turnId ?? ""}${e.reason ?? ""}${e.state ?? ""}`)
+          .join(" "),
+      );
+    return problems;
+  }
+
+  it("20 sessions, caps at 5, 6 and 7 s: each turn ends once, one session_limit, one ended, every seq live", {
+    timeout: 60_000,
+  }, async () => {
+    const caps = Array.from({ length: 20 }, (_, i) => 5 + (i % 3));
+    const problems = (await Promise.all(caps.map((cap) => capDuringGreeting(cap)))).flat();
+    expect(problems).toEqual([]);
   });
 });

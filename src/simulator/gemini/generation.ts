@@ -102,10 +102,12 @@ function emptyReply(ctx: Ctx, answersTools: boolean): boolean {
   return answersTools && s.knobs.emptyRate > 0 && ctx.draw() < s.knobs.emptyRate;
 }
 
-export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
+/** `again`: the same line answered again (`callsLast`): the same turn's reply and calls. */
+export function startUserTurn(ctx: Ctx, userText: string, preface = "", again = false): void {
   const s = ctx.s;
   const setup = s.setup!;
-  s.context.userTurns++;
+  if (!again) s.context.userTurns++;
+  s.lastLine = userText;
   const tag = nextTag(s);
   const answer = replyFor(
     s.context.userTurns,
@@ -152,6 +154,14 @@ export function startUserTurn(ctx: Ctx, userText: string, preface = ""): void {
     }
     speech.splice(at, 0, calls);
     newGen(ctx, [...speech, { op: "end" }], { remember: true, race: true, userText });
+    return;
+  }
+  if (s.knobs.callsLast) {
+    // Everything said first: after its calls' results the reply has only results to speak.
+    newGen(ctx, [...sayOps(ctx, full), calls, { op: "wait" }, { op: "end" }], {
+      remember: true,
+      userText,
+    });
     return;
   }
   newGen(

@@ -139,6 +139,8 @@ export interface SimState {
   historyOpen: boolean;
   /** The real reply an empty one stood for; the next clientContent gets it. */
   owed: string[] | null;
+  /** The user's last line on this connection (`callsLast`: asked to go on, it answers it again). */
+  lastLine: string | null;
   audioBytes: number;
   audioSinceGen: number;
   /** The energy detector (`vad=energy`); untouched otherwise. */
@@ -187,6 +189,7 @@ export function createSimulator(opts: {
     deferred: [],
     historyOpen: false,
     owed: null,
+    lastLine: null,
     audioBytes: 0,
     audioSinceGen: 0,
     vad: createVad(),

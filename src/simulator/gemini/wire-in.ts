@@ -416,6 +416,11 @@ function userInput(ctx: Ctx, text: string): void {
     startUserTurn(ctx, text, owed.filter(isResultSpeech).join(" "));
     return;
   }
+  if (s.knobs.callsLast && asksToGoOn(text) && s.lastLine !== null) {
+    // Nothing owed, and told to answer the user now: it answers their last line again.
+    startUserTurn(ctx, s.lastLine, "", true);
+    return;
+  }
   startUserTurn(ctx, text);
 }
 

@@ -11,20 +11,14 @@ import { describe, expect, it } from "vitest";
 import { type AudioGate, audioGate } from "../../../src/core/audio-gate.js";
 import type { CoreState } from "../../../src/core/session-state.js";
 import type { ModelEvent } from "../../../src/vocabulary/model.js";
+import { propertySeed } from "../property-seed.js";
 import { Harness, TOOLS } from "./harness.js";
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
-/**
- * `npm test` replays one fixed sample (reproducible CI: how much audio a random sample passes
- * without a step varies, and one in about twenty fell under the coverage floor); a run with
- * PROPERTY_RUNS set draws fresh seeds, as the core's soak does.
- */
-const SEED =
-  process.env.FC_SEED !== undefined
-    ? Number(process.env.FC_SEED)
-    : process.env.PROPERTY_RUNS === undefined
-      ? 20261123
-      : undefined;
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);
+/** Fresh each run (printed; FC_SEED replays one): every run compares new interleavings. */
+const SEED = propertySeed("audio gate");
+/** The controls show the property can fail: a fixed sample known to hold the failure. */
+const CONTROL_SEED = 20261123;
 
 type Step =
   | { t: "client_audio"; n: number }
@@ -209,9 +203,11 @@ describe("the audio gate", () => {
       `audio gate: ${passed.client}/${chunks.client} client chunks, ${passed.model}/${chunks.model} model chunks and ${passed.transcripts}/${chunks.transcripts} transcriptions passed without a step; unheard audio went again to ${passed.resends} new connections`,
     );
     // Audio kept by the shell across a lost connection (sent-audio.ts) is among what is compared.
-    expect(passed.resends).toBeGreaterThan(RUNS / 100);
+    // Floors a fresh sample clears (seen: resends 6-9 in 300 runs, model chunks 6-10 %), so
+    // that a green run is known not to be vacuous whatever the seed.
+    expect(passed.resends).toBeGreaterThan(RUNS / 250);
     expect(passed.client / chunks.client).toBeGreaterThan(0.3);
-    expect(passed.model / chunks.model).toBeGreaterThan(0.05);
+    expect(passed.model / chunks.model).toBeGreaterThan(0.03);
     expect(passed.transcripts / chunks.transcripts).toBeGreaterThan(0.05);
   });
 
@@ -229,7 +225,7 @@ describe("the audio gate", () => {
       fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
         runBoth(steps, careless);
       }),
-      { numRuns: RUNS, seed: SEED },
+      { numRuns: RUNS, seed: CONTROL_SEED },
     );
     expect(outcome.failed).toBe(true);
   });
@@ -240,7 +236,7 @@ describe("the audio gate", () => {
       fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
         runBoth(steps, forgetful);
       }),
-      { numRuns: RUNS, seed: SEED },
+      { numRuns: RUNS, seed: CONTROL_SEED },
     );
     expect(outcome.failed).toBe(true);
   });
@@ -251,7 +247,7 @@ describe("the audio gate", () => {
       fc.property(fc.array(stepArb, { minLength: 5, maxLength: 80 }), (steps) => {
         runBoth(steps, careless);
       }),
-      { numRuns: RUNS, seed: SEED },
+      { numRuns: RUNS, seed: CONTROL_SEED },
     );
     expect(outcome.failed).toBe(true);
   });

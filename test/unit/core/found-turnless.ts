@@ -3,7 +3,7 @@
  * run of the turnless properties (fast-check `examples`), so none can come back unseen.
  */
 import { type GenerationPlan, PLAIN } from "./reference-model.js";
-import type { Scenario } from "./world.js";
+import { NO_CAPS, type Scenario } from "./world.js";
 
 /** A world on the gpt-live family, as the soaks drew it: only its plans and actions varied. */
 function found(plans: GenerationPlan[], actions: Scenario["actions"]): Scenario {
@@ -16,6 +16,7 @@ function found(plans: GenerationPlan[], actions: Scenario["actions"]): Scenario 
     actions,
     arrival: ["announce", "announce"],
     sharedLink: false,
+    caps: NO_CAPS,
   };
 }
 

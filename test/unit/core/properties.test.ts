@@ -6,6 +6,8 @@ import {
   type Guards,
   NO_GUARDS,
 } from "../../../src/core/session-state.js";
+import { propertySeed } from "../property-seed.js";
+import { FOUND_WITH_CAPS, FOUND_WITH_PROGRESS } from "./found-sessions.js";
 import { FOUND_TURNLESS } from "./found-turnless.js";
 import {
   LINES_CUT_TURNLESS_ANSWERS,
@@ -25,16 +27,13 @@ import {
 
 /** Interleavings per property; raise for a soak: FC_RUNS=200000 npm run test:soak */
 const RUNS = Number(process.env.FC_RUNS ?? 2000);
+/** Fresh each run (printed; FC_SEED replays one): every run explores new interleavings. */
+const SEED = propertySeed("core properties");
 /**
- * `npm test` replays one fixed sample (reproducible CI); a soak (FC_RUNS above 5,000) draws
- * fresh seeds each time.
+ * The controls show that a property can fail: a fixed sample, known to hold the failure, so
+ * that a control never passes by the luck of a draw.
  */
-const SEED =
-  process.env.FC_SEED !== undefined
-    ? Number(process.env.FC_SEED)
-    : RUNS <= 5000
-      ? 20261123
-      : undefined;
+const CONTROL_SEED = 20261123;
 /** A soak of many runs takes minutes, not the default five seconds. */
 const TIMEOUT = Math.max(60_000, RUNS * 20);
 
@@ -89,9 +88,13 @@ function tally(coverage: Map<string, number> | undefined, kinds: Iterable<string
 function safety(
   guards: Guards,
   coverage?: Map<string, number>,
-  { progress = false, config = {} }: { progress?: boolean; config?: Partial<CoreConfig> } = {},
+  {
+    progress = false,
+    caps = false,
+    config = {},
+  }: { progress?: boolean; caps?: boolean; config?: Partial<CoreConfig> } = {},
 ) {
-  return fc.property(scenarioArb("truthful", { progress }), (scenario) => {
+  return fc.property(scenarioArb("truthful", { progress, caps }), (scenario) => {
     const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config);
     h.connect("phone");
     h.connect("laptop");
@@ -192,9 +195,34 @@ describe("the session core over random interleavings", () => {
     timeout: TIMEOUT,
   }, () => {
     const coverage = new Map<string, number>();
-    fc.assert(safety(ALL_GUARDS, coverage, { progress: true }), { numRuns: RUNS, seed: SEED });
+    fc.assert(safety(ALL_GUARDS, coverage, { progress: true }), {
+      numRuns: RUNS,
+      seed: SEED,
+      examples: FOUND_WITH_PROGRESS,
+    });
     for (const kind of ["TOOL_PROGRESS_SAID", "LATE_SPEAK"])
       expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    console.log(
+      `progress, ${RUNS} interleavings; runs saying it is still working:`,
+      coverage.get("TOOL_PROGRESS_SAID"),
+    );
+  });
+
+  it(`caps reached at every point of a turn: every guarantee holds, the session ends once, every frame offered live (${RUNS} interleavings)`, {
+    timeout: TIMEOUT,
+  }, () => {
+    const coverage = new Map<string, number>();
+    fc.assert(safety(ALL_GUARDS, coverage, { progress: true, caps: true }), {
+      numRuns: RUNS,
+      seed: SEED,
+      examples: FOUND_WITH_CAPS,
+    });
+    const limits = ["LIMIT_REACHED", "LIMIT_GOODBYE", "LIMIT_REFUSED_CALL"] as const;
+    for (const kind of limits) expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    console.log(
+      `caps, ${RUNS} interleavings; runs exercising each:`,
+      Object.fromEntries(limits.map((kind) => [kind, coverage.get(kind) ?? 0])),
+    );
   });
 
   it(`every turn ends once and every answer is delivered (${RUNS} interleavings)`, {
@@ -239,14 +267,14 @@ describe("the session core over random interleavings", () => {
     it(`control: without ${guard}, a counterexample is found`, { timeout: TIMEOUT }, () => {
       const result = fc.check(prop({ ...ALL_GUARDS, [guard]: false }), {
         numRuns: RUNS,
-        seed: SEED,
+        seed: CONTROL_SEED,
       });
       expect(result.failed).toBe(true);
     });
   }
 
   it("control: with the protections off, a counterexample is found", { timeout: TIMEOUT }, () => {
-    const result = fc.check(safety(NO_GUARDS), { numRuns: RUNS, seed: SEED });
+    const result = fc.check(safety(NO_GUARDS), { numRuns: RUNS, seed: CONTROL_SEED });
     expect(result.failed).toBe(true);
     expect(failure(result)).toMatch(/forwarded twice|ended 2 times|history invalid|never spoken/);
   });
@@ -256,7 +284,7 @@ describe("the session core over random interleavings", () => {
   }, () => {
     const result = fc.check(liveness(ALL_GUARDS, { legacy: OPENING_JUDGEMENT }), {
       numRuns: RUNS,
-      seed: SEED,
+      seed: CONTROL_SEED,
     });
     expect(result.failed, "no counterexample found").toBe(true);
     // The dropped answer shows as an answer that never reached its turn, a speak result
@@ -272,7 +300,7 @@ describe("the session core over random interleavings", () => {
     const result = fc.check(
       liveness(ALL_GUARDS, { legacy: REPEAT_JUDGEMENT_ON_EVERY_WIRE }, undefined, ["openai"]),
       // It needs a late silent result and then the same question again: rarer than a run in 2,000.
-      { numRuns: RUNS * 5, seed: SEED },
+      { numRuns: RUNS * 5, seed: CONTROL_SEED },
     );
     expect(result.failed, "no counterexample found").toBe(true);
     // The answer was delivered, then the turn ended with an error.
@@ -284,7 +312,7 @@ describe("the session core over random interleavings", () => {
   }, () => {
     const result = fc.check(liveness(ALL_GUARDS, { modelTimeoutMs: 0 }), {
       numRuns: RUNS,
-      seed: SEED,
+      seed: CONTROL_SEED,
     });
     expect(result.failed).toBe(true);
     expect(failure(result)).toMatch(/waited .* ms with nothing happening|ended 0 times/);
@@ -349,7 +377,7 @@ describe("the session core on a model without turns (GPT-Live), over random inte
         liveness(ALL_GUARDS, { legacy }, undefined, TURNLESS, { placed: true }),
         {
           numRuns: RUNS,
-          seed: SEED,
+          seed: CONTROL_SEED,
         },
       );
       expect(result.failed, "no counterexample found").toBe(true);

@@ -102,4 +102,21 @@ describe("progress of a long call", () => {
         expect(h.log.at(-1)).toMatchObject({ kind: "turn_complete", turnId: "t1" });
       },
     );
+
+  it("an ask lost with its connection does not take the next connection's answer (soak seed 31337)", () => {
+    const h = callRunning();
+    h.input({ type: "tool_progress", callId: "c1", progress: 1 });
+    // The result comes before the model says anything; then the connection drops, and the
+    // turn, owed the result's words, is carried to the next one.
+    h.input({ type: "tool_outcome", callId: "c1", result: { hours: "9-5" } });
+    h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });
+    expect(h.fireNextTimer()).toBe(true); // the reconnect backoff
+    h.model({ type: "setup_complete" });
+    // The new connection's answer is the carried turn's, not the old connection's ask.
+    h.model({ type: "text_delta", text: "We are open 9 to 5." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Let me check.", "We are open 9 to 5."]);
+    expect(turnEnds(h)).toHaveLength(1);
+    expect(h.traces).not.toContain("SUPPRESSED");
+  });
 });

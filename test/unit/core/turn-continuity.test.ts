@@ -87,14 +87,40 @@ describe("a model that waits for every result (3.1): nothing after a side-effect
     h.model({ type: "turn_complete" }); // the reply stops short after the result
   }
 
-  it("is an empty continuation: nudged, and the rest of the reply lands in the same turn", () => {
+  // Issue 50: the greeting said five times on a blocking-only model. A turn that spoke, then
+  // sent only silent results, is owed no more words: the end after them ends it.
+  it("the turn spoke before its silent call: the end after the result ends it, no nudge", () => {
     const h = live({ capabilities: WAITS_FOR_RESULTS });
+    greetingWithChips(h);
+    expect(nudges(h)).toEqual([]);
+    expect(h.traces).not.toContain("RETRY_EMPTY");
+    expect(texts(h)).toEqual(["Hello! I'm the assistant."]);
+    expect(endOf(h, "t1")).toEqual(["turn_complete"]);
+    expect(errorCodes(h)).toEqual([]);
+  });
+
+  it("control: taking the end after a silent result for an empty reply nudges the model", () => {
+    const h = live({
+      capabilities: WAITS_FOR_RESULTS,
+      legacy: { silentResultsOwedWords: true },
+    });
     greetingWithChips(h);
     expect(nudges(h)).toHaveLength(1);
     expect(h.traces).toContain("RETRY_EMPTY");
-    h.model({ type: "text_delta", text: "What would you like to talk about?" });
+    expect(endOf(h, "t1")).toEqual([]);
+  });
+
+  it("a speak result on the same model is still owed its words: nudged, then said in the turn", () => {
+    const h = live({ capabilities: WAITS_FOR_RESULTS });
+    h.input({ type: "client_text", clientId: "phone", text: "pricing?" });
+    h.model({ type: "text_delta", text: "Let me look." });
+    h.model({ type: "tool_call", calls: [{ id: "c1", name: "lookup_faq", args: {} }] });
+    h.input({ type: "tool_outcome", callId: "c1", result: { answer: "12 euros" } });
     h.model({ type: "turn_complete" });
-    expect(texts(h)).toEqual(["Hello! I'm the assistant.", "What would you like to talk about?"]);
+    expect(nudges(h)).toHaveLength(1);
+    h.model({ type: "text_delta", text: "It is 12 euros." });
+    h.model({ type: "turn_complete" });
+    expect(texts(h)).toEqual(["Let me look.", "It is 12 euros."]);
     expect(endOf(h, "t1")).toEqual(["turn_complete"]);
   });
 

@@ -99,18 +99,21 @@ type Action =
   | { t: "disconnect"; client: number }
   | { t: "reconnect"; client: number }
   | { t: "drop_upstream"; code: number }
-  | { t: "go_away" };
+  | { t: "go_away" }
+  /** The session's cost cap is reached (the shell measures cost; the core is told). */
+  | { t: "cost_cap" };
 
 const CLIENTS = ["phone", "laptop"];
 
 /**
  * `userWeight`: how often the user types (the liveness runs want new input mid-race more
- * often); `progress`: running calls report progress (the lookup's policy has it said once).
+ * often); `progress`: running calls report progress (the lookup's policy has it said once);
+ * `caps`: the session has caps, and its cost cap may be reached at any moment.
  */
-const actionArb = (userWeight: number, progress: boolean): fc.Arbitrary<Action> =>
+const actionArb = (userWeight: number, progress: boolean, caps: boolean): fc.Arbitrary<Action> =>
   fc.oneof(
     ...(progress
-      ? [{ weight: 3, arbitrary: fc.nat(5).map((pick): Action => ({ t: "tool_progress", pick })) }]
+      ? [{ weight: 5, arbitrary: fc.nat(5).map((pick): Action => ({ t: "tool_progress", pick })) }]
       : []),
     {
       weight: userWeight,
@@ -144,28 +147,66 @@ const actionArb = (userWeight: number, progress: boolean): fc.Arbitrary<Action> 
     },
     { weight: 1, arbitrary: fc.constant<Action>({ t: "go_away" }) },
     { weight: 1, arbitrary: fc.nat(1).map((to): Action => ({ t: "backend_handoff", to })) },
+    ...(caps ? [{ weight: 1, arbitrary: fc.constant<Action>({ t: "cost_cap" }) }] : []),
   );
 
-const planArb: fc.Arbitrary<GenerationPlan> = fc.record({
-  calls: fc.array(
-    fc.oneof(
-      { weight: 8, arbitrary: fc.constantFrom(...Object.keys(TOOLS)) },
-      { weight: 1, arbitrary: fc.constantFrom(...Object.keys(TRANSFERS)) },
+/**
+ * A generation's plan. `progress`: worlds whose calls report progress call the lookup (the
+ * tool whose progress the model is asked to say) more often, so that the ask is drawn often.
+ */
+const planArb = (progress: boolean): fc.Arbitrary<GenerationPlan> =>
+  fc.record({
+    calls: fc.array(
+      fc.oneof(
+        { weight: 8, arbitrary: fc.constantFrom(...Object.keys(TOOLS)) },
+        { weight: progress ? 6 : 0, arbitrary: fc.constant("lookup_faq") },
+        { weight: 1, arbitrary: fc.constantFrom(...Object.keys(TRANSFERS)) },
+      ),
+      { maxLength: 3 },
     ),
-    { maxLength: 3 },
-  ),
-  // Honest replies that open alike (issue 8): most plans open with a common phrase.
-  opening: fc.constantFrom(...REAL_OPENINGS),
-  reply: fc.oneof(
-    { weight: 12, arbitrary: fc.constant<GenerationPlan["reply"]>("normal") },
-    { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("none") },
-    { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("empty") },
-    { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("stall") },
-  ),
-  race: fc.boolean(),
-  emptyAfterTools: fc.boolean(),
-  duplicateCallDelivery: fc.boolean(),
-});
+    // Honest replies that open alike (issue 8): most plans open with a common phrase.
+    opening: fc.constantFrom(...REAL_OPENINGS),
+    reply: fc.oneof(
+      { weight: 12, arbitrary: fc.constant<GenerationPlan["reply"]>("normal") },
+      { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("none") },
+      { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("empty") },
+      { weight: 1, arbitrary: fc.constant<GenerationPlan["reply"]>("stall") },
+    ),
+    race: fc.boolean(),
+    emptyAfterTools: fc.boolean(),
+    duplicateCallDelivery: fc.boolean(),
+  });
+
+/**
+ * A session's caps (issue 50: a cap reached at every point of a turn). Most worlds have none;
+ * a duration cap is up this many ms after the session starts; a turns or tool-calls cap at
+ * this many.
+ */
+export type CapsPlan =
+  | { kind: "none" }
+  | { kind: "duration"; afterMs: number }
+  | { kind: "turns"; max: number }
+  | { kind: "tool_calls"; max: number };
+
+export const NO_CAPS: CapsPlan = { kind: "none" };
+
+const capsArb: fc.Arbitrary<CapsPlan> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant<CapsPlan>(NO_CAPS) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .integer({ min: 0, max: 20_000 })
+      .map((afterMs): CapsPlan => ({ kind: "duration", afterMs })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1, max: 4 }).map((max): CapsPlan => ({ kind: "turns", max })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 1, max: 4 }).map((max): CapsPlan => ({ kind: "tool_calls", max })),
+  },
+);
 
 /**
  * Which capability records a world draws. `truthful`: each record says what its model does
@@ -185,7 +226,8 @@ export function scenarioArb(
     busy = false,
     families = Object.keys(CAPABILITIES),
     progress = false,
-  }: { busy?: boolean; families?: string[]; progress?: boolean } = {},
+    caps = false,
+  }: { busy?: boolean; families?: string[]; progress?: boolean; caps?: boolean } = {},
 ) {
   const claimed = records === "silent-claimed";
   return fc.record({
@@ -194,13 +236,14 @@ export function scenarioArb(
       claimed && families.includes("silent-claimed")
         ? fc.constantFrom(...families, "silent-claimed", "silent-claimed", "silent-claimed")
         : fc.constantFrom(...families),
-    plans: fc.array(planArb, { minLength: 1, maxLength: 8 }),
+    plans: fc.array(planArb(progress), { minLength: 1, maxLength: 8 }),
     emptyNudgeReplies: fc.nat(3),
     /** Late speak results met with silence: the watchdog's nudge is what gets them spoken. */
     silentLateFollowUps: fc.nat(2),
     /** The model ignores SILENT although its capability record says it honours it. */
     ignoresSilent: claimed ? fc.constantFrom(true, true, false) : fc.constant(false),
-    actions: fc.array(actionArb(busy ? 6 : 3, progress), { minLength: 5, maxLength: 60 }),
+    actions: fc.array(actionArb(busy ? 6 : 3, progress, caps), { minLength: 5, maxLength: 60 }),
+    caps: caps ? capsArb : fc.constant<CapsPlan>(NO_CAPS),
     /** What each agent does when handed a session during a turn. */
     arrival: fc.tuple(
       fc.constantFrom<Arrival>("announce", "silent"),
@@ -220,7 +263,18 @@ export function world(
   { pairsReplies = true }: { pairsReplies?: boolean } = {},
 ) {
   const caps = CAPABILITIES[scenario.capabilities]!;
+  const start = 1_000_000;
+  const plan = scenario.caps;
+  const limits =
+    plan.kind === "none"
+      ? undefined
+      : plan.kind === "duration"
+        ? { startedAt: start, endsAt: start + plan.afterMs }
+        : plan.kind === "turns"
+          ? { startedAt: start, maxTurns: plan.max }
+          : { startedAt: start, maxToolCalls: plan.max };
   const h = new Harness({
+    limits,
     guards,
     capabilities: caps,
     sessionId: "s1",
@@ -375,6 +429,11 @@ export function world(
       case "go_away":
         if (model.connected) model.out.push({ type: "go_away", timeLeftMs: 20_000 });
         return;
+      case "cost_cap":
+        if (h.state.ended) return;
+        lastActivityAt = h.now;
+        h.input({ type: "limit_reached", limit: "cost", value: 1 });
+        return;
       default: {
         const unreachable: never = action;
         throw new Error(`unknown action ${JSON.stringify(unreachable)}`);
@@ -500,6 +559,8 @@ export function checkStep(h: Harness, model: ReferenceModel, noDuplicates = true
       throw new Error(`${e.kind} for turn ${e.turnId} after its end`);
     }
   }
+  checkEndsOnce(h);
+  checkOfferedLive(h);
   for (const [id, view] of h.clients) {
     for (const seqs of view.connections) {
       for (let i = 1; i < seqs.length; i++) {
@@ -648,6 +709,7 @@ export function checkSettled(
   // promised where the record is truthful: a regeneration nobody can tell from the follow-up
   // may take its place where it is not.
   if (records === "truthful") checkSpeakResultsSpoken(h);
+  checkCapEnds(h);
   checkNothingLost(h);
 }
 
@@ -668,11 +730,48 @@ function checkNothingLost(h: Harness): void {
   // Nothing recorded is lost: the phone, resuming each time from what it had seen, has every
   // durable frame exactly once and in order; a fresh resume from 0 replays the whole log.
   const phone = h.durableFrames("phone").map((f) => f.seq);
-  const expected = h.log.map((e) => e.seq);
+  // A phone away when the session ended cannot resume it (an ended session's socket is refused:
+  // its history is read instead, as the auditor's replay below): what it saw is the log's start.
+  const away = h.state.ended && !(h.clients.get("phone")?.connected ?? false);
+  const expected = h.log.map((e) => e.seq).slice(0, away ? phone.length : undefined);
   if (JSON.stringify(phone) !== JSON.stringify(expected))
     throw new Error(`phone saw seqs ${phone} of ${expected}`);
   h.connect("auditor", 0);
   const replay = h.durableFrames("auditor");
   if (JSON.stringify(replay) !== JSON.stringify(h.log.map(frameOf)))
     throw new Error("replay differs from the log");
+}
+
+/**
+ * The session's end, when a cap or anything else ends it: once. One `session_limit` at most,
+ * one `ended` status at most, and nothing recorded after the end.
+ */
+export function checkEndsOnce(h: Harness): void {
+  const limits = h.log.filter((e) => e.kind === "session_limit").length;
+  if (limits > 1) throw new Error(`${limits} session_limit events`);
+  const end = h.log.findIndex((e) => e.kind === "status" && e.state === "ended");
+  if (end === -1) return;
+  const after = h.log.slice(end + 1);
+  if (after.length > 0)
+    throw new Error(`recorded after the session ended: ${after.map((e) => e.kind).join(", ")}`);
+}
+
+/**
+ * Every durable frame the log holds was offered to the clients live, as its step wrote it,
+ * in order: no seq written but never sent (a client that stays connected sees each once).
+ */
+export function checkOfferedLive(h: Harness): void {
+  const offered = h.effects.flatMap((e) => (e.type === "send_durable" ? [e.frame.seq] : []));
+  const logged = h.log.map((e) => e.seq);
+  if (JSON.stringify(offered) !== JSON.stringify(logged))
+    throw new Error(`offered live ${offered} but the log holds ${logged}`);
+}
+
+/** A cap that was reached ends the session: its goodbye (if anyone hears it), then the end. */
+export function checkCapEnds(h: Harness): void {
+  if (h.state.limit === null) return;
+  const limit = h.log.some((e) => e.kind === "session_limit");
+  const ended = h.log.some((e) => e.kind === "status" && e.state === "ended");
+  if (!limit || !ended)
+    throw new Error(`the ${h.state.limit.limit} cap was reached but the session did not end`);
 }
