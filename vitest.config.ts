@@ -91,6 +91,8 @@ export default defineConfig({
                 // The measurement worker's `desk` agent lists this server's tools.
                 MCP_DESK_URL: inject("mcpDeskUrl"),
                 MCP_DESK_TOKEN: MCP_DESK_TOKEN,
+                // The `quick_desk` agent's: the Cloudflare-limits tests' own MCP server.
+                MCP_LIMITS_URL: inject("limitsServers").mcp,
               },
             },
           })),
@@ -99,8 +101,13 @@ export default defineConfig({
           name: "workers",
           include: ["test/workers/**/*.test.ts", "test/contract/**/*.test.ts"],
           setupFiles: ["./test/workers/usage-db-setup.ts"],
-          // A real MCP server on localhost, for the whole run (its URL: MCP_DESK_URL).
-          globalSetup: ["./test/workers/mcp-global-setup.ts"],
+          // A real MCP server on localhost, for the whole run (its URL: MCP_DESK_URL); and the
+          // endpoints of the Cloudflare-limits tests (a model that never answers, an OTLP
+          // receiver, a WebSocket echo).
+          globalSetup: [
+            "./test/workers/mcp-global-setup.ts",
+            "./test/workers/limits-global-setup.ts",
+          ],
         },
       },
       {

@@ -7,7 +7,8 @@
  * Layers, lowest first; a module may import its own layer or a lower one. Each layer is a
  * folder or a file; no layer reaches into another's folder:
  *   vocabulary (the shared words: model events and commands, log events, frames),
- *   json-limits, version and safe-equal (a constant-time compare of secrets), core, history,
+ *   json-limits, version, safe-equal (a constant-time compare of secrets) and outbound (a
+ *   deadline for an outbound request's headers), core, history,
  *   var-schemas (how Worker vars are read), providers, telephony (phone calls: the carriers'
  *   wire and the audio codec), simulator (a stand-in service that speaks each provider's wire,
  *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
@@ -32,7 +33,7 @@ const LAYERS = [
   ["client/"],
   // liveline/testing: the app's Worker started for its tests, driven through the client.
   ["testing/"],
-  ["json-limits.ts", "version.ts", "safe-equal.ts"],
+  ["json-limits.ts", "version.ts", "safe-equal.ts", "outbound.ts"],
   ["core/"],
   ["history/"],
   ["var-schemas.ts"],

@@ -27,3 +27,26 @@ export function jsonLimitProblem(value: unknown, limits = STORED_VALUE_LIMITS): 
   }
   return null;
 }
+
+/**
+ * The length of `text` in UTF-8 bytes, as SQLite and the wire count it, without encoding it
+ * (a lone surrogate counts as the 3 bytes of the U+FFFD it becomes).
+ */
+export function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (
+      unit >= 0xd800 &&
+      unit <= 0xdbff &&
+      i + 1 < text.length &&
+      (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+    ) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}

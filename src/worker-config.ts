@@ -67,7 +67,11 @@ const ConfigSchema = z.object({
   /** At most 30 days: a token is a bearer credential for its session. */
   TOKEN_TTL_SECONDS: positiveInt(900, 30 * 24 * 3600),
   IDLE_TIMEOUT_MS: positiveInt(60_000),
-  MAX_FRAME_BYTES: positiveInt(262_144),
+  /**
+   * At most 960 KiB: a line is stored with its frame in one row, and a row holds at most 2 MB
+   * on Cloudflare (session/history-store.ts).
+   */
+  MAX_FRAME_BYTES: positiveInt(262_144, 983_040),
   MAX_FRAMES_PER_SECOND: positiveInt(100),
   MAX_AUDIO_FRAMES_PER_SECOND: positiveInt(250),
   MAX_CLIENTS_PER_SESSION: positiveInt(8),
@@ -93,6 +97,11 @@ const ConfigSchema = z.object({
   UTTERANCE_QUIET_MS: positiveInt(1_500),
   /** A session's timeline keeps its newest rows, at most this many (it is a debug trace). */
   TIMELINE_MAX_ROWS: positiveInt(10_000),
+  /**
+   * The subrequests a session's object may make (Workers Paid: 10,000 an invocation; Free:
+   * 50): near it, trace batches and progress reports are shed (session/subrequests.ts).
+   */
+  SUBREQUEST_BUDGET: positiveInt(10_000),
   /** "eu": every session object, and its history, is kept in the EU jurisdiction. */
   SESSION_JURISDICTION: optionalOneOf(["eu", "fedramp"]),
   /** Where a session's object is placed when its creator gives no `locationHint`. */

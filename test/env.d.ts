@@ -14,5 +14,7 @@ declare namespace Cloudflare {
     /** The workers tests only: the MCP test server and its token (mcp-global-setup.ts). */
     MCP_DESK_URL?: string;
     MCP_DESK_TOKEN?: string;
+    /** The workers tests only: the Cloudflare-limits tests' MCP server (limits-global-setup.ts). */
+    MCP_LIMITS_URL?: string;
   }
 }

@@ -13,6 +13,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join as joinPath, resolve } from "node:path";
@@ -118,9 +119,16 @@ export async function startServer(opts = {}) {
   const port = opts.port ?? (await freePort());
   const again = opts.restartOf;
   // `stateRoot`: where wrangler keeps the objects' SQLite files (the bench uses tmpfs).
+  // `state`: an earlier run's state to start on (a restart, as a deploy does); kept at stop.
+  // `restartOf`: a killed server's state and bundle, owned from now on by this one.
   const state =
-    again?.state ?? mkdtempSync(joinPath(opts.stateRoot ?? tmpdir(), "liveline-bench-"));
-  const log = joinPath(state, again === undefined ? "wrangler.log" : `wrangler.${Date.now()}.log`);
+    again?.state ??
+    opts.state ??
+    mkdtempSync(joinPath(opts.stateRoot ?? tmpdir(), "liveline-bench-"));
+  const log = joinPath(
+    state,
+    again === undefined && opts.state === undefined ? "wrangler.log" : `wrangler-${Date.now()}.log`,
+  );
   const out = openSync(log, "w");
   const vars = { API_KEY, TOKEN_SECRET, ...opts.vars };
   const wrangler = joinPath(ROOT, "node_modules/wrangler/bin/wrangler.js");
@@ -253,7 +261,8 @@ export async function startServer(opts = {}) {
         // gone
       }
       running.delete(child);
-      if (!process.env.KEEP_WRANGLER_STATE) rmSync(state, { recursive: true, force: true });
+      if (!process.env.KEEP_WRANGLER_STATE && opts.state === undefined)
+        rmSync(state, { recursive: true, force: true });
     },
   };
 }
@@ -571,4 +580,31 @@ export async function machine() {
     memGiB: Math.round(os.totalmem() / 2 ** 30),
     platform: `${os.platform()} ${os.release()}`,
   };
+}
+
+/** A WebSocket upgrade request's answer when it is not 101 (fetch refuses Upgrade headers). */
+export function upgradeAnswer(url) {
+  return new Promise((ok, fail) => {
+    const req = httpRequest(url, {
+      headers: {
+        Connection: "Upgrade",
+        Upgrade: "websocket",
+        "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+      },
+    });
+    req.on("upgrade", (_res, socket) => {
+      socket.destroy();
+      ok({ status: 101, body: "" });
+    });
+    req.on("response", (res) => {
+      let body = "";
+      res.on("data", (chunk) => {
+        body += chunk;
+      });
+      res.on("end", () => ok({ status: res.statusCode, body }));
+    });
+    req.on("error", fail);
+    req.end();
+  });
 }

@@ -51,8 +51,31 @@ const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((se
         ],
 }));
 
+/**
+ * The order desk on the Cloudflare-limits tests' own MCP server (MCP_LIMITS_URL, no token;
+ * its slow_report streams progress for 600 ms): test/workers/cloudflare-limits.test.ts.
+ */
+const quickDesk = defineAgent<{
+  MCP_DESK_URL?: string;
+  MCP_DESK_TOKEN?: string;
+  MCP_LIMITS_URL?: string;
+}>((session) => ({
+  instructions: "You are the order desk. Build reports with desk__slow_report.",
+  tools: [],
+  mcp:
+    session.env.MCP_LIMITS_URL === undefined
+      ? []
+      : [
+          {
+            name: "desk",
+            url: session.env.MCP_LIMITS_URL,
+            policy: { tools: { slow_report: { progress: "tell", timeoutMs: 4_000 } } },
+          },
+        ],
+}));
+
 const liveline = createLiveline({
-  agents: { greeter, billing, capped, desk, chat },
+  agents: { greeter, billing, capped, desk, chat, quick_desk: quickDesk },
   phoneNumbers: { ...phoneNumbers, [CAPPED_LINE]: "capped", [DESK_LINE]: "desk" },
   naiveRelay,
 });

@@ -76,6 +76,26 @@ export interface SessionStats {
    * or refusing, a full queue); absent when no collector is configured.
    */
   traces?: ExportCounts;
+  /** The subrequests this instance of the object made (session/subrequests.ts). */
+  subrequests?: SubrequestStats;
+}
+
+/** What a session's object asked of other services: each is one of Cloudflare's subrequests. */
+export type SubrequestKind = "model" | "call" | "mcp" | "traces" | "usage" | "carrier";
+/** What waits when the budget is near: dropped (and counted) rather than sent. */
+export type DeferrableWork = "traces" | "progress";
+
+export interface SubrequestStats {
+  /** SUBREQUEST_BUDGET. */
+  budget: number;
+  /** Every subrequest since the object started, and by what it was for. */
+  total: number;
+  byKind: Record<SubrequestKind, number>;
+  /** Attempts waiting for their response headers now, and the most there ever were at once. */
+  waiting: number;
+  mostWaiting: number;
+  /** What waited and was dropped because the budget was near: trace batches, progress reports. */
+  shed: Record<DeferrableWork, number>;
 }
 
 /** `GET /v1/sessions/:id`: the session's state, for operators (billing, alerting). */
@@ -115,7 +135,19 @@ export interface Timeline {
   /** The oldest rows dropped by the cap (TIMELINE_MAX_ROWS), when there are any. */
   droppedRows?: number;
   stats?: SessionStats;
+  /** A paged read's cursor of the next page, when there is one. */
+  next?: string;
 }
+
+/**
+ * How GET /history and /timeline read the log: `limit` rows after `after` (a cursor the last
+ * page gave, 0 for the first), or the whole answer, streamed.
+ */
+export type LogRead = { page: { limit: number; after: number } } | { whole: "stream" };
+
+/** Rows a paged read answers at most (`limit`), and when it names none. */
+export const PAGE_MAX = 1_000;
+export const PAGE_DEFAULT = 500;
 
 /**
  * Headers by which the Worker hands a validated WebSocket upgrade to the session's object.
@@ -173,9 +205,17 @@ export interface SessionApi {
   /** Whether the session was never created, is open, or was ended (`DELETE`): one call. */
   lifecycle(): Promise<SessionLifecycle>;
   describe(): Promise<SessionResource>;
-  /** The JSON of `{"events": [...]}`, joined from the stored log (see HistoryStore). */
-  history(): Promise<string>;
-  timeline(): Promise<Timeline>;
+  /**
+   * GET /history's JSON (session/history-reads.ts): a page (`read.page`), or the whole log,
+   * streamed a page of rows at a time. An object on older code ignores `read` and answers the
+   * whole log as one string: the route takes every one of these.
+   */
+  history(read?: LogRead): Promise<ReadableStream<Uint8Array> | string>;
+  /**
+   * GET /timeline: without `read`, the whole answer as an object (what a Worker on older code
+   * asks for); `read.page` a page of it, `read.whole` the whole answer as a stream of JSON.
+   */
+  timeline(read?: LogRead): Promise<Timeline | ReadableStream<Uint8Array>>;
   /**
    * Hands the session to another of its agents once the current turn has ended; why it cannot
    * (an agent the session cannot reach, an ended session), or null.

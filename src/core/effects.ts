@@ -111,6 +111,11 @@ export type TraceKind =
   /** Speech the model had heard and not answered goes again, whole, to the next connection. */
   | "SPEECH_CARRIED"
   | "CONTEXT_INVALID"
+  /** The session's subrequests near SUBREQUEST_BUDGET (what can wait is shed), or past it. */
+  | "SUBREQUESTS_NEAR"
+  | "SUBREQUESTS_OVER"
+  /** A client socket that kept sending frames over MAX_FRAME_BYTES was closed (1009). */
+  | "OVERSIZED_CLOSE"
   | "USAGE"
   | "GO_AWAY"
   | "CLIENT_CONNECT"

@@ -16,6 +16,7 @@ import {
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { z } from "zod";
 import type { McpServerDefinition, ToolProgress } from "../agents/define.js";
+import { type FetchLike, withHeadersDeadline } from "../outbound.js";
 import { VERSION } from "../version.js";
 
 /**
@@ -53,6 +54,43 @@ export interface McpConnectionHooks {
   listChanged(): void;
 }
 
+/** How the connection reaches its server. */
+export interface McpTransportOptions {
+  /** The session's fetch (it counts its subrequests); the runtime's when absent. */
+  fetch?: FetchLike;
+  /**
+   * Every request to the server (a call, a listing, its notification stream, its end) is
+   * aborted when its response headers have not come by then (src/outbound.ts). A server that
+   * answers a call with plain JSON sends its headers with its result: this must be past the
+   * longest call's own timeout.
+   */
+  headersDeadlineMs: number;
+}
+
+/** The SDK gives up on a call this long after its own timeout: a server's headers may take as long. */
+const SDK_TIMEOUT_MARGIN_MS = 5_000;
+
+/**
+ * How long a request to `server` may wait for its response headers: a call answered with
+ * plain JSON sends them with its result, so the longest of its tools' timeouts (or of its
+ * listing), and the SDK's margin past it.
+ */
+export function mcpHeadersDeadlineMs(
+  server: McpServerDefinition,
+  toolTimeoutMs: number,
+  listTimeoutMs: number,
+): number {
+  const policy = server.policy;
+  const timeouts = [
+    listTimeoutMs,
+    policy?.timeoutMs ?? toolTimeoutMs,
+    ...Object.values(policy?.tools ?? {}).map(
+      (t) => t.timeoutMs ?? policy?.timeoutMs ?? toolTimeoutMs,
+    ),
+  ];
+  return Math.max(...timeouts) + SDK_TIMEOUT_MARGIN_MS;
+}
+
 export interface McpListing {
   tools: Tool[];
   /** Listed tools the MCP schema refuses (by name where they have one), with why. */
@@ -66,6 +104,7 @@ export class McpServerConnection {
   constructor(
     private readonly server: McpServerDefinition,
     private readonly hooks: McpConnectionHooks,
+    private readonly transport: McpTransportOptions = { headersDeadlineMs: 60_000 },
   ) {}
 
   /** Every tool the server lists (all pages), within `timeoutMs`. */
@@ -169,8 +208,10 @@ export class McpServerConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
       this.hooks.listChanged(),
     );
+    const send = this.transport.fetch ?? ((input, init) => fetch(input, init));
     const transport = new StreamableHTTPClientTransport(new URL(this.server.url), {
       requestInit: { headers: { ...this.server.headers } },
+      fetch: withHeadersDeadline(send, this.transport.headersDeadlineMs),
     });
     const connecting = client.connect(transport, { signal }).then(
       () => ({ client, transport }),

@@ -1,5 +1,15 @@
 /** Opening a provider's WebSocket from a Worker (workerd's fetch-style upgrade). */
 
+import { withHeadersDeadline } from "../outbound.js";
+
+/**
+ * An upgrade not answered by then is aborted: an endpoint that takes the connection and never
+ * answers would otherwise hold one of the invocation's six connections waiting for headers
+ * for good (src/outbound.ts). Below the core's connect timer (15 s), so that each attempt it
+ * gives up on is gone before it tries again.
+ */
+export const CONNECT_DEADLINE_MS = 10_000;
+
 /**
  * workerd opens an outbound WebSocket with a fetch carrying `Upgrade: websocket`, and its
  * fetch takes only http(s) URLs: wss:// becomes https://, ws:// becomes http://.
@@ -68,17 +78,22 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
-/** Opens `url` as a WebSocket with extra request headers (credentials, protocols). */
+/**
+ * Opens `url` as a WebSocket with extra request headers (credentials, protocols); an upgrade
+ * not answered within `deadlineMs` is aborted (a `TimeoutError`).
+ */
 export function openWebSocket(
   url: string,
   headers: Record<string, string> = {},
+  deadlineMs = CONNECT_DEADLINE_MS,
 ): Promise<WebSocket> {
   // Whatever authenticates the request (query values, header values) never reaches a reason.
   const secrets = [...new URL(url).searchParams.values(), ...Object.values(headers)].flatMap(
     (v) => [v, v.replace(/^Bearer\s+/i, "")],
   );
+  const upgrade = withHeadersDeadline((input, init) => fetch(input, init), deadlineMs);
   return acceptUpgrade(
-    fetch(fetchableUrl(url), { headers: { Upgrade: "websocket", ...headers } }),
+    upgrade(fetchableUrl(url), { headers: { Upgrade: "websocket", ...headers } }),
     secrets,
   );
 }

@@ -143,10 +143,13 @@ export function clientInput(
   return toCoreInput(clientId, parsed.frame);
 }
 
-/** The frame's size in bytes when it exceeds `max`, else null. */
-function sizeOver(data: string | ArrayBuffer, max: number): number | null {
+/** The frame's size in bytes when it exceeds `max` (or "at least" its length), else null. */
+function sizeOver(data: string | ArrayBuffer, max: number): number | string | null {
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most text frames need no encoding.
   if (typeof data === "string" && data.length * 3 <= max) return null;
+  // …and at least one: a string longer than the limit is over it, without a copy of its bytes
+  // (a client's message may be 32 MiB).
+  if (typeof data === "string" && data.length > max) return `at least ${data.length}`;
   const size =
     typeof data === "string" ? new TextEncoder().encode(data).byteLength : data.byteLength;
   return size > max ? size : null;

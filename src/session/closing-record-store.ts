@@ -9,6 +9,7 @@
  */
 import { UPSERT_SESSION_USAGE, usageRowValues } from "../contracts/usage-table.js";
 import type { ClosingCopy, ClosingRecord } from "../metering/closing-record.js";
+import { withinDeadline } from "../outbound.js";
 import { type Migration, migrate } from "./migrations.js";
 import type { SessionAlarm } from "./session-alarm.js";
 
@@ -34,6 +35,12 @@ const FIRST_RETRY_MS = 30_000;
 /** Retries back off to this, and stop after MAX_ATTEMPTS (the record stays readable). */
 const MAX_RETRY_MS = 3_600_000;
 const MAX_ATTEMPTS = 30;
+/**
+ * A copy the database has not answered by then is taken as failed (and retried): a write
+ * that never answers must not hold up every later copy. D1 takes no abort signal, so the
+ * write itself is left to end on its own.
+ */
+export const USAGE_WRITE_DEADLINE_MS = 10_000;
 
 type Row = { body: string; version: number; written_version: number; attempts: number };
 
@@ -48,6 +55,9 @@ export class ClosingRecordStore {
     /** The usage database, or undefined when the Worker binds none. */
     private readonly db: D1Database | undefined,
     private readonly log: (message: string) => void,
+    /** Each copy sent to the database (one subrequest). */
+    private readonly sent: () => void = () => {},
+    private readonly deadlineMs = USAGE_WRITE_DEADLINE_MS,
   ) {
     this.sql = storage.sql;
     migrate(storage, "closing", CLOSING_MIGRATIONS);
@@ -103,10 +113,14 @@ export class ClosingRecordStore {
     if (db === undefined || row === null || row.written_version >= row.version)
       return Promise.resolve();
     const record = JSON.parse(row.body) as ClosingRecord;
-    this.copying = db
-      .prepare(UPSERT_SESSION_USAGE)
-      .bind(...usageRowValues(record))
-      .run()
+    this.sent();
+    this.copying = withinDeadline(
+      db
+        .prepare(UPSERT_SESSION_USAGE)
+        .bind(...usageRowValues(record))
+        .run(),
+      this.deadlineMs,
+    )
       .then(
         () => {
           this.sql.exec(

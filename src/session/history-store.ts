@@ -1,6 +1,15 @@
+import { utf8Bytes } from "../json-limits.js";
 import type { StatusAt } from "../metering/closing-record.js";
 import { frameOf } from "../vocabulary/frames.js";
 import type { HistoryEvent, UpstreamStatus } from "../vocabulary/log-events.js";
+import {
+  historyPage,
+  historyStream,
+  lastTimelineId,
+  type TimelineReadRow,
+  timelineRows,
+  timelineStream,
+} from "./history-reads.js";
 import type { TraceRow } from "./interpreter.js";
 import { type Migration, migrate } from "./migrations.js";
 
@@ -123,11 +132,12 @@ const HISTORY_MIGRATIONS: readonly Migration[] = [
 ];
 
 /**
- * A batch of events goes as one JSON value up to this many characters of bodies and frames,
- * else event by event: SQLite refuses a bound value past its length limit (SQLITE_TOOBIG; a
- * step of 22 held lines of 260,000 characters each, joined, was ~11 MB of JSON).
+ * The largest string, blob or row Cloudflare's SQLite storage takes in production: 2 MB
+ * (Durable Objects limits, "Maximum string, BLOB or table row size"). Local workerd takes
+ * 4 MiB, so a value between the two passes every local run and fails on Cloudflare: values
+ * are measured in UTF-8 bytes against this, never against what the local runtime takes.
  */
-const JSON_BATCH_MAX_CHARS = 1_000_000;
+export const SQL_VALUE_MAX_BYTES = 2_000_000;
 
 /** A step writes its events and timeline rows in one statement up to this many rows of each. */
 const STEP_ROWS_MAX = 8;
@@ -157,7 +167,7 @@ type FrameRow = { frame: string | null; body: string };
 
 /** An event's columns, in the order of the inserts: seq, kind, turn_id, call_id, at, body, frame. */
 function eventRow(e: HistoryEvent, frame: string | undefined) {
-  return [
+  const row = [
     e.seq,
     e.kind,
     "turnId" in e ? (e.turnId ?? null) : null,
@@ -166,6 +176,16 @@ function eventRow(e: HistoryEvent, frame: string | undefined) {
     JSON.stringify(e),
     frame || null,
   ] as const;
+  const chars = row[5].length + (row[6]?.length ?? 0);
+  // Refused here as Cloudflare would refuse it, whatever the local runtime takes.
+  if (chars * 3 > SQL_VALUE_MAX_BYTES - 1_000) {
+    const bytes = utf8Bytes(row[5]) + utf8Bytes(row[6] ?? "") + 1_000;
+    if (bytes > SQL_VALUE_MAX_BYTES)
+      throw new Error(
+        `event ${e.seq} (${e.kind}) is ${bytes} bytes with its frame: over the ${SQL_VALUE_MAX_BYTES} a stored row may hold on Cloudflare`,
+      );
+  }
+  return row;
 }
 
 /** A timeline row's columns, in the order of the inserts: at, kind, detail. */
@@ -264,9 +284,17 @@ export class HistoryStore {
       return;
     }
     const rows = events.map((e, i) => eventRow(e, frames[i]));
+    // A batch goes as one JSON value while that value fits SQL_VALUE_MAX_BYTES, else event by
+    // event (a longer value is refused: SQLITE_TOOBIG; a step of 22 held lines of 260,000
+    // characters each was ~11 MB of JSON). A character is at least one byte of UTF-8 and at
+    // most 3: most batches need no measuring.
     let chars = 0;
     for (const row of rows) chars += row[5].length + (row[6]?.length ?? 0);
-    if (chars > JSON_BATCH_MAX_CHARS) {
+    const batch = chars > SQL_VALUE_MAX_BYTES ? null : JSON.stringify(rows);
+    if (
+      batch === null ||
+      (batch.length * 3 > SQL_VALUE_MAX_BYTES && utf8Bytes(batch) > SQL_VALUE_MAX_BYTES)
+    ) {
       // Too big for one bound value: event by event, in a transaction of their own, which the
       // store's rules refuse as a whole just as they refuse one statement.
       this.storage.transactionSync(() => {
@@ -274,7 +302,7 @@ export class HistoryStore {
       });
       return;
     }
-    this.sql.exec(this.batchInsert, JSON.stringify(rows));
+    this.sql.exec(this.batchInsert, batch);
   }
 
   /** A user line with this client text id is in the log (one index lookup). */
@@ -323,32 +351,14 @@ export class HistoryStore {
       .map((row) => JSON.parse(row.body) as HistoryEvent);
   }
 
-  /**
-   * The body of GET /history, `{events, turns}`: the log as stored, joined from the stored
-   * bodies (nothing is parsed or encoded again, so no stored value can make reading the log
-   * fail), and which agents spoke in each user turn — the one in force at its input, then any
-   * a handoff put in force before it said something in that turn (an announcing agent's line).
-   */
-  historyJson(firstAgent: string): string {
-    const rows = this.sql
-      .exec<{ body: string; kind: string; turn_id: string | null }>(
-        `SELECT body, kind, turn_id FROM ${this.table} ORDER BY seq`,
-      )
-      .toArray();
-    const turns = new Map<string, string[]>();
-    let agent = firstAgent;
-    for (const { body, kind, turn_id: turnId } of rows) {
-      if (kind === "handoff") agent = (JSON.parse(body) as { to: string }).to;
-      else if (turnId === null) continue;
-      else if (kind === "user") turns.set(turnId, [agent]);
-      else if (kind === "model_text" || kind === "transcript" || kind === "tool_call") {
-        const agents = turns.get(turnId);
-        if (agents !== undefined && agents.at(-1) !== agent) agents.push(agent);
-      }
-    }
-    const bodies = rows.map((row) => row.body);
-    const summary = [...turns].map(([turnId, agents]) => ({ turnId, agents }));
-    return `{"events":[${bodies.join(",")}],"turns":${JSON.stringify(summary)}}`;
+  /** GET /history unpaged, streamed a page of rows at a time (session/history-reads.ts). */
+  historyStream(firstAgent: string): ReadableStream<Uint8Array> {
+    return historyStream(this.sql, this.table, firstAgent);
+  }
+
+  /** GET /history's page of `limit` events after seq `after` (session/history-reads.ts). */
+  historyPage(firstAgent: string, after: number, limit: number): string {
+    return historyPage(this.sql, this.table, firstAgent, after, limit);
   }
 
   /** Each change of the model connection's status, in order, with its time (a closing record's live time). */
@@ -412,6 +422,29 @@ export class HistoryStore {
   /** Rows the cap dropped: only the oldest go, and ids (AUTOINCREMENT) start at 1, never reused. */
   timelineDropped(): number {
     return this.firstKeptId() - 1;
+  }
+
+  /** GET /timeline unpaged, streamed (see session/history-reads.ts): `head`, the rows, `tail()`. */
+  timelineStream(startedAt: number, head: string, tail: () => string): ReadableStream<Uint8Array> {
+    return timelineStream(this.sql, this.firstKeptId(), startedAt, head, tail);
+  }
+
+  /** GET /timeline's page: `limit` rows after row id `after`, and the next page's cursor. */
+  timelinePage(
+    startedAt: number,
+    after: number,
+    limit: number,
+  ): { rows: TimelineReadRow[]; next: string | null } {
+    const { rows, lastId } = timelineRows(
+      this.sql,
+      this.firstKeptId(),
+      after,
+      Number.MAX_SAFE_INTEGER,
+      limit,
+      startedAt,
+    );
+    const more = lastId !== null && lastId < lastTimelineId(this.sql);
+    return { rows, next: more ? String(lastId) : null };
   }
 
   timeline(): { at: number; kind: string; detail?: unknown }[] {

@@ -12,8 +12,10 @@ import { phoneCallOf } from "../carrier-registry.js";
 import type {
   DirectCallAnswer,
   HandoffAnswer,
+  LogRead,
   SessionResource,
   SessionStats,
+  TimelineRow,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
 import type { TraceKind } from "../core/effects.js";
@@ -35,8 +37,9 @@ import {
 import { type Cost, costOf, emptyUsage, sumCosts } from "../metering/cost.js";
 import { type PriceOverrides, priceFor } from "../metering/prices.js";
 import { type SessionReport, sessionReport } from "../metering/session-report.js";
-import { providerSession } from "../provider-registry.js";
+import { providerSession, providerUnavailable } from "../provider-registry.js";
 import { DirectCallRefused } from "../providers/direct-call-refused.js";
+import { unreachableModel } from "../providers/unreachable.js";
 import { OtlpExporter } from "../telemetry/exporter.js";
 import { traceExport } from "../telemetry/otel-settings.js";
 import { frameOf, type ServerFrame } from "../vocabulary/frames.js";
@@ -62,6 +65,7 @@ import { recoverSession } from "./recover.js";
 import { SessionAlarm } from "./session-alarm.js";
 import { SessionMcp } from "./session-mcp.js";
 import type { ClientSockets } from "./sockets.js";
+import { SubrequestMeter } from "./subrequests.js";
 import { runServerTool } from "./tool-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
 import { UpstreamLink } from "./upstream-link.js";
@@ -105,6 +109,8 @@ export class LiveSession {
   private readonly maxResultBytes: number;
   /** The measurement arm this session runs as (the naive relay), or null: liveline itself. */
   private readonly arm: RelayArm | null;
+  /** Every subrequest the session makes, against SUBREQUEST_BUDGET (session/subrequests.ts). */
+  private readonly subrequests: SubrequestMeter;
   private readonly pendingHandoffs: PendingHandoffStore;
   /** Speech the model heard and no turn answers yet, kept across a restart. */
   private readonly speech: CarryStore;
@@ -115,6 +121,11 @@ export class LiveSession {
    * the log port reads it here, on every write, without a call into the link.)
    */
   private directCall: string | null = null;
+  /**
+   * Why this gateway cannot reach the session's model (its provider is no longer configured),
+   * or null. Such a session keeps its record readable and never opens a model connection.
+   */
+  readonly modelProblem: string | null;
 
   constructor(
     storage: DurableObjectStorage,
@@ -134,10 +145,17 @@ export class LiveSession {
   ) {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
+    this.subrequests = new SubrequestMeter(config.SUBREQUEST_BUDGET, (kind, detail) =>
+      this.store.trace([{ at: Date.now(), kind, detail }]),
+    );
     this.usage = new UsageStore(storage);
     this.alarm = new SessionAlarm(storage);
-    this.closings = new ClosingRecordStore(storage, this.alarm, env.USAGE_DB, (m) =>
-      console.warn(`liveline: ${m}`),
+    this.closings = new ClosingRecordStore(
+      storage,
+      this.alarm,
+      env.USAGE_DB,
+      (m) => console.warn(`liveline: ${m}`),
+      () => this.subrequests.count("usage"),
     );
     this.pendingHandoffs = new PendingHandoffStore(storage);
     this.directCalls = new DirectCallStore(storage);
@@ -145,6 +163,7 @@ export class LiveSession {
     this.maxResultBytes = config.MAX_FRAME_BYTES;
     // Each agent as the model sees it: its own tools and one transfer tool per handoff target.
     this.agents = new Map([...agents].map(([name, a]) => [name, withHandoffTools(a)]));
+    this.modelProblem = providerUnavailable(env, meta.provider);
     const provider = this.providerFor(meta.agent);
     const agentTools: Record<string, Record<string, ToolPolicy>> = {};
     const transfers: Record<string, string> = {};
@@ -177,7 +196,13 @@ export class LiveSession {
     });
     const traces = traceExport(config);
     if (traces !== null) {
-      this.exporter = new OtlpExporter(traces, (m) => console.warn(`liveline: ${m}`));
+      this.exporter = new OtlpExporter(
+        traces,
+        (m) => console.warn(`liveline: ${m}`),
+        this.subrequests.fetcher("traces", (input, init) => fetch(input, init)),
+        // Near the subrequest budget, a batch waits for nothing: it is dropped (and counted).
+        () => this.subrequests.admit("traces"),
+      );
       this.tracer = new TurnTracer(this.exporter, {
         sessionId: meta.sessionId,
         provider: meta.provider,
@@ -199,6 +224,7 @@ export class LiveSession {
     this.link = new UpstreamLink(meta.agent, targetOf, {
       // A connection is set up with the agent's MCP tools listed so far (waited for briefly).
       prepare: (agent) => this.mcp?.ready(agent) ?? Promise.resolve(),
+      attempting: (connecting) => this.subrequests.track("model", connecting),
       opened: () => this.interpreter.handleInput({ type: "upstream_opened" }),
       events: (events) => {
         for (const event of events) this.interpreter.handleInput({ type: "model", event });
@@ -305,6 +331,7 @@ export class LiveSession {
     // The agents' MCP servers list their tools; each listing gives the core their policies.
     this.mcp = new SessionMcp(this.agents, config.TOOL_TIMEOUT_MS, {
       trace: (kind, detail) => this.store.trace([{ at: Date.now(), kind, detail }]),
+      fetch: this.subrequests.fetcher("mcp", (input, init) => fetch(input, init)),
       listed: (agent, tools) => {
         // The agent's next connection is set up with them.
         this.providers.delete(agent);
@@ -385,7 +412,7 @@ export class LiveSession {
     const context = this.contextOf(since === null ? events : events.filter((e) => e.seq < since));
     let call: DirectCall;
     try {
-      call = await calls.create(offer, context);
+      call = await this.subrequests.track("call", calls.create(offer, context));
     } catch (err) {
       if (!(err instanceof DirectCallRefused)) throw err;
       return {
@@ -487,6 +514,11 @@ export class LiveSession {
   private providerFor(name: string): ProviderSession {
     const cached = this.providers.get(name);
     if (cached) return cached;
+    if (this.modelProblem !== null) {
+      const unreachable = unreachableModel(this.modelProblem);
+      this.providers.set(name, unreachable);
+      return unreachable;
+    }
     const provider = providerSession(this.meta.provider, {
       env: this.env,
       sessionId: this.meta.sessionId,
@@ -534,9 +566,26 @@ export class LiveSession {
     return this.state.nextSeq - 1;
   }
 
-  /** GET /history's JSON body, straight from the log. */
-  historyJson(): string {
-    return this.store.historyJson(this.meta.agent);
+  /** GET /history's JSON body, straight from the log: a page, or the whole log streamed. */
+  history(read: LogRead): ReadableStream<Uint8Array> | string {
+    if ("page" in read)
+      return this.store.historyPage(this.meta.agent, read.page.after, read.page.limit);
+    return this.store.historyStream(this.meta.agent);
+  }
+
+  /** GET /timeline's rows: a page of them (ms since the session started), with the next cursor. */
+  timelinePage(after: number, limit: number): { rows: TimelineRow[]; next: string | null } {
+    return this.store.timelinePage(this.startedAt, after, limit);
+  }
+
+  /** GET /timeline streamed: `head` (its fields before `rows`), the rows, `tail()` (after them). */
+  timelineStream(head: string, tail: () => string): ReadableStream<Uint8Array> {
+    return this.store.timelineStream(this.startedAt, head, tail);
+  }
+
+  /** A row of the shell's own in the timeline (what the core does not see). */
+  trace(kind: TraceKind, detail: Record<string, unknown>): void {
+    this.store.trace([{ at: Date.now(), kind, detail }]);
   }
 
   /** Timeline rows the cap dropped (the oldest). */
@@ -623,11 +672,6 @@ export class LiveSession {
     else this.alarm.set("call", at);
   }
 
-  /** A timeline row the shell writes (not the core's: a call's stream came or went). */
-  trace(kind: TraceKind, detail: Record<string, unknown>): void {
-    this.store.trace([{ at: Date.now(), kind, detail }]);
-  }
-
   /** The latest closing record and whether the usage database holds it (null: none yet). */
   closingRecord(): { record: ClosingRecord; copy: ClosingCopy } | null {
     return this.closings.read();
@@ -692,6 +736,7 @@ export class LiveSession {
       audioPassed: { ...this.interpreter.passed },
       counters: { ...this.state.counters },
       ...(this.exporter === null ? {} : { traces: { ...this.exporter.counts } }),
+      subrequests: this.subrequests.stats(),
     };
   }
 
@@ -742,7 +787,7 @@ export class LiveSession {
           const answer = this.requestHandoff(to, reason);
           if ("problem" in answer) throw new Error(answer.problem);
         },
-        call: this.call,
+        call: this.phoneCall(),
         progress: (update) => this.progress(callId, controller, update),
       },
       this.maxResultBytes,
@@ -753,12 +798,27 @@ export class LiveSession {
     return outcome;
   }
 
+  /** The phone call as tools see it: a transfer asked for is the carrier's REST call (counted). */
+  private phoneCall(): PhoneCall | null {
+    const call = this.call;
+    if (call === null) return null;
+    return {
+      ...call,
+      transfer: (number) => {
+        call.transfer(number);
+        this.subrequests.count("carrier");
+      },
+    };
+  }
+
   /** A running call's progress, passed to the core at most once a second (the first at once). */
   private progress(callId: string, controller: AbortController, update: ToolProgress): void {
     if (this.tools.get(callId) !== controller || !Number.isFinite(update.progress)) return;
     const now = Date.now();
     if (now - (this.progressAt.get(callId) ?? Number.NEGATIVE_INFINITY) < 1_000) return;
     this.progressAt.set(callId, now);
+    // Near the subrequest budget a report waits for nothing: the call's outcome still comes.
+    if (!this.subrequests.admit("progress")) return;
     this.interpreter.handleInput({
       type: "tool_progress",
       callId,

@@ -10,7 +10,8 @@ import { toolPolicies } from "../agents/define.js";
 import type { TraceKind } from "../core/effects.js";
 import { cachedListing, dropListings, keepListing, listingKey } from "../mcp/listing-cache.js";
 import { mcpTools } from "../mcp/mcp-tools.js";
-import { McpServerConnection } from "../mcp/server-connection.js";
+import { McpServerConnection, mcpHeadersDeadlineMs } from "../mcp/server-connection.js";
+import type { FetchLike } from "../outbound.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
 
 /** A server that has not listed its tools by then costs the session its tools. */
@@ -28,6 +29,8 @@ export interface SessionMcpHooks {
   trace(kind: TraceKind, detail: Record<string, unknown>): void;
   /** An agent has new tools: their policies, for the core; its next connection declares them. */
   listed(agent: string, policies: Record<string, ToolPolicy>): void;
+  /** The session's fetch for its MCP servers (it counts each request); the runtime's if absent. */
+  fetch?: FetchLike;
 }
 
 interface ServerEntry {
@@ -54,9 +57,14 @@ export class SessionMcp {
         const entry: ServerEntry = {
           agent,
           server,
-          connection: new McpServerConnection(server, {
-            listChanged: () => this.listChanged(entry),
-          }),
+          connection: new McpServerConnection(
+            server,
+            { listChanged: () => this.listChanged(entry) },
+            {
+              ...(hooks.fetch === undefined ? {} : { fetch: hooks.fetch }),
+              headersDeadlineMs: mcpHeadersDeadlineMs(server, toolTimeoutMs, MCP_LIST_TIMEOUT_MS),
+            },
+          ),
           tools: [],
           listing: Promise.resolve(),
           relist: null,

@@ -7,6 +7,7 @@ import {
   type CallTokenPurpose,
   type DirectCallAnswer,
   type HandoffAnswer,
+  type LogRead,
   REPLAY_HEADER,
   RESUME_FROM_HEADER,
   SESSION_HEADER,
@@ -29,6 +30,11 @@ import { HeldSockets } from "./held-sockets.js";
 import { LiveSession } from "./live-session.js";
 import { LoadProbe } from "./load-probe.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
+import {
+  CLOSE_MESSAGE_TOO_BIG,
+  OVERSIZED_CLOSE_REASON,
+  OversizedFrames,
+} from "./oversized-frames.js";
 import {
   attach,
   attachmentOf,
@@ -94,6 +100,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   };
   /** Whether the object's loop is behind (it runs while audio comes in). */
   private readonly load = new LoadProbe();
+  /** App sockets that keep sending frames over MAX_FRAME_BYTES are closed. */
+  private readonly oversized = new OversizedFrames();
   /** Clients' audio on its way in: its oldest shed when the loop is behind. */
   private readonly intake = new AudioIntake(
     {
@@ -197,7 +205,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const env = this.app.env(this.env);
     const agent = agentOf(this.app, meta, env);
     this.agentProblem = "problem" in agent ? agent.problem : null;
-    this.live = new LiveSession(
+    const live = new LiveSession(
       this.ctx.storage,
       env,
       this.config,
@@ -211,9 +219,16 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.app.prices,
       (by) => this.meta.markEnded(new Date().toISOString(), by),
     );
+    // Said once per start of the object, never retried: its record stays readable, and every
+    // connection is answered model_unavailable with this reason (names, never values).
+    if (live.modelProblem !== null)
+      console.warn(
+        `liveline: session ${meta.sessionId} cannot reach its model (provider ${meta.provider}): ${live.modelProblem}`,
+      );
+    this.live = live;
     // A call's stream does not outlive the instance: it must come back within the grace.
     this.calls.resumed(meta);
-    return this.live;
+    return live;
   }
 
   // --- RPC -------------------------------------------------------------------------------
@@ -239,17 +254,19 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return { ...live.describe(), clients };
   }
 
-  async history(): Promise<string> {
-    return this.requireSession().historyJson();
+  async history(read: LogRead = { whole: "stream" }): Promise<ReadableStream<Uint8Array> | string> {
+    return this.requireSession().history(read);
   }
 
-  async timeline(): Promise<Timeline> {
+  /**
+   * GET /timeline (see SessionApi): the object a Worker on older code asks for, a page, or
+   * the whole answer streamed — each the same JSON, in the same order of fields.
+   */
+  async timeline(read?: LogRead): Promise<Timeline | ReadableStream<Uint8Array>> {
     const live = this.requireSession();
     const dropped = live.timelineDropped();
-    return {
-      sessionId: live.meta.sessionId,
-      startedAt: live.meta.createdAt,
-      rows: live.timeline(),
+    const head = { sessionId: live.meta.sessionId, startedAt: live.meta.createdAt };
+    const tail = () => ({
       ...(dropped > 0 ? { droppedRows: dropped } : {}),
       stats: {
         ...live.stats(this.ctx.storage.sql.databaseSize, this.startedAt),
@@ -259,12 +276,23 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
           worstLateMs: this.load.worstLateMs,
         },
       },
-    };
+    });
+    if (read === undefined) return { ...head, rows: live.timeline(), ...tail() };
+    if ("whole" in read) {
+      const open = JSON.stringify(head);
+      return live.timelineStream(
+        `${open.slice(0, -1)},`,
+        () => `,${JSON.stringify(tail()).slice(1)}`,
+      );
+    }
+    const { rows, next } = live.timelinePage(read.page.after, read.page.limit);
+    return { ...head, rows, ...tail(), ...(next === null ? {} : { next }) };
   }
 
   async handoff(agent: string, reason: string): Promise<HandoffAnswer> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt !== null) return { problem: "the session has ended" };
+    if (live.modelProblem !== null) return { problem: live.modelProblem };
     return live.requestHandoff(agent, reason);
   }
 
@@ -280,6 +308,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     // Its history stays readable; a conversation needs its agent (as the upgrade says).
     if (this.agentProblem !== null)
       return { refused: "agent_unavailable", message: this.agentProblem };
+    if (live.modelProblem !== null) return { refused: "model_failed", message: live.modelProblem };
     return live.placeCall(offer);
   }
 
@@ -323,6 +352,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (this.agentProblem !== null) {
       // Its history stays readable and DELETE works; a conversation needs its agent.
       return jsonError(503, "agent_unavailable", this.agentProblem);
+    }
+    if (live.modelProblem !== null) {
+      // Likewise for its model: the gateway no longer has the provider it was created with.
+      return jsonError(503, "model_unavailable", live.modelProblem);
     }
     // The route checked the upgrade and resumeFrom's form (and strips client-sent copies of
     // these headers); only the session knows its last seq.
@@ -474,6 +507,24 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     // so a line is not one call longer when nothing is queued, as is almost always the case.)
     if (this.intake.queued.size > 0) this.intake.flush(ws);
     live.interpreter.handleInput(input);
+    if (input.type === "client_bad_frame" && input.code === "frame_too_large")
+      this.oversizedFrame(ws, live, clientId, attachment);
+  }
+
+  /** An app's socket that keeps sending frames over the limit is closed (its session goes on). */
+  private oversizedFrame(
+    ws: WebSocket,
+    live: LiveSession,
+    clientId: string,
+    attachment: SocketAttachment | null,
+  ): void {
+    // A call's media stream has its own bound (session/call-streams.ts).
+    if (attachment?.call !== undefined) return;
+    const frames = this.oversized.tooMany(ws, Date.now());
+    if (frames === null) return;
+    live.trace("OVERSIZED_CLOSE", { clientId, frames });
+    closeQuietly(ws, CLOSE_MESSAGE_TOO_BIG, OVERSIZED_CLOSE_REASON);
+    this.leave(ws);
   }
 
   /**

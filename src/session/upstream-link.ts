@@ -35,6 +35,11 @@ interface UpstreamCallbacks {
    * for a bounded time); its setup is read after.
    */
   prepare?(agent: string): Promise<void>;
+  /**
+   * An attempt to connect is under way (each is a subrequest, waiting for its headers until
+   * it settles); what it returns is awaited in its place.
+   */
+  attempting?<T>(connecting: Promise<T>): Promise<T>;
   /** The socket is open and setup was sent. */
   opened(): void;
   events(events: ModelEvent[]): void;
@@ -160,7 +165,8 @@ export class UpstreamLink implements ModelPort {
 
   private openSocket(open: UpstreamOpen, rebuild: () => RebuiltContext, attempt: number): void {
     const adapter = this.target.adapter(attempt);
-    this.connect(attempt).then(
+    const connecting = this.connect(attempt);
+    (this.callbacks.attempting?.(connecting) ?? connecting).then(
       ({ ws, sideband }) => {
         if (attempt !== this.attempt) {
           closeQuietly(ws, 1000, "superseded");

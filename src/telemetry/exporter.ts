@@ -39,7 +39,12 @@ export class OtlpExporter {
   constructor(
     private readonly target: TraceExport,
     private readonly warn: (message: string) => void,
-    private readonly send: typeof fetch = (input, init) => fetch(input, init),
+    private readonly send: (input: string, init: RequestInit) => Promise<Response> = (
+      input,
+      init,
+    ) => fetch(input, init),
+    /** Whether a batch may go now (false: it is dropped and counted, as for a collector down). */
+    private readonly admit: () => boolean = () => true,
   ) {}
 
   add(spans: readonly Span[]): void {
@@ -59,6 +64,10 @@ export class OtlpExporter {
   }
 
   private async post(batch: Span[]): Promise<void> {
+    if (!this.admit()) {
+      this.dropped(batch.length, "the session's subrequests are near their budget");
+      return;
+    }
     let problem: string;
     try {
       const res = await this.send(this.target.url, {

@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
 import { cpSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -13,6 +12,7 @@ import {
   playTurn,
   ROOT,
   startServer,
+  upgradeAnswer,
 } from "../../scripts/lib/harness.mjs";
 
 const run = promisify(execFile);
@@ -143,33 +143,6 @@ describe("the packed liveline tarball in an app of its own", () => {
     });
   });
 });
-
-/** A WebSocket upgrade request's answer when it is not 101 (fetch refuses Upgrade headers). */
-function upgradeAnswer(url) {
-  return new Promise((ok, fail) => {
-    const req = httpRequest(url, {
-      headers: {
-        Connection: "Upgrade",
-        Upgrade: "websocket",
-        "Sec-WebSocket-Version": "13",
-        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
-      },
-    });
-    req.on("upgrade", (_res, socket) => {
-      socket.destroy();
-      ok({ status: 101, body: "" });
-    });
-    req.on("response", (res) => {
-      let body = "";
-      res.on("data", (chunk) => {
-        body += chunk;
-      });
-      res.on("end", () => ok({ status: res.statusCode, body }));
-    });
-    req.on("error", fail);
-    req.end();
-  });
-}
 
 function walk(dir) {
   return readdirSync(dir).flatMap((name) => {

@@ -2,7 +2,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { restoreSelection } from "../../src/core/restore.js";
-import { HistoryStore, restoreQuery } from "../../src/session/history-store.js";
+import { utf8Bytes } from "../../src/json-limits.js";
+import {
+  HistoryStore,
+  restoreQuery,
+  SQL_VALUE_MAX_BYTES,
+} from "../../src/session/history-store.js";
 import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/log-events.js";
 import { call, result } from "../log-events.js";
 
@@ -285,6 +290,99 @@ describe("HistoryStore in the object's SQLite storage", () => {
       },
     );
     expect(kept).toEqual({ first: 13, count: 48, dropped: 12, most: 50 });
+  });
+});
+
+/**
+ * `storage` with every string bound to a statement measured: the largest, in UTF-8 bytes
+ * (what Cloudflare's SQLite limits, at 2 MB in production and 4 MiB in local workerd).
+ */
+function measured(storage: DurableObjectStorage): {
+  storage: DurableObjectStorage;
+  largest: () => number;
+} {
+  let largest = 0;
+  const sql = new Proxy(storage.sql, {
+    get(target, name) {
+      if (name !== "exec") return Reflect.get(target, name, target);
+      return (query: string, ...bindings: unknown[]) => {
+        for (const value of bindings)
+          if (typeof value === "string") largest = Math.max(largest, utf8Bytes(value));
+        return target.exec(query, ...bindings);
+      };
+    },
+  });
+  const wrapped = new Proxy(storage, {
+    get(target, name) {
+      if (name === "sql") return sql;
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { storage: wrapped, largest: () => largest };
+}
+
+describe("a step's write, measured against production's 2 MB value", () => {
+  it("writes large multi-byte lines whole without binding a value over 2 MB: under the old 1,000,000-character cap, the same step was one 2.6 MB value that local workerd takes and Cloudflare refuses (the control)", async () => {
+    const seen = await runInDurableObject(
+      env.SESSION.get(env.SESSION.newUniqueId()),
+      (_o, state) => {
+        const { storage, largest } = measured(state.storage);
+        const store = new HistoryStore(storage);
+        // 4 lines of 110,000 CJK characters, each with its frame: 880,000 characters (under the
+        // character cap), 3 bytes each in UTF-8: ~2.64 MB as one JSON value.
+        const text = "語".repeat(110_000);
+        const lines = Array.from({ length: 4 }, (_, i) => at(i + 1, user(`t${i + 1}`, text)));
+        const frames = lines.map((e) => JSON.stringify({ type: "user", seq: e.seq, text }));
+        store.append(lines, frames);
+        const written = store.readAfter(0).map((e) => (e.kind === "user" ? e.text.length : 0));
+        // The control: the step as the character cap batched it, one JSON value.
+        const rows = lines.map((e, i) => [
+          e.seq,
+          e.kind,
+          `t${i + 1}`,
+          null,
+          e.at,
+          JSON.stringify(e),
+          frames[i],
+        ]);
+        const asOneValue = JSON.stringify(rows);
+        const scratch = state.storage.sql;
+        scratch.exec("CREATE TABLE IF NOT EXISTS scratch_value (v TEXT)");
+        scratch.exec("INSERT INTO scratch_value (v) VALUES (?)", asOneValue);
+        return {
+          largest: largest(),
+          written,
+          oldChars: rows.reduce((n, r) => n + String(r[5]).length + String(r[6]).length, 0),
+          oldBytes: utf8Bytes(asOneValue),
+          localTookIt: scratch.exec("SELECT COUNT(*) AS n FROM scratch_value").one().n,
+        };
+      },
+    );
+    expect(seen.written).toEqual([110_000, 110_000, 110_000, 110_000]);
+    expect(seen.largest).toBeLessThanOrEqual(SQL_VALUE_MAX_BYTES);
+    expect(seen.largest).toBeGreaterThan(300_000); // a line and its frame: measured indeed
+    // The control: under 1,000,000 characters, over 2 MB — and local workerd took it.
+    expect(seen.oldChars).toBeLessThan(1_000_000);
+    expect(seen.oldBytes).toBeGreaterThan(SQL_VALUE_MAX_BYTES);
+    expect(seen.localTookIt).toBe(1);
+  });
+
+  it("refuses an event whose row is over 2 MB here as Cloudflare would, though local workerd would take it, and writes none of its step", async () => {
+    const left = await withStore((store) => {
+      store.append([at(1, user("t1"))]);
+      // 700,000 CJK characters: 2.1 MB of body alone.
+      const big = at(3, user("t3", "語".repeat(700_000)));
+      let refused = "";
+      try {
+        store.append([at(2, user("t2")), big]);
+      } catch (err) {
+        refused = (err as Error).message;
+      }
+      return { refused, lastSeq: store.lastSeq() };
+    });
+    expect(left.refused).toMatch(/over the 2000000 a stored row may hold on Cloudflare/);
+    expect(left.lastSeq).toBe(1);
   });
 });
 

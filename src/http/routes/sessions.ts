@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { SESSION_OPTIONS, type SessionOptions } from "../../agents/define.js";
+import { type LogRead, PAGE_DEFAULT, PAGE_MAX } from "../../contracts/session-api.js";
 import { jsonLimitProblem } from "../../json-limits.js";
 import { PROVIDER_NAMES } from "../../provider-registry.js";
 import { LOCATION_HINTS } from "../../worker-config.js";
@@ -74,6 +75,33 @@ const HandoffBody = z
   .strict();
 
 const ReadQuery = z.object({ token: QueryToken });
+
+/** A page's size (GET /history, /timeline): 1 to PAGE_MAX rows. */
+const PageLimit = z.coerce
+  .number()
+  .int("must be a whole number")
+  .min(1, "must be 1 or more")
+  .max(PAGE_MAX, `must be ${PAGE_MAX} or less`);
+/** A cursor as the last page gave it (`next`). */
+const PageCursor = z.string().regex(/^\d{1,15}$/, "must be a `next` a page of this session gave");
+
+const LogReadQuery = ReadQuery.extend({
+  limit: PageLimit.optional(),
+  cursor: PageCursor.optional(),
+});
+
+/** The read a query asks for: a page when it names a limit or a cursor, else the whole. */
+function logRead(query: z.infer<typeof LogReadQuery>): LogRead {
+  if (query.limit === undefined && query.cursor === undefined) return { whole: "stream" };
+  return { page: { limit: query.limit ?? PAGE_DEFAULT, after: Number(query.cursor ?? 0) } };
+}
+
+/** The object's answer as a response: a stream or a string of JSON, or an object (older code). */
+function jsonAnswer(c: AppContext, answer: ReadableStream<Uint8Array> | string | object) {
+  if (typeof answer === "string" || answer instanceof ReadableStream)
+    return c.body(answer, 200, { "Content-Type": "application/json" });
+  return c.json(answer);
+}
 
 /** The session's stub, after making sure the session was created (404 otherwise). */
 async function existingSession(c: AppContext, sessionId: string) {
@@ -166,18 +194,28 @@ export const sessionRoutes = new Hono<AppEnv>()
   .all("/:id/handoff", methodNotAllowed("POST"))
   .get("/:id/history", async (c) => {
     const sessionId = sessionIdParam(c);
-    const { token } = parseQuery(c, ReadQuery);
-    await requireApiKeyOrSessionToken(c.var.auth, c.req.header("Authorization"), token, sessionId);
+    const query = parseQuery(c, LogReadQuery);
+    await requireApiKeyOrSessionToken(
+      c.var.auth,
+      c.req.header("Authorization"),
+      query.token,
+      sessionId,
+    );
     const stub = await existingSession(c, sessionId);
-    return c.body(await stub.history(), 200, { "Content-Type": "application/json" });
+    return jsonAnswer(c, await stub.history(logRead(query)));
   })
   .all("/:id/history", methodNotAllowed("GET"))
   .get("/:id/timeline", async (c) => {
     const sessionId = sessionIdParam(c);
-    const { token } = parseQuery(c, ReadQuery);
-    await requireApiKeyOrSessionToken(c.var.auth, c.req.header("Authorization"), token, sessionId);
+    const query = parseQuery(c, LogReadQuery);
+    await requireApiKeyOrSessionToken(
+      c.var.auth,
+      c.req.header("Authorization"),
+      query.token,
+      sessionId,
+    );
     const stub = await existingSession(c, sessionId);
-    return c.json(await stub.timeline());
+    return jsonAnswer(c, await stub.timeline(logRead(query)));
   })
   .all("/:id/timeline", methodNotAllowed("GET"))
   .post("/:id/restart", async (c) => {

@@ -12,6 +12,12 @@ import { SessionStartEvent } from "./schemas.js";
 import { LiveCreateParams, LiveCreateResponse, type MediaSessionConfig } from "./webrtc-schemas.js";
 
 /**
+ * A creation not answered by then is given up (its request aborted): an endpoint that never
+ * answers would hold one of the invocation's six connections (src/outbound.ts).
+ */
+const CREATE_DEADLINE_MS = 15_000;
+
+/**
  * Where a call is created: the WebSocket's own path over HTTP(S) (the SDK opens its
  * WebSocket at `{baseURL}/live/sessions` and posts a creation to the same path).
  */
@@ -64,6 +70,7 @@ export function gptLiveCalls(opts: GptLiveCallsOptions): DirectCalls {
             method: "POST",
             headers: { ...opts.headers, "Content-Type": "application/json" },
             body: JSON.stringify(body),
+            signal: AbortSignal.timeout(CREATE_DEADLINE_MS),
           }),
         );
       } catch (err) {
