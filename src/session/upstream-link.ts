@@ -153,14 +153,15 @@ export class UpstreamLink implements ModelPort {
     const gone =
       open.mode === "resume" && previous !== null ? closedWithin(previous, CLOSE_WAIT_MS) : null;
     const prepared = this.callbacks.prepare?.(this.agent);
-    if (prepared === undefined && gone === null) this.openSocket(open, rebuild, attempt);
-    else
-      void Promise.all([prepared, gone]).then(() => {
-        if (attempt !== this.attempt) return;
-        // The agent's setup as it stands now (its MCP tools, listed meanwhile).
-        this.retarget(this.agent);
-        this.openSocket(open, rebuild, attempt);
-      });
+    const proceed = () => {
+      if (attempt !== this.attempt) return;
+      // The agent's setup as it stands now (its MCP tools, listed meanwhile).
+      this.retarget(this.agent);
+      this.openSocket(open, rebuild, attempt);
+    };
+    if (gone !== null) void Promise.all([prepared, gone]).then(proceed);
+    else if (prepared !== undefined) void prepared.then(proceed);
+    else this.openSocket(open, rebuild, attempt);
   }
 
   private openSocket(open: UpstreamOpen, rebuild: () => RebuiltContext, attempt: number): void {
