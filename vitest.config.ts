@@ -32,12 +32,14 @@ export default defineConfig({
         },
       },
       {
-        // The demo page and timeline viewer in Debian's Chromium (its own wrangler dev).
+        // The demo page and timeline viewer in Debian's Chromium, the recordings replayed and
+        // check:live: one wrangler dev for all of them (test/browser/gateway-setup.mjs).
         test: {
           name: "browser",
           include: ["test/browser/**/*.test.mjs"],
           environment: "node",
           testTimeout: 180_000,
+          globalSetup: ["./test/browser/gateway-setup.mjs"],
         },
       },
       {
@@ -74,10 +76,22 @@ export default defineConfig({
                 API_KEY: "test-api-key",
                 TOKEN_SECRET: "test-token-secret",
                 TWILIO_AUTH_TOKEN: "test-twilio-auth-token",
+                // Signs the OpenAI SIP stand-in's webhooks (Standard Webhooks: whsec_ base64).
+                OPENAI_WEBHOOK_SECRET: "whsec_dGVzdC1vcGVuYWktd2ViaG9vay1zZWNyZXQ=",
                 // Nothing listens there: a transfer's request to the carrier fails at once.
                 TWILIO_API_BASE_URL: "http://127.0.0.1:9",
                 // Short, so a call whose stream does not come back ends within a test.
                 CALL_RECONNECT_GRACE_MS: "3000",
+                // The other carriers: test keys (the Telnyx pair's private half is in
+                // test/contract/carriers.test.ts); Telnyx calls run A-law both ways.
+                TELNYX_PUBLIC_KEY: "yl/w8X7Qo9Qvfrmxbb3SHCCgTwhrTti3hS4uDxMTRJg=",
+                TELNYX_CODEC: "PCMA",
+                TELNYX_API_BASE_URL: "http://127.0.0.1:9",
+                PLIVO_AUTH_ID: "MA00000000000000TEST",
+                PLIVO_AUTH_TOKEN: "test-plivo-auth-token",
+                PLIVO_API_BASE_URL: "http://127.0.0.1:9",
+                VONAGE_SIGNATURE_SECRET: "test-vonage-signature-secret",
+                VONAGE_API_BASE_URL: "http://127.0.0.1:9",
                 ALLOWED_ORIGINS: "https://app.example",
                 MAX_CLIENTS_PER_SESSION: "3",
                 // Short, so the stale-socket test need not wait; it matters only when a session is full.
@@ -87,6 +101,8 @@ export default defineConfig({
                 UTTERANCE_QUIET_MS: "400",
                 SIMULATOR_ROUTE: "on",
                 FAULT_INJECTION: "on",
+                // Short recording parts, so a crash's loss is measured in a test's seconds.
+                RECORDING_PART_MS: "500",
                 USAGE_MIGRATIONS: usageMigrations,
                 // The measurement worker's `desk` agent lists this server's tools.
                 MCP_DESK_URL: inject("mcpDeskUrl"),

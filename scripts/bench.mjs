@@ -15,8 +15,9 @@
  *
  * Phone calls: `--frames` μ-law round trips on one call and `--calls` calls streaming in real
  * time for `--call-seconds` (default `--seconds`, 2 on a quick run; CPU per call-second), each
- * against the phone relay DO (/bench/phone-relay); `--first-reply` trials of a call placed by
- * the carrier stand-in against a browser session.
+ * against the phone relay DO (/bench/phone-relay); the same load through Telnyx (A-law),
+ * Plivo and Vonage, each against a bare relay of its own codec (scripts/bench/carriers.mjs); `--first-reply` trials of a call placed by the carrier stand-in
+ * against a browser session.
  *
  * Restart (`--no-restart` skips it; a quick run takes it only with `--restart`): the silence a
  * deploy leaves in a phone call and a browser session, a gateway killed and started again on
@@ -30,6 +31,7 @@
  */
 
 import { existsSync } from "node:fs";
+import { carrierKeys, carrierLoad, LINE_OF } from "./bench/carriers.mjs";
 import { idleCost } from "./bench/idle.mjs";
 import { observabilityCost } from "./bench/observability.mjs";
 import { restartGap } from "./bench/restart.mjs";
@@ -93,8 +95,8 @@ function say(text) {
 // Round trips through liveline and through the bare relay
 // ---------------------------------------------------------------------------------------
 
-async function livelineSession(server) {
-  const created = await createSession(server, { provider: "gemini" });
+async function livelineSession(server, extra = {}) {
+  const created = await createSession(server, { provider: "gemini", ...extra });
   const { client } = await join(created.wsUrl);
   // Warm up: the first turn opens the model connection.
   client.send({ type: "text", text: "warm up" });
@@ -204,13 +206,15 @@ const BLOCK = 50;
 
 /** Each arm's round trips, per kind of frame (the hibernatable relay sends audio only). */
 const noSamples = () => ({
-  text: { liveline: [], transcode: [], relay: [] },
-  audio: { liveline: [], transcode: [], relay: [], hibernating: [] },
+  text: { liveline: [], recorded: [], transcode: [], relay: [] },
+  audio: { liveline: [], recorded: [], transcode: [], relay: [], hibernating: [] },
 });
 
 /** The latency tables' name of each arm, in their order. */
 const ARM_NAMES = {
   liveline: "liveline",
+  // Its audio and its wire recorded (RECORDINGS, R2): what the recording taps cost a chunk.
+  recorded: "liveline, recording audio and wire",
   transcode: "transcoding relay DO",
   hibernating: "the same, client socket hibernatable",
   relay: "bare relay DO",
@@ -227,28 +231,32 @@ const ARM_NAMES = {
 async function latency(server, frames, warmBlocks) {
   const out = noSamples();
   const { client } = await livelineSession(server);
+  const { client: recorded } = await livelineSession(server, {
+    recording: { audio: true, wire: true },
+  });
   // The transcoding relays speak the client protocol: the same client code measures them.
   const { client: transcode } = await join(`${server.ws}/bench/transcode`);
   const { client: hibernating } = await join(`${server.ws}/bench/hibernating`);
   const relay = new RelayClient(`${server.ws}/bench/relay`);
   await relay.open();
-  const arms = { client, transcode, hibernating, relay };
+  const arms = { client, recorded, transcode, hibernating, relay };
   const discard = noSamples();
-  const total = (frames + warmBlocks * BLOCK) * 7;
+  const total = (frames + warmBlocks * BLOCK) * 9;
   const label = "latency (round trips, the first warming up)";
   let done = 0;
   for (let b = 0; b < warmBlocks; b++) {
     await latencyBlock(arms, b * BLOCK, BLOCK, discard);
-    done += BLOCK * 7;
+    done += BLOCK * 9;
     progress(label, done, total);
   }
   for (let i = 0; i < frames; i += BLOCK) {
     const n = Math.min(BLOCK, frames - i);
     await latencyBlock(arms, i, n, out);
-    done += n * 7;
+    done += n * 9;
     progress(label, done, total);
   }
   client.close();
+  recorded.close();
   transcode.close();
   hibernating.close();
   relay.ws.close();
@@ -256,12 +264,14 @@ async function latency(server, frames, warmBlocks) {
 }
 
 /** One block of `n` round trips per arm, pushed onto `out`. */
-async function latencyBlock({ client, transcode, hibernating, relay }, i, n, out) {
+async function latencyBlock({ client, recorded, transcode, hibernating, relay }, i, n, out) {
   // Alternate arms in blocks so drift in the machine's load hits both alike.
   for (let j = 0; j < n; j++) out.text.liveline.push(await livelineText(client, i + j));
+  for (let j = 0; j < n; j++) out.text.recorded.push(await livelineText(recorded, i + j));
   for (let j = 0; j < n; j++) out.text.transcode.push(await livelineText(transcode, i + j));
   for (let j = 0; j < n; j++) out.text.relay.push(await relayText(relay, i + j));
   for (let j = 0; j < n; j++) out.audio.liveline.push(await livelineAudio(client));
+  for (let j = 0; j < n; j++) out.audio.recorded.push(await livelineAudio(recorded));
   for (let j = 0; j < n; j++) out.audio.transcode.push(await livelineAudio(transcode));
   for (let j = 0; j < n; j++) out.audio.hibernating.push(await livelineAudio(hibernating));
   transcode.send({ type: "audio_end" });
@@ -269,8 +279,9 @@ async function latencyBlock({ client, transcode, hibernating, relay }, i, n, out
   // End the utterance so the next text turn starts clean: on every arm, whose replies to it
   // would otherwise be read as the next block's first text (a round trip of 0.01 ms).
   client.send({ type: "audio_end" });
+  recorded.send({ type: "audio_end" });
   await sleep(100);
-  for (const arm of [client, transcode, hibernating]) {
+  for (const arm of [client, recorded, transcode, hibernating]) {
     while (await arm.next(1).catch(() => null)) {}
   }
   for (let j = 0; j < n; j++) {
@@ -633,6 +644,7 @@ function printPhone(P) {
   say(
     "(liveline's side also sends a `mark` per chunk, which the bench's carrier echoes at once, and keeps its log; CPU is all of workerd, the probe model's share included in both arms)",
   );
+  printCarriers(P);
   const F = P.firstReply;
   say(
     `\nFirst reply: from nothing to the first audio of the model's first reply, ${F.trials} trials each, alternating (the probe model answers at once)\n`,
@@ -659,6 +671,76 @@ function printPhone(P) {
     ),
   );
   say(`(carrier stand-in violations over the calls: ${F.violations})`);
+}
+
+/** Each carrier's audio path per 20 ms chunk against a bare relay of the same codec. */
+function printCarriers(P) {
+  const C = P.carriers;
+  if (C === undefined) return;
+  const ratio = (a, b) => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}×` : "–");
+  const perChunk = (load) => (load.cpuMsPerCallSecond / 50) * 1000;
+  const rows = [];
+  const [twilio, twilioRelay] = P.load;
+  /** A carrier's arm over its rounds: CPU averaged, chunks summed. */
+  const merged = (name, arm) => {
+    const runs = C.load.filter((l) => l.carrier === name && l.arm === arm);
+    if (runs.length === 0) return undefined;
+    const mean = (f) => runs.reduce((n, r) => n + f(r), 0) / runs.length;
+    return {
+      connected: Math.round(mean((r) => r.connected)),
+      cpuMsPerCallSecond: mean((r) => r.cpuMsPerCallSecond),
+      back: runs.reduce((n, r) => n + r.back, 0),
+      sent: runs.reduce((n, r) => n + r.sent, 0),
+      echoP50: mean((r) => r.echoP50),
+    };
+  };
+  const rounds = C.rounds ?? 1;
+  const groups = [
+    ["twilio", "μ-law 8 kHz (160 B)", twilio, twilioRelay, `${P.seconds} s`],
+    ...["telnyx", "plivo", "vonage"].map((name) => [
+      name,
+      LINE_OF[name],
+      merged(name, "liveline"),
+      merged(name, "relay"),
+      `${C.seconds} s${rounds > 1 ? ` ×${rounds}` : ""}`,
+    ]),
+  ];
+  for (const [name, line, L, R, seconds] of groups) {
+    if (L === undefined || R === undefined) continue;
+    rows.push([
+      name,
+      line,
+      `${L.connected} × ${seconds}`,
+      perChunk(L).toFixed(0),
+      perChunk(R).toFixed(0),
+      ratio(L.cpuMsPerCallSecond, R.cpuMsPerCallSecond),
+      pctOf(L.back, L.sent),
+      ms(L.echoP50),
+      ms(R.echoP50),
+    ]);
+  }
+  say(
+    "\nEach carrier's audio path: a 20 ms chunk in, the probe's 20 ms reply out in the carrier's message and codec; liveline's call (the carrier's signed webhook, its answer, its stream) against the bench worker's bare relay of the same carrier and codec (/bench/phone-relay?carrier=…), calls at once at 50 chunks/s\n",
+  );
+  say(
+    table(
+      [
+        "carrier",
+        "line",
+        "calls",
+        "liveline CPU µs / chunk",
+        "relay CPU µs / chunk",
+        "liveline / relay",
+        "chunks answered (liveline)",
+        "echo p50 ms (liveline)",
+        "echo p50 ms (relay)",
+      ],
+      rows,
+    ),
+  );
+  say(
+    "(CPU is all of workerd per call-second over 50 chunks, the probe model's share included in both arms; Telnyx runs A-law both ways, TELNYX_CODEC=PCMA)",
+  );
 }
 
 const pctOf = (n, d) => (d > 0 ? `${((100 * n) / d).toFixed(1)} % (${n}/${d})` : "–");
@@ -1040,6 +1122,7 @@ async function main() {
   process.stderr.write("bench: starting wrangler dev with the bench worker…\n");
   // A port is chosen by startServer; the probe model's URL needs it, so the vars are set
   // from inside via a placeholder the bench worker reads as its own origin.
+  CARRIER_SECRETS = await carrierKeys();
   const server = await startBenchServer();
   const started = Date.now();
   const results = { machine: await machine(), quick };
@@ -1063,6 +1146,7 @@ async function main() {
         k,
         {
           liveline: stats(v.liveline),
+          recorded: stats(v.recorded),
           transcode: stats(v.transcode),
           relay: stats(v.relay),
           ...(v.hibernating ? { hibernating: stats(v.hibernating) } : {}),
@@ -1083,6 +1167,29 @@ async function main() {
       );
       await sleep(500);
     }
+    // The other carriers, each against a bare relay of its own codec, as long as Twilio's;
+    // a full run alternates the arms twice (the CPU of a shared machine wanders).
+    // A quick run only shows the rows work: 3 calls for 1 s each.
+    results.phone.carriers = {
+      seconds: quick && !f.has("call-seconds") ? 1 : callSeconds,
+      rounds: quick ? 1 : 2,
+      load: [],
+    };
+    for (let round = 0; round < results.phone.carriers.rounds; round++)
+      for (const carrier of ["telnyx", "plivo", "vonage"])
+        for (const arm of ["liveline", "relay"]) {
+          results.phone.carriers.load.push(
+            await carrierLoad(
+              server,
+              carrier,
+              CARRIER_SECRETS.keys,
+              numFlag(f, "calls", quick ? 3 : 25),
+              results.phone.carriers.seconds,
+              arm,
+            ),
+          );
+          await sleep(300);
+        }
     if (f.has("profile")) results.profile = await profileLiveline(server, quick ? 200 : 2000);
     // Storage and reconnect before the concurrency levels: the largest level leaves the
     // runtime with a backlog that takes minutes to drain, and nothing should run after it.
@@ -1175,6 +1282,7 @@ async function main() {
             ARM_NAMES.liveline,
             v.liveline,
           ),
+          row("", ARM_NAMES.recorded, v.recorded),
           row("", ARM_NAMES.transcode, v.transcode),
           ...(v.hibernating ? [row("", ARM_NAMES.hibernating, v.hibernating)] : []),
           row("", ARM_NAMES.relay, v.relay),
@@ -1182,6 +1290,7 @@ async function main() {
       }),
     ),
   );
+  printRecordingCost(L, results.audioSplit);
   printAudioSplit(results.audioSplit);
   printPhone(results.phone);
   for (const [kind, p] of Object.entries(results.profile ?? {})) {
@@ -1559,6 +1668,21 @@ function printIdle(I) {
   );
 }
 
+/** What recording a session (its audio and its wire) costs a round trip, against the same unrecorded. */
+function printRecordingCost(L, split) {
+  if (!L?.audio?.recorded) return;
+  const x = (a, b) => `${(a / b).toFixed(2)}×`;
+  const line = (label, a, b) =>
+    `${label}: p50 ${x(a.p50, b.p50)}, p99 ${x(a.p99, b.p99)} (${ms(a.p50)} / ${ms(a.p99)} against ${ms(b.p50)} / ${ms(b.p99)} ms)`;
+  say(
+    "\nRecording's cost (liveline recording its audio and wire, against liveline unrecorded, same run):",
+  );
+  say(`- ${line("audio 20 ms", L.audio.recorded, L.audio.liveline)}`);
+  if (split?.within?.recorded)
+    say(`- ${line("audio within a reply", split.within.recorded, split.within.liveline)}`);
+  say(`- ${line("text turn", L.text.recorded, L.text.liveline)}`);
+}
+
 /**
  * The audio rows split: the first chunk of each block (an utterance, whose reply opens a turn)
  * and the chunks within the reply, each against the transcoding relay's same chunks.
@@ -1625,6 +1749,27 @@ function targets(r) {
       met: p50 <= 2.5,
     });
   }
+  // Each carrier's audio path against a bare relay of its own codec (issue 56).
+  const carrierRuns = r.phone?.carriers?.load ?? [];
+  const twilioLoad = r.phone?.load ?? [];
+  const cpuOf = (carrier, arm) => {
+    const runs =
+      carrier === "twilio"
+        ? twilioLoad.filter((x) => x.arm === arm)
+        : carrierRuns.filter((x) => x.carrier === carrier && x.arm === arm);
+    return runs.length === 0
+      ? Number.NaN
+      : runs.reduce((n, x) => n + x.cpuMsPerCallSecond, 0) / runs.length;
+  };
+  const perCarrier = ["twilio", "telnyx", "plivo", "vonage"]
+    .map((c) => [c, ratio(cpuOf(c, "liveline"), cpuOf(c, "relay"))])
+    .filter(([, x]) => Number.isFinite(x));
+  if (perCarrier.length > 0)
+    out.push({
+      target: "each carrier's audio CPU per 20 ms chunk ≤ 1.5× a bare relay of the same codec",
+      measured: perCarrier.map(([c, x]) => `${c} ${x.toFixed(2)}×`).join(", "),
+      met: perCarrier.every(([, x]) => x <= 1.5),
+    });
   const levels = levelResults(r) ?? [];
   const at = (arm, n) => levels.find((x) => x.arm === arm && x.sessions === n);
   const fewest = Math.min(...levels.map((x) => x.sessions));
@@ -1729,6 +1874,9 @@ const armName = (arm) => (arm === "liveline" ? "liveline" : "transcoding relay")
  */
 const STATE_ROOT = existsSync("/dev/shm") ? "/dev/shm" : undefined;
 
+/** The other carriers' webhook keys and the bench server's vars for them (carrierKeys). */
+let CARRIER_SECRETS = { keys: {}, vars: {} };
+
 async function startBenchServer(overrides = {}, opts = {}) {
   const { createServer } = await import("node:net");
   const port = await new Promise((ok) => {
@@ -1746,6 +1894,7 @@ async function startBenchServer(overrides = {}, opts = {}) {
       // A phone call's session takes the gateway's PROVIDER: gemini, i.e. the probe model.
       PROVIDER: "gemini",
       TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+      ...CARRIER_SECRETS.vars,
       GEMINI_API_KEY: "bench-not-a-key",
       // http, not ws: workerd's fetch refuses ws(s):// URLs (see the report on the gemini provider).
       GEMINI_LIVE_URL: `http://127.0.0.1:${port}/bench/model`,

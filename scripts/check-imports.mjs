@@ -10,7 +10,7 @@
  *   json-limits, version, safe-equal (a constant-time compare of secrets) and outbound (a
  *   deadline for an outbound request's headers), core, history,
  *   var-schemas (how Worker vars are read), providers, telephony (phone calls: the carriers'
- *   wire and the audio codec), simulator (a stand-in service that speaks each provider's wire,
+ *   wire and the audio codec), recording (a session's audio and wire as recorded), simulator (a stand-in service that speaks each provider's wire,
  *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
  *   provider, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
  *   mcp (an agent's remote MCP servers: their tools as server tools, through the SDK),
@@ -41,6 +41,9 @@ const LAYERS = [
   // Phone calls: the carriers' wire (Twilio Media Streams, TwiML, webhook signatures) and
   // the audio codec; below the simulator, whose carrier stand-in speaks that wire.
   ["telephony/"],
+  // Recordings: a session's audio placed on its timeline, the wire's entries, their layout in
+  // the bucket (pure; the session writes them, the http route assembles them).
+  ["recording/"],
   ["simulator/"],
   ["provider-registry.ts", "carrier-registry.ts"],
   ["worker-config.ts"],

@@ -1,11 +1,12 @@
 /**
- * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai,gpt-live]
+ * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai,gpt-live,xai]
  *                 [--figures [path] | --no-figures]
  *
  * The field failures, side by side: each scenario runs against the built-in simulator in
  * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
  * and liveline — and for each provider's wire (the simulator's Gemini Live, OpenAI Realtime
- * and GPT-Live faces; a scenario a provider cannot have says why), on a `wrangler dev` this
+ * and GPT-Live faces; a scenario a provider cannot have says why; a scenario of one
+ * service's own fault runs on that wire alone, `on`: xAI's), on a `wrangler dev` this
  * script starts and stops (and a second one for a scenario that needs other Worker vars, such
  * as a short MODEL_TIMEOUT_MS). Prints one table and
  * writes bench-results/repro.json. Trial i of a scenario uses simulator seed S + i.
@@ -49,7 +50,10 @@ const BASE_KNOBS = { timeScale: 0 };
 const saidOf = (frames) =>
   frames.filter((f) => f.type === "text" || f.type === "transcript").map((f) => f.text);
 
-/** The simulator's wires, each a provider column of the table (`--providers` picks some). */
+/**
+ * The simulator's wires a scenario runs on unless it names its own (`on`), each a provider
+ * row of the table (`--providers` picks some).
+ */
 const PROVIDERS = ["gemini", "openai", "gpt-live"];
 
 /** A scenario's `skip` for every provider but `provider`, with one reason. */
@@ -904,6 +908,125 @@ const SCENARIOS = [
       }
     },
   },
+  // GPT-Live's backend is one response chain (livekit/agents PR #7266): the two rows below
+  // are issue 52's, the refusal stall and the duplicate delegation.
+  {
+    id: "request_refused_call_open",
+    skip: onlyOn(
+      "gpt-live",
+      "GPT-Live's backend is one response chain (the face refuses response.create while a call is open); the other wires refuse no such request",
+    ),
+    label: "a line typed while an earlier call waits: the request refused, the line never answered",
+    field: 'livekit/agents PR #7266: refused, "the backend never answered again" (no rate)',
+    unit: "lines",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The greeting calls the chips (the client's, a side effect), which the client is slow
+      // to answer. The user types a line meanwhile; the service takes no request while the
+      // chips call has no output. Answered: the line's own words within 4 s (the naive relay
+      // sends its request at once, is refused, and nothing asks again).
+      const { client } = await open(
+        server,
+        arm,
+        { seed, calls: "greeting:suggest_topics;*:" },
+        provider,
+      );
+      try {
+        const { frames } = await playTurn(client, "hi", { answer: () => [], settleMs: 100 });
+        const chips = frames.find((f) => f.type === "tool_call" && f.name === "suggest_topics");
+        const line = "what are your hours?";
+        client.send({ type: "text", text: line });
+        let own = null;
+        let answered = false;
+        const deadline = Date.now() + 4000;
+        while (!answered) {
+          const f = await client.next(Math.max(1, deadline - Date.now())).catch(() => null);
+          if (f === null) break;
+          own ??= f.type === "user" && f.text === line ? f.turnId : null;
+          answered =
+            own !== null && f.turnId === own && saidOf([f]).some((t) => t.includes("hours"));
+        }
+        if (chips)
+          client.send({ type: "tool_result", callId: chips.callId, result: { shown: true } });
+        return {
+          units: 1,
+          failed: answered ? 0 : 1,
+          note: answered ? undefined : "the line got no answer within 4 s",
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  // xAI's own fault: a reasoning voice model bundles its audible answer with a function call in
+  // one response (livekit/agents issue 6411).
+  {
+    id: "bundled_answer_and_call",
+    on: ["xai"],
+    label: "an audible answer bundled with a side-effect call: the answer said twice",
+    field: "livekit/agents 6411: heard twice (no rate)",
+    unit: "turns",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The caller states a preference: the model answers it and calls set_preference (a side
+      // effect) in the same response. The naive relay asks for a response after the result,
+      // as frameworks do for a tool that returned a value; the model says its answer again.
+      const { client } = await open(
+        server,
+        arm,
+        { seed, calls: "1:set_preference;*:", repeatAnswers: 1 },
+        provider,
+      );
+      try {
+        const { frames } = await playTurn(client, "I prefer short answers", { settleMs: 200 });
+        const said = saidOf(frames).join("");
+        const called = frames.some((f) => f.type === "tool_call" && f.name === "set_preference");
+        const answers = said.split("Anything else?").length - 1;
+        const failed = !called || answers !== 1 || turnEndsOf(frames).length !== 1;
+        return {
+          units: 1,
+          failed: failed ? 1 : 0,
+          note: failed
+            ? `${called ? "" : "no call; "}answer said ${answers}×: ${said.slice(0, 160)}`
+            : undefined,
+        };
+      } finally {
+        client.close();
+      }
+    },
+  },
+  {
+    id: "delegation_delivered_twice",
+    skip: onlyOn(
+      "gpt-live",
+      "the GPT-Live face's fault (duplicateDelegation); the other wires have no delegations",
+    ),
+    label: "a delegation delivered twice: its call runs twice",
+    field: "TheSmokeDev/hermes-talk PR #135: one delegation handled twice, two requests (no rate)",
+    unit: "calls",
+    parallel: 4,
+    async trial(server, arm, seed, provider) {
+      // The reply to the line comes as a delegation of its own (announceReplies), delivered
+      // twice: the announcement and its response's events, the same delegation and call ids.
+      const { client, sessionId } = await open(
+        server,
+        arm,
+        {
+          seed,
+          announceReplies: true,
+          duplicateDelegation: true,
+          calls: "1:lookup_faq;*:",
+        },
+        provider,
+      );
+      try {
+        await playTurn(client, "what are your hours?", { settleMs: 300 });
+        return runOnceOutcome(runsPerCall(await history(server, sessionId)));
+      } finally {
+        client.close();
+      }
+    },
+  },
 ];
 
 async function main() {
@@ -913,8 +1036,10 @@ async function main() {
   const seed = numFlag(f, "seed", 1);
   const only = typeof f.get("only") === "string" ? String(f.get("only")).split(",") : null;
   const scenarios = SCENARIOS.filter((s) => !only || only.includes(s.id));
-  const providers =
-    typeof f.get("providers") === "string" ? String(f.get("providers")).split(",") : PROVIDERS;
+  const picked =
+    typeof f.get("providers") === "string" ? String(f.get("providers")).split(",") : null;
+  /** The wires a scenario runs on: its own, or every provider's; `--providers` picks some. */
+  const wiresOf = (sc) => (sc.on ?? PROVIDERS).filter((p) => picked === null || picked.includes(p));
   const figures = figuresTarget(f, { full: !quick && !f.has("only") && !f.has("providers") });
   checkFigures(figures, "repro");
 
@@ -934,7 +1059,7 @@ async function main() {
     for (const sc of scenarios) {
       const server = await serverFor(sc.vars);
       results[sc.id] = {};
-      for (const provider of providers.filter((p) => !sc.skip?.[p])) {
+      for (const provider of wiresOf(sc).filter((p) => !sc.skip?.[p])) {
         results[sc.id][provider] = {};
         for (const arm of ["naive", "liveline"]) {
           const acc = { units: 0, failed: 0, extra: 0, notes: [] };
@@ -965,7 +1090,7 @@ async function main() {
   }
 
   const rows = scenarios.flatMap((sc) =>
-    providers.map((provider) => {
+    wiresOf(sc).map((provider) => {
       const r = results[sc.id][provider];
       if (!r) return [sc.label, provider, "—", "—", `skipped: ${sc.skip[provider]}`];
       return [

@@ -14,6 +14,8 @@
 // presses 5, an empty line or Ctrl-D hangs up. `--to`/`--from` the numbers; `--say "…"`
 // (repeatable) says those lines, one per reply, hangs up, and exits 0 once every reply was heard.
 //   [TWILIO_AUTH_TOKEN=…] [API_KEY=…] npm run try -- --phone [--say "…"]… [BASE_URL]
+// `--carrier telnyx|plivo|vonage`: the call through that carrier's stand-in instead of Twilio's
+// (signed with its local development key; the hint says how to start the gateway with it).
 import { createInterface } from "node:readline";
 
 /** `--phone`, `--to`/`--from`/`--say <value>` (`--say` repeatable), and the base URL. */
@@ -22,7 +24,7 @@ function parseArgs(argv) {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--phone") out.phone = true;
-    else if (arg === "--to" || arg === "--from" || arg === "--say" || arg === "--agent") {
+    else if (["--to", "--from", "--say", "--agent", "--carrier"].includes(arg)) {
       const value = argv[++i];
       if (value === undefined) throw new Error(`${arg} needs a value`);
       if (arg === "--say") out.say.push(value);
@@ -37,7 +39,7 @@ try {
   args = parseArgs(process.argv.slice(2));
 } catch (error) {
   console.error(
-    `${error.message}. Usage: npm run try -- [--agent NAME] [--phone [--to N] [--from N] [--say "…"]…] [BASE_URL]`,
+    `${error.message}. Usage: npm run try -- [--agent NAME] [--phone [--carrier twilio|telnyx|plivo|vonage] [--to N] [--from N] [--say "…"]…] [BASE_URL]`,
   );
   process.exit(2);
 }
@@ -46,8 +48,8 @@ if (args.phone) {
   const { runPhoneCall } = await import("./lib/try-phone.mjs");
   process.exit(await runPhoneCall({ base, ...args, apiKey: process.env.API_KEY || undefined }));
 }
-if (args.say.length > 0 || args.to !== undefined || args.from !== undefined) {
-  console.error("--say, --to and --from go with --phone.");
+if (args.say.length > 0 || args.to !== undefined || args.from !== undefined || args.carrier) {
+  console.error("--say, --to, --from and --carrier go with --phone.");
   process.exit(2);
 }
 const headers = { "Content-Type": "application/json" };

@@ -10,10 +10,16 @@ import {
   type RegisteredCarrier,
   registeredCarrier,
 } from "./telephony/carrier-contract.js";
+import { plivoCarrier } from "./telephony/plivo/carrier.js";
+import { telnyxCarrier } from "./telephony/telnyx/carrier.js";
 import { twilioCarrier } from "./telephony/twilio/carrier.js";
+import { vonageCarrier } from "./telephony/vonage/carrier.js";
 
 export const CARRIERS = {
   twilio: registeredCarrier(twilioCarrier),
+  telnyx: registeredCarrier(telnyxCarrier),
+  plivo: registeredCarrier(plivoCarrier),
+  vonage: registeredCarrier(vonageCarrier),
 } satisfies Record<string, RegisteredCarrier>;
 
 export type CarrierName = keyof typeof CARRIERS;

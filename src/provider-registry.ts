@@ -5,10 +5,12 @@
  * (src/vocabulary/provider-adapter.ts), and its line below. Names, vars and env types follow.
  */
 import type { z } from "zod";
+import { azureProvider } from "./providers/azure/provider.js";
 import { type ProviderRequest, type RegisteredProvider, registered } from "./providers/contract.js";
 import { geminiProvider } from "./providers/gemini/provider.js";
 import { gptLiveProvider } from "./providers/gpt-live/provider.js";
 import { openaiProvider } from "./providers/openai/provider.js";
+import { xaiProvider } from "./providers/xai/provider.js";
 import { simulatorProvider } from "./simulator/simulated-provider.js";
 import type { ProviderSession } from "./vocabulary/provider-adapter.js";
 
@@ -17,6 +19,8 @@ export const PROVIDERS = {
   gemini: registered(geminiProvider),
   openai: registered(openaiProvider),
   "gpt-live": registered(gptLiveProvider),
+  xai: registered(xaiProvider),
+  azure: registered(azureProvider),
 };
 
 export type ProviderName = keyof typeof PROVIDERS;
@@ -54,6 +58,19 @@ export function providerMetadataProblem(
   metadata: Record<string, unknown>,
 ): string | null {
   return PROVIDERS[provider].metadataProblem(env, metadata);
+}
+
+/**
+ * What to tell an operator about the model a session of `provider` would ask for (`model`: the
+ * session's own, else the configured one): one past its shutdown date, by name; or null.
+ */
+export function providerModelWarning(
+  provider: ProviderName,
+  env: object,
+  model: string | undefined,
+  now: number,
+): string | null {
+  return PROVIDERS[provider].modelWarning(env, model, now);
 }
 
 /** How a session reaches its model. */

@@ -108,6 +108,19 @@ const ConfigSchema = z.object({
   SESSION_LOCATION_HINT: optionalOneOf(LOCATION_HINTS),
   FAULT_INJECTION: onOff,
   SIMULATOR_ROUTE: onOff,
+  // Recordings (src/recording, the RECORDINGS bucket): opted into per agent or per session.
+  /** A recording is written in parts of this length: a crash loses the last one at most. */
+  RECORDING_PART_MS: positiveInt(5_000, 60_000),
+  /** The most a session's audio recording, or its wire recording, may take (each, in bytes). */
+  RECORDING_MAX_BYTES: positiveInt(256 * 1024 * 1024),
+  /** Recordings older than this many days are no longer served, and are deleted when asked for. */
+  RECORDING_RETENTION_DAYS: z
+    .preprocess(
+      (v) =>
+        v === undefined || (typeof v === "string" && v.trim() === "") ? undefined : Number(v),
+      z.number().int().positive().max(36_500).optional(),
+    )
+    .describe("a number of days, 1 to 36500, or unset (kept until deleted)"),
   /** "on": the demo page and its session endpoint on any host (always on a local host). */
   DEMO_PAGE: onOff,
   // Traces, as OpenTelemetry's OTLP exporters name their settings (src/telemetry).

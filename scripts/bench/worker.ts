@@ -18,16 +18,22 @@
  *   gateway must do: it speaks liveline's client protocol (binary PCM in and out, `text`,
  *   `ready`, `text`/`turn_complete` frames) and the Gemini wire upstream (base64 JSON), with
  *   no log, no guard and no state beyond the sockets — the arm liveline's cost is held to.
- * - `GET /bench/phone-relay` (WebSocket): the same for a phone call, a plain transcoding
- *   relay for a Twilio Media Stream: `media` (μ-law 8 kHz) → PCM16 16 kHz → base64 to the
- *   probe model, and its PCM16 24 kHz back → μ-law 8 kHz as `media`, with the very functions
+ * - `GET /bench/phone-relay[?carrier=telnyx|plivo|vonage]` (WebSocket): the same for a phone
+ *   call, a plain transcoding relay for a carrier's stream (Twilio's unless named): its audio
+ *   (μ-law, A-law or 16 kHz PCM) → PCM16 16 kHz → base64 to the probe model, and its PCM16
+ *   24 kHz back in the line's codec and the carrier's message, with the very functions
  *   liveline's call stream uses (src/telephony/audio), no mark, no log, no guard, no
- *   webhook: the arm liveline's call path is held to.
+ *   webhook: the arm each carrier's call path is held to.
  */
 import { DurableObject } from "cloudflare:workers";
 import worker from "../../examples/greeter/src/worker.js";
 import { base64ToBytes, bytesToBase64 } from "../../src/providers/base64.js";
-import { mulawToPcm16, pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import {
+  alawToPcm16,
+  mulawToPcm16,
+  pcm16ToAlaw,
+  pcm16ToMulaw,
+} from "../../src/telephony/audio/g711.js";
 import { pcm16FromBytes, pcm16ToBytes } from "../../src/telephony/audio/pcm.js";
 import { createResampler } from "../../src/telephony/audio/resample.js";
 
@@ -252,33 +258,57 @@ export class HibernatingRelayObject extends DurableObject<BenchEnv> {
   }
 }
 
-/** A Twilio Media Stream message, as far as the phone relay reads one. */
-interface TwilioMessage {
-  event: string;
+/** A carrier's stream message, as far as the phone relay reads one (every carrier's fields). */
+interface LineMessage {
+  event?: string;
   streamSid?: string;
+  stream_id?: string;
+  streamId?: string;
+  start?: { streamId?: string; media_format?: { encoding?: string } };
   media?: { payload: string };
 }
 
+/** The carriers the phone relay speaks, each by its own messages and codec. */
+type RelayCarrier = "twilio" | "telnyx" | "plivo" | "vonage";
+
+/**
+ * A plain transcoding relay for one carrier's stream: its audio (μ-law or A-law 8 kHz, or
+ * 16 kHz linear PCM) → PCM16 16 kHz → base64 to the probe model, and the probe's PCM16 24 kHz
+ * back → the line's codec in the carrier's message, with the very functions liveline's call
+ * path uses (src/telephony/audio), no mark, no log, no guard, no webhook: the arm each
+ * carrier's call path is held to.
+ */
 export class PhoneRelayObject extends DurableObject<BenchEnv> {
-  override async fetch(): Promise<Response> {
+  override async fetch(request: Request): Promise<Response> {
+    const carrier = (new URL(request.url).searchParams.get("carrier") ?? "twilio") as RelayCarrier;
     const sockets = await relaySockets(this.env);
     if (!sockets) return NO_UPSTREAM();
     const { upstream, server, client } = sockets;
     const up = (m: unknown) => upstream.send(enc.encode(JSON.stringify(m)));
+    const toModel = (pcm16k: Uint8Array) =>
+      up({
+        realtimeInput: { audio: { mimeType: "audio/pcm;rate=16000", data: bytesToBase64(pcm16k) } },
+      });
+    const linear = carrier === "vonage";
     const inbound = createResampler(8000, 16000);
-    const outbound = createResampler(24000, 8000);
-    let streamSid: string | null = null;
+    const outbound = createResampler(24000, linear ? 16000 : 8000);
+    let alaw = false;
+    let streamId: string | null = null;
     up({ setup: { model: "models/probe" } });
     server.addEventListener("message", (e) => {
-      const m = JSON.parse(
-        typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
-      ) as TwilioMessage;
-      if (m.event === "start") streamSid = m.streamSid ?? null;
+      if (typeof e.data !== "string") {
+        // Vonage: the caller's 16 kHz PCM, as the model takes it.
+        if (streamId !== null) toModel(new Uint8Array(e.data as ArrayBuffer));
+        return;
+      }
+      const m = JSON.parse(e.data) as LineMessage;
+      if (m.event === "start") {
+        streamId = m.streamSid ?? m.stream_id ?? m.start?.streamId ?? null;
+        alaw = m.start?.media_format?.encoding === "PCMA";
+      } else if (m.event === "websocket:connected") streamId = "vonage";
       else if (m.event === "media" && m.media) {
-        const pcm = pcm16ToBytes(inbound.push(mulawToPcm16(base64ToBytes(m.media.payload))));
-        up({
-          realtimeInput: { audio: { mimeType: "audio/pcm;rate=16000", data: bytesToBase64(pcm) } },
-        });
+        const line = base64ToBytes(m.media.payload);
+        toModel(pcm16ToBytes(inbound.push(alaw ? alawToPcm16(line) : mulawToPcm16(line))));
       } else if (m.event === "stop") server.close(1000, "call ended");
     });
     upstream.addEventListener("message", (e) => {
@@ -286,12 +316,26 @@ export class PhoneRelayObject extends DurableObject<BenchEnv> {
         typeof e.data === "string" ? e.data : dec.decode(e.data as ArrayBuffer),
       ) as GeminiServerMessage;
       for (const part of m.serverContent?.modelTurn?.parts ?? []) {
-        if (!part.inlineData || streamSid === null) continue;
-        const pcm = pcm16FromBytes(base64ToBytes(part.inlineData.data));
-        const mulaw = pcm16ToMulaw(outbound.push(pcm));
-        if (mulaw.length === 0) continue;
+        if (!part.inlineData || streamId === null) continue;
+        const pcm = outbound.push(pcm16FromBytes(base64ToBytes(part.inlineData.data)));
+        if (pcm.length === 0) continue;
+        if (linear) {
+          const bytes = pcm16ToBytes(pcm);
+          for (let at = 0; at < bytes.length; at += 640) server.send(bytes.slice(at, at + 640));
+          continue;
+        }
+        const payload = bytesToBase64(alaw ? pcm16ToAlaw(pcm) : pcm16ToMulaw(pcm));
         server.send(
-          JSON.stringify({ event: "media", streamSid, media: { payload: bytesToBase64(mulaw) } }),
+          JSON.stringify(
+            carrier === "plivo"
+              ? {
+                  event: "playAudio",
+                  media: { contentType: "audio/x-mulaw", sampleRate: 8000, payload },
+                }
+              : carrier === "telnyx"
+                ? { event: "media", media: { payload } }
+                : { event: "media", streamSid: streamId, media: { payload } },
+          ),
         );
       }
     });

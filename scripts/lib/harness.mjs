@@ -52,7 +52,7 @@ export function numFlag(f, name, fallback) {
 // The server
 // ---------------------------------------------------------------------------------------
 
-async function freePort() {
+export async function freePort() {
   return new Promise((ok, fail) => {
     const srv = createServer();
     srv.once("error", fail);

@@ -7,6 +7,10 @@
  * sox to μ-law 8 kHz) at real-time pace, followed by 900 ms of silence. `#5` presses 5; an
  * empty line or Ctrl-D hangs up. `--say "…"` (repeatable): speak those lines, each once the
  * previous reply was heard, hang up and exit 0 when every reply was heard (1 otherwise).
+ * `--carrier telnyx|plivo|vonage`: the same through that carrier's stand-in (src/simulator/…),
+ * its webhook signed with the local development key of `CARRIERS` below (or the one its env
+ * var names), its line in its own codec (Telnyx: what the answer asked, μ-law or A-law;
+ * Vonage: 16 kHz linear PCM).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -23,6 +27,46 @@ import {
 /** What `npm run dev -- --var TWILIO_AUTH_TOKEN:dev-twilio-token` signs with (16 characters). */
 export const DEV_TWILIO_TOKEN = "dev-twilio-token";
 const DEV_HINT = `npm run dev -- --var TWILIO_AUTH_TOKEN:${DEV_TWILIO_TOKEN}`;
+
+/**
+ * The other carriers: the env var whose key the try signs with, its local development value,
+ * and the gateway's var that must pair with it. Local only: never a deployment's keys.
+ */
+export const CARRIERS = {
+  telnyx: {
+    env: "TELNYX_SIGNING_KEY",
+    // A local Ed25519 pair: the gateway verifies with the public half.
+    dev: "MC4CAQAwBQYDK2VwBCIEIFcxI+UxP9Sf9EHJ3nsntvMgv5fzVHeOt/aeoI4yd8C+",
+    gatewayVar: "TELNYX_PUBLIC_KEY:eEUDi9KMniYLR38w+lkcZZxtfammY3tBtbeXDRkxjOk=",
+  },
+  plivo: {
+    env: "PLIVO_AUTH_TOKEN",
+    dev: "dev-plivo-auth-token",
+    gatewayVar: "PLIVO_AUTH_TOKEN:dev-plivo-auth-token",
+  },
+  vonage: {
+    env: "VONAGE_SIGNATURE_SECRET",
+    dev: "dev-vonage-signature-secret",
+    gatewayVar: "VONAGE_SIGNATURE_SECRET:dev-vonage-signature-secret",
+  },
+};
+
+/** The stand-in of `carrier`, and how it places a call signed with `key`. */
+async function standInOf(carrier, options) {
+  if (carrier === "telnyx") {
+    const { TelnyxCallStandIn } = await import("../../src/simulator/telnyx/index.ts");
+    const call = new TelnyxCallStandIn(options);
+    return { call, place: (p) => call.placeCall({ ...p, privateKey: p.key }) };
+  }
+  if (carrier === "plivo") {
+    const { PlivoCallStandIn } = await import("../../src/simulator/plivo/index.ts");
+    const call = new PlivoCallStandIn(options);
+    return { call, place: (p) => call.placeCall({ ...p, authToken: p.key }) };
+  }
+  const { VonageCallStandIn } = await import("../../src/simulator/vonage/index.ts");
+  const call = new VonageCallStandIn(options);
+  return { call, place: (p) => call.placeCall({ ...p, signatureSecret: p.key }) };
+}
 const MULAW_SILENCE = 0xff;
 const TRAILING_SILENCE_MS = 900;
 /** A reply has been heard through once nothing is queued and nothing new played for this long. */
@@ -66,9 +110,42 @@ async function spoken(dir, n, text) {
   return mulawFromWav(new Uint8Array(readFileSync(ulaw)));
 }
 
+/** `text` spoken by espeak-ng as PCM16 at `rate` (the other carriers' stand-ins encode it). */
+async function spokenPcm(dir, n, text, rate) {
+  const wav = joinPath(dir, `line-${n}.wav`);
+  const raw = joinPath(dir, `line-${n}.raw`);
+  await run("espeak-ng", ["--stdin", "-w", wav], text);
+  await run("sox", [
+    wav,
+    "-r",
+    String(rate),
+    "-c",
+    "1",
+    "-e",
+    "signed",
+    "-b",
+    "16",
+    "-t",
+    "raw",
+    raw,
+  ]);
+  const bytes = readFileSync(raw);
+  return new Int16Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 2));
+}
+
 /** What to say when the webhook refused the call. */
-function setupHint(error, base, ownToken) {
+function setupHint(error, base, ownToken, carrier = "twilio") {
   const status = error.answer?.status;
+  const other = CARRIERS[carrier];
+  if (other !== undefined) {
+    const hint = `npm run dev -- --var ${other.gatewayVar}`;
+    if (status === 503) return `The gateway has no key for ${carrier}. Locally: ${hint}`;
+    if (status === 403)
+      return ownToken
+        ? `The gateway's ${carrier} key does not pair with your ${other.env} (or ${base} is not the URL it sees).`
+        : `The gateway's ${carrier} key is not the local development one: start it with ${hint}, or give ${other.env}=….`;
+    return undefined;
+  }
   if (status === 503)
     return `The gateway has no TWILIO_AUTH_TOKEN. Locally: ${DEV_HINT} (then npm run try -- --phone); deployed: npx wrangler secret put TWILIO_AUTH_TOKEN.`;
   if (status === 403)
@@ -88,7 +165,12 @@ export async function runPhoneCall({
   to = "+15550002222",
   say,
   apiKey,
+  carrier = "twilio",
 }) {
+  if (carrier !== "twilio" && CARRIERS[carrier] === undefined) {
+    console.error(`--carrier takes twilio, ${Object.keys(CARRIERS).join(", ")}; not ${carrier}.`);
+    return 2;
+  }
   const missing = missingTools();
   if (missing.length > 0) {
     console.error(
@@ -96,33 +178,43 @@ export async function runPhoneCall({
     );
     return 1;
   }
-  const ownToken = process.env.TWILIO_AUTH_TOKEN;
-  const authToken = ownToken || DEV_TWILIO_TOKEN;
+  const other = CARRIERS[carrier];
+  const envName = other?.env ?? "TWILIO_AUTH_TOKEN";
+  const ownToken = process.env[envName];
+  const authToken = ownToken || (other?.dev ?? DEV_TWILIO_TOKEN);
   if (!ownToken)
     console.log(
-      `(TWILIO_AUTH_TOKEN unset: signing with ${DEV_TWILIO_TOKEN}, as ${DEV_HINT} expects)`,
+      other === undefined
+        ? `(TWILIO_AUTH_TOKEN unset: signing with ${DEV_TWILIO_TOKEN}, as ${DEV_HINT} expects)`
+        : `(${envName} unset: signing with the local development key, as npm run dev -- --var ${other.gatewayVar} expects)`,
     );
 
-  const call = new TwilioCallStandIn({
-    transport: webTransport(),
-    allowInsecureStream: base.startsWith("http:"),
-  });
+  const options = { transport: webTransport(), allowInsecureStream: base.startsWith("http:") };
+  const line =
+    other === undefined
+      ? { call: new TwilioCallStandIn(options), place: null }
+      : await standInOf(carrier, options);
+  const call = line.call;
   let placed;
   try {
-    placed = await call.placeCall({ baseUrl: base, authToken, from, to });
+    placed =
+      line.place === null
+        ? await call.placeCall({ baseUrl: base, authToken, from, to })
+        : await line.place({ baseUrl: base, key: authToken, from, to });
   } catch (error) {
-    if (error instanceof CallSetupError) {
+    if (error instanceof CallSetupError || error?.name === "CallSetupError") {
       console.error(`The call did not connect: ${error.message}`);
-      const hint = setupHint(error, base, Boolean(ownToken));
+      const hint = setupHint(error, base, Boolean(ownToken), carrier);
       if (hint) console.error(hint);
     } else {
       const why = error instanceof Error ? (error.cause?.message ?? error.message) : String(error);
-      console.error(`Nothing answered at ${base} (${why}): start the gateway, e.g. ${DEV_HINT}`);
+      const start = other === undefined ? DEV_HINT : `npm run dev -- --var ${other.gatewayVar}`;
+      console.error(`Nothing answered at ${base} (${why}): start the gateway, e.g. ${start}`);
     }
     return 1;
   }
   const sessionId = placed.streamUrl.split("/").at(-1);
-  console.log(`calling ${to} from ${from}: session ${sessionId}\n`);
+  console.log(`calling ${to} from ${from} through ${carrier}: session ${sessionId}\n`);
 
   // The record: new events since the last look, when the server lets us read it.
   let lastSeq = -1;
@@ -229,6 +321,15 @@ export async function runPhoneCall({
         call.sendDtmf(digit);
         console.log(`→ pressed ${digit}`);
       }
+      return true;
+    }
+    if (other !== undefined) {
+      // The line's own codec and rate: the stand-in encodes the PCM as its start declared.
+      const rate = call.callerCodec.kind === "l16" ? call.callerCodec.rate : 8000;
+      const pcm = await spokenPcm(dir, ++lines, line, rate);
+      console.log(`→ saying "${line}" (${seconds((pcm.length * 1000) / rate)})`);
+      await call.say(pcm, { realTime: true });
+      await call.say(new Int16Array((TRAILING_SILENCE_MS * rate) / 1000), { realTime: true });
       return true;
     }
     const audio = await spoken(dir, ++lines, line);

@@ -7,3 +7,8 @@
  */
 export const CAPPED_LINE = "+15550009000";
 export const DESK_LINE = "+15550009100";
+
+/** A line whose calls are recorded (audio and wire) and told so first (docs/RECORDINGS.md). */
+export const RECORDED_LINE = "+15550009001";
+/** What the recorded line's caller is told first. */
+export const RECORDED_ANNOUNCEMENT = "This call is recorded.";

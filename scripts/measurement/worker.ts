@@ -2,7 +2,8 @@
  * MEASUREMENT ONLY — never deployed. The greeter app with the naive relay (liveline with
  * every protection off) as a second arm, so that `npm run repro` and the workers tests show
  * each field failure in the naive arm and its absence in liveline, on one Worker; and a phone
- * line capped at one turn, for the carrier contract's cap; an agent whose tools are an MCP
+ * line capped at one turn, for the carrier contract's cap; a recorded line (its calls' audio
+ * and wire, announced); an agent whose tools are an MCP
  * server's; and a chat agent whose sessions hold hibernatable sockets. Served with the repository's
  * wrangler.toml in place of its `main` (`startServer({ main })` in scripts/lib/harness.mjs;
  * vitest.config.ts for the workers tests). The greeter itself, and every gateway built on
@@ -11,9 +12,14 @@
 import { type AgentDefinition, createLiveline, defineAgent } from "liveline";
 import { billing, greeter, phoneNumbers } from "../../examples/greeter/src/agent.js";
 import { naiveRelay } from "../../src/measurement/naive-relay.js";
-import { CAPPED_LINE, DESK_LINE } from "./lines.js";
+import { CAPPED_LINE, DESK_LINE, RECORDED_ANNOUNCEMENT, RECORDED_LINE } from "./lines.js";
 
 const capped = defineAgent({ ...(greeter as AgentDefinition), limits: { maxTurns: 1 } });
+/** The billing desk with its calls recorded, and its callers told so first. */
+const recorded = defineAgent({
+  ...(billing as AgentDefinition),
+  recording: { audio: true, wire: true, announce: RECORDED_ANNOUNCEMENT },
+});
 /** The greeter as a chat agent left open in tabs: its sessions hold hibernatable sockets. */
 const chat = defineAgent({ ...(greeter as AgentDefinition), sockets: "hibernatable" });
 
@@ -75,8 +81,13 @@ const quickDesk = defineAgent<{
 }));
 
 const liveline = createLiveline({
-  agents: { greeter, billing, capped, desk, chat, quick_desk: quickDesk },
-  phoneNumbers: { ...phoneNumbers, [CAPPED_LINE]: "capped", [DESK_LINE]: "desk" },
+  agents: { greeter, billing, capped, desk, chat, quick_desk: quickDesk, recorded },
+  phoneNumbers: {
+    ...phoneNumbers,
+    [CAPPED_LINE]: "capped",
+    [DESK_LINE]: "desk",
+    [RECORDED_LINE]: "recorded",
+  },
   naiveRelay,
 });
 

@@ -215,7 +215,33 @@ export interface AgentDefinition {
    * message costing an event of its own. See docs/OPERATING.md.
    */
   sockets?: SocketHolding | undefined;
+  /**
+   * What its sessions record in the RECORDINGS bucket (nothing by default): their audio, their
+   * model wire, or both; `POST /v1/sessions` may say otherwise per session. docs/RECORDINGS.md.
+   */
+  recording?: RecordingOptions | undefined;
 }
+
+/** What a session records (docs/RECORDINGS.md): opted into per agent, or per session. */
+export interface RecordingOptions {
+  /** Both directions of the session's audio, as it heard and said them: one WAV. */
+  audio?: boolean | undefined;
+  /** The model wire: every frame to and from the model, with its time (`npm run replay`). */
+  wire?: boolean | undefined;
+  /**
+   * On a phone call, the model is asked to say this first, word for word (e.g. "This call is
+   * recorded."), before it greets the caller.
+   */
+  announce?: string | undefined;
+  /**
+   * Each recording stops at this many bytes (a `RECORDING_STOPPED` timeline row says so; the
+   * session goes on). Default: the Worker's RECORDING_MAX_BYTES.
+   */
+  maxBytes?: number | undefined;
+}
+
+/** The longest recording announcement an agent may ask for, in characters. */
+export const MAX_ANNOUNCEMENT_CHARS = 500;
 
 /** Who a session is for, as an agent function sees it (at creation and at every start). */
 export interface SessionInfo<Env = unknown> {
@@ -305,6 +331,7 @@ export function agentProblems(agent: AgentDefinition): string[] {
     );
   if (agent.arrival !== undefined && agent.arrival !== "announce" && agent.arrival !== "silent")
     problems.push(`arrival must be "announce" or "silent", not ${JSON.stringify(agent.arrival)}`);
+  problems.push(...recordingProblems(agent.recording));
   for (const [name, value] of Object.entries(agent.limits ?? {}))
     if (!(LIMIT_OPTIONS as readonly string[]).includes(name))
       problems.push(`limits: "${name}" is not a limit (${LIMIT_OPTIONS.join(", ")})`);
@@ -320,6 +347,28 @@ export function agentProblems(agent: AgentDefinition): string[] {
     names.add(transfer);
   }
   problems.push(...mcpProblems(agent.mcp, names));
+  return problems;
+}
+
+/** What makes an agent's `recording` unusable. */
+function recordingProblems(recording: RecordingOptions | undefined): string[] {
+  if (recording === undefined) return [];
+  if (typeof recording !== "object" || recording === null)
+    return ["recording must be an object: { audio?, wire?, announce?, maxBytes? }"];
+  const problems: string[] = [];
+  for (const flag of ["audio", "wire"] as const)
+    if (recording[flag] !== undefined && typeof recording[flag] !== "boolean")
+      problems.push(`recording.${flag} must be true or false`);
+  const { announce, maxBytes } = recording;
+  if (
+    announce !== undefined &&
+    (typeof announce !== "string" ||
+      announce.trim() === "" ||
+      announce.length > MAX_ANNOUNCEMENT_CHARS)
+  )
+    problems.push(`recording.announce must be a line of 1 to ${MAX_ANNOUNCEMENT_CHARS} characters`);
+  if (maxBytes !== undefined && !(Number.isSafeInteger(maxBytes) && maxBytes > 0))
+    problems.push(`recording.maxBytes must be a positive whole number, not ${String(maxBytes)}`);
   return problems;
 }
 

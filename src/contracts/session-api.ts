@@ -1,4 +1,4 @@
-import type { SessionLimitOptions, SessionOptions } from "../agents/define.js";
+import type { RecordingOptions, SessionLimitOptions, SessionOptions } from "../agents/define.js";
 import type { ClosingCopy, ClosingRecord, EndReason } from "../metering/closing-record.js";
 import type { Cost } from "../metering/cost.js";
 import type { LatencySummary } from "../metering/latency.js";
@@ -25,9 +25,14 @@ export interface SessionInit {
   options: SessionOptions;
   /** The session's own caps (within the agent's; the agent's apply where it asks none). */
   limits?: SessionLimitOptions | undefined;
+  /** What its creator asked to record, over its agent's `recording` (absent: the agent's). */
+  recording?: SessionRecording | undefined;
   /** ISO 8601. */
   createdAt: string;
 }
+
+/** A session's own recording choice (POST /v1/sessions `recording`): over its agent's. */
+export type SessionRecording = Pick<RecordingOptions, "audio" | "wire" | "maxBytes">;
 
 /** One row of `GET /v1/sessions/:id/timeline`. */
 export interface TimelineRow {
@@ -81,7 +86,15 @@ export interface SessionStats {
 }
 
 /** What a session's object asked of other services: each is one of Cloudflare's subrequests. */
-export type SubrequestKind = "model" | "call" | "mcp" | "traces" | "usage" | "carrier";
+export type SubrequestKind =
+  | "model"
+  | "call"
+  | "mcp"
+  | "traces"
+  | "usage"
+  | "carrier"
+  /** A recording's part, manifest or listing (R2). */
+  | "recording";
 /** What waits when the budget is near: dropped (and counted) rather than sent. */
 export type DeferrableWork = "traces" | "progress";
 
@@ -180,6 +193,19 @@ export type DirectCallRefusal =
   | "offer_refused"
   | "service_failed";
 
+/** A SIP call accepted as the session's (its sideband attached), or why not. */
+export type SipAcceptAnswer =
+  | { accepted: true }
+  | {
+      refused:
+        | "ended"
+        | "agent_unavailable"
+        | "model_unavailable"
+        | "unsupported"
+        | "service_failed";
+      message: string;
+    };
+
 /** A call stream's token, or why none is given. */
 export type CallTokenAnswer = { token: string } | { refused: "ended" | "in_progress" };
 
@@ -240,6 +266,8 @@ export interface SessionApi {
    * for the device. Throws for a session that was never initialised.
    */
   directCall(offer: string): Promise<DirectCallAnswer>;
+  /** Accepts a SIP call that reached the model service (OpenAI's webhook named it). */
+  acceptSipCall(callId: string): Promise<SipAcceptAnswer>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */
   crash(): Promise<void>;
   fetch(request: Request): Promise<Response>;

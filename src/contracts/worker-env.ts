@@ -41,6 +41,30 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
   TWILIO_AUTH_TOKEN?: string;
   /** Where Twilio's REST API is (call transfers): https://api.twilio.com unless set. */
   TWILIO_API_BASE_URL?: string;
+  /** Telnyx's webhook public key (base64): it verifies Telnyx's webhooks (phone calls answered). */
+  TELNYX_PUBLIC_KEY?: string;
+  /** Secret: the Telnyx API key (call transfers and hang-ups, TeXML REST). */
+  TELNYX_API_KEY?: string;
+  /** The codec of Telnyx calls' streams: PCMU (default) or PCMA (A-law trunks). */
+  TELNYX_CODEC?: string;
+  /** Where Telnyx's REST API is: https://api.telnyx.com unless set. */
+  TELNYX_API_BASE_URL?: string;
+  /** Secret, local development only: the key the demo page's Telnyx calls are signed with. */
+  TELNYX_DEMO_SIGNING_KEY?: string;
+  /** The Plivo account's auth ID (call transfers and hang-ups). */
+  PLIVO_AUTH_ID?: string;
+  /** Secret: the Plivo auth token that signs its webhooks (phone calls answered). */
+  PLIVO_AUTH_TOKEN?: string;
+  /** Where Plivo's REST API is: https://api.plivo.com unless set. */
+  PLIVO_API_BASE_URL?: string;
+  /** Secret: the Vonage signature secret that signs its webhooks (phone calls answered). */
+  VONAGE_SIGNATURE_SECRET?: string;
+  /** The Vonage application's id (call transfers and hang-ups). */
+  VONAGE_APPLICATION_ID?: string;
+  /** Secret: the Vonage application's private key, PKCS#8 PEM (call transfers and hang-ups). */
+  VONAGE_PRIVATE_KEY?: string;
+  /** Where Vonage's REST API is: https://api.nexmo.com unless set. */
+  VONAGE_API_BASE_URL?: string;
   /** Traces (OTLP/HTTP): see src/telemetry/otel-settings.ts. `…_HEADERS` is a secret. */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
@@ -54,4 +78,12 @@ export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, 
    * one row per session, summed by GET /v1/usage. Without it, usage stays in each session.
    */
   USAGE_DB?: D1Database;
+  /**
+   * Recordings (R2; wrangler.toml `[[r2_buckets]]`): a session's audio and its model wire, for
+   * the agents and sessions that ask for them. Without it nothing is recorded.
+   */
+  RECORDINGS?: R2Bucket;
+  RECORDING_PART_MS?: string;
+  RECORDING_MAX_BYTES?: string;
+  RECORDING_RETENTION_DAYS?: string;
 }

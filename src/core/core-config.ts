@@ -243,6 +243,17 @@ export interface LegacyJudgements {
    */
   stillWorkingAnswersResults?: boolean | undefined;
   /**
+   * Issue 52 replaced it: on a turnless model, the user's speech after an utterance the quiet
+   * had already ended (its adapter's `turn_complete`) ended it again: an empty turn of the
+   * model's own opened, with `empty_response`.
+   */
+  quietUtteranceEndedAgain?: boolean | undefined;
+  /**
+   * Issue 52 replaced it: on GPT-Live's one response chain, new input waited for a client's
+   * call of an earlier turn (the greeting's chips) until the client answered or it timed out.
+   */
+  staleClientCallsHold?: boolean | undefined;
+  /**
    * Issue 50 replaced it: on a model whose turn_complete waits for results, a turn that spoke
    * and then sent only silent results was taken as owed more words, and nudged (the greeting
    * said five times on a blocking-only model).

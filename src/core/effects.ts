@@ -104,6 +104,8 @@ export type TraceKind =
   | "HANDOFF"
   | "HANDOFF_ANNOUNCE"
   | "UPSTREAM_IDLE_CLOSE"
+  /** The service ended its session for its age: idle now, or replaced at once (`replaced`). */
+  | "UPSTREAM_EXPIRED"
   /** An idle close with answers still owed to ended turns: dropped, as a lost connection drops them. */
   | "IDLE_OWED_DROPPED"
   | "UPSTREAM_GAVE_UP"
@@ -111,6 +113,10 @@ export type TraceKind =
   /** Speech the model had heard and not answered goes again, whole, to the next connection. */
   | "SPEECH_CARRIED"
   | "CONTEXT_INVALID"
+  /** A recording (`recording`: audio or wire) began, or began again after an object restart. */
+  | "RECORDING_STARTED"
+  /** A recording stopped (`reason`: its budget, no bucket): the session goes on. */
+  | "RECORDING_STOPPED"
   /** The session's subrequests near SUBREQUEST_BUDGET (what can wait is shed), or past it. */
   | "SUBREQUESTS_NEAR"
   | "SUBREQUESTS_OVER"

@@ -31,6 +31,7 @@ import {
   onModelToolCall,
   onServerToolOutcome,
   onToolTimeout,
+  supersedeStaleClientCalls,
 } from "./tools.js";
 import { endTurn, openTurn } from "./turn-state.js";
 import { onFollowUpTimer, onGraceTimer, onModelInterrupted, onModelTurnComplete } from "./turns.js";
@@ -363,6 +364,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       if (s.turn !== null && (s.generation !== null || !s.turn.modelEnded)) return;
       if (event.type === "speech_started") {
         noteSpeech(s);
+        if (clientCallRunning(s)) supersedeStaleClientCalls(ctx);
       } else if (event.text.length > 0) {
         s.inputTranscript = joinTranscript(s.inputTranscript, event.text);
         noteSpeech(s);
@@ -391,7 +393,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       s.replyOpen = false;
       return;
     case "tool_call":
-      onModelToolCall(ctx, event.calls);
+      onModelToolCall(ctx, event.calls, event.dropped);
       return;
     case "tool_call_cancellation":
       onModelCancellation(ctx, event.ids);
@@ -400,7 +402,10 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       currentGeneration(ctx);
       return;
     case "turn_complete":
-      onModelTurnComplete(ctx);
+      // A turnless model's utterance ends where the user's speech begins, as its adapter says;
+      // one the quiet already ended is not ended again (nothing runs: no turn of its own opens).
+      if (s.generation !== null || !repliesMarked(s) || s.config.legacy?.quietUtteranceEndedAgain)
+        onModelTurnComplete(ctx);
       armIdle(ctx);
       return;
     case "interrupted":
@@ -428,7 +433,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       return;
     }
     case "upstream_closed":
-      onUpstreamClosed(ctx, event.code, event.reason, event.fatal);
+      onUpstreamClosed(ctx, event.code, event.reason, event.fatal, event.expired === true);
       return;
     case "service_error":
       ctx.trace("SERVICE_ERROR", { code: event.code, message: event.message });
@@ -516,6 +521,7 @@ function takeLine(
   }
   // A transfer answered in the turn just cut short: the new agent takes this line.
   handoffBeforeInput(ctx);
+  if (clientCallRunning(s)) supersedeStaleClientCalls(ctx);
   const turn = openTurn(ctx, "text", line.text, line.textId);
   if (!typed && s.upstream.phase === "failed") {
     endTurn(ctx, { interrupted: "upstream_lost" });
@@ -660,4 +666,14 @@ function endSession(ctx: StepContext): void {
   ctx.record({ kind: "status", state: "ended" });
   s.ended = true;
   ctx.emit({ type: "close_clients", code: 1000, reason: "session ended" });
+}
+
+/**
+ * A client's call is running (a stale one may be superseded by new input). Read here, so that
+ * a line's path enters tools.ts only when there is one (the text path's file ratchet).
+ */
+function clientCallRunning(s: CoreState): boolean {
+  for (const call of Object.values(s.calls))
+    if (call.status === "running" && call.runOn === "client") return true;
+  return false;
 }

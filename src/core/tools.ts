@@ -25,7 +25,11 @@ import { settleTurn } from "./turns.js";
 /** How long after a silent result a regeneration of the previous reply is watched for. */
 const REGEN_WINDOW_MS = 15_000;
 
-export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallRequest[]): void {
+export function onModelToolCall(
+  ctx: StepContext,
+  calls: readonly ToolCallRequest[],
+  dropped?: string,
+): void {
   const s = ctx.state;
   const fresh = calls.filter((request) => {
     const known =
@@ -44,17 +48,67 @@ export function onModelToolCall(ctx: StepContext, calls: readonly ToolCallReques
     // Calls inside a suppressed generation are not run: nobody asked for that generation.
     for (const request of fresh)
       ctx.trace("SUPPRESSED", { callId: request.id, name: request.name });
+    // A wire whose model takes nothing more while a call of it has no output (GPT-Live's one
+    // response chain) is told they were not run, as context that prompts nothing.
+    if (capabilitiesOf(s).answersCancelledCalls && s.upstream.phase === "live") {
+      const responses = fresh.map((r) => ({
+        ...toolResponse(r.id, r.name, cancelledOutcome("not_asked")),
+        scheduling: "silent" as const,
+      }));
+      ctx.sendModel({ type: "tool_responses", responses });
+    }
     return;
   }
   const batch = `b${++s.batchCount}`;
   // Every call of the delivery joins its batch before any is answered: one answered at once
   // (refused past a cap, an unknown tool) must not flush the batch before its siblings are in
   // it (each result alone would ask the model for a follow-up of its own).
+  if (dropped !== undefined) {
+    for (const request of fresh) dropCall(ctx, request, owner, batch, dropped);
+    return;
+  }
   const answered = fresh.flatMap((request) => {
     const call = startCall(ctx, request, owner, batch);
     return call === null ? [] : [call];
   });
   for (const { call, error } of answered) completeCall(ctx, call, { error });
+}
+
+/**
+ * A call the service dropped before it could run (GPT-Live: its response failed): in the
+ * record, and closed there with the reason at once; never run, and no output goes back (the
+ * service refuses one).
+ */
+function dropCall(
+  ctx: StepContext,
+  request: ToolCallRequest,
+  turnId: string,
+  batch: string,
+  reason: string,
+): void {
+  const s = ctx.state;
+  const runOn = policyOf(s, request.name)?.runOn ?? "server";
+  s.toolCallCount++;
+  s.calls[request.id] = {
+    id: request.id,
+    name: request.name,
+    turnId,
+    runOn,
+    followUp: "silent",
+    status: "cancelled",
+    delivery: "withheld",
+    batch,
+  };
+  ctx.record({
+    kind: "tool_call",
+    turnId,
+    callId: request.id,
+    name: request.name,
+    args: request.args,
+    runOn,
+  });
+  ctx.record({ kind: "tool_cancelled", turnId, callId: request.id, name: request.name, reason });
+  ctx.trace("TOOL_CANCELLED", { callId: request.id, reason });
 }
 
 /** Delegation ids recorded lately: a delivery of one again (any connection) records nothing. */
@@ -291,10 +345,24 @@ function batchAnswered(s: CoreState, batch: string): boolean {
 }
 
 function withhold(ctx: StepContext, call: CallState): void {
+  const s = ctx.state;
+  const response = call.held;
   call.delivery = "withheld";
   call.held = undefined;
-  ctx.state.counters.withheldResults++;
+  s.counters.withheldResults++;
   ctx.trace("TOOL_RESULT_WITHHELD", { callId: call.id, name: call.name });
+  // A wire whose model takes nothing more while a call of it has no output (GPT-Live's one
+  // response chain) gets it all the same, as context that prompts nothing.
+  if (
+    response !== undefined &&
+    capabilitiesOf(s).answersCancelledCalls &&
+    s.upstream.phase === "live"
+  )
+    ctx.sendModel({
+      type: "tool_responses",
+      responses: [{ ...response, scheduling: "silent" }],
+      turnId: call.turnId,
+    });
 }
 
 /** The calls whose results go back together: a batch's speak calls (all of it if blocking-only). */
@@ -381,6 +449,24 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
   });
   ctx.trace("TOOL_CANCELLED", { callId: call.id, reason });
   if (ctx.state.config.guards.resultScheduling) flushBatch(ctx, call.batch);
+}
+
+/**
+ * New input (a line, speech) on a wire whose model takes nothing more while a call has no
+ * output (GPT-Live's one response chain): a client's call of a turn that is over (the
+ * greeting's chips, say) would hold the input until the client answers or it times out. The
+ * user moved on: it is cancelled (`superseded`), its output sent first. A server's goes on: it
+ * settles by itself, within its timeout, and the input waits for it.
+ */
+export function supersedeStaleClientCalls(ctx: StepContext): void {
+  const s = ctx.state;
+  // A protection: the naive relay leaves calls alone, as the field's relays do.
+  if (!s.config.guards.resultScheduling || s.config.legacy?.staleClientCallsHold) return;
+  if (capabilitiesOf(s).answersCancelledCalls !== true) return;
+  for (const call of Object.values(s.calls)) {
+    if (call.status === "running" && call.runOn === "client" && call.turnId !== s.turn?.id)
+      cancelCall(ctx, call, "superseded");
+  }
 }
 
 /** The StepContext's `cancelRunningCalls`: every running call of the turn (null: of all). */

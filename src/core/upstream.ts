@@ -8,7 +8,7 @@ import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
 import { armLineWait } from "./follow-up.js";
 import { armIdle, setIdleTimer } from "./idle.js";
-import { carrySentAudio, resendCarriedAudio } from "./sent-audio.js";
+import { carrySentAudio, forgetSentAudio, resendCarriedAudio } from "./sent-audio.js";
 import { type CoreState, restoredCallsRunning, upstreamQuiet } from "./session-state.js";
 import { restartSpeechTimeline } from "./speech-clock.js";
 import type { StepContext } from "./step-context.js";
@@ -177,12 +177,17 @@ export function onUpstreamClosed(
   code: number,
   reason: string,
   fatal: boolean,
+  expired = false,
 ): void {
   const s = ctx.state;
   const up = s.upstream;
   ctx.trace("UPSTREAM_CLOSED", { code, reason });
   if (s.ended || up.phase === "failed" || up.phase === "closed") return;
   ctx.emit({ type: "clear_timer", timer: "connect" });
+  if (expired && up.phase === "live") {
+    onExpired(ctx);
+    return;
+  }
   loseConnection(ctx);
   if (fatal) {
     if (up.resumingWith !== null) {
@@ -198,6 +203,28 @@ export function onUpstreamClosed(
     return;
   }
   scheduleReconnect(ctx);
+}
+
+/**
+ * The service ended its session for its age (GPT-Live's two hours), nothing lost. With
+ * nothing in flight it is not replaced now (a new one bills by the minute, and nobody is
+ * speaking): the connection is idle, and the next input opens one, seeded from the log. With
+ * a turn or speech in flight, it is carried to a new one at once.
+ */
+function onExpired(ctx: StepContext): void {
+  const s = ctx.state;
+  // The service closes the socket: its close is not news (the link reports it no more).
+  ctx.emit({ type: "close_upstream", reason: "expired" });
+  if (s.turn === null && upstreamQuiet(s) && s.heldLines.length === 0) {
+    s.upstream.phase = "closed";
+    forgetSentAudio(ctx);
+    ctx.record({ kind: "status", state: "idle" });
+    ctx.trace("UPSTREAM_EXPIRED", { replaced: false });
+    return;
+  }
+  ctx.trace("UPSTREAM_EXPIRED", { replaced: true });
+  closeTurnOnUpstreamLoss(ctx, true);
+  reconnectNow(ctx, "expired");
 }
 
 export function onUpstreamFailed(ctx: StepContext, message: string, refused = false): void {

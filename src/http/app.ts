@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { LivelineApp } from "../app-options.js";
+import { providerModelWarning } from "../provider-registry.js";
 import { describeProblem } from "../var-schemas.js";
 import { VERSION } from "../version.js";
 import { jsonError } from "../vocabulary/http-error.js";
@@ -8,6 +9,8 @@ import { resolveAuth } from "./auth.js";
 import type { AppEnv } from "./context.js";
 import { HttpError, handleError } from "./errors.js";
 import { methodNotAllowed } from "./method-not-allowed.js";
+import { openaiSipRoutes } from "./routes/openai-sip.js";
+import { recordingRoutes } from "./routes/recording.js";
 import { sessionRoutes } from "./routes/sessions.js";
 import { telephonyRoutes } from "./routes/telephony.js";
 import { usageRoutes } from "./routes/usage.js";
@@ -30,7 +33,17 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
         503,
       );
     }
-    return c.json({ ok: true, version: VERSION, provider: config.PROVIDER });
+    // A configured model past its shutdown date, by name (each offered provider's default).
+    const env = app.env(c.env);
+    const warnings = config.providers.flatMap(
+      (provider) => providerModelWarning(provider, env, undefined, Date.now()) ?? [],
+    );
+    return c.json({
+      ok: true,
+      version: VERSION,
+      provider: config.PROVIDER,
+      ...(warnings.length > 0 ? { warnings } : {}),
+    });
   });
   http.all("/health", methodNotAllowed("GET"));
 
@@ -46,8 +59,10 @@ export function createApp(app: LivelineApp): Hono<AppEnv> {
   });
   http.route("/v1/sessions", wsRoutes);
   http.route("/v1/sessions", sessionRoutes);
+  http.route("/v1/sessions", recordingRoutes);
   http.route("/v1/sessions", webrtcRoutes);
   http.route("/v1/telephony", telephonyRoutes);
+  http.route("/v1/sip/openai", openaiSipRoutes);
   http.route("/v1/usage", usageRoutes);
 
   http.notFound(() => jsonError(404, "not_found", "no such route"));

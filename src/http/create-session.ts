@@ -11,9 +11,11 @@ import {
   type SessionOptions,
   sessionLimits,
 } from "../agents/define.js";
+import type { SessionRecording } from "../contracts/session-api.js";
 import {
   type ProviderName,
   providerMetadataProblem,
+  providerModelWarning,
   providerUnavailable,
 } from "../provider-registry.js";
 import { asksForNaiveRelay } from "../session/meta.js";
@@ -32,11 +34,20 @@ export interface SessionRequest {
   options: SessionOptions;
   /** The session's caps, within the agent's. */
   limits?: SessionLimitOptions | undefined;
+  /** What to record, over the agent's `recording`. */
+  recording?: SessionRecording | undefined;
   locationHint?: LocationHint | undefined;
 }
 
-/** Creates the session; its id. Throws HttpError (400) for what cannot be served. */
-export async function createSession(c: AppContext, request: SessionRequest): Promise<string> {
+/**
+ * Creates the session; its id. Throws HttpError (400) for what cannot be served. A model past
+ * its shutdown date is said to `warn` (and logged): the session is created all the same.
+ */
+export async function createSession(
+  c: AppContext,
+  request: SessionRequest,
+  warn?: (warning: string) => void,
+): Promise<string> {
   const { app, config } = c.var;
   const env = app.env(c.env);
   const agentName = request.agent ?? app.defaultAgent;
@@ -94,6 +105,19 @@ export async function createSession(c: AppContext, request: SessionRequest): Pro
       `agent "${agentName}" does not allow ${disallowed.join(", ")} per session (it allows: ${(resolved.allow ?? []).join(", ") || "none"})`,
     );
   }
+  const model = request.options.model ?? resolved.model;
+  const warning = providerModelWarning(provider, env, model, Date.now());
+  if (warning !== null) {
+    console.warn(`session ${sessionId}: ${warning}`);
+    warn?.(warning);
+  }
+  const recording = request.recording ?? {};
+  if ((recording.audio === true || recording.wire === true) && env.RECORDINGS === undefined)
+    throw new HttpError(
+      400,
+      "recording_unavailable",
+      "this gateway keeps no recordings: it has no RECORDINGS bucket (wrangler.toml [[r2_buckets]], docs/RECORDINGS.md)",
+    );
   const limits = sessionLimits(resolved, request.limits ?? {});
   if ("refused" in limits)
     throw new HttpError(400, "option_not_allowed", `agent "${agentName}": ${limits.refused}`);
@@ -104,6 +128,7 @@ export async function createSession(c: AppContext, request: SessionRequest): Pro
     metadata: request.metadata,
     options: request.options,
     limits: request.limits ?? {},
+    recording: request.recording ?? {},
     createdAt: new Date().toISOString(),
   });
   return sessionId;

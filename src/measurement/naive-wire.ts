@@ -5,7 +5,9 @@
  * openai-agents-js does (a second `response.create` while one is active is refused by the
  * service); on GPT-Live it hands on every delivery of a function call, a second one of the
  * same call id included (the guides leave exactly-once to the application, and a relay that
- * does not claim each call runs it again). Measurement only (src/measurement/naive-relay.ts).
+ * does not claim each call runs it again), and continues each backend response once its own
+ * calls are answered (per-response-gate.ts), as the field did before it learned the backend
+ * is one chain. Measurement only (src/measurement/naive-relay.ts).
  */
 import type { WireArm } from "../providers/contract.js";
 import { responseBody } from "../providers/gemini/encode.js";
@@ -13,11 +15,18 @@ import type { GeminiContent, GeminiPart } from "../providers/gemini/schemas.js";
 import { GptLiveAdapter } from "../providers/gpt-live/adapter.js";
 import { OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
 import type { ModelEvent, RebuiltContext, ToolCallRequest } from "../vocabulary/model.js";
+import { PerResponseGate } from "./per-response-gate.js";
 
 export const naiveWire: WireArm = {
   geminiSeed: seedAsToolParts,
   openaiAdapter: (opts) => new NaiveOpenAIAdapter(opts),
-  gptLiveAdapter: (opts) => new GptLiveAdapter({ ...opts, dedupeCalls: false }),
+  gptLiveAdapter: (opts) =>
+    new GptLiveAdapter({
+      ...opts,
+      dedupeCalls: false,
+      gate: new PerResponseGate(),
+      cancelledOutput: "error",
+    }),
 };
 
 class NaiveOpenAIAdapter extends OpenAIRealtimeAdapter {

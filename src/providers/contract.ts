@@ -55,6 +55,15 @@ export interface Provider<Shape extends z.ZodRawShape, Bindings extends object =
     metadata: Record<string, unknown>,
   ): string | null;
   session(request: ProviderRequest<z.output<z.ZodObject<Shape>>, Bindings>): ProviderSession;
+  /**
+   * What to tell an operator about the model a session would ask for (`model`: the session's
+   * own, else the configured one) at `now`: one past its shutdown date, by name; or null.
+   */
+  modelWarning?(
+    vars: z.output<z.ZodObject<Shape>>,
+    model: string | undefined,
+    now: number,
+  ): string | null;
 }
 
 /**
@@ -73,6 +82,7 @@ export interface RegisteredProvider<Shape extends z.ZodRawShape, Bindings extend
   session(
     request: Omit<ProviderRequest<unknown, unknown>, "vars" | "bindings"> & { env: Bindings },
   ): ProviderSession;
+  modelWarning(env: object, model: string | undefined, now: number): string | null;
 }
 
 /** Erases a provider's types: its vars are parsed from the raw env (once per env object). */
@@ -85,5 +95,6 @@ export function registered<Shape extends z.ZodRawShape, Bindings extends object>
     unavailable: (env) => provider.unavailable(varsOf(env)),
     metadataProblem: (env, metadata) => provider.metadataProblem?.(varsOf(env), metadata) ?? null,
     session: ({ env, ...rest }) => provider.session({ ...rest, vars: varsOf(env), bindings: env }),
+    modelWarning: (env, model, now) => provider.modelWarning?.(varsOf(env), model, now) ?? null,
   };
 }

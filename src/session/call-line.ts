@@ -11,6 +11,9 @@ import type { CarrierCall } from "../telephony/carrier-contract.js";
 import { ENTRY_PAUSE_MS, entryLine, Keypad, type KeypadMode } from "../telephony/keypad.js";
 import { requireE164 } from "../telephony/phone-number.js";
 
+/** What the model is told when a call's audio starts (the caller waits to be greeted). */
+export const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
+
 /** What the call's line needs from its session's object. */
 export interface CallLineHost {
   /** A line to the model, as the caller's (it is recorded like any line). */
@@ -93,6 +96,9 @@ export class CallLine {
     switch (leaving.act.kind) {
       case "hang_up":
         this.host.end("agent_hung_up");
+        // Its stream is closed with the session; a carrier that may go on with the call after
+        // that is also told to end it (a REST call with a deadline; a failure changes nothing).
+        void this.call.end?.();
         return;
       case "transfer":
         leaving.phase = "transferring";

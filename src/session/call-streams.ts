@@ -12,12 +12,14 @@ import type { EndReason } from "../metering/closing-record.js";
 import type { CallStreamLink } from "../telephony/carrier-contract.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
-import { CallLine } from "./call-line.js";
+import { CALL_CONNECTED, CallLine } from "./call-line.js";
 import { CallReconnect } from "./call-reconnect.js";
 import { CallTokenStore } from "./call-token-store.js";
+import { frameSizeOver } from "./client-frames.js";
 import type { HeldSockets } from "./held-sockets.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionMeta } from "./meta.js";
+import { recordedCallLine } from "./recordings.js";
 import {
   attach,
   attachmentOf,
@@ -31,8 +33,6 @@ import { closeQuietly } from "./sockets.js";
 const START_WITHIN_MS = 10_000;
 /** Call streams waiting for their start at once, at most (a call has one). */
 const MAX_WAITING_STREAMS = 2;
-/** What the model is told when a call's stream starts (the caller waits to be greeted). */
-const CALL_CONNECTED = "(The caller is on the line. Greet them.)";
 /** A carrier's stream that broke the rules (no start, a bad token). */
 const CLOSE_POLICY = 1008;
 
@@ -59,6 +59,8 @@ export interface CallStreamsHost {
   callAlarm(at: number | null): void;
   /** A timeline row of the session's. */
   trace(kind: "CALL_RECONNECTED" | "CALL_STREAM_LOST", detail: Record<string, unknown>): void;
+  /** The largest message a client may send (MAX_FRAME_BYTES): a stream's messages too. */
+  maxFrameBytes(): number;
 }
 
 export class CallStreams {
@@ -171,6 +173,14 @@ export class CallStreams {
         turnEnded: () => this.line?.turnEnded(),
         drained: () => this.line?.drained(),
         cut: () => this.line?.cut(),
+        // Counted in the timeline (BAD_FRAME, with what is wrong): the audio goes on as declared.
+        lineProblem: (message) =>
+          this.host.session()?.interpreter.handleInput({
+            type: "client_bad_frame",
+            clientId: attachment.clientId,
+            code: "bad_frame",
+            message,
+          }),
         clientToolCall: (callId, name) => {
           // Answered at once where no app is connected to run it: the model hears why, and
           // the call does not wait out the tool's timeout. (An app on the session answers it.)
@@ -180,6 +190,7 @@ export class CallStreams {
         },
       },
       this.host.sessionAudio(),
+      call.line,
     );
     this.links.set(ws, link);
     return link;
@@ -189,8 +200,26 @@ export class CallStreams {
   message(ws: WebSocket, attachment: SocketAttachment, data: string | ArrayBuffer): void {
     const carrier = carrierNamed(attachment.call?.carrier ?? "");
     if (carrier === null) return;
-    const read = carrier.readStreamEvent(data);
     const link = this.linkOf(ws, attachment);
+    // A message out of place is counted (BAD_FRAME in the timeline) and skipped: the call
+    // goes on.
+    const skip = (message: string, code = "bad_frame") =>
+      this.host.session()?.interpreter.handleInput({
+        type: "client_bad_frame",
+        clientId: attachment.clientId,
+        code,
+        message,
+      });
+    // Bounded as a client's message is, before it is read (a carrier sends 20 ms a message).
+    const max = this.host.maxFrameBytes();
+    const size = frameSizeOver(data, max);
+    if (size !== null) {
+      const why = `stream messages are limited to ${max} bytes; this one had ${size}`;
+      if (link === null) closeQuietly(ws, CLOSE_POLICY, why);
+      else skip(why, "frame_too_large");
+      return;
+    }
+    const read = carrier.readStreamEvent(data);
     if (link === null) {
       // Before a start bound it, the stream may only say connected, then start: anything
       // else (audio, marks, keys, a malformed start) is nobody's call.
@@ -206,15 +235,6 @@ export class CallStreams {
       );
       return;
     }
-    // A message out of place is counted (BAD_FRAME in the timeline) and skipped: the call
-    // goes on.
-    const skip = (message: string) =>
-      this.host.session()?.interpreter.handleInput({
-        type: "client_bad_frame",
-        clientId: attachment.clientId,
-        code: "bad_frame",
-        message,
-      });
     if (!read.ok) {
       skip(`a media stream message the carrier does not send: ${read.problem}`);
       return;
@@ -227,18 +247,26 @@ export class CallStreams {
         return;
       case "audio": {
         const audio = link.callerAudio(event.payload);
-        if (audio !== null) this.host.clientFrame(ws, audio.slice().buffer);
+        if (audio === null) skip("a media payload that is not base64 audio");
+        else this.host.clientFrame(ws, audio.slice().buffer);
         return;
       }
       case "mark":
         link.marked(event.name);
         return;
-      case "key":
+      case "key": {
+        const live = this.host.session();
+        // A key the model must not hear (a PIN) is not kept in the audio recording either.
+        if (live?.currentAgent().keypad === "tools")
+          live.recordings.audio?.key(attachment.clientId);
         this.line?.pressed(event.digit);
         return;
+      }
       case "stop":
         // The caller hung up: the call's session ends (its history stays readable).
         this.host.end("caller_hung_up");
+        return;
+      case "ack":
         return;
       default: {
         const unreachable: never = event;
@@ -272,11 +300,11 @@ export class CallStreams {
   private bind(
     ws: WebSocket,
     attachment: SocketAttachment,
-    start: { streamId: string; callId: string; token: string | null },
+    start: { streamId: string; callId: string; token: string | null; line?: string },
   ): void {
     const meta = this.host.meta();
     const live = this.host.session();
-    const check = start.token === null ? "unknown" : this.tokens().take(start.token, Date.now());
+    const check = start.token === null ? "unknown" : this.tokens().check(start.token, Date.now());
     const call = meta === null ? null : phoneCallOf(this.host.env(), meta.metadata);
     const why =
       live === null || meta === null || meta.endedAt !== null
@@ -290,18 +318,26 @@ export class CallStreams {
               : this.open("bound_call").length > 0
                 ? "the call's stream is already up"
                 : null;
-    if (why !== null || live === null || attachment.call === undefined) {
+    if (why !== null || live === null || attachment.call === undefined || start.token === null) {
       closeQuietly(ws, CLOSE_POLICY, why ?? "the session has ended");
       return;
     }
-    attach(ws, { ...attachment, call: { ...attachment.call, streamId: start.streamId } });
+    // Spent by the start that binds, and only by it (a start for another call leaves it).
+    this.tokens().spend(start.token);
+    attach(ws, {
+      ...attachment,
+      call: { ...attachment.call, streamId: start.streamId, line: start.line },
+    });
     this.host.clientsChanged();
     const first = this.reconnects().started(Date.now());
     live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
     // The callee speaks first on a phone: the call's connection is said to the model, in the
     // record like any line, so that it greets the caller. A stream that connects the call
     // again (after a deploy, say) is the same conversation going on: no second greeting.
-    if (first) this.host.clientFrame(ws, JSON.stringify({ type: "text", text: CALL_CONNECTED }));
+    if (!first) return;
+    const announce = live.recordings.announcement;
+    const text = announce === null ? CALL_CONNECTED : recordedCallLine(announce);
+    this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
   }
 
   private open(kind: SocketKind): WebSocket[] {
@@ -309,8 +345,11 @@ export class CallStreams {
   }
 
   private reconnects(): CallReconnect {
+    const graceMs = () => this.graceMs();
     this.reconnectStore ??= new CallReconnect(this.host.ctx.storage, {
-      graceMs: this.host.reconnectGraceMs(),
+      get graceMs() {
+        return graceMs();
+      },
       bound: () => this.open("bound_call").length > 0,
       ended: () => this.host.meta()?.endedAt !== null,
       end: (reason) => this.host.end(reason),
@@ -318,6 +357,17 @@ export class CallStreams {
       trace: (kind, detail) => this.host.trace(kind, detail),
     });
     return this.reconnectStore;
+  }
+
+  /**
+   * The call's grace for a lost stream: none on a carrier that cannot reattach a call (its
+   * `reattach` is `none`): it ends the call with its stream, so nothing would come back.
+   */
+  private graceMs(): number {
+    const meta = this.host.meta();
+    const call = meta === null ? null : phoneCallOf(this.host.env(), meta.metadata);
+    const reattach = call === null ? undefined : carrierNamed(call.carrier)?.reattach.kind;
+    return reattach === "answer_webhook" ? this.host.reconnectGraceMs() : 0;
   }
 
   private tokens(): CallTokenStore {

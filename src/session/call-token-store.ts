@@ -24,8 +24,10 @@ const TOKEN_BYTES = 32;
 /**
  * The tokens a phone call's media stream proves itself with: made by the voice webhook's
  * session (never the API key, never a session token), sent to the carrier in the answer's
- * TwiML, and taken once — the `start` that presents one removes it, so a replayed or copied
- * token binds nothing. Kept in the session's own storage: no secret is shared with the Worker.
+ * TwiML, and taken once — the `start` that binds with it removes it, so a replayed or copied
+ * token binds nothing; a start refused for another reason (not this session's call) leaves it
+ * for the call's own start. Kept in the session's own storage: no secret is shared with the
+ * Worker.
  */
 export class CallTokenStore {
   private readonly sql: SqlStorage;
@@ -44,17 +46,27 @@ export class CallTokenStore {
     return token;
   }
 
-  /** Takes `given` if it is one of the session's tokens: it is gone after this, valid or not. */
-  take(given: string, now: number): CallTokenCheck {
+  /** Whether `given` is one of the session's tokens, unexpired; nothing is spent. */
+  check(given: string, now: number): CallTokenCheck {
+    const found = this.find(given);
+    if (found === null) return "unknown";
+    return found.expires_at > now ? "ok" : "expired";
+  }
+
+  /** The token is used: a stream bound with it. It binds nothing again. */
+  spend(given: string): void {
+    const found = this.find(given);
+    if (found !== null) this.sql.exec("DELETE FROM call_tokens WHERE token = ?", found.token);
+  }
+
+  private find(given: string): { token: string; expires_at: number } | null {
     const rows = this.sql
       .exec<{ token: string; expires_at: number }>("SELECT token, expires_at FROM call_tokens")
       .toArray();
     // Every row is compared in full, whatever matched: the time taken says nothing of a prefix.
     let found: { token: string; expires_at: number } | null = null;
     for (const row of rows) if (sameToken(row.token, given)) found = row;
-    if (found === null) return "unknown";
-    this.sql.exec("DELETE FROM call_tokens WHERE token = ?", found.token);
-    return found.expires_at > now ? "ok" : "expired";
+    return found;
   }
 }
 

@@ -129,7 +129,7 @@ export function clientInput(
   data: string | ArrayBuffer,
   maxBytes: number,
 ): ClientInput {
-  const size = sizeOver(data, maxBytes);
+  const size = frameSizeOver(data, maxBytes);
   if (size !== null)
     return {
       type: "client_bad_frame",
@@ -144,7 +144,7 @@ export function clientInput(
 }
 
 /** The frame's size in bytes when it exceeds `max` (or "at least" its length), else null. */
-function sizeOver(data: string | ArrayBuffer, max: number): number | string | null {
+export function frameSizeOver(data: string | ArrayBuffer, max: number): number | string | null {
   // A UTF-16 code unit is at most 3 UTF-8 bytes: most text frames need no encoding.
   if (typeof data === "string" && data.length * 3 <= max) return null;
   // …and at least one: a string longer than the limit is over it, without a copy of its bytes

@@ -10,8 +10,11 @@ import {
   timelineRows,
   timelineStream,
 } from "./history-reads.js";
-import type { TraceRow } from "./interpreter.js";
+import { LogWriterSuperseded, type TraceRow } from "./interpreter.js";
 import { type Migration, migrate } from "./migrations.js";
+
+/** What the store says when a write's first seq is not the log's next (seq_contiguous). */
+const SEQ_TAKEN = "seq is not the next one";
 
 const HISTORY_MIGRATIONS: readonly Migration[] = [
   {
@@ -38,7 +41,7 @@ const HISTORY_MIGRATIONS: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'tool outcome without its call'); END`);
       sql.exec(`CREATE TRIGGER seq_contiguous BEFORE INSERT ON events
         WHEN NEW.seq <> (SELECT COALESCE(MAX(seq), 0) + 1 FROM events)
-        BEGIN SELECT RAISE(ABORT, 'seq is not the next one'); END`);
+        BEGIN SELECT RAISE(ABORT, '${SEQ_TAKEN}'); END`);
       sql.exec(`CREATE TABLE timeline (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         at INTEGER NOT NULL,
@@ -238,6 +241,22 @@ export class HistoryStore {
     frames: readonly string[] = [],
     /** The step's timeline rows: in the same statement as its events when they fit. */
     traces: readonly TraceRow[] = [],
+  ): void {
+    try {
+      this.write(events, frames, traces);
+    } catch (err) {
+      // The one writer numbers the log contiguously: a next seq already taken means another
+      // writer (a second instance of the object) has written it since.
+      const message = err instanceof Error ? err.message : String(err);
+      if (message.includes(SEQ_TAKEN)) throw new LogWriterSuperseded(message);
+      throw err;
+    }
+  }
+
+  private write(
+    events: readonly HistoryEvent[],
+    frames: readonly string[],
+    traces: readonly TraceRow[],
   ): void {
     if (events.length === 0) {
       this.trace(traces);

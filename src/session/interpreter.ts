@@ -24,6 +24,18 @@ export interface TraceRow {
   detail: Record<string, unknown> | undefined;
 }
 
+/**
+ * The log refused a write because another writer has written it since: a second instance of
+ * the session's object runs on the same storage (local `wrangler dev` starts one on a reload
+ * while the old one still holds its sockets). The log is that writer's now.
+ */
+export class LogWriterSuperseded extends Error {
+  constructor(detail: string) {
+    super(`another instance of the session wrote its log: ${detail}`);
+    this.name = "LogWriterSuperseded";
+  }
+}
+
 /** The session's log: appends are one transaction each; reads see every committed append. */
 export interface LogPort {
   /**
@@ -94,6 +106,17 @@ export interface TimersPort {
   clear(timer: TimerId): void;
 }
 
+/**
+ * Sees the session's audio as it passes, both ways (a recording): called on the per-chunk path,
+ * so it must only note the chunk (session/audio-recorder.ts), never work on it there.
+ */
+export interface AudioTap {
+  /** A client's chunk, as the session took it in (before the model hears it). */
+  heard(clientId: string, pcm: Uint8Array): void;
+  /** The model's chunk, as sent to the clients. */
+  said(pcm: Uint8Array): void;
+}
+
 export interface InterpreterPorts {
   log: LogPort;
   clients: ClientsPort;
@@ -108,6 +131,15 @@ export interface InterpreterPorts {
   rebuild: (events: readonly HistoryEvent[]) => RebuiltContext;
   /** An effect that failed, or a log write that was refused (never fatal to the session). */
   reportError?: ((message: string) => void) | undefined;
+  /**
+   * Another writer took the log (LogWriterSuperseded): this interpreter takes no input from
+   * now on, and the shell lets its clients go to the object that writes the log now.
+   */
+  superseded?: ((message: string) => void) | undefined;
+  /** The session's audio both ways, for a recording (absent: nothing records it). */
+  tap?: AudioTap | undefined;
+  /** Sees each input before its core step (a wire recording); never a passing audio chunk. */
+  stepping?: ((input: CoreInput) => void) | undefined;
   /** Sees each step's effects after they were carried out (tests, stats). */
   observe?: ((input: CoreInput, effects: readonly Effect[]) => void) | undefined;
   /** Sees the state before each step (tests freeze it, to prove the step writes nothing shared). */
@@ -141,6 +173,8 @@ const LOG_WRITE_FAILED: ServerFrame = {
 export class SessionInterpreter {
   /** Log transactions committed since this interpreter started. */
   transactions = 0;
+  /** Another writer took the log: nothing is taken in, carried out or written any more. */
+  private superseded = false;
 
   /** Audio chunks that went through the open gate, each way, and transcriptions noted (stats). */
   readonly passed = { client: 0, model: 0, transcripts: 0 };
@@ -184,11 +218,13 @@ export class SessionInterpreter {
    * is, whatever the audio gate says, with no lookup.
    */
   handleInput(input: CoreInput, direct = false): void {
+    if (this.superseded) return;
     if (direct) {
       this.takeStep(input);
       return;
     }
     if (input.type === "client_audio") {
+      this.ports.tap?.heard(input.clientId, input.pcm);
       this.clientAudio(input.clientId, input.pcm);
       return;
     }
@@ -235,7 +271,7 @@ export class SessionInterpreter {
     }
     this.passedModelAt = this.ports.clock();
     this.passed.model++;
-    this.carry(() => this.ports.clients.audio(pcm), "send_audio");
+    this.carry(() => this.sendAudio(pcm), "send_audio");
   }
 
   /** A core step for `input` (whatever the audio gate says), then its effects, in order. */
@@ -270,6 +306,7 @@ export class SessionInterpreter {
 
   private stepOnce(input: CoreInput, passed: AudioPassed | null): void {
     const now = this.ports.clock();
+    this.ports.stepping?.(input);
     this.ports.beforeStep?.(this.current);
     const { state, effects } = step(this.current, input, now, passed);
     this.current = state;
@@ -302,6 +339,7 @@ export class SessionInterpreter {
       segmentStart = i + 1;
       if (this.writeSegment(segment, unrecorded, encoded, effect === undefined ? traces : []))
         traced = true;
+      if (this.superseded) return;
       for (const e of segment) {
         if (e.type === "append_history" || TO_MODEL.has(e.type)) continue;
         if (e.type === "send_durable" && unrecorded.has(e.frame.seq)) continue;
@@ -349,6 +387,13 @@ export class SessionInterpreter {
       this.transactions++;
       return true;
     } catch (err) {
+      if (err instanceof LogWriterSuperseded) {
+        // Never numbered on from what the other wrote (that made two writers of one log): this
+        // instance stands down, and its clients reconnect to the one that writes now.
+        this.superseded = true;
+        this.ports.superseded?.(err.message);
+        return false;
+      }
       for (const e of events) unrecorded.add(e.seq);
       // Numbering goes on from what the log really holds: the one write to the state outside
       // `step`, a correction from the store, which has the last word on what was recorded.
@@ -379,6 +424,12 @@ export class SessionInterpreter {
       this.sentAudio = kept.slice(this.sentAudioHead);
       this.sentAudioHead = 0;
     }
+  }
+
+  /** The model's audio to the clients (and to a recording: what the session said). */
+  private sendAudio(pcm: Uint8Array): void {
+    this.ports.clients.audio(pcm);
+    this.ports.tap?.said(pcm);
   }
 
   private report(message: string): void {
@@ -414,7 +465,7 @@ export class SessionInterpreter {
         clients.send(effect.clientId, effect.frame);
         return;
       case "send_audio":
-        clients.audio(effect.pcm);
+        this.sendAudio(effect.pcm);
         return;
       case "replay":
         // A range read and a send: the frames were encoded when they were written.

@@ -15,6 +15,7 @@ import type {
   LogRead,
   SessionResource,
   SessionStats,
+  SipAcceptAnswer,
   TimelineRow,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
@@ -49,9 +50,11 @@ import type {
   AgentSpec,
   AudioEncoding,
   DirectCall,
+  DirectCalls,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
+import { CALL_CONNECTED } from "./call-line.js";
 import { CarryStore } from "./carry-store.js";
 import { ClosingRecordStore } from "./closing-record-store.js";
 import { DeadlineTimers } from "./deadline-timers.js";
@@ -61,15 +64,20 @@ import { SessionInterpreter } from "./interpreter.js";
 import { capsOf, coreLimits } from "./limits-of.js";
 import type { SessionMeta } from "./meta.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
+import { recordingChoice, SessionRecordings } from "./recordings.js";
 import { recoverSession } from "./recover.js";
 import { SessionAlarm } from "./session-alarm.js";
 import { SessionMcp } from "./session-mcp.js";
+import type { CallWatcher } from "./sip-call.js";
 import type { ClientSockets } from "./sockets.js";
 import { SubrequestMeter } from "./subrequests.js";
 import { runServerTool } from "./tool-runner.js";
 import { TurnTracer } from "./turn-tracer.js";
 import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
+
+/** Close code for a client whose session moved to a new instance of its object: reconnect. */
+const CLOSE_SERVICE_RESTART = 1012;
 
 /**
  * The running session inside its Durable Object: the pure core plus everything that carries
@@ -121,6 +129,8 @@ export class LiveSession {
    * the log port reads it here, on every write, without a call into the link.)
    */
   private directCall: string | null = null;
+  /** The session's recordings (its audio, its model wire), as its agent or creator asked. */
+  readonly recordings: SessionRecordings;
   /**
    * Why this gateway cannot reach the session's model (its provider is no longer configured),
    * or null. Such a session keeps its record readable and never opens a model connection.
@@ -142,6 +152,10 @@ export class LiveSession {
     private readonly prices: PriceOverrides = {},
     /** The session ended (the core ended it: a cap), as the object's meta must say. */
     private readonly ended: (by: EndReason) => void = ignoreEnd,
+    /** A SIP call's line: what the log and the call's sideband tell of the call (null: none). */
+    private readonly callWatcher: CallWatcher | null = null,
+    /** This running session stood down (another writer took its log): the object lets it go. */
+    private readonly stoodDown: () => void = ignoreStandDown,
   ) {
     this.arm = arm;
     this.store = new HistoryStore(storage, arm === null, config.TIMELINE_MAX_ROWS);
@@ -219,6 +233,24 @@ export class LiveSession {
     }
     this.caps = capsOf(agents.get(meta.agent), meta);
     coreConfig.limits = coreLimits(this.caps, this.startedAt);
+    this.recordings = new SessionRecordings({
+      env,
+      config,
+      meta,
+      choice: recordingChoice(
+        agents.get(meta.agent)?.recording,
+        meta.recording,
+        config.RECORDING_MAX_BYTES,
+      ),
+      audio: provider.audio,
+      phoneCall: phoneCallOf(env, meta.metadata) !== null,
+      model: provider.model,
+      capabilities: provider.capabilities,
+      trace: (kind, detail) => this.store.trace([{ at: Date.now(), kind, detail }]),
+      warn: (m) => console.warn(`liveline: ${m}`),
+      track: (request) => this.subrequests.track("recording", request),
+    });
+    const { audio: audioRecorder, wire: wireRecorder } = this.recordings;
     const targetOf = (name: string) =>
       this.agents.has(name) ? { target: this.providerFor(name), spec: this.specOf(name) } : null;
     this.link = new UpstreamLink(meta.agent, targetOf, {
@@ -241,10 +273,12 @@ export class LiveSession {
       failed: (message, refused) =>
         this.interpreter.handleInput({ type: "upstream_failed", message, refused }),
       callEnded: (serviceSessionId) => this.callEnded(serviceSessionId),
+      callSignals: (signals) => this.callWatcher?.signals(signals),
       callSetUp: (serviceSessionId, agent) => {
         this.directCalls.setAgent(serviceSessionId, agent);
         this.store.trace([{ at: Date.now(), kind: "CALL_AGENT", detail: { agent } }]);
       },
+      wire: wireRecorder ?? undefined,
     });
     this.speech = new CarryStore(storage);
     this.toolTimeoutMs = config.TOOL_TIMEOUT_MS;
@@ -275,6 +309,7 @@ export class LiveSession {
               this.mcp?.close();
             }
           if (this.directCall !== null) this.keepCallAttached(events);
+          if (this.callWatcher !== null) watchCall(this.callWatcher, events);
         },
         readAfter: (seq) => this.store.readAfter(seq),
         framesAfter: (seq) => this.store.framesAfter(seq),
@@ -298,6 +333,9 @@ export class LiveSession {
       clients: {
         broadcast: (frame, json) => {
           for (const client of this.sockets.all()) client.frame(frame, json);
+          // A reply cut was heard only up to here.
+          if (frame.type === "interrupted") audioRecorder?.cut();
+          wireRecorder?.durable(json);
         },
         send: (clientId, frame) => this.sockets.byId(clientId)?.frame(frame),
         sendEncoded: (clientId, frames) => this.sockets.byId(clientId)?.replay(frames),
@@ -321,6 +359,16 @@ export class LiveSession {
       clock: Date.now,
       rebuild: (events) => this.contextOf(events),
       reportError: (message) => console.error(`liveline: ${message}`),
+      superseded: (message) => this.standDown(message),
+      tap: audioRecorder ?? undefined,
+      stepping:
+        wireRecorder === null
+          ? undefined
+          : (input) => {
+              if (input.type === "client_connected")
+                wireRecorder.connected(input.clientId, input.resumeFrom ?? null);
+              else if (input.type === "client_disconnected") wireRecorder.left(input.clientId);
+            },
     });
     // The duration cap ends the session even if nothing else wakes its object.
     this.armLimitAlarm();
@@ -394,7 +442,7 @@ export class LiveSession {
    */
   async placeCall(offer: string): Promise<DirectCallAnswer> {
     const calls = this.providerFor(this.state.agent).directCalls;
-    if (calls === undefined)
+    if (calls?.create === undefined)
       return {
         refused: "unsupported",
         message: `this session's model (provider ${this.meta.provider}, ${this.model}) takes no direct WebRTC calls; GPT-Live does (provider gpt-live)`,
@@ -456,6 +504,89 @@ export class LiveSession {
     if (this.directCall === serviceSessionId) this.directCall = null;
     if (this.directCalls.read()?.serviceSessionId === serviceSessionId) this.directCalls.clear();
     this.leaveCall(serviceSessionId);
+    // A SIP call's session is the call: it ends with it.
+    this.callWatcher?.callOver();
+  }
+
+  /** SIP calls being accepted, by call id (a webhook delivered twice accepts once). */
+  private readonly accepting = new Map<string, Promise<SipAcceptAnswer>>();
+
+  /**
+   * A call that reached the service by SIP (its webhook named it): accepted as the session's
+   * agent, and the session's model connection becomes its sideband; the model is told the
+   * caller is on the line. A call accepted already (a webhook the service delivered again) is
+   * not accepted twice.
+   */
+  acceptCall(callId: string): Promise<SipAcceptAnswer> {
+    if (this.directCalls.read()?.serviceSessionId === callId)
+      return Promise.resolve({ accepted: true });
+    const running = this.accepting.get(callId);
+    if (running !== undefined) return running;
+    const accepting = this.acceptOnce(callId).finally(() => this.accepting.delete(callId));
+    this.accepting.set(callId, accepting);
+    return accepting;
+  }
+
+  private async acceptOnce(callId: string): Promise<SipAcceptAnswer> {
+    if (this.modelProblem !== null)
+      return { refused: "model_unavailable", message: this.modelProblem };
+    const accept = this.providerFor(this.state.agent).directCalls?.accept;
+    if (accept === undefined)
+      return {
+        refused: "unsupported",
+        message: `this session's model (provider ${this.meta.provider}, ${this.model}) takes no SIP calls; OpenAI Realtime does (provider openai)`,
+      };
+    try {
+      await this.subrequests.track("model", accept(callId));
+    } catch (err) {
+      if (!(err instanceof DirectCallRefused)) throw err;
+      return { refused: "service_failed", message: err.message };
+    }
+    if (this.state.ended)
+      return { refused: "ended", message: "the session ended while the call was accepted" };
+    const earlier = this.directCall;
+    if (earlier !== null) this.leaveCall(earlier);
+    this.directCalls.set(callId, this.state.agent);
+    this.joinCall(callId, this.state.agent);
+    // The caller waits to be greeted, as on a carrier's call.
+    this.sayAsCaller(CALL_CONNECTED);
+    return { accepted: true };
+  }
+
+  /** A line to the model as the direct call's caller's (a SIP call's keys, its line's notes). */
+  sayAsCaller(text: string): void {
+    const call = this.directCall;
+    if (call === null || this.state.ended) return;
+    this.interpreter.handleInput({ type: "client_text", clientId: callClient(call), text });
+  }
+
+  /** A client tool's outcome, as the direct call's (a phone has no app to run it). */
+  callToolResult(callId: string, error: string): void {
+    const call = this.directCall;
+    if (call === null || this.state.ended) return;
+    this.interpreter.handleInput({
+      type: "client_tool_result",
+      clientId: callClient(call),
+      callId,
+      error,
+    });
+  }
+
+  /** The call control of the session's provider (a SIP call's REFER and hang-up), or null. */
+  callControl(): DirectCalls | null {
+    const calls = this.providerFor(this.state.agent).directCalls;
+    if (calls === undefined) return null;
+    // Each is a subrequest to the model service, counted as the model connection's are.
+    const { refer, hangUp } = calls;
+    return {
+      ...calls,
+      ...(refer === undefined
+        ? {}
+        : { refer: (id, uri) => this.subrequests.track("model", refer(id, uri)) }),
+      ...(hangUp === undefined
+        ? {}
+        : { hangUp: (id) => this.subrequests.track("model", hangUp(id)) }),
+    };
   }
 
   /**
@@ -643,7 +774,10 @@ export class LiveSession {
       version: this.closings.nextVersion(),
     };
     this.closings.keep(record);
-    if (state === "ended") this.armLimitAlarm();
+    if (state === "ended") {
+      this.armLimitAlarm();
+      this.recordings.finish();
+    }
   }
 
   /**
@@ -833,6 +967,24 @@ export class LiveSession {
   }
 
   /** Stops timers and tools, closes the model connection (the object is going away). */
+  /**
+   * Another instance of the object writes the session's log now (a restart, and this one still
+   * ran: local wrangler dev reloads so). This one lets go of everything: its clients reconnect
+   * (1012) and resume from what they saw, on the instance that writes; its model connection,
+   * tools and timers stop here, and its recording is left as a crash leaves it.
+   */
+  private standDown(message: string): void {
+    console.warn(`liveline: session ${this.meta.sessionId} stands down: ${message}`);
+    for (const client of this.sockets.all())
+      client.close(CLOSE_SERVICE_RESTART, "the session moved to a new instance: reconnect");
+    this.timers.clearAll();
+    for (const c of this.tools.values()) c.abort("session moved");
+    this.tools.clear();
+    this.link.close("session moved");
+    this.mcp?.close();
+    this.stoodDown();
+  }
+
   dispose(): void {
     this.timers.clearAll();
     for (const c of this.tools.values()) c.abort("session closed");
@@ -840,13 +992,26 @@ export class LiveSession {
     this.link.close("session closed");
     this.mcp?.close();
     void this.tracer?.flushNow();
+    this.recordings.finish();
   }
 }
 
 /** An end no one needs to hear of (a session made outside an object: tests). */
 function ignoreEnd(): void {}
 
+/** A stand-down no object needs to hear of (a session made outside an object: tests). */
+function ignoreStandDown(): void {}
+
 /** The client id a direct call joins its session as (it has no socket: frames to it go nowhere). */
+/** What the log tells a SIP call's line: each turn's end, each client tool asked. */
+function watchCall(watcher: CallWatcher, events: readonly HistoryEvent[]): void {
+  for (const e of events) {
+    if (e.kind === "turn_complete" || e.kind === "interrupted") watcher.turnEnded();
+    else if (e.kind === "tool_call" && e.runOn === "client")
+      watcher.clientToolCall(e.callId, e.name);
+  }
+}
+
 function callClient(serviceSessionId: string): string {
   return `webrtc:${serviceSessionId}`;
 }

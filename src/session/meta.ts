@@ -1,5 +1,5 @@
 import type { SessionLimitOptions, SessionOptions } from "../agents/define.js";
-import type { SessionInit } from "../contracts/session-api.js";
+import type { SessionInit, SessionRecording } from "../contracts/session-api.js";
 import type { EndReason } from "../metering/closing-record.js";
 import type { ProviderName } from "../provider-registry.js";
 import { hasSchema, type Migration, migrate } from "./migrations.js";
@@ -18,6 +18,8 @@ export interface SessionMeta {
   endedAt: string | null;
   /** How it ended (null while open, or for a session ended before this was kept). */
   endedBy: EndReason | null;
+  /** What its creator asked to record (empty: what its agent says). */
+  recording: SessionRecording;
 }
 
 const META_MIGRATIONS: readonly Migration[] = [
@@ -57,6 +59,13 @@ const META_MIGRATIONS: readonly Migration[] = [
       sql.exec("ALTER TABLE meta ADD COLUMN ended_by TEXT");
     },
   },
+  {
+    version: 5,
+    description: "meta: what the session's creator asked to record",
+    up(sql) {
+      sql.exec("ALTER TABLE meta ADD COLUMN recording TEXT NOT NULL DEFAULT '{}'");
+    },
+  },
 ];
 
 type MetaRow = {
@@ -69,6 +78,7 @@ type MetaRow = {
   created_at: string;
   ended_at: string | null;
   ended_by: string | null;
+  recording: string;
 };
 
 /**
@@ -96,14 +106,15 @@ export class MetaStore {
       return;
     }
     this.storage.sql.exec(
-      `INSERT INTO meta (id, session_id, agent, provider, metadata, options, limits, created_at)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO meta (id, session_id, agent, provider, metadata, options, limits, recording, created_at)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)`,
       opts.sessionId,
       opts.agent,
       opts.provider,
       JSON.stringify(opts.metadata),
       JSON.stringify(opts.options),
       JSON.stringify(opts.limits ?? {}),
+      JSON.stringify(opts.recording ?? {}),
       opts.createdAt,
     );
   }
@@ -112,7 +123,7 @@ export class MetaStore {
     if (!hasSchema(this.storage.sql)) return null;
     const row = this.storage.sql
       .exec<MetaRow>(
-        "SELECT session_id, agent, provider, metadata, options, limits, created_at, ended_at, ended_by FROM meta WHERE id = 1",
+        "SELECT session_id, agent, provider, metadata, options, limits, created_at, ended_at, ended_by, recording FROM meta WHERE id = 1",
       )
       .toArray()[0];
     if (!row) return null;
@@ -126,6 +137,7 @@ export class MetaStore {
       createdAt: row.created_at,
       endedAt: row.ended_at,
       endedBy: row.ended_by as EndReason | null,
+      recording: JSON.parse(row.recording) as SessionRecording,
     };
   }
 

@@ -15,6 +15,7 @@ import {
   type SessionInit,
   type SessionLifecycle,
   type SessionResource,
+  type SipAcceptAnswer,
   type Timeline,
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
@@ -35,6 +36,7 @@ import {
   OVERSIZED_CLOSE_REASON,
   OversizedFrames,
 } from "./oversized-frames.js";
+import { SipCall, sipCallOf } from "./sip-call.js";
 import {
   attach,
   attachmentOf,
@@ -131,7 +133,31 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     reconnectGraceMs: () => this.config.CALL_RECONNECT_GRACE_MS,
     callAlarm: (at) => this.session()?.callAlarm(at),
     trace: (kind, detail) => this.session()?.trace(kind, detail),
+    maxFrameBytes: () => this.config.MAX_FRAME_BYTES,
   });
+
+  /** The session's SIP call (one the model service took, liveline its sideband), or null. */
+  private sip: SipCall | null = null;
+
+  /** The SIP call of a (re)started session, or null when the session is none. */
+  private sipCallFor(meta: SessionMeta): SipCall | null {
+    this.sip?.line.dispose();
+    const record = sipCallOf(meta.metadata);
+    this.sip =
+      record === null
+        ? null
+        : new SipCall(record, {
+            say: (text) => this.live?.sayAsCaller(text),
+            toolResult: (callId, error) => this.live?.callToolResult(callId, error),
+            appConnected: () => this.held.all().some((ws) => attachmentOf(ws) !== null),
+            end: (reason) => void this.end(reason),
+            keypadMode: () => this.live?.currentAgent().keypad ?? "said",
+            control: () => this.live?.callControl() ?? null,
+            background: (work) => this.ctx.waitUntil(work),
+            warn: (message) => console.warn(`liveline: ${message}`),
+          });
+    return this.sip;
+  }
 
   /** How the session sends to a socket's client (null: a socket that is no client yet). */
   private linkOf(ws: WebSocket): ClientLink | null {
@@ -205,6 +231,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const env = this.app.env(this.env);
     const agent = agentOf(this.app, meta, env);
     this.agentProblem = "problem" in agent ? agent.problem : null;
+    const sip = this.sipCallFor(meta);
     const live = new LiveSession(
       this.ctx.storage,
       env,
@@ -215,9 +242,17 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       clients,
       // The creation route refuses `naive` where the Worker has no such arm.
       asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
-      this.calls.lineFor(meta)?.phoneCall ?? null,
+      this.calls.lineFor(meta)?.phoneCall ?? sip?.line.phoneCall ?? null,
       this.app.prices,
-      (by) => this.meta.markEnded(new Date().toISOString(), by),
+      (by) => {
+        this.meta.markEnded(new Date().toISOString(), by);
+        // A cap ended it: a SIP call still up is hung up (a carrier's stream closes with it).
+        sip?.ending(by);
+      },
+      sip,
+      // Its log has another writer: this instance is stale and goes, once the step is over
+      // (its clients were told to reconnect; what reaches the object next finds it restored).
+      () => setTimeout(() => this.ctx.abort("superseded: another instance writes the log")),
     );
     // Said once per start of the object, never retried: its record stays readable, and every
     // connection is answered model_unavailable with this reason (names, never values).
@@ -312,14 +347,25 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return live.placeCall(offer);
   }
 
+  async acceptSipCall(callId: string): Promise<SipAcceptAnswer> {
+    const live = this.requireSession();
+    if (this.meta.read()?.endedAt !== null)
+      return { refused: "ended", message: "the session has ended" };
+    if (this.agentProblem !== null)
+      return { refused: "agent_unavailable", message: this.agentProblem };
+    return live.acceptCall(callId);
+  }
+
   async end(reason: EndReason = "deleted"): Promise<void> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt === null) {
       this.meta.markEnded(new Date().toISOString(), reason);
       live.endBy(reason);
     }
-    // First: the turn the end cuts short must not end or transfer the call on its way out.
+    // First: the turn the end cuts short must not end or transfer the call on its way out
+    // (a SIP call still up is hung up: the service would talk on to nobody's tools).
     this.calls.ending();
+    this.sip?.ending(reason);
     live.interpreter.handleInput({ type: "end_session" });
     for (const ws of this.held.all()) {
       closeQuietly(ws, CLOSE_NORMAL, "session ended");
@@ -487,6 +533,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     const clientId = attachment?.clientId;
     const live = this.session();
     if (!clientId || !live) return;
+    live.recordings.wire?.client(clientId, data);
     let input = clientInput(clientId, data, this.config.MAX_FRAME_BYTES);
     // An app's audio on a phone line's session is converted to the line's (a call's is already).
     if (input.type === "client_audio" && attachment?.call === undefined)

@@ -18,7 +18,7 @@ export interface SocketAttachment {
    * name in src/carrier-registry.ts), and its stream once a start with a valid token bound
    * it (till then it is no client).
    */
-  call?: { carrier: string; streamId: string | null } | undefined;
+  call?: { carrier: string; streamId: string | null; line?: string | undefined } | undefined;
 }
 
 /**

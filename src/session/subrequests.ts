@@ -32,6 +32,7 @@ export class SubrequestMeter {
     traces: 0,
     usage: 0,
     carrier: 0,
+    recording: 0,
   };
   private readonly shed: Record<DeferrableWork, number> = { traces: 0, progress: 0 };
   private waiting = 0;

@@ -3,11 +3,13 @@ import { UpstreamRefused } from "../providers/websocket.js";
 import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
 import type {
   AgentSpec,
+  CallSignal,
   ProviderAdapter,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
 import type { ModelPort } from "./interpreter.js";
 import { closeQuietly } from "./sockets.js";
+import type { WireTap } from "./wire-recorder.js";
 
 /** The close a connection replaced by a direct call is reported with (the core reopens). */
 const CLOSE_REPLACED = 1012;
@@ -56,6 +58,10 @@ interface UpstreamCallbacks {
   callEnded?(serviceSessionId: string): void;
   /** The direct call's service session now speaks as `agent` (a handoff reached it). */
   callSetUp?(serviceSessionId: string, agent: string): void;
+  /** What a call's sideband said of the call itself (a SIP call's keys and playback). */
+  callSignals?(signals: CallSignal[]): void;
+  /** Every frame each way, for a wire recording (absent: nothing records the wire). */
+  wire?: WireTap | undefined;
 }
 
 /** How the link reaches its model: a provider's session. */
@@ -85,6 +91,8 @@ export class UpstreamLink implements ModelPort {
   private ws: WebSocket | null = null;
   private adapter: ProviderAdapter | null = null;
   private attempt = 0;
+  /** The open connection's number (its attempt), as a wire recording names it. */
+  private conn = 0;
   private target: UpstreamTarget;
   /** The service session of the direct call this link is the sideband of, or null. */
   private call: string | null = null;
@@ -116,7 +124,7 @@ export class UpstreamLink implements ModelPort {
     if (next === null) return;
     const ws = this.ws;
     const frames = this.adapter?.updateAgent?.(next.spec) ?? [];
-    if (ws) for (const frame of frames) ws.send(frame);
+    if (ws) for (const frame of frames) this.sendFrame(ws, frame);
   }
 
   /** Later connections open as `agent` (the session's agents only); its target, or null. */
@@ -176,11 +184,15 @@ export class UpstreamLink implements ModelPort {
         this.opening = false;
         this.ws = ws;
         this.adapter = adapter;
+        this.conn = attempt;
+        const wire = this.callbacks.wire;
+        wire?.opened(attempt);
         // A sideband's call holds its conversation already (seeded when it was created).
         const seed = open.mode === "rebuild" && !sideband ? adapter.encodeContext(rebuild()) : [];
         let seeded = seed.length === 0;
         ws.addEventListener("message", (event) => {
           if (attempt !== this.attempt) return;
+          wire?.received(attempt, event.data as string | ArrayBuffer);
           const decoded = adapter.decode(event.data as string | ArrayBuffer);
           if (!decoded.ok) {
             this.callbacks.protocolError(decoded.error.message);
@@ -188,15 +200,17 @@ export class UpstreamLink implements ModelPort {
           }
           if (!seeded && decoded.events.some((e) => e.type === "setup_complete")) {
             seeded = true;
-            for (const frame of seed) ws.send(frame);
+            for (const frame of seed) this.sendFrame(ws, frame);
           }
-          for (const frame of decoded.send ?? []) ws.send(frame);
+          for (const frame of decoded.send ?? []) this.sendFrame(ws, frame);
           this.callbacks.events(decoded.events);
+          if (decoded.call !== undefined) this.callbacks.callSignals?.(decoded.call);
         });
         const onGone = (code: number, reason: string) => {
           if (attempt !== this.attempt) return;
           this.ws = null;
           this.attempt++; // report once
+          wire?.closed(attempt, code, reason, "model");
           // The adapter maps the provider's close codes to "cannot be fixed by retrying".
           this.callbacks.closed(code, reason, adapter.classifyClose(code) === "fatal");
         };
@@ -210,7 +224,8 @@ export class UpstreamLink implements ModelPort {
           this.callbacks.events([{ type: "setup_complete" }]);
           return;
         }
-        ws.send(
+        this.sendFrame(
+          ws,
           adapter.setupFrame({
             resumeHandle: open.mode === "resume" ? open.handle : undefined,
             seeded: seed.length > 0,
@@ -237,7 +252,7 @@ export class UpstreamLink implements ModelPort {
     const call = this.call;
     if (call === null) return;
     const handedOff = this.callAgent !== this.agent;
-    for (const frame of adapter.attachFrames?.({ handedOff }) ?? []) ws.send(frame);
+    for (const frame of adapter.attachFrames?.({ handedOff }) ?? []) this.sendFrame(ws, frame);
     if (!handedOff) return;
     this.callAgent = this.agent;
     this.callbacks.callSetUp?.(call, this.agent);
@@ -259,6 +274,9 @@ export class UpstreamLink implements ModelPort {
           this.call = null;
           this.callbacks.callEnded?.(call);
         }
+        // The call's end ended the session (a SIP call's session is the call): no connection
+        // of its own is opened (the open's failure is not reported: the attempt is gone).
+        if (attempt !== this.attempt) throw err;
       }
     }
     return { ws: await this.target.connect(attempt), sideband: false };
@@ -270,7 +288,13 @@ export class UpstreamLink implements ModelPort {
     if (!ws || !adapter) return;
     // A call's audio goes to the service over its own media; a sideband takes none.
     if (this.call !== null && command.type === "user_audio") return;
-    for (const frame of adapter.encode(command)) ws.send(frame);
+    for (const frame of adapter.encode(command)) this.sendFrame(ws, frame);
+  }
+
+  /** A frame to the model (and to a wire recording). */
+  private sendFrame(ws: WebSocket, frame: string | ArrayBuffer | ArrayBufferView): void {
+    ws.send(frame);
+    this.callbacks.wire?.sent(this.conn, frame);
   }
 
   /** Closes the current connection; its close is not reported. */
@@ -280,6 +304,9 @@ export class UpstreamLink implements ModelPort {
     this.adapter = null;
     this.opening = false;
     this.attempt++;
-    if (ws) closeQuietly(ws, 1000, reason);
+    if (ws) {
+      closeQuietly(ws, 1000, reason);
+      this.callbacks.wire?.closed(this.conn, 1000, reason, "gateway");
+    }
   }
 }

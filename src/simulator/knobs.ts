@@ -112,8 +112,46 @@ export interface SimulatorKnobs {
    * the model moves on, and a late result is taken but never spoken.
    */
   supersede: boolean;
-  /** GPT-Live face: the session ends (`session.closed` reason `expired`) after this many real ms (0: never). */
+  /**
+   * GPT-Live face: the session ends (`session.closed` reason `expired`) this many real ms
+   * after its start (default two hours, as measured by aplisay/llm-agent PR #306; 0: never).
+   */
   expireAfterMs: number;
+  /**
+   * GPT-Live face: 1-based indexes of the session's backend responses that fail
+   * (`response.failed`): the service drops their calls and refuses their outputs.
+   */
+  failResponses: number[];
+  /**
+   * GPT-Live face: the response a client's `response.create` starts is announced as a
+   * delegation of its own (`session.delegation.created` first, its events under that id).
+   * Which of the two shapes the service uses is not settled by its types or guides.
+   */
+  announceReplies: boolean;
+  /**
+   * GPT-Live face: each delegation the voice starts is delivered twice (the announcement and
+   * its first response's events again, new Live event ids, the same delegation and call ids);
+   * with `announceReplies`, each announced reply too.
+   */
+  duplicateDelegation: boolean;
+  /**
+   * GPT-Live face: speech it holds while the chain is busy is acknowledged once, in a few
+   * words ("I'm still looking that up."), as habemus-papadum/pdum_aiui's run 2 heard; by
+   * default the voice says nothing (its other runs).
+   */
+  holdAck: boolean;
+  /**
+   * GPT-Live face: a delegated run that only called tools (its continuation said nothing) is
+   * not marked done: the next delegation's response delivers its calls again (the same call
+   * ids) before its own, the shape of mindroom-ai/mindroom PR #2004's replayed side effect.
+   */
+  replayToolsOnly: boolean;
+  /**
+   * OpenAI face: every response with words opens with a preamble, a message of its own ("Let
+   * me check that.") before the one that answers: two message generations in one response,
+   * as gpt-realtime-2 and 2.1 send them (livekit/agents #5684, #5768).
+   */
+  preamble: boolean;
   /**
    * GPT-Live face: after a reply, with nothing new for this many ms of the timeline, the model
    * speaks once on its own ("Are you still there?"; 0: never). Its wire has no turns, so
@@ -162,7 +200,13 @@ export const DEFAULT_KNOBS: SimulatorKnobs = {
   refuseUpgrade: 0,
   duplicateDelivery: 0,
   supersede: false,
-  expireAfterMs: 0,
+  expireAfterMs: 2 * 60 * 60 * 1000,
+  failResponses: [],
+  announceReplies: false,
+  duplicateDelegation: false,
+  holdAck: false,
+  replayToolsOnly: false,
+  preamble: false,
   unpromptedAfterMs: 0,
 };
 
@@ -170,7 +214,7 @@ export class KnobError extends Error {}
 
 /** Knobs from a query string; unknown parameters are ignored, malformed ones are refused. */
 export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
-  const k: SimulatorKnobs = { ...DEFAULT_KNOBS, emptySchedule: [] };
+  const k: SimulatorKnobs = { ...DEFAULT_KNOBS, emptySchedule: [], failResponses: [] };
   const get = (name: string) => {
     const v = params.get(name);
     return v === null || v === "" ? undefined : v;
@@ -221,16 +265,17 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
     k.midSessionClientContent = midSession;
   }
   k.emptyRate = num("emptyRate", 0, 1) ?? k.emptyRate;
-  const schedule = get("emptySchedule");
-  if (schedule !== undefined) {
-    k.emptySchedule = schedule.split(",").map((s) => {
-      const n = Number(s.trim());
-      if (!Number.isInteger(n) || n < 1) {
-        throw new KnobError(`emptySchedule must list reply indexes >= 1, got "${s}"`);
-      }
-      return n;
-    });
-  }
+  const indexes = (name: string): number[] | undefined =>
+    get(name)
+      ?.split(",")
+      .map((s) => {
+        const n = Number(s.trim());
+        if (!Number.isInteger(n) || n < 1) {
+          throw new KnobError(`${name} must list reply indexes >= 1, got "${s}"`);
+        }
+        return n;
+      });
+  k.emptySchedule = indexes("emptySchedule") ?? k.emptySchedule;
   k.duplicateCalls = num("duplicateCalls", 0, 1) ?? k.duplicateCalls;
   k.noIds = bool("noIds") ?? k.noIds;
   k.goAwayAfterTurns = int("goAwayAfterTurns") ?? k.goAwayAfterTurns;
@@ -267,6 +312,12 @@ export function parseKnobs(params: URLSearchParams): SimulatorKnobs {
   k.duplicateDelivery = num("duplicateDelivery", 0, 1) ?? k.duplicateDelivery;
   k.supersede = bool("supersede") ?? k.supersede;
   k.expireAfterMs = num("expireAfterMs", 0) ?? k.expireAfterMs;
+  k.failResponses = indexes("failResponses") ?? k.failResponses;
+  k.announceReplies = bool("announceReplies") ?? k.announceReplies;
+  k.duplicateDelegation = bool("duplicateDelegation") ?? k.duplicateDelegation;
+  k.holdAck = bool("holdAck") ?? k.holdAck;
+  k.replayToolsOnly = bool("replayToolsOnly") ?? k.replayToolsOnly;
+  k.preamble = bool("preamble") ?? k.preamble;
   k.unpromptedAfterMs = num("unpromptedAfterMs", 0, 600_000) ?? k.unpromptedAfterMs;
   return k;
 }

@@ -8,6 +8,15 @@ import { DurableObject } from "cloudflare:workers";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { SimulatorApi } from "./api.js";
 import {
+  closeQuietly,
+  type Face,
+  type FaceEnd,
+  FaceSocket,
+  frameText,
+  listen,
+  socketEnd,
+} from "./face-socket.js";
+import {
   createSimulator,
   handleSession,
   type ResumeContext,
@@ -32,7 +41,16 @@ import {
   type OaiSimState,
   oaiStep,
 } from "./openai/machine.js";
-import { GPT_LIVE_PATH, liveSessionId, liveSessionPath, OPENAI_SIMULATOR_PATH } from "./route.js";
+import { RingRequest, SipCallStandIn } from "./openai-sip/stand-in.js";
+import {
+  familyFaceOf,
+  GPT_LIVE_PATH,
+  liveSessionId,
+  liveSessionPath,
+  type SipPath,
+  sipCallId,
+  sipPath,
+} from "./route.js";
 import { liveHttpError, offersAudio, PeerSlot, standInAnswer } from "./webrtc-stand-in.js";
 
 export interface SimulatorEnv {
@@ -40,13 +58,14 @@ export interface SimulatorEnv {
 }
 
 const HANDLE_PREFIX = "handle:";
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const encoder = new TextEncoder();
 
 export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implements SimulatorApi {
   /** GPT-Live sessions running on this object, by session id: where a sideband attaches. */
   private readonly live = new Map<string, LiveSession>();
   private liveSessions = 0;
+  /** SIP calls of the OpenAI SIP stand-in on this object, by call id. */
+  private readonly sipCalls = new Map<string, SipCallStandIn>();
 
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
@@ -58,6 +77,8 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       throw err;
     }
     const sessionName = url.searchParams.get("session") ?? "";
+    const sip = sipPath(url);
+    if (sip !== null) return this.sip(sip, request, knobs, sessionName);
     if (request.method === "POST") return this.createWebRtc(request, knobs, sessionName);
     const path = liveSessionPath(url.pathname);
     const running = path === null ? undefined : this.live.get(path.id);
@@ -86,8 +107,10 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       const live = this.startLive(socketEnd(server), knobs, sessionName);
       listen(server, live.socket);
       server.addEventListener("close", () => live.end());
-    } else if (url.pathname === OPENAI_SIMULATOR_PATH) {
-      listen(server, new FaceSocket(socketEnd(server), createOpenAISimulator(knobs), OPENAI_FACE));
+    } else if (familyFaceOf(url.pathname) !== null) {
+      const dialect = familyFaceOf(url.pathname) ?? "openai";
+      const state = createOpenAISimulator(knobs, dialect);
+      listen(server, new FaceSocket(socketEnd(server), state, OPENAI_FACE));
     } else {
       const state = createSimulator({
         knobs,
@@ -97,6 +120,48 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
       listen(server, new FaceSocket(socketEnd(server), state, geminiFace(this, knobs)));
     }
     return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** The OpenAI SIP stand-in (openai-sip/stand-in.ts): a call rung, controlled, attached to. */
+  private async sip(
+    path: SipPath,
+    request: Request,
+    knobs: SimulatorKnobs,
+    sessionName: string,
+  ): Promise<Response> {
+    if (path.kind === "ring") {
+      let json: unknown;
+      try {
+        json = await request.json();
+      } catch {
+        return jsonError(400, "bad_request", "the body is not JSON");
+      }
+      const ring = RingRequest.safeParse(json);
+      if (!ring.success)
+        return jsonError(400, "bad_request", ring.error.issues[0]?.message ?? "invalid");
+      const id = sipCallId(sessionName, this.sipCalls.size + 1);
+      const call = new SipCallStandIn(id, ring.data.from, ring.data.to, knobs);
+      this.sipCalls.set(id, call);
+      return Response.json({
+        call_id: id,
+        webhook: await call.webhook(ring.data.secret, Date.now()),
+      });
+    }
+    const call = this.sipCalls.get(path.id);
+    if (call === undefined)
+      return liveHttpError(404, "call_not_found", `No call with id ${path.id}.`);
+    switch (path.kind) {
+      case "describe":
+        return Response.json(call.describe());
+      case "sideband":
+        return call.sideband();
+      case "control":
+        return path.action === "phone" ? call.joinPhone() : call.control(path.action, request);
+      default: {
+        const unreachable: never = path;
+        throw new Error(`unknown SIP path ${JSON.stringify(unreachable)}`);
+      }
+    }
   }
 
   /**
@@ -191,28 +256,6 @@ export class GeminiSimulatorObject extends DurableObject<SimulatorEnv> implement
 }
 
 /**
- * Where a face's machine sends what it says to its client: a WebSocket, or a WebRTC
- * session's stand-in browser (webrtc-stand-in.ts).
- */
-interface FaceEnd {
-  send(data: string | Uint8Array): void;
-  close(code: number, reason: string): void;
-}
-
-function socketEnd(ws: WebSocket): FaceEnd {
-  return { send: (data) => ws.send(data), close: (code, reason) => closeQuietly(ws, code, reason) };
-}
-
-/** A face's machine driven by WebSocket `ws`: its frames in; its end stops the machine. */
-function listen<S, I, E>(ws: WebSocket, socket: FaceSocket<S, I, E>): void {
-  ws.addEventListener("message", (event) =>
-    socket.feed({ type: "frame", text: frameText(event.data) }),
-  );
-  ws.addEventListener("close", () => socket.stop());
-  ws.addEventListener("error", () => socket.stop());
-}
-
-/**
  * The stand-in browser of a WebRTC session joins: it gets what waited for it, its messages
  * are the primary's client events, and its leaving ends the session as a primary's closing
  * does (its sidebands are closed).
@@ -222,68 +265,6 @@ function joinPeer(ws: WebSocket, live: LiveSession, peer: PeerSlot): void {
   listen(ws, live.socket);
   ws.addEventListener("close", () => live.end());
   ws.addEventListener("error", () => live.end());
-}
-
-/** What a face's machine takes from its socket (each machine's input includes these). */
-type SocketInput = { type: "open" } | { type: "frame"; text: string } | { type: "tick" };
-
-/** A face: its pure machine's step, and how the shell carries out one of its effects. */
-interface Face<S, I, E> {
-  step(
-    state: S,
-    input: I | SocketInput,
-    now: number,
-  ): { state: S; effects: E[]; wakeAt: number | null };
-  carryOut(effect: E, socket: FaceSocket<S, I, E>): void;
-}
-
-/**
- * One connection of a face: its client (a WebSocket, see `listen`) drives the machine —
- * frames and ticks in, effects out in order to its end, one timer for the machine's next
- * wake-up.
- */
-class FaceSocket<S, I, E> {
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private closed = false;
-
-  constructor(
-    readonly end: FaceEnd,
-    private state: S,
-    private readonly face: Face<S, I, E>,
-  ) {
-    this.feed({ type: "open" });
-  }
-
-  feed(input: I | SocketInput): void {
-    this.take(input);
-  }
-
-  /** One input: the machine's step, its effects carried out (and returned, in order). */
-  take(input: I | SocketInput): E[] {
-    if (this.closed) return [];
-    const { state, effects, wakeAt } = this.face.step(this.state, input, Date.now());
-    this.state = state;
-    for (const effect of effects) {
-      if (this.closed) return effects;
-      this.face.carryOut(effect, this);
-    }
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    if (wakeAt !== null && !this.closed) {
-      this.timer = setTimeout(() => this.feed({ type: "tick" }), Math.max(0, wakeAt - Date.now()));
-    }
-    return effects;
-  }
-
-  close(code: number, reason: string): void {
-    this.stop();
-    this.end.close(code, reason);
-  }
-
-  stop(): void {
-    this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-  }
 }
 
 /** The Gemini Live face: binary frames (unless frames=text), resumption handles in storage. */
@@ -317,23 +298,6 @@ function geminiFace(
       }
     },
   };
-}
-
-/** A client frame as text (what a machine parses); a binary frame not UTF-8 is refused there. */
-function frameText(data: string | ArrayBuffer): string {
-  try {
-    return typeof data === "string" ? data : utf8.decode(data);
-  } catch {
-    return "\u0000not utf-8";
-  }
-}
-
-function closeQuietly(ws: WebSocket, code: number, reason: string): void {
-  try {
-    ws.close(code, reason.slice(0, 123));
-  } catch {
-    // already closing
-  }
 }
 
 /**
@@ -401,8 +365,15 @@ export async function handleSimulatorRequest(
   env: SimulatorEnv,
 ): Promise<Response> {
   const url = new URL(request.url);
-  // GPT-Live's WebRTC creation is the one HTTP request a face takes (at the service's path).
-  const creation = request.method === "POST" && url.pathname === GPT_LIVE_PATH;
+  // GPT-Live's WebRTC creation, and the SIP stand-in's rings, control and descriptions, are the
+  // HTTP requests a face takes (at the service's paths).
+  const sip = sipPath(url);
+  const sipHttp =
+    sip !== null &&
+    ((request.method === "POST" &&
+      (sip.kind === "ring" || (sip.kind === "control" && sip.action !== "phone"))) ||
+      (request.method === "GET" && sip.kind === "describe"));
+  const creation = (request.method === "POST" && url.pathname === GPT_LIVE_PATH) || sipHttp;
   if (request.method !== "GET" && !creation) {
     const allow = url.pathname === GPT_LIVE_PATH ? "GET, POST" : "GET";
     return jsonError(405, "method_not_allowed", `use ${allow}`, { Allow: allow });

@@ -9,9 +9,27 @@
  *   → /simulator/gemini/seed=7&timeScale=0/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent?key=…
  */
 
+import type { FaceDialectName } from "./openai/dialects.js";
+
 export const SIMULATOR_PATH = "/simulator/gemini";
 /** The OpenAI Realtime face; clients add `?model=…`, which is not a knob. */
 export const OPENAI_SIMULATOR_PATH = "/simulator/openai";
+/**
+ * The OpenAI face as each service of the family speaks it (src/simulator/openai/dialects.ts),
+ * by path: OpenAI Realtime, xAI's Grok voice, Azure Voice Live.
+ */
+export const OPENAI_FAMILY_PATHS = {
+  [OPENAI_SIMULATOR_PATH]: "openai",
+  "/simulator/xai": "xai",
+  "/simulator/voice-live": "voice-live",
+} as const satisfies Record<string, FaceDialectName>;
+
+/** The family face a path names, or null. */
+export function familyFaceOf(pathname: string): FaceDialectName | null {
+  return Object.hasOwn(OPENAI_FAMILY_PATHS, pathname)
+    ? OPENAI_FAMILY_PATHS[pathname as keyof typeof OPENAI_FAMILY_PATHS]
+    : null;
+}
 /**
  * The GPT-Live face, at the service's own path: the openai SDK's LiveWS connects to
  * `{baseURL}/live/sessions`, and a baseURL ending in `/v1` makes it this. Knobs ride in the
@@ -36,6 +54,41 @@ export function liveSessionId(objectName: string, n: number): string {
 /** The object a session id names, or null when it names none. */
 function liveSessionObject(id: string): string | null {
   return /^sess_([A-Za-z0-9_-]{1,64})\.\d+$/.exec(id)?.[1] ?? null;
+}
+
+/** Where the SIP stand-in rings a call (POST), and tells of one (GET `…/{id}`). */
+export const SIP_CALLS_PATH = "/simulator/openai-sip/calls";
+/** OpenAI's SIP call control (`/v1/realtime/calls/{id}/{action}`), and the stand-in phone. */
+const SIP_CALL = /^\/v1\/realtime\/calls\/([^/]+)\/(accept|reject|refer|hangup|phone)$/;
+const SIP_DESCRIBE = /^\/simulator\/openai-sip\/calls\/([^/]+)$/;
+
+/** A SIP call's id names the simulator object that holds it: `rtc_{object}.{n}`. */
+export function sipCallId(objectName: string, n: number): string {
+  return `rtc_${objectName}.${n}`;
+}
+
+/** What a SIP stand-in path asks for, or null when it is none. */
+export type SipPath =
+  | { kind: "ring" }
+  | { kind: "describe"; id: string }
+  | { kind: "sideband"; id: string }
+  | { kind: "control"; id: string; action: string };
+
+export function sipPath(url: URL): SipPath | null {
+  if (url.pathname === SIP_CALLS_PATH) return { kind: "ring" };
+  const call = url.searchParams.get("call_id");
+  if (url.pathname === "/v1/realtime" && call !== null) return { kind: "sideband", id: call };
+  const control = SIP_CALL.exec(url.pathname);
+  if (control !== null)
+    return { kind: "control", id: decodeURIComponent(control[1]!), action: control[2]! };
+  const described = SIP_DESCRIBE.exec(url.pathname);
+  if (described !== null) return { kind: "describe", id: decodeURIComponent(described[1]!) };
+  return null;
+}
+
+/** The object a SIP call's id names, or null. */
+function sipCallObject(id: string): string | null {
+  return /^rtc_([A-Za-z0-9_-]{1,64})\.\d+$/.exec(id)?.[1] ?? null;
 }
 
 /** The session a sideband's or a stand-in browser's path names, or null when it is neither. */
@@ -65,7 +118,18 @@ const CREDENTIAL_PARAMS = ["key", "access_token"];
  * wins on a knob given in both.
  */
 export function simulatorUrl(url: URL): URL | null {
-  if (url.pathname === OPENAI_SIMULATOR_PATH || url.pathname === GPT_LIVE_PATH) {
+  const sip = sipPath(url);
+  if (sip !== null) {
+    const out = new URL(url);
+    for (const name of CREDENTIAL_PARAMS) out.searchParams.delete(name);
+    if (sip.kind === "ring") return out;
+    // The id names the object; an id of no simulated call is not the simulator's.
+    const object = sipCallObject(sip.id);
+    if (object === null) return null;
+    out.searchParams.set("session", object);
+    return out;
+  }
+  if (familyFaceOf(url.pathname) !== null || url.pathname === GPT_LIVE_PATH) {
     const out = new URL(url);
     for (const name of [...CREDENTIAL_PARAMS, "model"]) out.searchParams.delete(name);
     return out;

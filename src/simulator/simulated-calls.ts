@@ -4,7 +4,8 @@
  * WebSocket connections are), by the same code as the real service's (gpt-live/webrtc-calls).
  */
 import { gptLiveCalls } from "../providers/gpt-live/webrtc-calls.js";
-import { acceptUpgrade } from "../providers/websocket.js";
+import { openaiSipCalls } from "../providers/openai/sip-calls.js";
+import { acceptUpgrade, fetchableUrl } from "../providers/websocket.js";
 import type { DirectCalls, ProviderAdapter } from "../vocabulary/provider-adapter.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 import { GPT_LIVE_PATH, simulatorUrl } from "./route.js";
@@ -32,6 +33,36 @@ export function simulatedDirectCalls(
         ),
       );
     },
+    adapter,
+  });
+}
+
+/**
+ * SIP calls on the simulator's OpenAI SIP stand-in (openai-sip/stand-in.ts): a simulated
+ * session accepts, transfers and hangs up its call, and attaches its sideband, through the
+ * stand-in's routes on the object the call's id names, by the same code as the real
+ * service's (openai/sip-calls).
+ */
+export function simulatedSipCalls(
+  bindings: SimulatorEnv,
+  adapter: () => ProviderAdapter,
+): DirectCalls {
+  /** The stand-in's request for `url` (the simulator's own form of the service's path). */
+  const routed = (url: string) => {
+    const fetchable = new URL(fetchableUrl(url));
+    return simulatorUrl(fetchable) ?? fetchable;
+  };
+  return openaiSipCalls({
+    realtimeUrl: "wss://liveline.internal/v1/realtime",
+    headers: {},
+    fetch: (request) => handleSimulatorRequest(new Request(routed(request.url), request), bindings),
+    openSocket: (url) =>
+      acceptUpgrade(
+        handleSimulatorRequest(
+          new Request(routed(url), { headers: { Upgrade: "websocket" } }),
+          bindings,
+        ),
+      ),
     adapter,
   });
 }

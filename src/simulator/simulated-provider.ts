@@ -12,13 +12,19 @@ import {
   geminiWireSession,
 } from "../providers/gemini/provider.js";
 import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "../providers/gpt-live/adapter.js";
-import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
-import { acceptUpgrade } from "../providers/websocket.js";
+import { OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
+import {
+  AZURE_VOICE_LIVE,
+  OPENAI_REALTIME,
+  type RealtimeService,
+  XAI_REALTIME,
+} from "../providers/openai/services.js";
+import { acceptUpgrade, openWebSocket } from "../providers/websocket.js";
 import { checkedString } from "../var-schemas.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "./knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 import { GPT_LIVE_PATH } from "./route.js";
-import { simulatedDirectCalls } from "./simulated-calls.js";
+import { simulatedDirectCalls, simulatedSipCalls } from "./simulated-calls.js";
 
 /** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
 const SimulatorVars = z.object({
@@ -85,7 +91,7 @@ export function simulatorKnobsProblem(
   if (naive !== undefined && typeof naive !== "boolean")
     return "metadata.naive must be true or false";
   const knobs = simulatorKnobs(envDefault, metadata);
-  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire", "endpoint"]);
+  const known = new Set([...Object.keys(DEFAULT_KNOBS), "modality", "wire", "endpoint", "replay"]);
   const unknown = [...knobs.keys()].filter((name) => !known.has(name));
   if (unknown.length > 0)
     return `unknown simulator knob${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}`;
@@ -94,19 +100,47 @@ export function simulatorKnobsProblem(
     return `modality must be "AUDIO" or "TEXT", got "${modality}"`;
   knobs.delete("modality");
   const wire = knobs.get("wire");
-  if (wire !== null && wire !== "gemini" && wire !== "openai" && wire !== "gpt-live")
-    return `wire must be "gemini", "openai" or "gpt-live", got "${wire}"`;
+  if (wire !== null && !SIMULATED_WIRES.includes(wire))
+    return `wire must be one of ${SIMULATED_WIRES.map((w) => `"${w}"`).join(", ")}, got "${wire}"`;
   knobs.delete("wire");
   const endpoint = knobs.get("endpoint");
   if (endpoint !== null && endpoint !== "developer" && endpoint !== "vertex")
     return `endpoint must be "developer" or "vertex", got "${endpoint}"`;
   knobs.delete("endpoint");
+  const replay = knobs.get("replay");
+  if (replay !== null && !isLoopbackSocketUrl(replay))
+    return `replay must be a ws:// URL on this machine (127.0.0.1 or localhost), got "${replay}"`;
+  knobs.delete("replay");
   try {
     parseKnobs(knobs);
     return null;
   } catch (err) {
     if (err instanceof KnobError) return err.message;
     throw err;
+  }
+}
+
+/**
+ * The OpenAI Realtime family's wires the simulator speaks: each service's face (its path, see
+ * src/simulator/route.ts) and the service's data the one adapter is set up with. `azure` is
+ * Azure Voice Live (Azure OpenAI Realtime's wire is OpenAI's, at another URL).
+ */
+const FAMILY_WIRES: Record<string, { path: string; service: RealtimeService; model: string }> = {
+  openai: { path: "/simulator/openai", service: OPENAI_REALTIME, model: "gpt-realtime" },
+  xai: { path: "/simulator/xai", service: XAI_REALTIME, model: "grok-voice-latest" },
+  azure: { path: "/simulator/voice-live", service: AZURE_VOICE_LIVE, model: "gpt-realtime" },
+};
+
+/** The wires a simulated session may speak (`wire` knob). */
+const SIMULATED_WIRES = ["gemini", "gpt-live", ...Object.keys(FAMILY_WIRES)];
+
+/** A WebSocket URL on this machine: where `npm run replay`'s scripted model listens. */
+function isLoopbackSocketUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "ws:" && (url.hostname === "127.0.0.1" || url.hostname === "localhost");
+  } catch {
+    return false;
   }
 }
 
@@ -129,7 +163,15 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
     // Vertex's record (every call BLOCKING, no scheduling) and encodes for it.
     const endpoint = knobs.get("endpoint") === "vertex" ? "vertex" : "simulator";
     knobs.delete("endpoint");
+    // A recorded model wire played back (`npm run replay`): the scripted model at that URL
+    // speaks this wire in place of the simulator.
+    const replay = knobs.get("replay");
+    knobs.delete("replay");
     const connectTo = (path: string, attempt: number) => {
+      if (replay !== null)
+        return openWebSocket(
+          `${replay.replace(/\/+$/, "")}/${wire}?session=${sessionId}-${attempt}`,
+        );
       const q = new URLSearchParams(knobs);
       q.set("session", `${sessionId}-${attempt}`);
       const request = new Request(`https://liveline.internal${path}?${q}`, {
@@ -137,20 +179,31 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
       });
       return acceptUpgrade(handleSimulatorRequest(request, bindings));
     };
-    if (wire === "openai") {
-      // The OpenAI Realtime face: the same knobs where they apply (src/simulator/README.md).
-      const model = agent.model ?? "gpt-realtime";
+    const face = Object.hasOwn(FAMILY_WIRES, wire) ? FAMILY_WIRES[wire] : undefined;
+    if (face !== undefined) {
+      // The family's face for the service: the same knobs where they apply (src/simulator/README.md).
+      const model = agent.model ?? face.model;
       const outputModality = modality === "AUDIO" ? "audio" : "text";
+      const { service } = face;
       return {
         model,
-        capabilities: OPENAI_CAPABILITIES,
+        capabilities: service.capabilities,
         audio,
-        connect: (attempt) => connectTo("/simulator/openai", attempt),
+        connect: (attempt) => connectTo(face.path, attempt),
         adapter: () => {
-          const opts = { model, agent, modality: outputModality, audio } as const;
+          const opts = { model, agent, modality: outputModality, audio, service } as const;
           return wireArm?.openaiAdapter(opts) ?? new OpenAIRealtimeAdapter(opts);
         },
-        sharedLinkKey: `openai ${model} ${agent.voice ?? ""}`,
+        sharedLinkKey: `${wire} ${model} ${agent.voice ?? ""}`,
+        // OpenAI's SIP calls, on the stand-in (src/simulator/openai-sip).
+        ...(wire === "openai"
+          ? {
+              directCalls: simulatedSipCalls(
+                bindings,
+                () => new OpenAIRealtimeAdapter({ model, agent, audio, service }),
+              ),
+            }
+          : {}),
       };
     }
     if (wire === "gpt-live") {

@@ -5,8 +5,9 @@
  * session's call handling follow, and test/contract/carriers.test.ts takes a driver for it.
  *
  * Carriers' media streams are close variants of one shape — connected, start, media, mark,
- * dtmf, stop in; media, mark, clear out; 8 kHz G.711 — so each reads its own messages into
- * `CallStreamEvent` and speaks its own through its `CallStreamLink`.
+ * dtmf, stop in; media, mark, clear out; 8 kHz G.711 (μ-law or A-law) or linear PCM — so each
+ * reads its own messages into `CallStreamEvent` and speaks its own through its
+ * `CallStreamLink` (most through telephony/line-link.ts, given the carrier's wire).
  */
 import type { z } from "zod";
 import { varsReader } from "../var-schemas.js";
@@ -26,16 +27,22 @@ export interface PhoneCallRecord {
 /** A message of a call's media stream, as the session takes it from any carrier. */
 export type CallStreamEvent =
   | { kind: "connected" }
-  /** The stream starts: `callId` must be the session's call, `token` the one its answer gave. */
-  | { kind: "start"; streamId: string; callId: string; token: string | null }
-  /** The caller's audio, in the carrier's encoding (its stream link reads it). */
-  | { kind: "audio"; payload: string }
+  /**
+   * The stream starts: `callId` must be the session's call, `token` the one its answer gave.
+   * `line`: the stream's audio as the start declares it, in the carrier's own words ("PCMA",
+   * "audio/l16;rate=16000"); kept with the stream and given back to its `streamLink`.
+   */
+  | { kind: "start"; streamId: string; callId: string; token: string | null; line?: string }
+  /** The caller's audio, in the carrier's encoding (base64 text, or a binary frame's bytes). */
+  | { kind: "audio"; payload: string | Uint8Array }
   /** A mark the link sent has come back: the audio before it has played. */
   | { kind: "mark"; name: string }
   /** A key the caller pressed (0-9, *, #). */
   | { kind: "key"; digit: string }
   /** The caller hung up. */
-  | { kind: "stop" };
+  | { kind: "stop" }
+  /** The carrier acknowledged a command of the link's (a clear): nothing for the session. */
+  | { kind: "ack" };
 
 /** A stream message read at the boundary, or what is wrong with it (for the timeline). */
 export type CallStreamRead = { ok: true; event: CallStreamEvent } | { ok: false; problem: string };
@@ -52,12 +59,17 @@ export interface CallStreamHooks {
   drained(): void;
   /** The caller spoke over a reply, and what was still to play of it was dropped. */
   cut(): void;
+  /**
+   * The line's audio is not what its start declared (μ-law bytes on a stream declared A-law,
+   * say): told once, for the record; the audio goes on as declared.
+   */
+  lineProblem(message: string): void;
 }
 
 /** A started stream as a client of its session: what it sends, and what it is told. */
 export interface CallStreamLink extends ClientLink {
   /** An `audio` event's payload as the session's audio input, or null if unreadable. */
-  callerAudio(payload: string): Uint8Array | null;
+  callerAudio(payload: string | Uint8Array): Uint8Array | null;
   /** A `mark` event: the audio sent before it has played. */
   marked(name: string): void;
   /** The last turn has ended and all of its reply has played (or was cleared). */
@@ -94,6 +106,13 @@ export type TransferOutcome = { ok: true } | { ok: false; problem: string };
  *   to the same session again (a fresh single-use token) or hangs it up. `callOf` reads its
  *   parameters: the carrier's id of the call, and whether the call is over by then.
  * - `none`: the carrier ends the call with its stream; `why` says so (the docs repeat it).
+ *   Such a call has no grace: a stream that closes without a hang-up ends its session at once
+ *   (`stream_dropped`), and so does a restart of its object.
+ * Twilio reattaches (`<Connect action>`). Telnyx, Plivo and Vonage do not yet: liveline's
+ * answer puts nothing after the stream, so each ends the call with it. Each could (TeXML and
+ * Plivo XML run the verb after the stream once it stops, a `<Redirect>` there; a Vonage
+ * `connect` with `eventType: "synchronous"` takes a new NCCO from its disconnected event), but
+ * neither the answer nor the carrier's stand-in does that yet (their `why`).
  */
 export type Reattach =
   | {
@@ -108,18 +127,20 @@ interface CarrierWire<Call extends PhoneCallRecord> {
   reattach: Reattach;
   /** The audio its media stream carries (G.711 μ-law for most). */
   audio: AudioEncoding;
-  /** The call a voice webhook announces (`demo`: placed by the demo page). */
-  inboundCall(params: URLSearchParams, demo: boolean): InboundCall<Call>;
+  /**
+   * The call a voice webhook announces (`demo`: placed by the demo page; `url`: the webhook's
+   * URL, for a carrier whose later requests must point back at this Worker).
+   */
+  inboundCall(params: URLSearchParams, demo: boolean, url: string): InboundCall<Call>;
   /** The id of the call a status webhook says is over, or null while it goes on. */
   endedCall(params: URLSearchParams): string | null;
-  /**
-   * The voice webhook's answer: connect the call's audio to `streamUrl`, with the token; with
-   * `reconnectUrl` (a carrier that reattaches by `answer_webhook`), the carrier calls it when
-   * the stream ends.
-   */
-  connect(streamUrl: string, token: string, reconnectUrl: string | null): WebhookAnswer;
   /** The answer that hangs up (a call whose session cannot take it). */
   hangUp(): WebhookAnswer;
+  /**
+   * The answer that puts the call through to `number` (E.164), for a carrier whose transfer
+   * fetches it from POST /v1/telephony/<name>/transfer?to=… (Plivo); absent: no such route.
+   */
+  dial?(number: string): WebhookAnswer;
   /** A media stream message, read as the carrier documents it. */
   readStreamEvent(data: string | ArrayBuffer): CallStreamRead;
   /** A started stream as the session's client, speaking the carrier's messages. */
@@ -128,6 +149,7 @@ interface CarrierWire<Call extends PhoneCallRecord> {
     streamId: string,
     hooks: CallStreamHooks,
     sessionAudio: AudioEncoding,
+    line?: string,
   ): CallStreamLink;
 }
 
@@ -144,6 +166,19 @@ export interface Carrier<Shape extends z.ZodRawShape, Call extends PhoneCallReco
     vars: z.output<z.ZodObject<Shape>>,
     request: Request,
   ): Promise<URLSearchParams | null>;
+  /**
+   * The voice webhook's answer: connect the call's audio to `streamUrl`, with the token (and
+   * the call's id, for a carrier whose stream names its call only as the answer told it); with
+   * `reconnectUrl` (a carrier that reattaches by `answer_webhook`), the carrier calls it when
+   * the stream ends while the call goes on.
+   */
+  connect(
+    streamUrl: string,
+    token: string,
+    vars: z.output<z.ZodObject<Shape>>,
+    callId: string,
+    reconnectUrl: string | null,
+  ): WebhookAnswer;
   /** The carrier's id of this call (its session is named by it). */
   callId(call: Call): string;
   /** Why this call cannot be transferred under these vars, or null. */
@@ -154,6 +189,12 @@ export interface Carrier<Shape extends z.ZodRawShape, Call extends PhoneCallReco
     call: Call,
     number: string,
   ): Promise<TransferOutcome>;
+  /**
+   * Ends the call through the carrier's REST API (with a deadline; never throws), after the
+   * agent hung up and its stream was closed: where closing the stream alone may not end the
+   * call. Absent: closing the stream ends it.
+   */
+  endCall?(vars: z.output<z.ZodObject<Shape>>, call: Call): Promise<TransferOutcome>;
 }
 
 /** A session's call, bound to its carrier and the Worker's vars: what its line works with. */
@@ -166,6 +207,8 @@ export interface CarrierCall extends PhoneCallRecord {
   transferProblem(): string | null;
   /** Moves the live call to `number` (E.164); never throws. */
   transfer(number: string): Promise<TransferOutcome>;
+  /** Ends the call through the carrier's REST API, where it has one for that; never throws. */
+  end?(): Promise<TransferOutcome>;
 }
 
 /** A carrier with its types erased, as the registry holds it: it reads the raw Worker env. */
@@ -173,6 +216,13 @@ export interface RegisteredCarrier extends CarrierWire<PhoneCallRecord> {
   vars: z.ZodObject<z.ZodRawShape>;
   unavailable(env: object): string | null;
   readWebhook(env: object, request: Request): Promise<URLSearchParams | null>;
+  connect(
+    streamUrl: string,
+    token: string,
+    env: object,
+    callId: string,
+    reconnectUrl: string | null,
+  ): WebhookAnswer;
   /** A session's `metadata.telephony` as this carrier's call, or null if it is not one. */
   callOf(env: object, telephony: unknown): CarrierCall | null;
 }
@@ -182,20 +232,23 @@ export function registeredCarrier<Shape extends z.ZodRawShape, Call extends Phon
   carrier: Carrier<Shape, Call>,
 ): RegisteredCarrier {
   const varsOf = varsReader(carrier.vars);
-  const { audio, reattach, inboundCall, endedCall, connect, hangUp, readStreamEvent, streamLink } =
+  const { audio, reattach, inboundCall, endedCall, hangUp, dial, readStreamEvent, streamLink } =
     carrier;
+  const { endCall } = carrier;
   return {
     audio,
     reattach,
     inboundCall,
     endedCall,
-    connect,
     hangUp,
+    ...(dial === undefined ? {} : { dial }),
     readStreamEvent,
     streamLink,
     vars: carrier.vars,
     unavailable: (env) => carrier.unavailable(varsOf(env)),
     readWebhook: (env, request) => carrier.readWebhook(varsOf(env), request),
+    connect: (streamUrl, token, env, callId, reconnectUrl) =>
+      carrier.connect(streamUrl, token, varsOf(env), callId, reconnectUrl),
     callOf(env, telephony) {
       const read = carrier.call.safeParse(telephony);
       if (!read.success) return null;
@@ -209,6 +262,7 @@ export function registeredCarrier<Shape extends z.ZodRawShape, Call extends Phon
         audio: carrier.audio,
         transferProblem: () => carrier.transferProblem(varsOf(env), call),
         transfer: (number) => carrier.transfer(varsOf(env), call, number),
+        ...(endCall === undefined ? {} : { end: () => endCall(varsOf(env), call) }),
       };
     },
   };

@@ -26,7 +26,11 @@ export type ModelEvent =
     }
   | { type: "input_transcript"; text: string; finished: boolean }
   | { type: "audio_delta"; pcm: Uint8Array }
-  | { type: "tool_call"; calls: ToolCallRequest[] }
+  /**
+   * `dropped`: the service dropped these calls before they could run (GPT-Live: a failed
+   * response's), with the reason: recorded, closed with it, never run, and no output sent.
+   */
+  | { type: "tool_call"; calls: ToolCallRequest[]; dropped?: string | undefined }
   | { type: "tool_call_cancellation"; ids: string[] }
   | { type: "generation_complete" }
   | { type: "turn_complete"; reason?: string | undefined }
@@ -66,8 +70,18 @@ export type ModelEvent =
    * errors are recoverable and the session will stay open"): logged, not a reason to leave.
    */
   | { type: "service_error"; code: string; message: string }
-  /** `fatal`: the provider adapter's reading of the close code (retrying cannot help). */
-  | { type: "upstream_closed"; code: number; reason: string; fatal: boolean };
+  /**
+   * `fatal`: the provider adapter's reading of the close code (retrying cannot help).
+   * `expired`: the service ended its session for its age (GPT-Live's two hours): nothing was
+   * lost, and a new one is needed only when someone speaks (the adapter says it itself).
+   */
+  | {
+      type: "upstream_closed";
+      code: number;
+      reason: string;
+      fatal: boolean;
+      expired?: true | undefined;
+    };
 
 /** Token counts for one model response, normalised from any provider. */
 export interface TokenUsage {
@@ -142,9 +156,17 @@ export function toolResponse(
 export function cancelledOutcome(reason: string): { error: string } {
   // A call the session's object restarted under ran on the old instance: it may have done its
   // work. The model hears that it does not know, never that it failed (it must not assume the
-  // effect did not happen and do it again).
+  // effect did not happen and do it again), nor that it was cancelled.
   if (reason === RESTART_REASON) return { error: OUTCOME_UNKNOWN };
-  return { error: `cancelled: ${reason}` };
+  return { error: `${CANCELLED}${reason}` };
+}
+
+const CANCELLED = "cancelled: ";
+
+/** The reason of a response that tells of a cancelled call (cancelledOutcome), else null. */
+export function cancelledReasonOf(response: { error?: string | undefined }): string | null {
+  const error = response.error;
+  return error?.startsWith(CANCELLED) === true ? error.slice(CANCELLED.length) : null;
 }
 
 /** The `tool_cancelled` reason of a call that was running when the session's object restarted. */

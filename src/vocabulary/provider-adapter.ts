@@ -11,9 +11,24 @@ import type { ModelCapabilities, ModelCommand, ModelEvent, RebuiltContext } from
 export type CloseClass = "normal" | "retry" | "fatal";
 
 export type DecodeResult =
-  /** `send`: frames the wire itself owes the service now (a request that waited for this). */
-  | { ok: true; events: ModelEvent[]; send?: string[] | undefined }
+  /**
+   * `send`: frames the wire itself owes the service now (a request that waited for this).
+   * `call`: what a phone call's sideband told of the call itself (not the model's doing).
+   */
+  | { ok: true; events: ModelEvent[]; send?: string[] | undefined; call?: CallSignal[] | undefined }
   | { ok: false; error: { code: "protocol_error"; message: string } };
+
+/**
+ * What a SIP call's sideband says of the call (OpenAI Realtime: SIP only): a key the caller
+ * pressed; the model's audio began to play to the caller (`playing`), has all played out
+ * (`played_out`), or the caller spoke over it and what was left was dropped (`cut`). For the
+ * call's line (src/session/call-line.ts), never the core.
+ */
+export type CallSignal =
+  | { kind: "key"; digit: string }
+  | { kind: "playing" }
+  | { kind: "played_out" }
+  | { kind: "cut" };
 
 /** A tool as the session offers it to the model (the provider declares it its own way). */
 export interface ToolSpec {
@@ -62,6 +77,9 @@ export interface ProviderAdapter {
   attachFrames?(opts: { handedOff: boolean }): string[];
 }
 
+/** Direct calls a device places with the service (WebRTC): they are created, not accepted. */
+export type WebRtcCalls = DirectCalls & Required<Pick<DirectCalls, "create">>;
+
 /** A session's way to its model, as a provider sets it up. */
 /**
  * How a session's audio is encoded, both ways: PCM16 (16 kHz in, 24 kHz out: what clients
@@ -98,16 +116,26 @@ export interface DirectCall {
 }
 
 /**
- * A call the user's device holds with the service itself (WebRTC: its audio never passes
- * through liveline), and liveline as the call's sideband: it reads the call's events and
- * answers its tool calls there. The server's key creates the call; the device never sees it.
+ * A call the user's device holds with the service itself (WebRTC, or a phone over SIP: its
+ * audio never passes through liveline), and liveline as the call's sideband: it reads the
+ * call's events and answers its tool calls there. The server's key creates or accepts the
+ * call; the device never sees it.
  */
 export interface DirectCalls {
   /**
    * Creates the call for the device's SDP `offer`, set up as this session's agent and seeded
-   * with `context`. Throws DirectCallRefused when the service says no.
+   * with `context`. Throws DirectCallRefused when the service says no. (GPT-Live's WebRTC.)
    */
-  create(offer: string, context: RebuiltContext): Promise<DirectCall>;
+  create?(offer: string, context: RebuiltContext): Promise<DirectCall>;
+  /**
+   * Accepts a call that reached the service by SIP (its id from the service's webhook), set
+   * up as this session's agent. Throws DirectCallRefused when the service says no.
+   */
+  accept?(callId: string): Promise<void>;
+  /** Transfers a SIP call (a SIP REFER to `targetUri`, `tel:+…`); never throws. */
+  refer?(callId: string, targetUri: string): Promise<{ ok: true } | { ok: false; problem: string }>;
+  /** Ends a SIP call. Throws DirectCallRefused when the service says no. */
+  hangUp?(callId: string): Promise<void>;
   /**
    * Opens the call's sideband (accepted, binaryType set); nothing is set up on it. A call
    * that is over is refused (UpstreamRefused).

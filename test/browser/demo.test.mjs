@@ -4,14 +4,14 @@
  * from the page and resumed with no duplicate and no gap, a voice turn from a fake
  * microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view through
  * the carrier stand-in, and screenshots of the page, the call and the timeline viewer
- * (test-results/browser/).
+ * (test-results/browser/). The gateway is the browser project's (test/browser/gateway-setup.mjs).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { history, ROOT, startServer } from "../../scripts/lib/harness.mjs";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { history, ROOT } from "../../scripts/lib/harness.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = join(ROOT, "test-results/browser");
@@ -31,8 +31,8 @@ let browser;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
   mkdirSync(OUT, { recursive: true });
-  // The call view's webhook is signed by the gateway with its own token.
-  server = await startServer({ vars: { TWILIO_AUTH_TOKEN: "browser-test-twilio-token" } });
+  // The project's gateway (test/browser/gateway-setup.mjs), its call view's webhook signed.
+  server = inject("gateway");
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -46,7 +46,6 @@ beforeAll(async () => {
 }, 180_000);
 afterAll(async () => {
   await browser?.close();
-  await server?.stop();
 });
 
 const turnEnds = (events) =>

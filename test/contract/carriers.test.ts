@@ -13,7 +13,9 @@
  * carrier can (its `reattach`), never greeting twice; and across a crash of the session's
  * object, keep the call going and its record valid. The door's own details
  * (TwiML, the signature's rules, body limits, the token store) are the carrier's own tests
- * (test/workers/phone-door.test.ts for Twilio).
+ * (test/workers/phone-door.test.ts for Twilio; test/unit/telephony/<carrier>/ for the others).
+ * Telnyx, Plivo and Vonage share one driver over their shared stand-in engine; the last
+ * describe is the A-law call (Telnyx) and its control.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
@@ -21,6 +23,13 @@ import { describe, expect, it } from "vitest";
 import { CAPPED_LINE } from "../../scripts/measurement/lines.js";
 import { CARRIERS, type CarrierName } from "../../src/carrier-registry.js";
 import type { CoreInput } from "../../src/core/inputs.js";
+import type {
+  LineFrame,
+  PhoneLineStandIn,
+  StreamAnswerOf,
+} from "../../src/simulator/phone-line.js";
+import { PlivoCallStandIn, plivoHangupWebhook } from "../../src/simulator/plivo/index.js";
+import { TelnyxCallStandIn, telnyxStatusWebhook } from "../../src/simulator/telnyx/index.js";
 import {
   CallSetupError,
   type CarrierTransport,
@@ -28,9 +37,15 @@ import {
   TwilioCallStandIn,
 } from "../../src/simulator/twilio/index.js";
 import { BARGE_IN_MS } from "../../src/simulator/vad.js";
-import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import { VonageCallStandIn, vonageEventWebhook } from "../../src/simulator/vonage/index.js";
+import { alawToPcm16, pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import { LawCheck } from "../../src/telephony/audio/law-check.js";
+import { lineRate } from "../../src/telephony/audio/line-audio.js";
 import { callSessionId } from "../../src/telephony/carrier-contract.js";
+import { plivoCallUuid } from "../../src/telephony/plivo/inbound-call.js";
+import { telnyxCallSid } from "../../src/telephony/telnyx/inbound-call.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
+import { vonageCallUuid } from "../../src/telephony/vonage/inbound-call.js";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
 import { BASE, newCallSid, twilioCallParams, withKey } from "../workers/helpers.js";
 
@@ -130,6 +145,8 @@ interface CarrierUnderContract {
   driver: CarrierDriver;
   /** Scenario → why this carrier cannot run it. */
   skips: Partial<Record<Scenario, string>>;
+  /** Face → why this carrier's run on it would prove nothing another run does not. */
+  faceSkips?: Partial<Record<string, string>>;
 }
 
 interface Face {
@@ -191,6 +208,8 @@ const silentMulaw = (ms: number) => new Uint8Array(ms * 8).fill(0xff);
 function tappedTransport(
   tamper: {
     unsigned?: boolean;
+    /** The headers `unsigned` removes (Twilio's signature unless given). */
+    signatureHeaders?: readonly string[];
     answer?: (body: string) => string;
     replayAnswer?: string;
     beforeStream?: () => Promise<void>;
@@ -207,7 +226,8 @@ function tappedTransport(
       if (tamper.replayAnswer !== undefined)
         return new Response(tamper.replayAnswer, { headers: { "Content-Type": "text/xml" } });
       const headers = new Headers(request.headers);
-      if (tamper.unsigned) headers.delete("X-Twilio-Signature");
+      if (tamper.unsigned)
+        for (const name of tamper.signatureHeaders ?? ["X-Twilio-Signature"]) headers.delete(name);
       const res = await inner.fetch(new Request(request, { headers }));
       if (!res.ok) return res;
       const body = await res.text();
@@ -464,9 +484,404 @@ const twilio: CarrierDriver = {
 
 // --- the contract ----------------------------------------------------------------------------
 
+// --- Telnyx, Plivo, Vonage: one driver over the shared line stand-in ------------------------
+
+/** A carrier whose stand-in is a PhoneLineStandIn (src/simulator/<carrier>/). */
+interface LineCarrierSpec<S extends PhoneLineStandIn<StreamAnswerOf>> {
+  name: "telnyx" | "plivo" | "vonage";
+  /** The headers that sign its webhooks (an unsigned one has none of them). */
+  signatureHeaders: readonly string[];
+  newStandIn(transport: CarrierTransport): S;
+  /** Places a call from the caller to `to` (the greeter's line unless given), signed with `key`. */
+  place(
+    standIn: S,
+    call: { voiceUrl: string; key?: string; callId?: string; to?: string },
+  ): Promise<{ callId: string }>;
+  /** A key that is not the deployment's. */
+  wrongKey: string;
+  newCallId(): string;
+  /** The carrier's notice that the call is `status` (its status/hangup/event webhook). */
+  statusWebhook(callId: string, status: "completed" | "no-answer"): Promise<Request>;
+  /** The answer with a token liveline never issued in place of the one it gave. */
+  forgeToken(answer: string): string;
+  /** Messages the carrier never sends in that form (bad audio, an unknown event). */
+  malformed(standIn: S): LineFrame[];
+}
+
+const voiceUrlOf = (carrier: string, knobs: Knobs) =>
+  `${BASE}/v1/telephony/${carrier}/voice?simulator=${encodeURIComponent(
+    new URLSearchParams(Object.entries(knobs).map(([k, v]) => [k, String(v)])).toString(),
+  )}`;
+
+/** A tone loud enough for any VAD (RMS about 4,200), as PCM16 at `rate`. */
+function spokenPcm(ms: number, rate: number): Int16Array {
+  const pcm = new Int16Array((ms * rate) / 1000);
+  for (let i = 0; i < pcm.length; i++)
+    pcm[i] = Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / rate));
+  return pcm;
+}
+
+class LineCall implements CallUnderContract {
+  constructor(
+    readonly standIn: PhoneLineStandIn<StreamAnswerOf>,
+    private readonly spec: LineCarrierSpec<PhoneLineStandIn<StreamAnswerOf>>,
+    readonly sessionId: string,
+    readonly callId: string,
+    readonly answer: string,
+  ) {}
+
+  get violations(): readonly string[] {
+    return this.standIn.violations;
+  }
+  heardMs(): number {
+    return this.standIn.heardMs();
+  }
+  clears(): number {
+    return this.standIn.clears;
+  }
+  closed(): { code: number; reason: string; unheardMs: number } | null {
+    return this.standIn.closed;
+  }
+  waitFor(predicate: () => boolean, timeoutMs: number): Promise<void> {
+    return this.standIn.waitFor(predicate, timeoutMs);
+  }
+  private get rate(): number {
+    return lineRate(this.standIn.callerCodec);
+  }
+  async say(speechMs: number, silenceMs: number): Promise<void> {
+    await this.standIn.say(spokenPcm(speechMs, this.rate), { realTime: false });
+    await this.standIn.say(new Int16Array((silenceMs * this.rate) / 1000), { realTime: false });
+  }
+  async speakUntilCleared(maxMs: number): Promise<{ chunks: number; chunkMs: number }> {
+    const before = this.standIn.clears;
+    const speech = spokenPcm(maxMs, this.rate);
+    const samples = (LINE_CHUNK_MS * this.rate) / 1000;
+    const startedAt = Date.now();
+    let chunks = 0;
+    while (chunks * LINE_CHUNK_MS < maxMs) {
+      const wait = startedAt + (chunks + 1) * LINE_CHUNK_MS - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (this.standIn.clears !== before) break;
+      await this.standIn.say(speech.subarray(chunks * samples, (chunks + 1) * samples), {
+        realTime: false,
+      });
+      chunks++;
+    }
+    return { chunks, chunkMs: LINE_CHUNK_MS };
+  }
+  sendMalformed(): number {
+    const frames = this.spec.malformed(this.standIn);
+    for (const frame of frames) this.standIn.sendRaw(frame);
+    return frames.length;
+  }
+  hangUp(): void {
+    this.standIn.hangUp();
+  }
+  // A carrier that cannot reattach ends the call with its stream: `comeBack` changes nothing.
+  drop(_comeBack = true): void {
+    this.standIn.drop();
+  }
+  streams(): number {
+    return this.standIn.streams;
+  }
+  async over(): Promise<number> {
+    return (await exports.default.fetch(await this.spec.statusWebhook(this.callId, "completed")))
+      .status;
+  }
+}
+
+/** The carrier contract's driver for a carrier played by a PhoneLineStandIn. */
+function lineDriver<S extends PhoneLineStandIn<StreamAnswerOf>>(
+  spec: LineCarrierSpec<S>,
+): CarrierDriver {
+  const generic = spec as unknown as LineCarrierSpec<PhoneLineStandIn<StreamAnswerOf>>;
+  const placeThrough = (
+    transport: CarrierTransport,
+    call: { voiceUrl: string; key?: string; callId?: string; to?: string },
+  ) => {
+    const standIn = spec.newStandIn(transport);
+    return { standIn, placing: spec.place(standIn, call) };
+  };
+  return {
+    async placeCall(knobs, line) {
+      const { transport, answers } = tappedTransport();
+      const { standIn, placing } = placeThrough(transport, {
+        voiceUrl: voiceUrlOf(spec.name, knobs),
+        ...(line === undefined ? {} : { to: line }),
+      });
+      const { callId } = await placing;
+      const sessionId = standIn.call!.answer.streamUrl.split("/").at(-1)!;
+      return new LineCall(standIn, generic, sessionId, callId, answers[0]!);
+    },
+
+    async forgedWebhooks(knobs) {
+      const callId = spec.newCallId();
+      const statuses: number[] = [];
+      for (const { tamper, key } of [
+        { tamper: { unsigned: true, signatureHeaders: spec.signatureHeaders }, key: undefined },
+        { tamper: {}, key: spec.wrongKey },
+      ]) {
+        const { transport } = tappedTransport(tamper);
+        const refused = await placeThrough(transport, {
+          voiceUrl: voiceUrlOf(spec.name, knobs),
+          callId,
+          ...(key === undefined ? {} : { key }),
+        }).placing.then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(refused).toBeInstanceOf(CallSetupError);
+        statuses.push((refused as CallSetupError).answer?.status ?? 0);
+      }
+      return { statuses, sessionId: await callSessionId(spec.name, callId) };
+    },
+
+    async wrongToken(knobs) {
+      const { transport } = tappedTransport({ answer: spec.forgeToken });
+      const { standIn, placing } = placeThrough(transport, {
+        voiceUrl: voiceUrlOf(spec.name, knobs),
+      });
+      await placing;
+      await standIn.waitFor((c) => c.closed !== null, 5000);
+      return {
+        sessionId: standIn.call!.answer.streamUrl.split("/").at(-1)!,
+        closed: standIn.closed!,
+        messages: standIn.received.length + standIn.violations.length,
+      };
+    },
+
+    async reusedToken(call) {
+      if (!(call instanceof LineCall)) throw new Error(`not a ${spec.name} call`);
+      // Someone who saw the call's answer: the same answer, the same call, a second stream.
+      const { transport } = tappedTransport({ replayAnswer: call.answer });
+      const { standIn, placing } = placeThrough(transport, {
+        voiceUrl: voiceUrlOf(spec.name, {}),
+        callId: call.callId,
+      });
+      await placing;
+      await standIn.waitFor((c) => c.closed !== null, 5000);
+      return {
+        sessionId: call.sessionId,
+        closed: standIn.closed!,
+        messages: standIn.received.length + standIn.violations.length,
+      };
+    },
+
+    async streamAfterEnd(knobs) {
+      let sessionId = "";
+      const { transport, answers } = tappedTransport({
+        beforeStream: async () => {
+          sessionId = /stream\/([0-9a-f-]{36})/.exec(answers[0] ?? "")?.[1] ?? "";
+          const ended = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
+            method: "DELETE",
+            headers: withKey(),
+          });
+          expect(ended.status).toBe(200);
+        },
+      });
+      const { standIn, placing } = placeThrough(transport, {
+        voiceUrl: voiceUrlOf(spec.name, knobs),
+      });
+      const refusal = await placing.then(
+        async () => {
+          await standIn.waitFor((c) => c.closed !== null, 2000).catch(() => undefined);
+          return standIn.closed === null ? null : `closed: ${standIn.closed.reason}`;
+        },
+        (e: unknown) => (e instanceof Error ? e.message : String(e)),
+      );
+      // The stream route refuses the upgrade itself.
+      expect(refusal).toMatch(/answered 410/);
+      return { sessionId, refusal };
+    },
+
+    async ringOnly(knobs) {
+      // The webhook alone, signed, through a transport that never opens the stream.
+      const callId = spec.newCallId();
+      let answered: Response | null = null;
+      const transport: CarrierTransport = {
+        async fetch(request) {
+          answered = await exports.default.fetch(request);
+          return answered.clone();
+        },
+        openWebSocket: async () => {
+          throw new Error("the stream is never opened");
+        },
+      };
+      await placeThrough(transport, {
+        voiceUrl: voiceUrlOf(spec.name, knobs),
+        callId,
+      }).placing.catch(() => undefined);
+      expect((answered as Response | null)?.status).toBe(200);
+      return {
+        sessionId: await callSessionId(spec.name, callId),
+        over: async () =>
+          (await exports.default.fetch(await spec.statusWebhook(callId, "no-answer"))).status,
+      };
+    },
+  };
+}
+
+/** The carriers' 20 ms chunk. */
+const LINE_CHUNK_MS = 20;
+const CALLER = { from: "+15550001111", to: "+15550002222" };
+
+/** The test deployment's Telnyx key pair (its public half is TELNYX_PUBLIC_KEY in vitest.config.ts). */
+const TELNYX_TEST_PRIVATE_KEY = "MC4CAQAwBQYDK2VwBCIEIPwjsZWbzQ24tgIb6lMfHUAUSOMygqVSBuo+6mSr3WNl";
+/** Another key pair's private half: a forger's. */
+const TELNYX_OTHER_PRIVATE_KEY = "MC4CAQAwBQYDK2VwBCIEIBv6ObIekqIOMqnBDN/5MTB2lQxDGRANPPv7jIKvYvkp";
+const PLIVO_AUTH_TOKEN = env.PLIVO_AUTH_TOKEN as string;
+const VONAGE_SIGNATURE_SECRET = env.VONAGE_SIGNATURE_SECRET as string;
+
+const telnyxSpec: LineCarrierSpec<TelnyxCallStandIn> = {
+  name: "telnyx",
+  signatureHeaders: ["telnyx-signature-ed25519", "telnyx-timestamp"],
+  newStandIn: (transport) => new TelnyxCallStandIn({ transport, allowInsecureStream: true }),
+  async place(standIn, call) {
+    const placed = await standIn.placeCall({
+      baseUrl: BASE,
+      voiceUrl: call.voiceUrl,
+      privateKey: call.key ?? TELNYX_TEST_PRIVATE_KEY,
+      from: CALLER.from,
+      to: call.to ?? CALLER.to,
+      ...(call.callId === undefined ? {} : { callSid: call.callId }),
+      accountSid: TELNYX_ACCOUNT,
+    });
+    return { callId: placed.callSid };
+  },
+  wrongKey: TELNYX_OTHER_PRIVATE_KEY,
+  newCallId: telnyxCallSid,
+  statusWebhook: (callSid, status) =>
+    telnyxStatusWebhook({
+      statusUrl: `${BASE}/v1/telephony/telnyx/status`,
+      privateKey: TELNYX_TEST_PRIVATE_KEY,
+      callSid,
+      accountSid: TELNYX_ACCOUNT,
+      status,
+    }),
+  forgeToken: (answer) => {
+    const forged = answer.replace(/(name="token" value=")[^"]+/, "$1not-the-token-not-the-token-x");
+    if (forged === answer) throw new Error(`no token in the answer: ${answer}`);
+    return forged;
+  },
+  malformed: (standIn) => [
+    // Audio that is not base64.
+    JSON.stringify({
+      event: "media",
+      sequence_number: "900",
+      stream_id: standIn.call?.streamId,
+      media: { track: "inbound", chunk: "900", timestamp: "18000", payload: "not base64!" },
+    }),
+    // An event Telnyx does not send.
+    JSON.stringify({ event: "hello", stream_id: standIn.call?.streamId }),
+  ],
+};
+const TELNYX_ACCOUNT = "3e6f995f-85f7-4705-9741-53b116d28237";
+
+const plivoSpec: LineCarrierSpec<PlivoCallStandIn> = {
+  name: "plivo",
+  signatureHeaders: ["X-Plivo-Signature-V3", "X-Plivo-Signature-V3-Nonce"],
+  newStandIn: (transport) => new PlivoCallStandIn({ transport, allowInsecureStream: true }),
+  async place(standIn, call) {
+    const placed = await standIn.placeCall({
+      baseUrl: BASE,
+      answerUrl: call.voiceUrl,
+      authToken: call.key ?? PLIVO_AUTH_TOKEN,
+      from: CALLER.from,
+      to: call.to ?? CALLER.to,
+      ...(call.callId === undefined ? {} : { callUuid: call.callId }),
+    });
+    return { callId: placed.callUuid };
+  },
+  wrongKey: "not-the-plivo-auth-token",
+  newCallId: plivoCallUuid,
+  statusWebhook: (callUuid, status) =>
+    plivoHangupWebhook({
+      hangupUrl: `${BASE}/v1/telephony/plivo/status`,
+      authToken: PLIVO_AUTH_TOKEN,
+      callUuid,
+      status,
+    }),
+  forgeToken: (answer) => {
+    const forged = answer.replace(/(extraHeaders="token=)[0-9a-f]+/, `$1${"ab".repeat(32)}`);
+    if (forged === answer) throw new Error(`no token in the answer: ${answer}`);
+    return forged;
+  },
+  malformed: (standIn) => [
+    JSON.stringify({
+      event: "media",
+      sequenceNumber: 900,
+      streamId: standIn.call?.streamId,
+      media: { track: "inbound", timestamp: "0", chunk: 900, payload: "not base64!" },
+    }),
+    JSON.stringify({ event: "hello", streamId: standIn.call?.streamId }),
+  ],
+};
+
+const vonageSpec: LineCarrierSpec<VonageCallStandIn> = {
+  name: "vonage",
+  signatureHeaders: ["Authorization"],
+  newStandIn: (transport) => new VonageCallStandIn({ transport, allowInsecureStream: true }),
+  async place(standIn, call) {
+    const placed = await standIn.placeCall({
+      baseUrl: BASE,
+      answerUrl: call.voiceUrl,
+      signatureSecret: call.key ?? VONAGE_SIGNATURE_SECRET,
+      from: CALLER.from,
+      to: call.to ?? CALLER.to,
+      ...(call.callId === undefined ? {} : { uuid: call.callId }),
+    });
+    return { callId: placed.uuid };
+  },
+  wrongKey: "not-the-vonage-signature-secret",
+  newCallId: vonageCallUuid,
+  statusWebhook: (uuid, status) =>
+    vonageEventWebhook({
+      eventUrl: `${BASE}/v1/telephony/vonage/status`,
+      signatureSecret: VONAGE_SIGNATURE_SECRET,
+      uuid,
+      status: status === "no-answer" ? "unanswered" : status,
+    }),
+  forgeToken: (answer) => {
+    const forged = answer.replace(/("token":")[^"]+/, "$1not-the-token-not-the-token-x");
+    if (forged === answer) throw new Error(`no token in the answer: ${answer}`);
+    return forged;
+  },
+  malformed: () => [
+    // Half a sample: no 16-bit audio.
+    new Uint8Array(641),
+    JSON.stringify({ event: "websocket:hello" }),
+  ],
+};
+
+/**
+ * The OpenAI face changes the session's side (truncation, μ-law to the model), not the
+ * carrier's wire, which the gemini face runs whole: Twilio runs μ-law to the model as it is,
+ * Telnyx A-law through the tables; Plivo's μ-law path is Twilio's, Vonage's PCM16 the gemini
+ * face's. One run each keeps the suite's wall time.
+ */
+const SAME_PATH_ON_OPENAI =
+  "its wire runs whole on the gemini face, and its audio path to the OpenAI face is another carrier's (Plivo: Twilio's μ-law; Vonage: PCM16, as on gemini)";
+
+/** Plivo and Vonage streams have no stop: the caller's hang-up is a close, like a drop. */
+const NO_STOP =
+  "its stream has no stop message: the caller's hang-up closes the socket, as a drop does (the carrier's hangup or event webhook then says the call is over)";
+
 /** One entry per carrier of src/carrier-registry.ts: a carrier added there without a driver fails. */
 const CARRIERS_UNDER_CONTRACT: CarrierUnderContract[] = [
   { name: "twilio", driver: twilio, skips: {} },
+  { name: "telnyx", driver: lineDriver(telnyxSpec), skips: {} },
+  {
+    name: "plivo",
+    driver: lineDriver(plivoSpec),
+    skips: { "a hang-up ends the call's session, its history kept": NO_STOP },
+    faceSkips: { openai: SAME_PATH_ON_OPENAI },
+  },
+  {
+    name: "vonage",
+    driver: lineDriver(vonageSpec),
+    skips: { "a hang-up ends the call's session, its history kept": NO_STOP },
+    faceSkips: { openai: SAME_PATH_ON_OPENAI },
+  },
 ];
 
 interface HistoryEvent {
@@ -528,7 +943,8 @@ async function settledHistory(
   users = 1,
   settleMs = 100,
 ): Promise<HistoryEvent[]> {
-  const deadline = Date.now() + 10_000;
+  // Generous: on a loaded machine (eight agents on two cores) a turn can take seconds.
+  const deadline = Date.now() + 20_000;
   for (;;) {
     const { events } = await historyOf(sessionId);
     const ends = turnEnds(events);
@@ -622,9 +1038,9 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
   for (const face of FACES) {
     const run = `${carrier.name} on ${face.name}`;
     registered.set(run, new Set());
-    const scenario = (name: Scenario, fn: () => Promise<void>, timeout = 20_000) => {
+    const scenario = (name: Scenario, fn: () => Promise<void>, timeout = 40_000) => {
       registered.get(run)!.add(name);
-      const reason = carrier.skips[name] ?? face.skips[name];
+      const reason = carrier.skips[name] ?? carrier.faceSkips?.[face.name] ?? face.skips[name];
       if (reason !== undefined) it.skip(`${name} (skipped: ${reason})`, fn);
       else it(name, { timeout }, fn);
     };
@@ -915,6 +1331,90 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
     });
   }
 }
+
+// --- A-law: a line in the other law -----------------------------------------------------------
+
+describe("an A-law call through the Telnyx stand-in (TELNYX_CODEC=PCMA in this deployment)", () => {
+  const knobs: Knobs = { wire: "gemini", timeScale: 0, calls: "greeting:;2:lookup_faq;*:" };
+
+  /** A Telnyx call whose stand-in speaks `lie` (a control) or the law its start declares. */
+  async function placeAlaw(lie?: "PCMU") {
+    const { transport, answers } = tappedTransport();
+    const standIn = new TelnyxCallStandIn({
+      transport,
+      allowInsecureStream: true,
+      // The trunk's own codec: μ-law, so the A-law comes from the answer's codec="PCMA".
+      callCodec: "PCMU",
+      ...(lie === undefined ? {} : { lieAbout: lie }),
+    });
+    await standIn.placeCall({
+      baseUrl: BASE,
+      voiceUrl: voiceUrlOf("telnyx", knobs),
+      privateKey: TELNYX_TEST_PRIVATE_KEY,
+      ...CALLER,
+      accountSid: TELNYX_ACCOUNT,
+    });
+    const sessionId = standIn.call!.answer.streamUrl.split("/").at(-1)!;
+    return { standIn, sessionId, answer: answers[0]! };
+  }
+
+  it("answers the caller's question once, and its reply decodes as A-law, not silence", {
+    timeout: 20_000,
+  }, async () => {
+    const { standIn, sessionId, answer } = await placeAlaw();
+    expect(answer).toMatch(/codec="PCMA" bidirectionalCodec="PCMA"/);
+    await standIn.waitFor((c) => c.heardMs() > 0, 5000);
+    await settledHistory(sessionId);
+    await standIn.say(spokenPcm(300, 8000), { realTime: false });
+    await standIn.say(new Int16Array(5600), { realTime: false });
+    const events = await settledHistory(sessionId, 2, 200);
+    expect(ofKind(events, "user")).toHaveLength(2);
+    expect(ofKind(events, "tool_call").map((e) => e.name)).toEqual(["lookup_faq"]);
+    expectEveryTurnEndedOnce(events);
+    expect(ofKind(events, "error")).toEqual([]);
+    // The reply's audio as the caller's line takes it, read as A-law: loud, and smooth as a
+    // voice is (the simulator's 220 Hz tone); the same bytes read as μ-law are scrambled (the
+    // check's control).
+    const sent = standIn.received.flatMap((c) => (c.kind === "audio" ? [c.bytes] : []));
+    const heard = new Uint8Array(sent.reduce((n, b) => n + b.length, 0));
+    let at = 0;
+    for (const bytes of sent) {
+      heard.set(bytes, at);
+      at += bytes.length;
+    }
+    const pcm = alawToPcm16(heard);
+    expect(Math.sqrt(pcm.reduce((n, x) => n + x * x, 0) / pcm.length)).toBeGreaterThan(500);
+    const asAlaw = new LawCheck("alaw");
+    asAlaw.push(heard);
+    expect(asAlaw.verdict).toBe("consistent");
+    const asMulaw = new LawCheck("mulaw");
+    asMulaw.push(heard);
+    expect(asMulaw.verdict).toBe("mismatch");
+    // The caller's A-law was read as A-law: no line problem in the record.
+    expect((await timelineKinds(sessionId)).filter((k) => k === "BAD_FRAME")).toEqual([]);
+    expect(standIn.violations).toEqual([]);
+    standIn.hangUp();
+  });
+
+  // Its own control: with the line link's law check switched off (checkLaw returning at once),
+  // this test fails — no BAD_FRAME is ever recorded, and the garbled call goes on unnoticed.
+  it("control: μ-law sent where the start declared A-law is detected as garbled", {
+    timeout: 20_000,
+  }, async () => {
+    const { standIn, sessionId } = await placeAlaw("PCMU");
+    await standIn.waitFor((c) => c.heardMs() > 0, 5000);
+    await standIn.say(spokenPcm(300, 8000), { realTime: false });
+    await standIn.say(new Int16Array(5600), { realTime: false });
+    // Reported once, in the record: the audio went on as declared.
+    for (let i = 0; i < 100; i++) {
+      if ((await timelineKinds(sessionId)).includes("BAD_FRAME")) break;
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    expect((await timelineKinds(sessionId)).filter((k) => k === "BAD_FRAME")).toHaveLength(1);
+    expect(standIn.closed).toBeNull();
+    standIn.hangUp();
+  });
+});
 
 it("every carrier liveline registers is under the contract", () => {
   expect(CARRIERS_UNDER_CONTRACT.map((c) => c.name).sort()).toEqual(Object.keys(CARRIERS).sort());

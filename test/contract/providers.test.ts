@@ -45,6 +45,29 @@ const PROVIDERS: ProviderUnderContract[] = [
         "an OpenAI response ends at its function call: no result can arrive mid-speech",
     },
   },
+  // OpenAI's family at xAI: its own session shape, no truncation, an audible answer bundled
+  // with its calls in one response (livekit/agents issue 6411).
+  {
+    name: "xai",
+    knobs: { wire: "xai" },
+    handoff: "in place",
+    turnless: false,
+    skips: {
+      "a speak result answered while the model still speaks is spoken once, in that turn":
+        "an xAI response ends at its function call (the OpenAI family): no result can arrive mid-speech",
+    },
+  },
+  // OpenAI's family at Azure Voice Live: the original event names and flat session.
+  {
+    name: "azure",
+    knobs: { wire: "azure" },
+    handoff: "in place",
+    turnless: false,
+    skips: {
+      "a speak result answered while the model still speaks is spoken once, in that turn":
+        "a Voice Live response ends at its function call (the OpenAI family): no result can arrive mid-speech",
+    },
+  },
   // No turns: utterances bounded by the transcript timeline; tools delegated to a backend.
   {
     name: "gpt-live",
@@ -93,15 +116,25 @@ async function historyOf(sessionId: string): Promise<Record<string, unknown>[]> 
  * armed before a turn opens). It reaches into the object, so a rename there breaks it loudly.
  */
 async function setModelTimeout(sessionId: string, ms: number): Promise<void> {
+  await setCoreTimes(sessionId, { modelTimeoutMs: ms });
+}
+
+/** The session's core config's times, set in its running object (as setModelTimeout does). */
+async function setCoreTimes(
+  sessionId: string,
+  times: { modelTimeoutMs?: number; emptyReplyWaitMs?: number },
+): Promise<void> {
   const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
   await runInDurableObject(stub, (instance: unknown) => {
     const live = (
       instance as {
-        live: { interpreter: { state: { config: { modelTimeoutMs: number } } } } | null;
+        live: {
+          interpreter: { state: { config: { modelTimeoutMs: number; emptyReplyWaitMs: number } } };
+        } | null;
       }
     ).live;
     if (!live) throw new Error("the session's object holds no running session");
-    live.interpreter.state.config.modelTimeoutMs = ms;
+    Object.assign(live.interpreter.state.config, times);
   });
 }
 
@@ -189,7 +222,13 @@ for (const provider of PROVIDERS) {
     scenario(
       "an empty reply after a tool result is retried invisibly; the result is spoken",
       async () => {
-        const { client } = await session({ calls: "greeting:lookup_faq", emptySchedule: "2" });
+        const { client, sessionId } = await session({
+          calls: "greeting:lookup_faq",
+          emptySchedule: "2",
+        });
+        // The wait before an empty reply is retried: 1.5 s, not the 4 s default (the face
+        // answers at once at timeScale 0; the rule is the same).
+        await setCoreTimes(sessionId, { emptyReplyWaitMs: 1500 });
         const frames = await playTurn(client, "hi", { settleMs: 150 });
         expect(wordsOf(frames).join("")).toContain("lookup_faq found");
         expect(JSON.stringify(frames)).not.toContain("Please continue");
@@ -726,7 +765,9 @@ for (const provider of PROVIDERS) {
     scenario(
       "a backend request does not undo a transfer the model made (found by the attack)",
       async () => {
-        const created = await session({ timeScale: 1 });
+        // Paced (about 100 ms a word): the old agent's follow-up plays for seconds after the
+        // transfer's result, long enough for the backend's request to land while it is pending.
+        const created = await session({ timeScale: 0.3 });
         const { client } = created;
         await playTurn(client, "hi");
         client.send({ type: "text", text: "I have a question about billing" });
@@ -848,11 +889,13 @@ for (const provider of PROVIDERS) {
           settleMs: 400,
         });
         expect(frames.filter((f) => f.type === "handoff")).toHaveLength(1);
+        // On GPT-Live's one response chain the line itself cancels it (`superseded`): the
+        // backend would take no request while it has no output.
         expect(frames).toContainEqual(
           expect.objectContaining({
             type: "tool_cancelled",
             name: "suggest_topics",
-            reason: "handoff",
+            reason: provider.name === "gpt-live" ? "superseded" : "handoff",
           }),
         );
         client.close();

@@ -77,4 +77,16 @@ describe("npm run try -- --phone", () => {
     expect(out).toContain("the voice webhook answered 403");
     expect(out).toContain("npm run dev -- --var TWILIO_AUTH_TOKEN:");
   });
+
+  it("--carrier plivo goes through Plivo's stand-in, and names the var a gateway without it needs", async () => {
+    const { code, out } = await tryScript(
+      ["--phone", "--carrier", "plivo", "--say", "hi", server.base],
+      {},
+    );
+    expect(code, out).toBe(1);
+    // The gateway's own refusal, from its Plivo route.
+    expect(out).toContain("phone calls need PLIVO_AUTH_TOKEN");
+    expect(out).toContain("the voice webhook answered 503");
+    expect(out).toContain("npm run dev -- --var PLIVO_AUTH_TOKEN:dev-plivo-auth-token");
+  });
 });

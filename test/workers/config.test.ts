@@ -28,7 +28,9 @@ describe("loadConfig", () => {
       DEMO_PAGE: "off",
       FAULT_INJECTION: "off",
       SIMULATOR_ROUTE: "off",
-      providers: ["simulator", "gemini", "openai", "gpt-live"],
+      RECORDING_PART_MS: 5_000,
+      RECORDING_MAX_BYTES: 256 * 1024 * 1024,
+      providers: ["simulator", "gemini", "openai", "gpt-live", "xai", "azure"],
     });
   });
 
@@ -70,6 +72,13 @@ describe("loadConfig", () => {
       { OTEL_EXPORTER_OTLP_HEADERS: "x-k=SECRET%00" },
       { OTEL_EXPORTER_OTLP_HEADERS: "no pair SECRET" },
       { OTEL_EXPORTER_OTLP_HEADERS: "x-k=%E0%A4%ASECRET" },
+      // The carriers' vars are checked with the rest (src/carrier-registry.ts).
+      { TELNYX_PUBLIC_KEY: "AAAASECRET" },
+      { TELNYX_CODEC: "OPUS-SECRET" },
+      { PLIVO_AUTH_ID: "ma-lowercase-SECRET" },
+      { PLIVO_AUTH_TOKEN: "short-SECRET" },
+      { VONAGE_APPLICATION_ID: "not-a-uuid-SECRET" },
+      { VONAGE_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY----- SECRET" },
     ]) {
       const [name, value] = Object.entries(env)[0]!;
       let thrown: unknown;

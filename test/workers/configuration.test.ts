@@ -70,6 +70,37 @@ describe("a bad setting", () => {
   });
 });
 
+describe("the OpenAI family's other providers (xAI, Azure)", () => {
+  it("a bad value of their settings is named on /health, never the value", async () => {
+    const res = await withEnv({
+      AZURE_ENDPOINT: "voicelive",
+      AZURE_RESOURCE: "acme.openai.azure.com",
+      XAI_REALTIME_URL: "not a url",
+      XAI_API_KEY: " xai-SECRET-pasted ",
+    })("/health");
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { settings: { setting: string }[] };
+    expect(body.settings.map((s) => s.setting).sort()).toEqual([
+      "AZURE_ENDPOINT",
+      "AZURE_RESOURCE",
+      "XAI_API_KEY",
+      "XAI_REALTIME_URL",
+    ]);
+    expect(JSON.stringify(body)).not.toContain("SECRET");
+  });
+
+  it("as the default provider without its credentials: 503 naming the missing setting", async () => {
+    expect(await (await withEnv({ PROVIDER: "xai" })("/health")).text()).toMatch(/XAI_API_KEY/);
+    expect(
+      await (await withEnv({ PROVIDER: "azure", AZURE_API_KEY: "azure-key-1" })("/health")).text(),
+    ).toMatch(/AZURE_RESOURCE/);
+    const health = async (vars: Record<string, string>) =>
+      ((await (await withEnv(vars)("/health")).json()) as { provider: string }).provider;
+    expect(await health({ XAI_API_KEY: "xai-key-1" })).toBe("xai");
+    expect(await health({ AZURE_API_KEY: "azure-key-1", AZURE_RESOURCE: "acme" })).toBe("azure");
+  });
+});
+
 describe("settings checked at the first request, not at a session's creation", () => {
   it("a provider's setting parsed further than its type (JSON, knob lists, token counts) is a 503 on /health", async () => {
     const cases: Record<string, string>[] = [

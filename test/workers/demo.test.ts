@@ -8,7 +8,9 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import type { Env } from "../../src/contracts/worker-env.js";
 import { serveDemo } from "../../src/http/demo.js";
+import { PlivoCallStandIn } from "../../src/simulator/plivo/index.js";
 import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
+import { VonageCallStandIn } from "../../src/simulator/vonage/index.js";
 import { API_KEY, BASE, createSession, withKey } from "./helpers.js";
 
 const LOCAL = "http://localhost:8787";
@@ -136,6 +138,32 @@ describe("the demo's call route", () => {
     });
     const events = ((await history.json()) as { events: { kind: string; text?: string }[] }).events;
     expect(events.find((e) => e.kind === "user")?.text).toMatch(/caller is on the line/);
+  });
+
+  it("places a call through the carrier the body names, signed with that carrier's key", async () => {
+    for (const carrier of ["plivo", "vonage"] as const) {
+      const res = await post("/demo/calls", {
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ carrier, simulator: { timeScale: 0, msPerWord: 50 } }),
+      });
+      expect(res.status).toBe(201);
+      const placed = (await res.json()) as { answer: string; callId: string; sessionId: string };
+      expect(placed.answer).toContain(`/v1/telephony/${carrier}/stream/${placed.sessionId}`);
+      const options = { transport: fetcherTransport(exports.default), allowInsecureStream: true };
+      const call =
+        carrier === "plivo" ? new PlivoCallStandIn(options) : new VonageCallStandIn(options);
+      await call.answerCall(placed.answer, placed.callId);
+      await call.waitFor((c) => c.heardMs() > 100, 10_000);
+      call.hangUp();
+      expect(call.violations).toEqual([]);
+    }
+    // Telnyx's webhooks are signed with Telnyx's private key: the Worker has one only when
+    // given TELNYX_DEMO_SIGNING_KEY (local development), and says so without it.
+    const telnyx = await post("/demo/calls", { body: JSON.stringify({ carrier: "telnyx" }) });
+    expect(telnyx.status).toBe(503);
+    expect(((await telnyx.json()) as { error: { message: string } }).error.message).toMatch(
+      /TELNYX_DEMO_SIGNING_KEY/,
+    );
   });
 
   it("answers its own page only, POST only, and refuses a body it does not know", async () => {

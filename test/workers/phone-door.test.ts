@@ -58,6 +58,12 @@ async function openStream(streamUrl: string) {
   return { ws, closed, received };
 }
 
+/** Waits until `done` holds, or 5 s. */
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done() && waited < 5000; waited += 25)
+    await new Promise((r) => setTimeout(r, 25));
+}
+
 const start = (token: string, callSid = "CA00000000000000000000000000000001") =>
   JSON.stringify({
     event: "start",
@@ -169,7 +175,7 @@ describe("a call is named by its CallSid", () => {
   });
 });
 
-describe("found by the black-box attack on the phone door", () => {
+describe("found by the black-box attack on the phone door", { timeout: 20_000 }, () => {
   it("a signed webhook replayed while the call's stream is up gets <Hangup/>, no token", async () => {
     const params = callParams();
     const { streamUrl, token } = await answeredCall(params);
@@ -192,6 +198,75 @@ describe("found by the black-box attack on the phone door", () => {
     // The right token, but a start naming another call.
     other.ws.send(start(second.token));
     expect((await other.closed).reason).toMatch(/not this session's call/);
+  });
+
+  it("a start for another call spends no token: the call's own start binds with it after (issue 50)", async () => {
+    const params = callParams();
+    const call = await answeredCall(params);
+    const stranger = await openStream(call.streamUrl);
+    stranger.ws.send(start(call.token));
+    expect((await stranger.closed).reason).toMatch(/not this session's call/);
+    const own = await openStream(call.streamUrl);
+    own.ws.send(start(call.token, params.CallSid));
+    // Bound: the greeting comes down the line.
+    await until(() => own.received.some((m) => JSON.parse(m).event === "media"));
+    expect(own.received.some((m) => JSON.parse(m).event === "media")).toBe(true);
+    // Spent by that start: a copy binds nothing.
+    const copy = await openStream(call.streamUrl);
+    copy.ws.send(start(call.token, params.CallSid));
+    expect((await copy.closed).reason).toMatch(/wrong or already used|already up/);
+    own.ws.close();
+  });
+
+  it("a stream message over MAX_FRAME_BYTES is refused by name; the call goes on (issue 50)", async () => {
+    const params = callParams();
+    const call = await answeredCall(params);
+    const stream = await openStream(call.streamUrl);
+    stream.ws.send(start(call.token, params.CallSid));
+    await until(() => stream.received.some((m) => JSON.parse(m).event === "media"));
+    // Not even base64: were it read, it would be parsed whole, then dropped unsaid.
+    const huge = JSON.stringify({
+      event: "media",
+      sequenceNumber: "3",
+      streamSid: "MZ00000000000000000000000000000001",
+      media: {
+        track: "inbound",
+        chunk: "2",
+        timestamp: "20",
+        payload: "!".repeat(2 * 1024 * 1024),
+      },
+    });
+    for (let i = 0; i < 4; i++) stream.ws.send(huge);
+    const rows = async () => {
+      const res = await exports.default.fetch(`${BASE}/v1/sessions/${call.sessionId}/timeline`, {
+        headers: withKey(),
+      });
+      return ((await res.json()) as { rows: { kind: string; detail?: { code?: string } }[] }).rows;
+    };
+    let tooLarge = 0;
+    for (let i = 0; i < 100 && tooLarge < 4; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      tooLarge = (await rows()).filter(
+        (r) => r.kind === "BAD_FRAME" && r.detail?.code === "frame_too_large",
+      ).length;
+    }
+    expect(tooLarge).toBe(4);
+    // The call goes on: a small message is still taken, the stream is still open.
+    let open = true;
+    void stream.closed.then(() => {
+      open = false;
+    });
+    stream.ws.send(
+      JSON.stringify({
+        event: "dtmf",
+        sequenceNumber: "4",
+        streamSid: "MZ00000000000000000000000000000001",
+        dtmf: { track: "inbound_track", digit: "5" },
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    expect(open).toBe(true);
+    stream.ws.close();
   });
 
   it("marks, keys or a malformed start before a start close the stream", async () => {

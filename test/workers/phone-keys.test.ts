@@ -114,7 +114,11 @@ describe("a transfer the carrier does not take", () => {
     call.hangUp();
   });
 
-  it("a transfer line the caller speaks over is not acted on: the model is told, the call goes on", async () => {
+  // Its own waits add up to 8 s (the tool's result, then the clear): more than the default 5 s
+  // on a loaded machine.
+  it("a transfer line the caller speaks over is not acted on: the model is told, the call goes on", {
+    timeout: 20_000,
+  }, async () => {
     // Words at their real length: the line plays for seconds.
     const { call, sessionId } = await placeCall(
       GREETER_LINE,

@@ -82,7 +82,7 @@ describe("POST /v1/sessions", () => {
     ]);
     expect(rows.versions).toEqual(
       expect.arrayContaining([
-        { component: "session", version: 4 },
+        { component: "session", version: 5 },
         { component: "history", version: 7 },
         { component: "usage", version: 3 },
       ]),

@@ -38,7 +38,12 @@ try {
     const simulator = params.has("simulator")
       ? Object.fromEntries(new URLSearchParams(params.get("simulator")))
       : undefined;
-    first = await post("/demo/sessions", simulator === undefined ? {} : { simulator });
+    // `?record=1`: the session's audio and wire are recorded (the timeline viewer plays them).
+    const record = params.get("record") === "1" ? { record: true } : {};
+    first = await post(
+      "/demo/sessions",
+      simulator === undefined ? record : { simulator, ...record },
+    );
     sessionId = first.sessionId;
     sessionStorage.setItem("liveline.session", sessionId);
     localStorage.setItem(`liveline.grant.${sessionId}`, first.demoGrant);

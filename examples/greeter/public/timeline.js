@@ -1,5 +1,7 @@
 // The timeline viewer: GET /v1/sessions/:id/timeline drawn one row per turn, each event at
-// its +ms from the user's input, so that why a turn did what it did shows at a glance.
+// its +ms from the user's input, so that why a turn did what it did shows at a glance; with
+// the session's recording (GET …/recording) in a player, each reply and tool row a click away
+// from its moment in it.
 const $ = (id) => document.getElementById(id);
 const sessionId = new URLSearchParams(location.search).get("session");
 
@@ -32,7 +34,58 @@ const KINDS = {
   MODEL_TIMEOUT: ["trouble", "model timeout"],
   LIMIT_REACHED: ["trouble", "limit reached"],
   LIMIT_GOODBYE: ["link", "goodbye asked"],
+  RECORDING_STARTED: ["link", "recording started"],
+  RECORDING_STOPPED: ["trouble", "recording stopped"],
 };
+
+/** Rows a click plays the recording from: what was said, heard and called. */
+const SEEKABLE = new Set([
+  "USER",
+  "MODEL_TEXT",
+  "MODEL_AUDIO",
+  "TOOL_CALL",
+  "TOOL_RESPONSE",
+  "TURN_COMPLETE",
+  "INTERRUPTED",
+]);
+
+/** The session's recording, once loaded: the player plays from a row's moment (its `ms`). */
+function seekTo(ms) {
+  const audio = $("recording");
+  if ($("player").hidden) return;
+  audio.currentTime = ms / 1000;
+  void audio.play().catch(() => undefined);
+}
+
+/** Marks a row or mark as one a click plays the recording from. */
+function seekable(node, row) {
+  if (!SEEKABLE.has(row.kind)) return node;
+  node.classList.add("seek");
+  node.dataset.ms = String(row.ms);
+  node.title = `play the recording from ${(row.ms / 1000).toFixed(2)} s`;
+  node.addEventListener("click", () => seekTo(row.ms));
+  return node;
+}
+
+/**
+ * The session's recording (GET …/recording: a WAV whose second 0 is the session's start, as
+ * the timeline's ms 0 is), loaded whole so that the player seeks anywhere at once.
+ */
+async function loadRecording(query) {
+  const res = await fetch(`/v1/sessions/${sessionId}/recording${query}`);
+  if (!res.ok) {
+    $("player").hidden = true;
+    document.body.dataset.recording = "none";
+    return;
+  }
+  const blob = await res.blob();
+  const audio = $("recording");
+  if (audio.src) URL.revokeObjectURL(audio.src);
+  audio.src = URL.createObjectURL(blob);
+  $("player").hidden = false;
+  window.livelineRecording = { audio, blob };
+  document.body.dataset.recording = "loaded";
+}
 
 async function token() {
   const grant = localStorage.getItem(`liveline.grant.${sessionId}`) ?? "";
@@ -108,6 +161,8 @@ function turnFigures(report) {
 
 /** LABEL_PX per character of a mark's label (0.7rem sans-serif), to stack labels apart. */
 const LABEL_PX = 6.2;
+/** A mark's width (timeline.css `.mark`). */
+const MARK_PX = 2;
 
 /**
  * Each mark's label: its level (labels that would overlap on one line go one level up, so
@@ -120,7 +175,8 @@ function labelPlaces(marks, laneWidth) {
     const x = (left / 100) * laneWidth;
     const width = label.length * LABEL_PX + 8;
     const leftwards = x + width > laneWidth;
-    const start = leftwards ? x - width : x;
+    // A leftwards label ends at its mark's right edge (it is MARK_PX wide), not at its left.
+    const start = leftwards ? x + MARK_PX - width : x;
     let level = ends.findIndex((end) => end <= start);
     if (level === -1) level = ends.length;
     ends[level] = start + width;
@@ -158,10 +214,13 @@ function draw(body, resource) {
         const { level, leftwards } = places[i];
         const side = leftwards ? "right:0" : "left:0";
         lane.append(
-          el(
-            "div",
-            { class: `mark ${cls}`, style: `left:${left}%` },
-            el("span", { style: `bottom:${1.7 + level * 0.95}rem;${side}` }, label),
+          seekable(
+            el(
+              "div",
+              { class: `mark ${cls}`, style: `left:${left}%` },
+              el("span", { style: `bottom:${1.7 + level * 0.95}rem;${side}` }, label),
+            ),
+            shown[i],
           ),
         );
       });
@@ -194,12 +253,19 @@ function draw(body, resource) {
               ? `${named} (${r.detail.followUp})`
               : named;
           const detail = r.detail === undefined ? "" : JSON.stringify(r.detail);
-          return el(
-            "tr",
-            { "data-kind": r.kind },
-            el("td", { class: "ms" }, `+${r.ms - turn.start} ms`),
-            el("td", { class: `kind ${cls}`, style: "background:none" }, label),
-            el("td", { class: "muted" }, detail.length > 160 ? `${detail.slice(0, 160)}…` : detail),
+          return seekable(
+            el(
+              "tr",
+              { "data-kind": r.kind },
+              el("td", { class: "ms" }, `+${r.ms - turn.start} ms`),
+              el("td", { class: `kind ${cls}`, style: "background:none" }, label),
+              el(
+                "td",
+                { class: "muted" },
+                detail.length > 160 ? `${detail.slice(0, 160)}…` : detail,
+              ),
+            ),
+            r,
           );
         }),
       );
@@ -225,6 +291,7 @@ async function load() {
   const [res, session] = await Promise.all([
     fetch(`/v1/sessions/${sessionId}/timeline${query}`),
     fetch(`/v1/sessions/${sessionId}${query}`),
+    loadRecording(query),
   ]);
   if (!res.ok) {
     $("legend").textContent = `timeline: ${res.status} ${await res.text()}`;

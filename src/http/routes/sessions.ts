@@ -63,6 +63,14 @@ const CreateSessionBody = z
           .optional(),
       })
       .optional(),
+    /** What to record (docs/RECORDINGS.md), over the agent's `recording`. */
+    recording: z
+      .strictObject({
+        audio: z.boolean().optional(),
+        wire: z.boolean().optional(),
+        maxBytes: z.number().int("must be a whole number").positive("must be above 0").optional(),
+      })
+      .optional(),
   })
   // A misspelt field is refused by name, never ignored.
   .strict();
@@ -144,15 +152,22 @@ function sessionOptions(body: Partial<Record<(typeof SESSION_OPTIONS)[number], s
 export const sessionRoutes = new Hono<AppEnv>()
   .post("/", apiKeyFirst, limitBody(MAX_CREATE_BODY_BYTES), async (c) => {
     const body = await parseJsonBody(c, CreateSessionBody);
-    const sessionId = await createSession(c, {
-      agent: body.agent,
-      provider: body.provider,
-      metadata: body.metadata,
-      options: sessionOptions(body),
-      limits: body.limits,
-      locationHint: body.locationHint,
-    });
-    return c.json(await tokenAnswer(c, sessionId), 201);
+    const warnings: string[] = [];
+    const sessionId = await createSession(
+      c,
+      {
+        agent: body.agent,
+        provider: body.provider,
+        metadata: body.metadata,
+        options: sessionOptions(body),
+        limits: body.limits,
+        recording: body.recording,
+        locationHint: body.locationHint,
+      },
+      (warning) => warnings.push(warning),
+    );
+    const answer = await tokenAnswer(c, sessionId);
+    return c.json(warnings.length > 0 ? { ...answer, warnings } : answer, 201);
   })
   .all("/", methodNotAllowed("POST"))
   .post("/:id/token", async (c) => {

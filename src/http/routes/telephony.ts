@@ -1,6 +1,6 @@
 /**
  * The telephony door: a phone call is a liveline session. One set of routes for every carrier
- * in src/carrier-registry.ts (Twilio: /v1/telephony/twilio/…); the carrier reads its own
+ * in src/carrier-registry.ts (/v1/telephony/twilio/…, …/telnyx/…); the carrier reads its own
  * webhooks and speaks its own call-control answers.
  *
  * - POST /v1/telephony/:carrier/voice — the carrier's voice webhook for an incoming call,
@@ -15,13 +15,15 @@
  *   hung up (the session ended, a stranger's call, too many reconnects). Never creates one.
  * - POST /v1/telephony/:carrier/status — the call's status callback: a call over ends its
  *   session.
+ * - POST /v1/telephony/:carrier/transfer?to=+E164 — for a carrier whose transfer has it fetch
+ *   the call's next document (Plivo): signed by the carrier, it answers the carrier's <Dial>.
  * - GET /v1/telephony/:carrier/stream/:id — the bidirectional media stream, handed to the
  *   session's object, where its start must present that token before anything is heard.
- * Sources (Twilio): https://www.twilio.com/docs/usage/webhooks/webhooks-security,
- * https://www.twilio.com/docs/voice/twiml/stream
+ * Sources: each carrier's folder in src/telephony (Twilio, Telnyx, Plivo, Vonage).
  */
 import { Hono } from "hono";
 import { carrierNamed } from "../../carrier-registry.js";
+import type { SessionRecording } from "../../contracts/session-api.js";
 import { CARRIER_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
 import { callSessionId, type RegisteredCarrier } from "../../telephony/carrier-contract.js";
 import { limitBody } from "../body-limit.js";
@@ -51,7 +53,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
     const carrier = carrierOf(c);
     const params = await signedWebhook(c, carrier);
     // Placed by the demo page (the Worker signed its webhook): never transferred.
-    const inbound = carrier.inboundCall(params, c.req.query("demo") === "1");
+    const inbound = carrier.inboundCall(params, c.req.query("demo") === "1", c.req.url);
     if (!inbound.ok) throw new HttpError(400, "bad_request", inbound.problem);
     const { app, config } = c.var;
     const telephony = inbound.call;
@@ -65,6 +67,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
       agent: app.agentForNumber(telephony.to),
       metadata: config.PROVIDER === "simulator" ? { telephony, simulator } : { telephony },
       options: {},
+      recording: recordingOfNumber(c.req.query("record")),
     });
     const answer = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS, "answer");
     // The call's session has ended, or its stream is already up (a replayed webhook): a
@@ -75,6 +78,8 @@ export const telephonyRoutes = new Hono<AppEnv>()
         : carrier.connect(
             streamUrl(c, sessionId),
             answer.token,
+            c.var.app.env(c.env),
+            inbound.callId,
             reconnectUrl(c, carrier, telephony),
           );
     return c.body(reply.body, 200, { "Content-Type": reply.contentType });
@@ -101,7 +106,13 @@ export const telephonyRoutes = new Hono<AppEnv>()
     }
     const answer = await stub.callToken(CALL_TOKEN_TTL_MS, "reconnect");
     if ("refused" in answer) return hangUpReply();
-    const reply = carrier.connect(streamUrl(c, sessionId), answer.token, reconnectUrlOf(c));
+    const reply = carrier.connect(
+      streamUrl(c, sessionId),
+      answer.token,
+      c.var.app.env(c.env),
+      call.callId,
+      reconnectUrlOf(c),
+    );
     return c.body(reply.body, 200, { "Content-Type": reply.contentType });
   })
   .all("/:carrier/reconnect", methodNotAllowed("POST"))
@@ -118,6 +129,23 @@ export const telephonyRoutes = new Hono<AppEnv>()
     return c.body(null, 204);
   })
   .all("/:carrier/status", methodNotAllowed("POST"))
+  .post("/:carrier/transfer", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
+    // A carrier whose transfer fetches its next document (Plivo's aleg_url): signed like any
+    // webhook, for this exact URL, its number included.
+    const carrier = carrierOf(c);
+    if (carrier.dial === undefined)
+      throw new HttpError(404, "not_found", `${c.req.param("carrier")} transfers need no route`);
+    await signedWebhook(c, carrier);
+    const number = c.req.query("to") ?? "";
+    let answer: ReturnType<typeof carrier.dial>;
+    try {
+      answer = carrier.dial(number);
+    } catch (error) {
+      throw new HttpError(400, "bad_request", (error as Error).message);
+    }
+    return c.body(answer.body, 200, { "Content-Type": answer.contentType });
+  })
+  .all("/:carrier/transfer", methodNotAllowed("POST"))
   .get("/:carrier/stream/:id", async (c) => {
     carrierOf(c);
     const sessionId = sessionIdParam(c);
@@ -131,6 +159,22 @@ export const telephonyRoutes = new Hono<AppEnv>()
     return stub.fetch(new Request(c.req.url, { headers }));
   })
   .all("/:carrier/stream/:id", methodNotAllowed("GET"));
+
+/**
+ * What a number's calls record, from its voice URL's `?record=` (`audio`, `wire` or both,
+ * comma-separated; the URL is the app's, and signed): over the answering agent's `recording`.
+ */
+function recordingOfNumber(record: string | undefined): SessionRecording | undefined {
+  if (record === undefined || record === "") return undefined;
+  const asked = record.split(",").map((r) => r.trim());
+  const unknown = asked.filter((r) => r !== "audio" && r !== "wire");
+  if (unknown.length > 0)
+    throw new HttpError(400, "bad_request", `record: "${unknown.join(", ")}" is not audio or wire`);
+  return {
+    ...(asked.includes("audio") ? { audio: true } : {}),
+    ...(asked.includes("wire") ? { wire: true } : {}),
+  };
+}
 
 /** The route's carrier (404 for a name no carrier has). */
 function carrierOf(c: AppContext): RegisteredCarrier {

@@ -5,8 +5,10 @@
  * wire is decided here and in the capability table (see docs/MODELS.md's comparison table).
  */
 import { DEFAULT_GEMINI_LIVE_URL, geminiUrl } from "./capabilities.js";
+import { CURRENT_GEMINI_LIVE_MODEL } from "./lifecycle.js";
 
-const DEFAULT_DEVELOPER_MODEL = "gemini-2.5-flash-native-audio-preview-09-2025";
+/** A current model (lifecycle.ts): the 2.5 previews were shut down in October 2026. */
+const DEFAULT_DEVELOPER_MODEL = CURRENT_GEMINI_LIVE_MODEL;
 /** GA on Vertex (cloud.google.com Live API overview, supported models). */
 const DEFAULT_VERTEX_MODEL = "gemini-live-2.5-flash-native-audio";
 const DEFAULT_VERTEX_LOCATION = "us-central1";
@@ -33,6 +35,11 @@ interface GeminiConnection {
   model: string;
   /** What the adapter and the capability table read to tell the endpoints apart. */
   endpointLabel: string;
+}
+
+/** The model these settings ask for when a session names none. */
+export function defaultGeminiModel(s: GeminiEndpointSettings): string {
+  return s.model ?? (s.endpoint === "developer" ? DEFAULT_DEVELOPER_MODEL : DEFAULT_VERTEX_MODEL);
 }
 
 /** Why these settings cannot connect, or null when they can. */

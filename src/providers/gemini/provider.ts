@@ -8,10 +8,12 @@ import { openWebSocket } from "../websocket.js";
 import { GeminiLiveAdapter } from "./adapter.js";
 import { capabilitiesFor } from "./capabilities.js";
 import {
+  defaultGeminiModel,
   type GeminiEndpointSettings,
   geminiConnection,
   geminiEndpointProblem,
 } from "./endpoint.js";
+import { shutdownWarning } from "./lifecycle.js";
 import { toolDeclaration } from "./tool-declaration.js";
 
 /** The Worker vars Gemini Live reads. Secrets: GEMINI_API_KEY, VERTEX_ACCESS_TOKEN. */
@@ -153,6 +155,10 @@ export function geminiWireSession(opts: {
 export const geminiProvider: Provider<typeof GeminiVars.shape> = {
   vars: GeminiVars,
   unavailable: (vars) => geminiEndpointProblem(geminiSettings(vars)),
+  modelWarning(vars, model, now) {
+    const settings = geminiSettings(vars);
+    return shutdownWarning(model ?? defaultGeminiModel(settings), now);
+  },
   session({ vars, agent, wireArm }) {
     const settings = geminiSettings(vars);
     // A session's own model (an agent's, or its creator's where the agent allows it) wins.

@@ -12,7 +12,9 @@
  * The voice model calls no tools: it delegates to a Responses backend, whose function calls
  * arrive nested in `response.event`. A call id is handed to the core once, however often it
  * is delivered (the service's guides leave duplicate delivery to the application); results
- * go back as `function_call_output` items and one `response.create`.
+ * go back as `function_call_output` items. The backend is one response chain for the session:
+ * when a `response.create` may go, and which response answers it, is the ReplyGate's
+ * (response-chain.ts).
  */
 import type {
   ModelCapabilities,
@@ -22,6 +24,7 @@ import type {
   ToolCallRequest,
   ToolResponse,
 } from "../../vocabulary/model.js";
+import { type ContextItem, cancelledReasonOf } from "../../vocabulary/model.js";
 import type {
   AgentSpec,
   AudioEncoding,
@@ -32,6 +35,8 @@ import type {
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
 import { argumentsOf, parametersOf } from "../function-tools.js";
 import { resample16kTo24k } from "../openai/audio.js";
+import type { ReplyGate } from "./reply-gate.js";
+import { ResponseChain } from "./response-chain.js";
 import {
   BackendUsage,
   functionCallOf,
@@ -42,8 +47,8 @@ import {
   readServerEvent,
 } from "./schemas.js";
 
-/** The delegation key of a backend response the client asked for (a typed line). */
-const CLIENT_ASKED = "";
+/** The delegation key of a backend response no delegation names (a typed line's, say). */
+const NO_DELEGATION = "";
 /** The nested events that end a Responses stream: its calls are all known then. */
 const RESPONSE_ENDS = new Set(["response.completed", "response.failed", "response.incomplete"]);
 
@@ -84,6 +89,17 @@ export interface GptLiveAdapterOptions {
    * (src/measurement), which hands on every delivery as the frameworks in the field do.
    */
   dedupeCalls?: boolean | undefined;
+  /**
+   * When to ask for a response and whose each is (default: the session's one chain,
+   * response-chain.ts). Another only for a measurement arm (src/measurement).
+   */
+  gate?: ReplyGate | undefined;
+  /**
+   * How a call liveline cancelled is told to the backend: as cancelled, not to be spoken of
+   * (default), or as the error it was before issue 52 (`{"error":"cancelled: …"}`), which the
+   * backend reads out; the latter only for a measurement arm or a control.
+   */
+  cancelledOutput?: "cancelled" | "error" | undefined;
 }
 
 export class GptLiveAdapter implements ProviderAdapter {
@@ -98,24 +114,25 @@ export class GptLiveAdapter implements ProviderAdapter {
   private readonly calls = new Set<string>();
   /** Function calls of backend responses still streaming, by delegation. */
   private readonly backendCalls = new Map<string, ToolCallRequest[]>();
-  /** Each handed-on call's response: the ids of its calls still without an output. */
-  private readonly awaiting = new Map<string, Set<string>>();
-  /** Delegations the voice started itself whose backend response has not begun. */
-  private readonly voiceDelegations = new Set<string>();
+  /** When a request may go, and whose each backend response is. */
+  private readonly gate: ReplyGate;
   /**
-   * Each `response.create` liveline sent that the service has not started yet, oldest first,
-   * with the turn the reply answers (the command's `turnId`): the service starts them in the
-   * order sent, so each reply is known by its request, never guessed.
+   * Backend responses liveline asked for (by delegation key) that have not ended, with the
+   * turn each answers and whether its first output showed (`reply_ready` said once).
    */
-  private readonly requested: Array<{ eventId: string; turnId: string | undefined }> = [];
-  private requestCount = 0;
+  /** The turn of the reply each call came in, where liveline asked for that reply. */
+  private readonly callTurns = new Map<string, string | undefined>();
+  private readonly replies = new Map<
+    string,
+    { turnId: string | undefined; shown: boolean; words: boolean; chars: number }
+  >();
   /**
-   * Backend responses liveline asked for (by delegation key) that have shown no output yet,
-   * with the turn each answers.
+   * The words of the replies liveline asked for, as the voice says them: how much of their
+   * text the transcript has not said yet (letters and digits), and how many of them have not
+   * ended. Once all of it is said and they all ended, what the voice says next is another
+   * utterance (its own).
    */
-  private readonly repliesAsked = new Map<string, string | undefined>();
-  /** Backend responses liveline asked for (by delegation key) that have not ended. */
-  private readonly repliesOpen = new Set<string>();
+  private readonly saying = { left: 0, open: 0, counted: false };
   /** The model has said something since the last boundary on the timeline. */
   private modelSpoke = false;
   /** Where the model's speech ends on the session timeline (ms). */
@@ -128,14 +145,17 @@ export class GptLiveAdapter implements ProviderAdapter {
 
   constructor(private readonly opts: GptLiveAdapterOptions) {
     this.mulaw = opts.audio === "g711_ulaw";
+    this.gate = opts.gate ?? new ResponseChain();
   }
 
   /** Every connection starts a session; a seed rides in its `input` (see encodeContext). */
   setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
     const { agent } = this.opts;
+    // Clients speak 16 kHz PCM, which the service takes as it is (bluejay-ai-dev/mivas-bench
+    // PR #56); one format both ways, so its voice comes at 16 kHz too (raised to 24 kHz here).
     const format = this.mulaw
       ? ({ type: "audio/pcmu", rate: 8000 } as const)
-      : ({ type: "audio/pcm", rate: 24000 } as const);
+      : ({ type: "audio/pcm", rate: 16000 } as const);
     return wire({
       type: "session.start",
       session: {
@@ -187,7 +207,11 @@ export class GptLiveAdapter implements ProviderAdapter {
       this.ignored++;
       return ok([]);
     }
-    return this.onServerEvent(event);
+    const decoded = this.onServerEvent(event);
+    if (!decoded.ok) return decoded;
+    // A request the gate held may go now (a response ended, a refusal was answered).
+    const send = [...(decoded.send ?? []), ...this.requests()];
+    return send.length > 0 ? { ...decoded, send } : decoded;
   }
 
   private onServerEvent(event: LiveServerEvent): DecodeResult {
@@ -203,11 +227,16 @@ export class GptLiveAdapter implements ProviderAdapter {
         } catch {
           return protocolError("session.output_audio.delta: audio that is not base64");
         }
-        return ok([...this.modelSpeaks(), { type: "audio_delta", pcm: audio }]);
+        const pcm = this.mulaw ? audio : resample16kTo24k(audio);
+        // A chunk's audio comes before its transcript (assumed, as the face sends them).
+        return ok([...this.replySaid(), ...this.modelSpeaks(), { type: "audio_delta", pcm }]);
       }
-      case "session.output_transcript.delta":
+      case "session.output_transcript.delta": {
         this.outputEndMs = Math.max(this.outputEndMs, event.end_ms);
+        const said = this.replySaid();
+        if (this.saying.counted) this.saying.left -= spokenLength(event.delta);
         return ok([
+          ...said,
           ...this.modelSpeaks(),
           {
             type: "transcript_delta",
@@ -215,37 +244,44 @@ export class GptLiveAdapter implements ProviderAdapter {
             span: { startMs: event.start_ms, endMs: event.end_ms },
           },
         ]);
+      }
       case "session.input_transcript.delta":
         return ok(this.userSays(event.delta, event.start_ms));
       case "session.delegation.created":
-        // The backend starts on it: the model works on an answer, it is not silent. Its first
-        // response is the voice's own doing, not a reply liveline asked for.
-        this.voiceDelegations.add(event.delegation.id);
+        // The backend starts on it: the model works on an answer, it is not silent. Whether it
+        // is the voice's own doing or announces the reply to liveline's request, the gate knows.
+        this.gate.delegation(event.delegation.id, event.delegation.target, event.client_event_id);
         return ok([
           { type: "delegation", id: event.delegation.id, target: event.delegation.target },
         ]);
       case "response.event":
-        return ok(this.onBackendEvent(event.event, event.delegation_id ?? null));
-      case "error": {
-        // A refused `response.create` starts nothing: no reply will come for its request.
-        const refused = event.error.client_event_id ?? event.client_event_id;
-        const at = this.requested.findIndex((r) => r.eventId === refused);
-        if (at !== -1) this.requested.splice(at, 1);
-        return ok([
-          {
-            type: "service_error",
-            code: event.error.code,
-            message: event.error.message.slice(0, SERVICE_ERROR_MESSAGE_CHARS),
-          },
-        ]);
-      }
-      case "session.closed":
+        return ok(
+          this.onBackendEvent(
+            event.event,
+            event.delegation_id ?? NO_DELEGATION,
+            event.client_event_id,
+          ),
+        );
+      case "error":
+        return this.onError(event.error, event.client_event_id);
+      case "session.closed": {
         // The service ends the session (expired, moderation, a hang-up): the socket's close
-        // follows, and the core reconnects or gives up by its close code.
-        return ok([
+        // follows, and the core reconnects or gives up by its close code. An expiry (two
+        // hours) loses nothing: the core carries the session to a new one when it is needed.
+        const events: ModelEvent[] = [
           ...this.metered(event.usage.seconds),
           { type: "service_error", code: `session_closed:${event.reason}`, message: event.reason },
-        ]);
+        ];
+        if (event.reason === "expired")
+          events.push({
+            type: "upstream_closed",
+            code: 1000,
+            reason: "expired",
+            fatal: false,
+            expired: true,
+          });
+        return ok(events);
+      }
       case "session.usage.updated":
         return ok(this.metered(event.usage.seconds));
       case "session.updated":
@@ -265,52 +301,120 @@ export class GptLiveAdapter implements ProviderAdapter {
 
   /**
    * A backend response's event. Its function calls are handed on together when it ends: the
-   * backend continues only once every call of the response has its output, so they are one
-   * batch to the core (whose results go back together, with one `response.create`).
+   * backend continues only once every call of the session has its output, so they are one
+   * batch to the core (whose results go back together). A failed response's calls were
+   * dropped by the service: handed on closed (`dropped`), never run.
    */
-  private onBackendEvent(event: ResponseStreamEvent, delegationId: string | null): ModelEvent[] {
-    const key = delegationId ?? CLIENT_ASKED;
+  private onBackendEvent(
+    event: ResponseStreamEvent,
+    key: string,
+    clientEventId: string | undefined,
+  ): ModelEvent[] {
     if (event.type === "response.created") {
-      // A response that is not a delegation's first is one liveline's response.create asked
-      // for (results, a line): the service starts no other.
-      if (!this.voiceDelegations.delete(key)) {
-        this.repliesAsked.set(key, this.requested.shift()?.turnId);
-        this.repliesOpen.add(key);
-      }
+      const owner = this.gate.started(key, responseIdOf(event), clientEventId);
+      if ("duplicate" in owner) return [];
+      if (owner.asked)
+        this.replies.set(key, { turnId: owner.turnId, shown: false, words: false, chars: 0 });
       return [{ type: "working" }];
     }
     // Its first output: the voice says it from here (before its calls, which are its turn's).
     const ready: ModelEvent[] = [];
+    const reply = this.replies.get(key);
+    const ends = RESPONSE_ENDS.has(event.type);
     if (
-      (event.type === "response.output_text.delta" || RESPONSE_ENDS.has(event.type)) &&
-      this.repliesAsked.has(key)
+      reply !== undefined &&
+      !reply.shown &&
+      (event.type === "response.output_text.delta" || ends)
     ) {
+      reply.shown = true;
       const words = event.type === "response.output_text.delta";
-      ready.push({ type: "reply_ready", turnId: this.repliesAsked.get(key), words });
-      this.repliesAsked.delete(key);
+      ready.push({ type: "reply_ready", turnId: reply.turnId, words });
+    }
+    if (reply !== undefined && event.type === "response.output_text.delta" && "delta" in event) {
+      // Its words: the voice says them from here, after any it is still saying.
+      if (!reply.words) this.saying.open++;
+      reply.words = true;
+      this.saying.counted = true;
+      const chars = spokenLength(event.delta);
+      reply.chars += chars;
+      this.saying.left += chars;
     }
     const call = functionCallOf(event);
     if (call !== null) {
       // Delivered twice (or on another connection of the session): one call.
       if (this.opts.dedupeCalls !== false) {
-        if (this.calls.has(call.call_id)) return [];
+        if (this.calls.has(call.call_id)) return ready;
         this.calls.add(call.call_id);
       }
+      this.gate.delivered(key, call.call_id);
+      // The turn of the reply it came in: what its output asks for answers that turn.
+      if (reply !== undefined) this.callTurns.set(call.call_id, reply.turnId);
       const calls = this.backendCalls.get(key) ?? [];
       calls.push({ id: call.call_id, name: call.name, args: argumentsOf(call.arguments) });
       this.backendCalls.set(key, calls);
-      return [];
+      return ready;
     }
-    if (!RESPONSE_ENDS.has(event.type)) return ready;
-    const ended = [...ready, ...backendUsageOf(event)];
-    // A reply liveline asked for is over after its calls (the core waits on those next).
-    const done: ModelEvent[] = this.repliesOpen.delete(key) ? [{ type: "reply_done" }] : [];
-    const calls = this.backendCalls.get(key);
+    if (!ends || !("response" in event)) return ready;
+    const failed = event.type !== "response.completed";
+    const { dropped, duplicate } = this.gate.ended(key, responseIdOf(event), failed);
+    const calls = this.backendCalls.get(key) ?? [];
     this.backendCalls.delete(key);
-    if (calls === undefined) return [...ended, ...done];
-    const outstanding = new Set(calls.map((c) => c.id));
-    for (const c of calls) this.awaiting.set(c.id, outstanding);
-    return [...ended, { type: "tool_call", calls }, ...done];
+    if (duplicate) return [];
+    const out: ModelEvent[] = [...ready, ...backendUsageOf(event)];
+    const run = calls.filter((c) => !dropped.includes(c.id));
+    const gone = calls.filter((c) => dropped.includes(c.id));
+    if (run.length > 0) out.push({ type: "tool_call", calls: run });
+    // The service discards a failed response's calls and refuses their outputs: closed in
+    // the record, with the reason, and never run (livekit/agents PR #7266).
+    if (gone.length > 0) out.push({ type: "tool_call", calls: gone, dropped: "response_failed" });
+    if (failed)
+      out.push({ type: "service_error", code: `response_${event.type.slice(9)}`, message: key });
+    // A reply liveline asked for is over after its calls (the core waits on those next).
+    if (reply !== undefined) {
+      this.replies.delete(key);
+      out.push({ type: "reply_done" });
+      if (reply.words) this.saying.open--;
+      // A failed reply's words are not said (assumed): nothing of it is still to be heard.
+      if (failed && reply.words) this.saying.left -= reply.chars;
+      // With no words and no call to wait on, nothing of it is to be heard: its utterance is
+      // over (an empty reply, or a failed one), and what the voice says next is not it.
+      if ((!reply.words || failed) && run.length === 0)
+        out.push({ type: "turn_complete", reason: "empty_reply" });
+    }
+    return out;
+  }
+
+  /**
+   * An `error`: said as a timeline row, and the connection stays. One that refuses
+   * liveline's request in flight is the gate's: asked again once the calls it names have
+   * outputs (those liveline never heard of are answered here, as cancelled), or, refused for
+   * another reason, its turn is told no reply comes.
+   */
+  private onError(
+    error: { code: string; message: string; client_event_id?: string | undefined },
+    eventClientId: string | undefined,
+  ): DecodeResult {
+    const events: ModelEvent[] = [
+      {
+        type: "service_error",
+        code: error.code,
+        message: error.message.slice(0, SERVICE_ERROR_MESSAGE_CHARS),
+      },
+    ];
+    const refusal = this.gate.refused(
+      error.client_event_id ?? eventClientId,
+      error.code,
+      error.message,
+    );
+    if (refusal === null) return ok(events);
+    const send = refusal.unknownCalls.map((callId) =>
+      outputItem(callId, JSON.stringify(cancelledOutput("unknown_call"))),
+    );
+    if (refusal.gaveUp !== null) {
+      events.push({ type: "reply_ready", turnId: refusal.gaveUp.turnId, words: false });
+      events.push({ type: "reply_done" });
+    }
+    return { ok: true, events, send };
   }
 
   /**
@@ -324,6 +428,20 @@ export class GptLiveAdapter implements ProviderAdapter {
     this.meteredSeconds = cumulative;
     const usage = { promptTokens: 0, responseTokens: 0, totalTokens: 0, seconds };
     return [{ type: "usage", usage }];
+  }
+
+  /**
+   * Before the voice's next words: if every word of the reply liveline asked for has been
+   * said, that reply's utterance is over (what follows is the voice's own: the answer to
+   * speech it held, say), so the core ends it there. A voice that says the reply otherwise
+   * than written never gets here: its next words stay in the reply's utterance.
+   */
+  private replySaid(): ModelEvent[] {
+    const saying = this.saying;
+    if (!saying.counted || saying.open > 0 || saying.left > 0) return [];
+    saying.counted = false;
+    saying.left = 0;
+    return [{ type: "turn_complete", reason: "reply_said" }];
   }
 
   /** The model speaks: the user's speech before it is over (its transcript came). */
@@ -359,16 +477,19 @@ export class GptLiveAdapter implements ProviderAdapter {
     switch (command.type) {
       case "user_text":
       case "nudge":
-        // Typed lines go to the backend, which the voice then speaks from.
+        // Typed lines go to the backend, which the voice then speaks from; the item is taken
+        // at once and waits for the next run if a call is open (habemus-papadum/pdum_aiui).
+        this.gate.ask(command.turnId);
         return [
           wire({ type: "response.item.create", item: { role: "user", content: command.text } }),
-          this.requestReply(command.turnId),
+          ...this.requests(),
         ];
       case "user_audio":
         return [
           JSON.stringify({
             type: "session.input_audio.append",
-            audio: bytesToBase64(this.mulaw ? command.pcm : resample16kTo24k(command.pcm)),
+            // The service takes the clients' 16 kHz as it is (the session's format).
+            audio: bytesToBase64(command.pcm),
           }),
         ];
       case "audio_end":
@@ -381,16 +502,15 @@ export class GptLiveAdapter implements ProviderAdapter {
         // A direct call's service session outlives liveline's sideband: it is ended here,
         // the browser's side with it (`session.closed {reason: "close_requested"}`).
         return [wire({ type: "session.close" })];
-      case "tool_responses":
-        return [
-          ...command.responses.map((r) =>
-            wire({
-              type: "response.item.create",
-              item: { type: "function_call_output", call_id: r.callId, output: outputOf(r) },
-            }),
-          ),
-          ...(this.continues(command.responses) ? [this.requestReply(command.turnId)] : []),
-        ];
+      case "tool_responses": {
+        // A dropped call's output is refused by the service: not sent.
+        const first = command.responses[0]?.callId ?? "";
+        const turnId = command.turnId ?? this.callTurns.get(first);
+        for (const r of command.responses) this.callTurns.delete(r.callId);
+        const { send } = this.gate.outputs(command.responses, turnId);
+        const asError = this.opts.cancelledOutput === "error";
+        return [...send.map((r) => outputItem(r.callId, outputOf(r, asError))), ...this.requests()];
+      }
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
@@ -398,68 +518,22 @@ export class GptLiveAdapter implements ProviderAdapter {
     }
   }
 
-  /** A `response.create`, remembered with the turn its reply answers until the service starts it. */
-  private requestReply(turnId: string | undefined): string {
-    this.requestCount++;
-    const eventId = `liveline_reply_${this.requestCount}`;
-    this.requested.push({ eventId, turnId });
-    return wire({ type: "response.create", event_id: eventId });
+  /** The `response.create`s the gate lets go now (each remembered there, with its turn). */
+  private requests(): string[] {
+    const frames: string[] = [];
+    for (let request = this.gate.next(); request !== null; request = this.gate.next())
+      frames.push(wire({ type: "response.create", event_id: request.eventId }));
+    return frames;
   }
 
   /**
-   * Whether these outputs continue the backend: the outputs that complete a response's calls
-   * decide, by the core's word as they are sent (a result that speaks, or one that lets the
-   * reply go on: `when_idle`). An output sent earlier that asked waits for them (the service
-   * refuses `response.create` while an output is missing), and is not enough alone: once its
-   * turn is over or cut, the rest are silent, and the reply it asked for is no longer wanted
-   * (it would come in the next turn).
-   */
-  private continues(responses: readonly ToolResponse[]): boolean {
-    const asked = new Set<Set<string>>();
-    const completed: Set<string>[] = [];
-    let go = false;
-    for (const r of responses) {
-      const speaks = r.scheduling !== "silent";
-      const outstanding = this.awaiting.get(r.callId);
-      this.awaiting.delete(r.callId);
-      // A call this connection did not hand on: its response is not known here; as asked.
-      if (outstanding === undefined) {
-        go ||= speaks;
-        continue;
-      }
-      outstanding.delete(r.callId);
-      if (speaks) asked.add(outstanding);
-      if (outstanding.size === 0) completed.push(outstanding);
-    }
-    return go || completed.some((set) => asked.has(set));
-  }
-
-  /**
-   * The conversation as the session's `input`: text messages only, so a call and its result
-   * travel as one developer note and can never be split. Cut to the service's limits, newest
-   * kept (`seedDropped` says how many went). Sent in the next setupFrame, not as frames.
+   * The conversation as the session's `input`: text messages only. A call and its result are
+   * one developer note, where the result stands (a call without one where the call does), so
+   * that no trim can keep one without the other. Cut to the service's limits, newest kept
+   * (`seedDropped` says how many went). Sent in the next setupFrame, not as frames.
    */
   encodeContext(context: RebuiltContext): string[] {
-    const items: InitialItem[] = context.items.map((item): InitialItem => {
-      switch (item.role) {
-        case "user":
-          return { role: "user", content: [{ type: "input_text", text: item.text }] };
-        case "model":
-          return { role: "assistant", content: [{ type: "output_text", text: item.text }] };
-        case "model_calls":
-          return developerNote(
-            item.calls.map((c) => `You called ${c.name}(${JSON.stringify(c.args)}).`).join(" "),
-          );
-        case "tool_results":
-          return developerNote(
-            item.results.map((r) => `${r.name} (${r.callId}) returned ${outputOf(r)}.`).join(" "),
-          );
-        default: {
-          const unreachable: never = item;
-          throw new Error(`unknown context item ${JSON.stringify(unreachable)}`);
-        }
-      }
-    });
+    const items = seedItems(context.items);
     const kept = fitSeed(items);
     this.seedDropped = items.length - kept.length;
     this.seed = kept;
@@ -476,7 +550,7 @@ export class GptLiveAdapter implements ProviderAdapter {
 
 /** The backend's token usage for the response `event` ends, when its snapshot says it. */
 function backendUsageOf(event: ResponseStreamEvent): ModelEvent[] {
-  if (!("response" in event)) return [];
+  if (!("response" in event) || event.response === undefined) return [];
   const read = BackendUsage.safeParse(event.response.usage);
   if (!read.success) return [];
   const { input_tokens, output_tokens, total_tokens, input_tokens_details } = read.data;
@@ -490,14 +564,71 @@ function backendUsageOf(event: ResponseStreamEvent): ModelEvent[] {
   return [{ type: "usage", usage }];
 }
 
-/** The newest items that fit MAX_SEED_MESSAGES and MAX_SEED_TOKENS. */
-export function fitSeed(items: readonly InitialItem[]): InitialItem[] {
+/**
+ * The seed's messages for a rebuilt conversation: a call and its result become one developer
+ * note, said where the result stands (a result after the model's words is one it still owes
+ * an answer to); a call with no result in the context, where the call stands.
+ */
+export function seedItems(context: readonly ContextItem[]): InitialItem[] {
+  const answered = new Map<string, { name: string; text: string }>();
+  for (const item of context)
+    if (item.role === "tool_results")
+      for (const r of item.results) answered.set(r.callId, { name: r.name, text: resultText(r) });
+  const calls = new Map<string, string>();
+  const items: InitialItem[] = [];
+  for (const item of context) {
+    switch (item.role) {
+      case "user":
+        items.push({ role: "user", content: [{ type: "input_text", text: item.text }] });
+        break;
+      case "model":
+        items.push({ role: "assistant", content: [{ type: "output_text", text: item.text }] });
+        break;
+      case "model_calls": {
+        const alone: string[] = [];
+        for (const c of item.calls) {
+          const said = `You called ${c.name}(${JSON.stringify(c.args)})`;
+          if (answered.has(c.id)) calls.set(c.id, said);
+          else alone.push(`${said}.`);
+        }
+        if (alone.length > 0) items.push(developerNote(alone.join(" ")));
+        break;
+      }
+      case "tool_results": {
+        const notes = item.results.map((r) => {
+          const called = calls.get(r.callId);
+          const result = `${r.name} (${r.callId}) ${resultText(r)}.`;
+          return called === undefined ? result : `${called}: ${result}`;
+        });
+        items.push(developerNote(notes.join(" ")));
+        break;
+      }
+      default: {
+        const unreachable: never = item;
+        throw new Error(`unknown context item ${JSON.stringify(unreachable)}`);
+      }
+    }
+  }
+  return items;
+}
+
+/** What a result says in the seed: what it returned, or that the call was cancelled. */
+function resultText(r: ToolResponse): string {
+  const reason = cancelledReasonOf(r);
+  return reason === null ? `returned ${outputOf(r)}` : `was cancelled (${reason})`;
+}
+
+/** The newest items that fit the service's limits (MAX_SEED_MESSAGES, MAX_SEED_TOKENS). */
+export function fitSeed(
+  items: readonly InitialItem[],
+  limits = { messages: MAX_SEED_MESSAGES, tokens: MAX_SEED_TOKENS },
+): InitialItem[] {
   const kept: InitialItem[] = [];
   let tokens = 0;
-  for (let i = items.length - 1; i >= 0 && kept.length < MAX_SEED_MESSAGES; i--) {
+  for (let i = items.length - 1; i >= 0 && kept.length < limits.messages; i--) {
     const item = items[i]!;
     const cost = Math.ceil(textOf(item).length / 4);
-    if (tokens + cost > MAX_SEED_TOKENS) break;
+    if (tokens + cost > limits.tokens) break;
     tokens += cost;
     kept.unshift(item);
   }
@@ -512,10 +643,46 @@ function developerNote(text: string): InitialItem {
   return { role: "developer", content: [{ type: "input_text", text }] };
 }
 
-function outputOf(response: ToolResponse): string {
+/**
+ * A result as the backend reads it. A call liveline cancelled says so, and that it is not
+ * to be spoken of: the backend reads an output it is given, and an error it would tell
+ * ("Here is what I found: {"error":"cancelled: barge_in"}"), not the answer the user moved
+ * on to (the guides ask for a cancelled output for a declined call).
+ */
+function outputOf(response: ToolResponse, cancelledAsError = false): string {
+  const reason = cancelledAsError ? null : cancelledReasonOf(response);
+  if (reason !== null) return JSON.stringify(cancelledOutput(reason));
   return JSON.stringify(
     response.error !== undefined ? { error: response.error } : (response.result ?? {}),
   );
+}
+
+/** The output of a call that was cancelled, for the chain to go on past it. */
+function cancelledOutput(reason: string): Record<string, string> {
+  return {
+    status: "cancelled",
+    reason,
+    note: "This call was cancelled and did not run to its end; do not mention it.",
+  };
+}
+
+function outputItem(callId: string, output: string): string {
+  return wire({
+    type: "response.item.create",
+    item: { type: "function_call_output", call_id: callId, output },
+  });
+}
+
+/** How much a piece of text says, for matching a reply's text with its transcript. */
+function spokenLength(text: string): number {
+  return text.replace(/[^\p{L}\p{N}]/gu, "").length;
+}
+
+/** A backend response's id, from its lifecycle snapshot (where the service gives it). */
+function responseIdOf(event: ResponseStreamEvent): string | undefined {
+  if (!("response" in event) || event.response === undefined) return undefined;
+  const id = (event.response as { id?: unknown }).id;
+  return typeof id === "string" ? id : undefined;
 }
 
 /** An append carries at most 500 tokens (GPT-LIVE.md); counted as a quarter of the characters. */

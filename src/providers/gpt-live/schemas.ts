@@ -5,7 +5,7 @@
  * events it reads (lenient: fields the service adds are dropped, not refused; every field the
  * adapter uses is typed and required as the SDK types say).
  *
- * Shapes from the official SDK's generated types, `openai` 7.57.0
+ * Shapes from the official SDK's generated types, `openai` 7.59.0
  * `resources/live/live.d.ts` (schemas and types carry its interface names), checked against
  * the brief /work/shared/GPT-LIVE.md. Events liveline neither sends nor reads are left out:
  * audio fixtures, Decisions (`decision.*`), and the sideband-only `transport.*` events and
@@ -31,7 +31,8 @@
  *   only that the key is required.
  * - `session.start`'s `session` also takes `client` (WebRTC data-channel permissions),
  *   `store` and `triggers` (Decisions); `instructions` is nullable; the voice may be a custom
- *   voice `{id}`. `safety_identifier` exists only on WebRTC's config, not the WebSocket's.
+ *   voice `{id}`. `safety_identifier` (a stable id of the end user, for the service's abuse
+ *   detection) is on both since 7.59.0 (7.57.0 had it on WebRTC's config only).
  * - The initial history's 8,192 tokens is a configurable limit (that is its default).
  * - `error.error` carries its own `client_event_id?` beside the event's.
  * - `session.usage.updated` may also carry `context_window: {usage_ratio}`.
@@ -318,6 +319,7 @@ export const SessionConfig = z
       .optional(),
     input: z.array(InitialItem).max(128).optional(),
     instructions: z.string().nullable().optional(),
+    safety_identifier: z.string().nullable().optional(),
     store: z.boolean().optional(),
     triggers: z.array(DecisionTrigger).optional(),
   })
@@ -513,6 +515,7 @@ export const SessionResource = z.object({
     .nullable()
     .optional(),
   instructions: z.string().nullable().optional(),
+  safety_identifier: z.string().nullable().optional(),
   store: z.boolean().optional(),
 });
 
@@ -647,7 +650,24 @@ export const ResponseOutputItemDoneEvent = z.object({
  */
 export const ResponseEndEvent = z.object({
   type: z.enum(["response.completed", "response.failed", "response.incomplete"]),
-  response: z.looseObject({ usage: z.unknown().optional() }),
+  response: z.looseObject({ id: z.string().optional(), usage: z.unknown().optional() }),
+  sequence_number: z.number().optional(),
+});
+
+/**
+ * A backend response begins: its snapshot's `id` tells a response delivered again from a new
+ * one (read leniently: without it, the response is known by its delegation).
+ */
+export const ResponseCreatedEvent = z.object({
+  type: z.literal("response.created"),
+  response: z.looseObject({ id: z.string().optional() }).optional(),
+  sequence_number: z.number().optional(),
+});
+
+/** A piece of the backend's text: what the voice is to say (read to know when it has). */
+export const ResponseOutputTextDeltaEvent = z.object({
+  type: z.literal("response.output_text.delta"),
+  delta: z.string(),
   sequence_number: z.number().optional(),
 });
 
@@ -661,10 +681,18 @@ export const BackendUsage = z.looseObject({
 
 /** Every other nested Responses event, kept as its type only (for counting and logs). */
 export const OtherResponseStreamEvent = z.object({
-  type: z.string().refine((t) => t !== "response.output_item.done", {
-    message: "a malformed response.output_item.done",
-    abort: true,
-  }),
+  type: z
+    .string()
+    .refine(
+      (t) =>
+        t !== "response.output_item.done" &&
+        t !== "response.created" &&
+        t !== "response.output_text.delta",
+      {
+        message: "a malformed response.output_item.done, created or output_text.delta",
+        abort: true,
+      },
+    ),
 });
 
 /**
@@ -674,6 +702,8 @@ export const OtherResponseStreamEvent = z.object({
 export const ResponseStreamEvent = z.union([
   ResponseOutputItemDoneEvent,
   ResponseEndEvent,
+  ResponseCreatedEvent,
+  ResponseOutputTextDeltaEvent,
   OtherResponseStreamEvent,
 ]);
 
@@ -800,6 +830,7 @@ export type OtherOutputItem = z.infer<typeof OtherOutputItem>;
 export type ResponseOutputItemDoneEvent = z.infer<typeof ResponseOutputItemDoneEvent>;
 export type OtherResponseStreamEvent = z.infer<typeof OtherResponseStreamEvent>;
 export type ResponseEndEvent = z.infer<typeof ResponseEndEvent>;
+export type ResponseCreatedEvent = z.infer<typeof ResponseCreatedEvent>;
 export type ResponseStreamEvent = z.infer<typeof ResponseStreamEvent>;
 export type ResponseEvent = z.infer<typeof ResponseEvent>;
 export type SessionUsageUpdatedEvent = z.infer<typeof SessionUsageUpdatedEvent>;

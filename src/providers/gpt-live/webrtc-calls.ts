@@ -5,7 +5,7 @@
  * (`/v1/live/sessions/{id}/attach`, the same auth; nothing is set up there).
  */
 import type { RebuiltContext } from "../../vocabulary/model.js";
-import type { DirectCalls, ProviderAdapter } from "../../vocabulary/provider-adapter.js";
+import type { ProviderAdapter, WebRtcCalls } from "../../vocabulary/provider-adapter.js";
 import { DirectCallRefused, refusalOf } from "../direct-call-refused.js";
 import { fetchableUrl, redact } from "../websocket.js";
 import { SessionStartEvent } from "./schemas.js";
@@ -54,7 +54,7 @@ export interface GptLiveCallsOptions {
   adapter(): ProviderAdapter;
 }
 
-export function gptLiveCalls(opts: GptLiveCallsOptions): DirectCalls {
+export function gptLiveCalls(opts: GptLiveCallsOptions): WebRtcCalls {
   const secrets = Object.values(opts.headers).flatMap((v) => [v, v.replace(/^Bearer\s+/i, "")]);
   return {
     async create(offer: string, context: RebuiltContext) {

@@ -23,26 +23,13 @@ import type {
   ProviderAdapter,
 } from "../../vocabulary/provider-adapter.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
-import { argumentsOf, parametersOf } from "../function-tools.js";
+import { argumentsOf } from "../function-tools.js";
 import { resample16kTo24k } from "./audio.js";
-import { ClientEvent, KNOWN_SERVER_TYPES, ServerEvent } from "./schemas.js";
+import { BETA_EVENT_NAMES, ClientEvent, KNOWN_SERVER_TYPES, ServerEvent } from "./schemas.js";
+import { OPENAI_REALTIME, type RealtimeService } from "./services.js";
+import { agentUpdate, type SessionSettings, setupSession } from "./session-shapes.js";
 
-/**
- * A response ends at a function call and nothing goes on until a `response.create`: calls
- * never block, a result sent with no `response.create` is taken quietly (silent), and one
- * with it prompts exactly one response. Nothing to ignore, so SILENT is honoured by design.
- */
-export const OPENAI_CAPABILITIES: ModelCapabilities = {
-  nonBlockingCalls: true,
-  resultScheduling: true,
-  turnCompleteWaitsForResults: false,
-  silentHonoured: true,
-  responsesOnRequest: true,
-};
-
-const PCM16_24K = { type: "audio/pcm", rate: 24000 } as const;
-/** G.711 μ-law at 8 kHz (the rate is implied). */
-const PCMU = { type: "audio/pcmu" } as const;
+export { OPENAI_CAPABILITIES } from "./services.js";
 
 export interface OpenAIRealtimeAdapterOptions {
   model: string;
@@ -53,10 +40,12 @@ export interface OpenAIRealtimeAdapterOptions {
   transcriptionModel?: string | undefined;
   /** g711_ulaw: audio/pcmu both ways, passed through untouched (a phone call's). Default pcm16. */
   audio?: AudioEncoding | undefined;
+  /** The family's service this connection speaks to (./services.ts); OpenAI Realtime unless set. */
+  service?: RealtimeService | undefined;
 }
 
 export class OpenAIRealtimeAdapter implements ProviderAdapter {
-  readonly capabilities = OPENAI_CAPABILITIES;
+  readonly capabilities: ModelCapabilities;
   /** Server events of types liveline does not read (never fatal). */
   ignored = 0;
   private live = false;
@@ -90,39 +79,51 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
    */
   private responseCalls: ToolCallRequest[] = [];
   private speaking = false;
-  /** The latest assistant message item with audio: what a barge-in's truncation cuts. */
-  private audioItem: string | null = null;
+  /**
+   * The audio items of the reply being said, in order, with how long each is (ms): the reply
+   * to the user's latest input, over every response it took (a preamble and its answer are two
+   * items of one response; results bring another response). `played` cuts there.
+   */
+  private replyAudio: Array<{ id: string; ms: number }> = [];
+  /** The user gave input since: the next response starts a new reply's audio. */
+  private newReply = true;
   /** A handoff's `session.update`, held while a response is active. */
   private heldUpdate: string | null = null;
 
   /** The session's audio is G.711 μ-law (a phone call's), sent and received as it is. */
   private readonly mulaw: boolean;
+  /** The service's ways (its session's shape, event names, audio rate, truncation). */
+  private readonly service: RealtimeService;
+  private readonly session: SessionSettings;
 
   constructor(private readonly opts: OpenAIRealtimeAdapterOptions) {
     this.mulaw = opts.audio === "g711_ulaw";
+    this.service = opts.service ?? OPENAI_REALTIME;
+    this.capabilities = this.service.capabilities;
+    const modality = opts.modality ?? "audio";
+    this.session = {
+      service: this.service,
+      model: opts.model,
+      // A service that cannot write only speaks: its transcript is its words.
+      modality: this.service.textOutput ? modality : "audio",
+      mulaw: this.mulaw,
+      transcriptionModel: opts.transcriptionModel ?? "gpt-4o-mini-transcribe",
+    };
   }
 
   /** No resumption exists: every connection starts with the session's setup (a seed may follow). */
   setupFrame(_opts: { resumeHandle?: string | undefined; seeded: boolean }): string {
-    const { agent, modality = "audio" } = this.opts;
-    const format = this.mulaw ? PCMU : PCM16_24K;
-    const voice = agent.voice;
-    return wire({
-      type: "session.update",
-      session: {
-        ...this.agentSession(agent),
-        model: this.opts.model,
-        output_modalities: [modality],
-        audio: {
-          input: {
-            format,
-            transcription: this.transcription(agent),
-            turn_detection: { type: "server_vad", create_response: true, interrupt_response: true },
-          },
-          output: voice === undefined ? { format } : { format, voice },
-        },
-      },
-    });
+    return setupSession(this.session, this.opts.agent);
+  }
+
+  /**
+   * A call's sideband attached (a SIP call, accepted as the agent's session): nothing is set
+   * up on it, and a later `session.updated` is not its setup. A call set up as another agent
+   * (a handoff since) takes this one's instructions and tools.
+   */
+  attachFrames(opts: { handedOff: boolean }): string[] {
+    this.live = true;
+    return opts.handedOff ? [agentUpdate(this.session, this.opts.agent)] : [];
   }
 
   /**
@@ -132,41 +133,12 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
    * so agents with different voices never share a connection (sharedLinkKey).
    */
   updateAgent(agent: AgentSpec): string[] {
-    const frame = wire({
-      type: "session.update",
-      session: {
-        ...this.agentSession(agent),
-        audio: { input: { transcription: this.transcription(agent) } },
-      },
-    });
+    const frame = agentUpdate(this.session, agent);
     if (this.activeResponse !== null || this.responseRequested) {
       this.heldUpdate = frame;
       return [];
     }
     return [frame];
-  }
-
-  private agentSession(agent: AgentSpec) {
-    return {
-      type: "realtime" as const,
-      instructions: agent.systemInstruction,
-      tools: agent.tools.map((tool) => ({
-        type: "function" as const,
-        name: tool.name,
-        description: tool.description,
-        parameters: parametersOf(tool),
-      })),
-      tool_choice: "auto" as const,
-    };
-  }
-
-  /** The agent's language (BCP-47: its language part, ISO-639-1, for transcription). */
-  private transcription(agent: AgentSpec) {
-    const language = agent.language;
-    return {
-      model: this.opts.transcriptionModel ?? "gpt-4o-mini-transcribe",
-      ...(language === undefined ? {} : { language: language.split("-")[0] ?? language }),
-    };
   }
 
   decode(frame: string | ArrayBuffer | Uint8Array): DecodeResult {
@@ -179,6 +151,13 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
     }
     const type = z.object({ type: z.string() }).safeParse(json);
     if (!type.success) return protocolError("a server event without a type");
+    // A service that keeps the original event names: each read as its GA name.
+    const renamed =
+      this.service.eventNames === "beta" ? BETA_EVENT_NAMES[type.data.type] : undefined;
+    if (renamed !== undefined) {
+      type.data.type = renamed;
+      json = { ...(json as Record<string, unknown>), type: renamed };
+    }
     if (!KNOWN_SERVER_TYPES.has(type.data.type)) {
       this.ignored++;
       return { ok: true, events: [] };
@@ -201,6 +180,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         return ok([{ type: "setup_complete" }]);
       case "response.created": {
         this.activeResponse = event.response.id;
+        if (this.newReply) {
+          this.newReply = false;
+          this.replyAudio = [];
+        }
         const ours = this.responseRequested;
         this.responseRequested = false;
         // The model is at work on an answer (a thinking model can take seconds to its first
@@ -216,8 +199,8 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
           events.push({ type: "tool_call", calls: this.responseCalls });
           this.responseCalls = [];
         }
-        if (event.response.usage)
-          events.push({ type: "usage", usage: usageOf(event.response.usage) });
+        const usage = event.response.usage ? usageOf(event.response.usage) : null;
+        if (usage !== null) events.push({ type: "usage", usage });
         if (event.response.status === "cancelled") events.push({ type: "interrupted" });
         events.push(
           event.response.status === "completed"
@@ -243,12 +226,18 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "response.output_audio_transcript.delta":
         return ok([{ type: "transcript_delta", text: event.delta }]);
       case "response.output_audio.delta": {
-        this.audioItem = event.item_id;
+        let pcm: Uint8Array;
         try {
-          return ok([{ type: "audio_delta", pcm: base64ToBytes(event.delta) }]);
+          pcm = base64ToBytes(event.delta);
         } catch {
           return protocolError("response.output_audio.delta: audio that is not base64");
         }
+        const last = this.replyAudio.at(-1);
+        const item = last?.id === event.item_id ? last : { id: event.item_id, ms: 0 };
+        if (item !== last) this.replyAudio.push(item);
+        // 24 kHz PCM16: 48 bytes a ms; G.711 at 8 kHz: 8.
+        item.ms += pcm.length / (this.mulaw ? 8 : 48);
+        return ok([{ type: "audio_delta", pcm }]);
       }
       case "response.function_call_arguments.done": {
         if (this.calls.has(event.call_id)) return ok([]); // delivered twice: one call
@@ -264,11 +253,23 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         return ok([{ type: "input_transcript", text: event.transcript, finished: true }]);
       case "input_audio_buffer.speech_started":
         this.speaking = true;
+        this.newReply = true;
         return ok([{ type: "speech_started" }]);
       case "input_audio_buffer.speech_stopped":
       case "input_audio_buffer.committed":
         this.speaking = false;
         return ok([]);
+      // A SIP call's sideband: what the call itself says, for the call's line.
+      case "input_audio_buffer.dtmf_event_received":
+        return /^[0-9*#A-D]$/.test(event.event)
+          ? { ok: true, events: [], call: [{ kind: "key", digit: event.event }] }
+          : ok([]);
+      case "output_audio_buffer.started":
+        return { ok: true, events: [], call: [{ kind: "playing" }] };
+      case "output_audio_buffer.stopped":
+        return { ok: true, events: [], call: [{ kind: "played_out" }] };
+      case "output_audio_buffer.cleared":
+        return { ok: true, events: [], call: [{ kind: "cut" }] };
       case "error":
         if (event.error.code === "conversation_already_has_active_response") {
           // Our response.create met a response the server began itself (server VAD): ask
@@ -281,8 +282,8 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         return ok([
           {
             type: "service_error",
-            code: event.error.code ?? event.error.type,
-            message: event.error.message.slice(0, SERVICE_ERROR_MESSAGE_CHARS),
+            code: event.error.code ?? event.error.type ?? "error",
+            message: (event.error.message ?? "").slice(0, SERVICE_ERROR_MESSAGE_CHARS),
           },
         ]);
       default: {
@@ -292,6 +293,30 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
     }
   }
 
+  /**
+   * The reply heard for `ms`: the item it stopped in is cut there, every item after it at 0
+   * (never heard). Counted across the reply's items (a preamble's and its answer's): the
+   * service refuses a cut past an item's own audio.
+   */
+  private cutReplyAt(ms: number): string[] {
+    const cuts: string[] = [];
+    let start = 0;
+    for (const item of this.replyAudio) {
+      const end = start + item.ms;
+      if (ms < end)
+        cuts.push(
+          wire({
+            type: "conversation.item.truncate",
+            item_id: item.id,
+            content_index: 0,
+            audio_end_ms: Math.max(0, Math.floor(ms - start)),
+          }),
+        );
+      start = end;
+    }
+    return cuts;
+  }
+
   encode(command: ModelCommand): string[] {
     switch (command.type) {
       case "user_text": {
@@ -299,6 +324,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         // the text is asked for once it is done.
         // A response asked for but not yet created is cancelled as soon as it is (one owed).
         const cancel = this.activeResponse !== null ? [wire({ type: "response.cancel" })] : [];
+        this.newReply = true;
         return [...cancel, ...this.prompt([wire(userMessage(command.text))])];
       }
       case "nudge":
@@ -306,9 +332,13 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "user_audio": {
         // The hot path (50 chunks a second): its one fixed shape is typed here and checked by
         // the conformance test, not parsed again per chunk.
+        const pcm =
+          this.mulaw || this.service.inputRate === 16000
+            ? command.pcm
+            : resample16kTo24k(command.pcm);
         const append: ClientEvent = {
           type: "input_audio_buffer.append",
-          audio: bytesToBase64(this.mulaw ? command.pcm : resample16kTo24k(command.pcm)),
+          audio: bytesToBase64(pcm),
         };
         return [JSON.stringify(append)];
       }
@@ -325,16 +355,10 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
         // The session ends with its socket.
         return [];
       case "audio_played":
-        // The user heard this much of the latest reply: the model's context is cut there.
-        if (this.audioItem === null) return [];
-        return [
-          wire({
-            type: "conversation.item.truncate",
-            item_id: this.audioItem,
-            content_index: 0,
-            audio_end_ms: command.ms,
-          }),
-        ];
+        // The user heard this much of the latest reply: the model's context is cut there
+        // (where the service can cut it).
+        if (!this.service.truncate) return [];
+        return this.cutReplyAt(command.ms);
       case "tool_responses": {
         const items = command.responses.map((r) => {
           const after = this.callItems.get(r.callId);
@@ -407,7 +431,13 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
               item: {
                 type: "message",
                 role: "assistant",
-                content: [{ type: "output_text", text: item.text }],
+                // The flat (original) session's assistant text is `text`.
+                content: [
+                  {
+                    type: this.service.sessionShape === "flat" ? "text" : "output_text",
+                    text: item.text,
+                  },
+                ],
               },
             }),
           ];
@@ -475,10 +505,11 @@ function protocolError(message: string): DecodeResult {
   return { ok: false, error: { code: "protocol_error", message } };
 }
 
+/** The service's counts as liveline's, or null when it gave none (an empty usage). */
 function usageOf(u: {
-  total_tokens: number;
-  input_tokens: number;
-  output_tokens: number;
+  total_tokens?: number;
+  input_tokens?: number;
+  output_tokens?: number;
   input_token_details?: {
     text_tokens?: number;
     audio_tokens?: number;
@@ -486,11 +517,15 @@ function usageOf(u: {
     cached_tokens_details?: { text_tokens?: number; audio_tokens?: number };
   };
   output_token_details?: { text_tokens?: number; audio_tokens?: number };
-}): TokenUsage {
+}): TokenUsage | null {
+  if (u.input_tokens === undefined && u.output_tokens === undefined && u.total_tokens === undefined)
+    return null;
+  const prompt = u.input_tokens ?? 0;
+  const response = u.output_tokens ?? 0;
   const usage: TokenUsage = {
-    promptTokens: u.input_tokens,
-    responseTokens: u.output_tokens,
-    totalTokens: u.total_tokens,
+    promptTokens: prompt,
+    responseTokens: response,
+    totalTokens: u.total_tokens ?? prompt + response,
   };
   const inDetails = u.input_token_details;
   if (inDetails?.cached_tokens !== undefined) usage.cachedTokens = inDetails.cached_tokens;

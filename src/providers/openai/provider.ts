@@ -1,9 +1,17 @@
-/** OpenAI Realtime (GA) as a provider: `OPENAI_API_KEY` (a secret), `OPENAI_MODEL`, `OPENAI_REALTIME_URL`. */
+/**
+ * OpenAI Realtime (GA) as a provider: `OPENAI_API_KEY` (a secret), `OPENAI_MODEL`,
+ * `OPENAI_REALTIME_URL`; its SIP calls' webhooks are signed with `OPENAI_WEBHOOK_SECRET` (a
+ * secret, src/http/routes/openai-sip.ts).
+ */
 import { z } from "zod";
-import { optionalString, optionalUrl } from "../../var-schemas.js";
+import { checkedString, optionalString, optionalUrl, varsReader } from "../../var-schemas.js";
 import type { Provider } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
-import { OPENAI_CAPABILITIES, OpenAIRealtimeAdapter } from "./adapter.js";
+import { OpenAIRealtimeAdapter } from "./adapter.js";
+import { familySession, withModel } from "./family.js";
+import { OPENAI_REALTIME } from "./services.js";
+import { openaiSipCalls } from "./sip-calls.js";
+import { webhookKey } from "./webhook-signature.js";
 
 const OPENAI_REALTIME_URL = "wss://api.openai.com/v1/realtime";
 const OPENAI_DEFAULT_MODEL = "gpt-realtime";
@@ -14,14 +22,24 @@ const OpenAIVars = z.object({
   OPENAI_REALTIME_URL: optionalUrl,
   /** Default gpt-realtime. */
   OPENAI_MODEL: optionalString,
+  /** The project webhook's signing secret (`whsec_…`): SIP calls' `realtime.call.incoming`. */
+  OPENAI_WEBHOOK_SECRET: checkedString("a webhook signing secret (whsec_ then base64)", (v) => {
+    if (v !== v.trim()) throw new Error("has surrounding whitespace (a paste error?)");
+    if (webhookKey(v) === null) throw new Error("starts with whsec_ but no base64 follows");
+  }),
 });
 type OpenAIVars = z.output<typeof OpenAIVars>;
 
+const openaiVarsOf = varsReader(OpenAIVars);
+
+/** The secret OpenAI signs its webhooks with (a Worker env's), or undefined when unset. */
+export function openaiWebhookSecret(env: object): string | undefined {
+  return openaiVarsOf(env).OPENAI_WEBHOOK_SECRET;
+}
+
 /** The connect URL: the model rides in the query, as the service expects it. */
-function openaiUrl(config: OpenAIVars, model?: string): string {
-  const url = new URL(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL);
-  url.searchParams.set("model", model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL);
-  return url.toString();
+function openaiUrl(config: OpenAIVars, model: string): string {
+  return withModel(config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL, model);
 }
 
 export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
@@ -34,17 +52,25 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
     // A session's own model (an agent's, or its creator's where the agent allows it) wins.
     const model = agent.model ?? config.OPENAI_MODEL ?? OPENAI_DEFAULT_MODEL;
     const url = openaiUrl(config, model);
-    // The key rides in a header; it is never logged nor sent to clients.
     const headers = { Authorization: `Bearer ${config.OPENAI_API_KEY ?? ""}` };
-    return {
+    const session = familySession({
+      service: OPENAI_REALTIME,
+      endpoint: { url, headers },
       model,
-      capabilities: OPENAI_CAPABILITIES,
-      // OpenAI Realtime takes G.711 μ-law natively (audio/pcmu): a call's audio passes untouched.
+      agent,
       audio,
-      connect: () => openWebSocket(url, headers),
-      adapter: () => new OpenAIRealtimeAdapter({ model, agent, audio }),
-      // Agents on one model and voice hand off in place (session.update), see updateAgent.
-      sharedLinkKey: `${url} ${agent.voice ?? ""}`,
+    });
+    return {
+      ...session,
+      // A phone call that reached the service by SIP: accepted as this agent, this session its
+      // sideband; transferred and hung up through the service.
+      directCalls: openaiSipCalls({
+        realtimeUrl: config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL,
+        headers,
+        fetch: (request) => fetch(request),
+        openSocket: (sideband) => openWebSocket(sideband, headers),
+        adapter: () => new OpenAIRealtimeAdapter({ model, agent, audio, service: OPENAI_REALTIME }),
+      }),
     };
   },
 };

@@ -69,7 +69,8 @@ const SessionUpdate = z
   .strict();
 
 const InputText = z.object({ type: z.literal("input_text"), text: z.string() }).strict();
-const OutputText = z.object({ type: z.literal("output_text"), text: z.string() }).strict();
+/** An assistant's text: `output_text` (GA), or `text` (the original shape Voice Live keeps). */
+const OutputText = z.object({ type: z.enum(["output_text", "text"]), text: z.string() }).strict();
 
 const ConversationItem = z.union([
   z
@@ -133,10 +134,11 @@ export type ClientEvent = z.infer<typeof ClientEvent>;
 // Server events (what liveline reads)
 // ---------------------------------------------------------------------------
 
+/** Counts may be missing (xAI sends an empty usage at times): a usage without them is none. */
 const Usage = z.object({
-  total_tokens: z.number(),
-  input_tokens: z.number(),
-  output_tokens: z.number(),
+  total_tokens: z.number().optional(),
+  input_tokens: z.number().optional(),
+  output_tokens: z.number().optional(),
   input_token_details: z
     .object({
       text_tokens: z.number().optional(),
@@ -175,7 +177,8 @@ export const ServerEvent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("response.output_audio_transcript.delta"), ...Delta }),
   z.object({
     type: z.literal("response.function_call_arguments.done"),
-    response_id: z.string(),
+    // xAI's event carries neither (Pipecat's Grok types); the call's own fields suffice.
+    response_id: z.string().optional(),
     item_id: z.string().optional(),
     call_id: z.string(),
     name: z.string(),
@@ -192,12 +195,23 @@ export const ServerEvent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("input_audio_buffer.speech_started") }),
   z.object({ type: z.literal("input_audio_buffer.speech_stopped") }),
   z.object({ type: z.literal("input_audio_buffer.committed") }),
+  // SIP only (the `openai` package's types): a key the caller pressed, and the model's audio
+  // to the caller begun, played out, or cut by the caller's speech (also WebRTC's).
+  z.object({
+    type: z.literal("input_audio_buffer.dtmf_event_received"),
+    event: z.string(),
+    received_at: z.number().optional(),
+  }),
+  z.object({ type: z.literal("output_audio_buffer.started") }),
+  z.object({ type: z.literal("output_audio_buffer.stopped") }),
+  z.object({ type: z.literal("output_audio_buffer.cleared") }),
   z.object({
     type: z.literal("error"),
+    // Voice Live's error may lack its type or message (Pipecat's Voice Live types).
     error: z.object({
-      type: z.string(),
+      type: z.string().optional(),
       code: z.string().nullable().optional(),
-      message: z.string(),
+      message: z.string().optional(),
     }),
   }),
 ]);
@@ -207,3 +221,14 @@ export type ServerEvent = z.infer<typeof ServerEvent>;
 export const KNOWN_SERVER_TYPES: ReadonlySet<string> = new Set(
   ServerEvent.options.map((o) => o.shape.type.value),
 );
+
+/**
+ * The original server event names (Realtime beta, kept by Azure Voice Live) of the events
+ * liveline reads, and their GA names. The `.done` events and `conversation.item.created` are
+ * not read under either name.
+ */
+export const BETA_EVENT_NAMES: Readonly<Record<string, string>> = {
+  "response.text.delta": "response.output_text.delta",
+  "response.audio.delta": "response.output_audio.delta",
+  "response.audio_transcript.delta": "response.output_audio_transcript.delta",
+};

@@ -3,7 +3,9 @@
  * of a Responses stream wrapped in `response.event {delegation_id, event}` (SDK:
  * ResponseEvent; the nested events follow the Responses streaming API: `response.created`,
  * output items, `response.completed`). Lifecycle snapshots omit input and clear
- * instructions, tools and output, as the SDK's ResponseEvent says.
+ * instructions, tools and output, as the SDK's ResponseEvent says. A response the
+ * `failResponses` knob names ends `response.failed`: its calls are dropped (livekit/agents PR
+ * #7266: the service discards them and refuses their outputs).
  */
 import { argsFor } from "../script.js";
 import { later } from "./speech.js";
@@ -21,16 +23,36 @@ export interface BackendResponse {
   userText: string;
 }
 
-/** Queue `response`'s whole stream at wall time `at`. */
-export function streamResponse(ctx: Ctx, response: BackendResponse, at: number): void {
+/** How a streamed response ended. */
+export interface Streamed {
+  /** It ended `response.failed`: its calls were dropped, and nothing of it is said. */
+  failed: boolean;
+}
+
+/**
+ * Queue `response`'s whole stream at wall time `at` (`twice`: all of it delivered again, as
+ * the `duplicateDelegation` knob does), then a look at the chain once it went out.
+ */
+export function streamResponse(
+  ctx: Ctx,
+  response: BackendResponse,
+  at: number,
+  twice = false,
+): Streamed {
   const s = ctx.s;
+  s.responses++;
+  const failed = s.knobs.failResponses.includes(s.responses);
   let sequence = 0;
-  const emit = (event: Json) =>
-    later(ctx, at, {
+  const stream: Json[] = [];
+  const emit = (event: Json) => {
+    const message = {
       type: "response.event",
       delegation_id: response.delegationId,
       event: { ...event, sequence_number: sequence++ },
-    });
+    };
+    stream.push(message);
+    later(ctx, at, message);
+  };
   const model =
     s.config?.delegation?.type === "responses" ? s.config.delegation.responses.model : "";
   const snapshot = (status: string, usage: Json | null): Json => ({
@@ -90,14 +112,17 @@ export function streamResponse(ctx: Ctx, response: BackendResponse, at: number):
   }
   const output = response.text.split(/\s+/).filter(Boolean).length + 8 * response.calls.length;
   const input = 40 + 8 * s.tasks.length;
-  emit({
-    type: "response.completed",
-    response: snapshot("completed", {
-      input_tokens: input,
-      output_tokens: output,
-      total_tokens: input + output,
-    }),
-  });
+  const usage = { input_tokens: input, output_tokens: output, total_tokens: input + output };
+  if (failed) {
+    for (const call of response.calls) call.dropped = true;
+    const error = { code: "server_error", message: "The response failed (liveline simulator)." };
+    emit({ type: "response.failed", response: { ...snapshot("failed", usage), error } });
+  } else {
+    emit({ type: "response.completed", response: snapshot("completed", usage) });
+  }
+  if (twice) for (const message of stream) later(ctx, at, message);
+  s.queue.push({ at, kind: "chain_check" });
+  return { failed };
 }
 
 /** A message item with one output_text part, streamed in one delta. */

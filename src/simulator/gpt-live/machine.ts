@@ -14,7 +14,7 @@
 import { takeDue } from "../due-queue.js";
 import { parseToolOutput, summarise } from "../script.js";
 import { onAudio } from "./hear.js";
-import { onResponseCreate, speakUnprompted } from "./respond.js";
+import { onChainCheck, onResponseCreate, speakUnprompted } from "./respond.js";
 import { closeSession, startSession, updateSession } from "./session.js";
 import { speak } from "./speech.js";
 import { Ctx, type LiveSimEffect, type LiveSimInput, type LiveSimState } from "./state.js";
@@ -44,13 +44,10 @@ export function liveStep(
       case "sideband_frame":
         onFrame(ctx, input.text);
         break;
-      case "media_start": {
-        // The creation started it (its data channel takes no session.start); the safety
-        // identifier is for the service's abuse detection: taken, not used.
-        const { safety_identifier: _unused, ...session } = input.session;
-        if (s.config === null) startSession(ctx, { type: "session.start", session });
+      case "media_start":
+        // The creation started it (its data channel takes no session.start).
+        if (s.config === null) startSession(ctx, { type: "session.start", session: input.session });
         break;
-      }
       case "tick":
         break;
     }
@@ -85,6 +82,9 @@ function drain(ctx: Ctx): void {
         // The connection is lost without a goodbye (no `session.closed`).
         s.closed = true;
         ctx.effects.push({ type: "close", code: 1011, reason: "internal error" });
+        break;
+      case "chain_check":
+        onChainCheck(ctx);
         break;
     }
   }
@@ -211,7 +211,9 @@ function onItem(ctx: Ctx, item: Item): void {
       return;
     case "function_call_output": {
       const call = s.tasks.flatMap((t) => t.calls).find((c) => c.callId === item.call_id);
-      if (call === undefined) {
+      // A failed response's calls were dropped: their outputs are refused (livekit/agents
+      // PR #7266; the code assumed, as for a call the session never made).
+      if (call === undefined || call.dropped === true) {
         ctx.error(
           "invalid_value",
           `No function call found for call_id '${item.call_id ?? ""}'.`,
@@ -220,7 +222,11 @@ function onItem(ctx: Ctx, item: Item): void {
         return;
       }
       // A second output for an answered call is taken and ignored (assumed).
-      if (call.summary === null) call.summary = summarise(parseToolOutput(text(item.output)));
+      if (call.summary !== null) return;
+      const output = parseToolOutput(text(item.output));
+      call.summary = summarise(output);
+      // A declined call's output says so (the guides: return a cancelled output for it).
+      call.cancelled = output.status === "cancelled";
       return;
     }
   }

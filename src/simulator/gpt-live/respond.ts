@@ -1,14 +1,19 @@
 /**
  * What the GPT-Live model says, and the backend work it hands off (script.ts decides the
- * words and the calls, as on the other faces):
+ * words and the calls, as on the other faces). The backend is one response chain for the
+ * whole session (livekit/agents PR #7266; habemus-papadum/pdum_aiui's probe of 2026-10-10):
  * - an utterance is answered by the voice model; where the script calls declared tools it says
  *   the first half of its reply, then delegates (`session.delegation.created`), and the
  *   backend's function calls arrive in `response.event`s; the task waits for their outputs;
- * - a typed line (`response.item.create` + `response.create`) goes to the backend, which
- *   answers it (`delegation_id: null`: the client asked, not the voice model; assumed) with
- *   text or calls; the model speaks the text;
- * - `response.create` after every output of a task continues it: the backend's text, then the
- *   model speaks the results and the rest of its reply (a superseded task's are never spoken).
+ * - an utterance heard while the chain is busy (a call without its output, outputs not yet
+ *   continued, a response still streaming) is held: the voice says nothing and delegates
+ *   nothing until the chain is idle, then answers it (held ones together, as one);
+ * - `response.create` is refused (`function_call_outputs_required`, naming the missing call
+ *   ids) while any call of the session has no output; a typed line's item waits meanwhile;
+ * - otherwise it starts one response, after any still streaming: it says the results of every
+ *   task it continues (not a side effect's, not a cancelled call's), then answers the typed
+ *   line, if one waits (`delegation_id: null` for a line alone: the client asked, not the
+ *   voice model; assumed); a superseded task's results are never spoken.
  */
 import {
   asksToIntroduce,
@@ -46,6 +51,32 @@ function plan(ctx: Ctx, text: string): { before: string; after: string; calls: s
   return { before: whole, after: "", calls: [] };
 }
 
+/** Calls of the session still without an output (a failed response's are dropped, not open). */
+export function openCalls(s: LiveSimState): Call[] {
+  return s.tasks.flatMap((t) => t.calls).filter((c) => c.summary === null && c.dropped !== true);
+}
+
+/** A backend response is still streaming (some of its events are still to go out). */
+function streaming(s: LiveSimState): boolean {
+  return s.queue.some((due) => due.kind === "send" && due.message.type === "response.event");
+}
+
+/**
+ * The one chain is busy: a task is not continued yet (a call waits for its output, or its
+ * outputs wait for `response.create`), or a backend response is still streaming.
+ */
+export function chainBusy(s: LiveSimState): boolean {
+  return s.tasks.some((t) => !t.continued) || streaming(s);
+}
+
+/** Wall time a new backend response starts: after its latency, and after any still streaming. */
+function nextResponseAt(ctx: Ctx): number {
+  let at = ctx.after(ctx.s.knobs.latencyMs);
+  for (const due of ctx.s.queue)
+    if (due.kind === "send" && due.message.type === "response.event") at = Math.max(at, due.at);
+  return at;
+}
+
 /** New user input: with `supersede`, every task still waiting is given up (the model moved on). */
 function supersede(ctx: Ctx): void {
   if (!ctx.s.knobs.supersede) return;
@@ -72,9 +103,19 @@ function openTask(ctx: Ctx, delegationId: string | null, names: string[], owed: 
   return calls;
 }
 
-/** An utterance that ended at timeline `end`: the voice model answers, delegating its calls. */
+/**
+ * An utterance that ended at timeline `end`: the voice model answers, delegating its calls.
+ * While the chain is busy it is held, unanswered, until the chain is idle (onChainCheck).
+ */
 export function answerUtterance(ctx: Ctx, text: string, end: number): void {
   const s = ctx.s;
+  if (chainBusy(s) || s.held.length > 0) {
+    // `holdAck`: the first held line is acknowledged, in a few words of the voice's own.
+    if (s.knobs.holdAck && s.held.length === 0)
+      speak(ctx, tagged("I'm still looking that up.", nextTag(s)), end + s.knobs.latencyMs, false);
+    s.held.push({ text, end });
+    return;
+  }
   supersede(ctx);
   const { before, after, calls } = plan(ctx, text);
   const said = speak(ctx, before, end + s.knobs.latencyMs);
@@ -83,7 +124,7 @@ export function answerUtterance(ctx: Ctx, text: string, end: number): void {
   const responseId = ctx.id("resp");
   // Delegated where its words end on the timeline; the backend's events after its latency.
   const at = Math.max(ctx.now, ctx.after(said.end - ctx.timeline()));
-  later(ctx, at, {
+  const announce = {
     type: "session.delegation.created",
     offset_ms: said.end,
     delegation: {
@@ -92,90 +133,162 @@ export function answerUtterance(ctx: Ctx, text: string, end: number): void {
       target: "responses",
       response_id: responseId,
     },
-  });
+  };
+  later(ctx, at, announce);
+  const twice = s.knobs.duplicateDelegation;
+  if (twice) later(ctx, at, announce);
   const owed = openTask(ctx, delegationId, calls, after);
-  streamResponse(
+  // `replayToolsOnly`: a run that only called tools is delivered again, first.
+  const replayed = s.unconsumed;
+  s.unconsumed = [];
+  const { failed } = streamResponse(
     ctx,
-    { id: responseId, delegationId, text: "", calls: owed, userText: text },
+    { id: responseId, delegationId, text: "", calls: [...replayed, ...owed], userText: text },
     at + s.knobs.latencyMs * s.knobs.timeScale,
+    twice,
   );
+  if (failed) s.tasks.at(-1)!.continued = true;
 }
 
 /**
- * `response.create`: answers the latest typed line; else continues every task whose calls all
- * have outputs; else, with a task still missing outputs, the Responses refusal; else
- * (nothing new) the backend answers the conversation as it is (assumed).
+ * A backend response's last event went out: if the chain is idle now, the utterances held
+ * meanwhile are answered, together, as one (habemus-papadum/pdum_aiui: the held question's
+ * delegation came 0.2 to 0.4 s after the earlier task's continuation completed).
+ */
+export function onChainCheck(ctx: Ctx): void {
+  const s = ctx.s;
+  if (s.held.length === 0 || chainBusy(s)) return;
+  const held = s.held;
+  s.held = [];
+  const text = held.map((h) => h.text).join(" ");
+  answerUtterance(ctx, text, Math.max(ctx.timeline(), held.at(-1)!.end));
+}
+
+/**
+ * `response.create`: refused while any call of the session has no output (the one chain);
+ * else one response: the results of every task it continues, then the answer to the typed
+ * line waiting, if any; with neither, the backend answers the conversation as it is (assumed).
  */
 export function onResponseCreate(ctx: Ctx): void {
   const s = ctx.s;
-  const ready = s.tasks.filter((t) => !t.continued && t.calls.every((c) => c.summary !== null));
-  const line = s.pendingUser.at(-1);
-  s.pendingUser = [];
-  if (line !== undefined) {
-    // The newest input is the user's line: the response answers it, with the outputs
-    // appended before (a silent result's) as its context, not spoken of (assumed).
-    for (const task of ready) task.continued = true;
-    answerLine(ctx, line);
-    return;
-  }
-  if (ready.length > 0) {
-    for (const task of ready) continueTask(ctx, task);
-    return;
-  }
-  const missing = s.tasks
-    .find((t) => !t.continued && !t.superseded)
-    ?.calls.find((c) => c.summary === null);
-  if (missing !== undefined) {
+  const missing = openCalls(s);
+  if (missing.length > 0) {
+    // The line's item stays queued for the next run (habemus-papadum/pdum_aiui, run 3).
+    const ids = missing.map((c) => c.callId).join(", ");
     ctx.error(
-      "missing_tool_output",
-      `No tool output found for function call ${missing.callId}.`,
-      "item.call_id",
+      "function_call_outputs_required",
+      `Submit the pending function call outputs before response.create. Missing outputs for call_id: ${ids}.`,
     );
     return;
   }
-  backendSays(ctx, null, tagged("Anything else?", nextTag(s)), true);
-}
-
-/** A typed line, answered by the backend: its text (spoken) or its calls (then it waits). */
-function answerLine(ctx: Ctx, text: string): void {
-  supersede(ctx);
-  const { before, after, calls } = plan(ctx, text);
-  if (calls.length === 0) {
-    backendSays(ctx, null, before, true);
+  const ready = s.tasks.filter((t) => !t.continued);
+  // With `supersede`, speech held meanwhile moved the user on: the backend still finishes the
+  // task, and the voice does not say it (habemus-papadum/pdum_aiui, run 2: a redirect).
+  if (s.knobs.supersede && s.held.length > 0) for (const task of ready) task.superseded = true;
+  const line = s.pendingUser.length > 0 ? s.pendingUser.join(" ") : undefined;
+  s.pendingUser = [];
+  if (line !== undefined) {
+    answerLine(ctx, line, ready);
     return;
   }
-  const responseId = ctx.id("resp");
-  const owed = openTask(ctx, null, calls, after);
-  streamResponse(
-    ctx,
-    { id: responseId, delegationId: null, text: before, calls: owed, userText: text },
-    ctx.after(ctx.s.knobs.latencyMs),
-  );
-  speak(ctx, before, ctx.timeline() + ctx.s.knobs.latencyMs);
+  if (ready.length > 0) {
+    continueTasks(ctx, ready);
+    return;
+  }
+  backendSays(ctx, null, tagged("Anything else?", nextTag(s)));
+}
+
+/** What the backend says of the tasks it continues: their spoken results, in order. */
+function resultsOf(ctx: Ctx, tasks: readonly Task[]): string[] {
+  const said: string[] = [];
+  for (const task of tasks) {
+    task.continued = true;
+    if (task.superseded) continue;
+    for (const c of task.calls) {
+      // A side effect's output is not spoken of (assumed: the backend goes on with its reply,
+      // as the other faces' models do after a side effect); nor a cancelled call's (assumed:
+      // the guides ask for a "cancelled" output for declined calls, which says nothing to tell).
+      if (isSideEffect(c.name, ctx.s.knobs) || c.cancelled === true || c.dropped === true) continue;
+      said.push(resultSpeech(c.name, c.summary ?? "", nextTag(ctx.s)));
+    }
+  }
+  return said;
 }
 
 /**
- * A task's outputs handed to the backend: its text, spoken unless the task was superseded.
- * A side effect's output (chips shown, a preference saved) is not spoken of (assumed: the
- * backend goes on with its reply, as the other faces' models do after a side effect).
+ * A typed line, answered by the backend after the results of the tasks it continues (the
+ * continuation read the queued line too: habemus-papadum/pdum_aiui, run 3): its text
+ * (spoken) or its calls (then it waits).
  */
-function continueTask(ctx: Ctx, task: Task): void {
-  task.continued = true;
-  const spoken = task.calls.filter((c) => !isSideEffect(c.name, ctx.s.knobs));
-  const speech = spoken.map((c) => resultSpeech(c.name, c.summary ?? "", nextTag(ctx.s)));
-  const text = [...speech, task.owed ?? ""].join(" ").trim();
-  backendSays(ctx, task.delegationId, text, !task.superseded);
+function answerLine(ctx: Ctx, text: string, ready: readonly Task[]): void {
+  supersede(ctx);
+  const results = resultsOf(ctx, ready);
+  const { before, after, calls } = plan(ctx, text);
+  const said = [...results, before].join(" ");
+  const continuing = ready[0]?.delegationId ?? null;
+  if (calls.length === 0) {
+    backendSays(ctx, continuing, said);
+    return;
+  }
+  const at = nextResponseAt(ctx);
+  const responseId = ctx.id("resp");
+  const delegationId = announced(ctx, continuing, at, responseId);
+  const owed = openTask(ctx, delegationId, calls, after);
+  const { failed } = streamResponse(
+    ctx,
+    { id: responseId, delegationId, text: said, calls: owed, userText: text },
+    at,
+    repliesTwice(ctx),
+  );
+  if (failed) ctx.s.tasks.at(-1)!.continued = true;
+  else speak(ctx, said, ctx.timeline() + ctx.s.knobs.latencyMs);
 }
 
-/** A backend response with `text` (after the latency), then the model says it if `spoken`. */
-function backendSays(ctx: Ctx, delegationId: string | null, text: string, spoken: boolean): void {
-  const latency = ctx.s.knobs.latencyMs;
-  streamResponse(
-    ctx,
-    { id: ctx.id("resp"), delegationId, text, calls: [], userText: "" },
-    ctx.after(latency),
-  );
-  if (spoken) speak(ctx, text, ctx.timeline() + latency);
+/**
+ * The tasks' outputs handed to the backend: one response saying their results and the rest of
+ * each reply (a superseded task's are never spoken; a reply cut by a cancelled call has no rest).
+ */
+function continueTasks(ctx: Ctx, tasks: readonly Task[]): void {
+  const results = resultsOf(ctx, tasks);
+  const rest = tasks
+    .filter((t) => !t.superseded && !t.calls.some((c) => c.cancelled === true))
+    .flatMap((t) => (t.owed === null ? [] : [t.owed]));
+  const said = [...results, ...rest].join(" ").trim();
+  // `replayToolsOnly`: a run whose calls it said nothing of is not marked done.
+  if (results.length === 0 && ctx.s.knobs.replayToolsOnly)
+    ctx.s.unconsumed.push(...tasks.flatMap((t) => t.calls));
+  backendSays(ctx, tasks[0]!.delegationId, said);
+}
+
+/**
+ * The delegation a response liveline asked for comes under: the one it continues (null: none),
+ * or, with `announceReplies`, one of its own, announced first (twice, with
+ * `duplicateDelegation`: its response is then delivered twice too, `repliesTwice`).
+ */
+function announced(ctx: Ctx, continuing: string | null, at: number, responseId: string) {
+  if (!ctx.s.knobs.announceReplies) return continuing;
+  const id = ctx.id("dlg");
+  const announce = {
+    type: "session.delegation.created",
+    offset_ms: ctx.timeline(),
+    delegation: { id, type: "delegation", target: "responses", response_id: responseId },
+  };
+  later(ctx, at, announce);
+  if (ctx.s.knobs.duplicateDelegation) later(ctx, at, announce);
+  return id;
+}
+
+/** An announced reply is delivered twice with `duplicateDelegation`, as the voice's own are. */
+const repliesTwice = (ctx: Ctx) => ctx.s.knobs.announceReplies && ctx.s.knobs.duplicateDelegation;
+
+/** A backend response with `text` (after any still streaming); the model says it. */
+function backendSays(ctx: Ctx, continuing: string | null, text: string): void {
+  const at = nextResponseAt(ctx);
+  const id = ctx.id("resp");
+  const delegationId = announced(ctx, continuing, at, id);
+  const reply = { id, delegationId, text, calls: [], userText: "" };
+  const { failed } = streamResponse(ctx, reply, at, repliesTwice(ctx));
+  if (!failed) speak(ctx, text, ctx.timeline() + ctx.s.knobs.latencyMs);
 }
 
 /**
@@ -188,7 +301,8 @@ export function speakUnprompted(ctx: Ctx, after: number): void {
   const speechQueued = s.queue.some((due) => due.kind === "send" && due.speech);
   const taskWaiting = s.tasks.some((t) => !t.continued && !t.superseded);
   const userSpeaking = s.utteranceHeardMs > 0;
-  const busy = speechQueued || taskWaiting || userSpeaking || s.pendingUser.length > 0;
+  const busy =
+    speechQueued || taskWaiting || userSpeaking || s.pendingUser.length > 0 || s.held.length > 0;
   if (s.speechEnd !== after || busy) return;
   speak(ctx, tagged("Are you still there?", nextTag(s)), ctx.timeline(), false);
 }

@@ -15,8 +15,11 @@ import {
 type Start = Extract<LiveClientEvent, { type: "session.start" }>;
 type Update = Extract<LiveClientEvent, { type: "session.update" }>;
 
-/** Expiry is not published (`expires_at` says it): an hour unless `expireAfterMs` (assumed). */
-const DEFAULT_LIFETIME_S = 3600;
+/**
+ * Sessions expire after two hours (aplisay/llm-agent PR #306); `expires_at` says when. The
+ * knob `expireAfterMs` shortens it (0: never, `expires_at` still two hours on).
+ */
+const DEFAULT_LIFETIME_S = 2 * 60 * 60;
 
 export function startSession(ctx: Ctx, event: Start): void {
   const s = ctx.s;
@@ -136,6 +139,7 @@ export function snapshot(ctx: Ctx): Json {
     delegation: { acknowledgement_delay_ms: 0, ...delegation },
     input: config.input ?? [],
     instructions: config.instructions ?? null,
+    ...(config.safety_identifier == null ? {} : { safety_identifier: config.safety_identifier }),
     store: config.store ?? false,
     ...(config.triggers === undefined ? {} : { triggers: config.triggers }),
   };

@@ -15,6 +15,10 @@ export interface Call {
   name: string;
   /** The output's summary once a `function_call_output` came for it. */
   summary: string | null;
+  /** Its output said the call was cancelled (`{"status": "cancelled"}`): never spoken of. */
+  cancelled?: boolean | undefined;
+  /** Its response failed: the service dropped it, and refuses its output. */
+  dropped?: boolean | undefined;
 }
 
 /**
@@ -31,6 +35,13 @@ export interface Task {
   continued: boolean;
 }
 
+/** An utterance heard while the backend's one chain was busy: answered once it is idle. */
+export interface HeldUtterance {
+  text: string;
+  /** Where it ended on the timeline. */
+  end: number;
+}
+
 /** Something the machine will do at wall time `at` (the queue is drained in `at` order). */
 export type Due =
   | {
@@ -45,7 +56,9 @@ export type Due =
   /** The model may speak on its own: it does if its speech still ends at `after` then. */
   | { at: number; kind: "unprompted"; after: number }
   | { at: number; kind: "expire" }
-  | { at: number; kind: "drop" };
+  | { at: number; kind: "drop" }
+  /** A backend response's last event went out: held speech goes on if the chain is idle. */
+  | { at: number; kind: "chain_check" };
 
 export interface LiveSimState {
   knobs: SimulatorKnobs;
@@ -75,6 +88,12 @@ export interface LiveSimState {
   /** Backend conversation items added since the last response (`response.item.create`). */
   pendingUser: string[];
   tasks: Task[];
+  /** Utterances heard while the chain was busy, in order (the voice holds them). */
+  held: HeldUtterance[];
+  /** Backend responses streamed so far (the `failResponses` knob counts them, 1-based). */
+  responses: number;
+  /** `replayToolsOnly`: calls of runs that only called tools, delivered again with the next. */
+  unconsumed: Call[];
   userTurns: number;
   answers: number;
   ids: number;
@@ -120,6 +139,9 @@ export function createGptLiveSimulator(
     speechEnd: 0,
     pendingUser: [],
     tasks: [],
+    held: [],
+    responses: 0,
+    unconsumed: [],
     userTurns: 0,
     answers: 0,
     ids: 0,

@@ -1,6 +1,6 @@
 /**
  * The client events the GPT-Live stand-in takes, as the official SDK's generated types
- * (openai npm 7.57.0, `resources/live/live.d.ts`) state them: strict, so a field the service
+ * (openai npm 7.59.0, `resources/live/live.d.ts`) state them: strict, so a field the service
  * refuses (`unknown_parameter`) is refused here too. Written from those types and the brief
  * (GPT-LIVE.md, the project's sourced brief), not from liveline's adapter: the two must not share one reading.
  */
@@ -160,6 +160,8 @@ const SessionConfig = z
     delegation: Delegation.nullable().optional(),
     input: z.array(InitialItem).max(128).optional(),
     instructions: Nullable(z.string()),
+    // A stable id of the end user, for the service's abuse detection (7.59.0): taken, not used.
+    safety_identifier: Nullable(z.string()),
     store: z.boolean().optional(),
     triggers: Triggers.optional(),
   })
@@ -168,14 +170,13 @@ export type SessionStartConfig = z.infer<typeof SessionConfig>;
 
 /**
  * A WebRTC session's startup config (SDK `MediaSessionConfig`): no `audio.format` (the media
- * transport negotiates one), and `safety_identifier` besides (taken, not used here).
+ * transport negotiates one).
  */
 const MediaSessionConfig = SessionConfig.omit({ audio: true }).extend({
   audio: z
     .object({ output: z.object({ voice: Voice.optional() }).strict().optional() })
     .strict()
     .optional(),
-  safety_identifier: Nullable(z.string()),
 });
 export type MediaStartConfig = z.infer<typeof MediaSessionConfig>;
 

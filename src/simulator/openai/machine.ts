@@ -23,9 +23,9 @@ import { pcm16ToBytes } from "../../telephony/audio/pcm.js";
 import { takeDue } from "../due-queue.js";
 import { parseToolOutput, summarise, UTTERANCES } from "../script.js";
 import { endOfAudio, hear, pcmOf } from "../vad.js";
+import { FACE_DIALECTS } from "./dialects.js";
 import { cancel, respond } from "./respond.js";
 import {
-  BYTES_PER_MS,
   Ctx,
   type Item,
   inputBytesPerMs,
@@ -33,7 +33,7 @@ import {
   type OaiSimInput,
   type OaiSimState,
 } from "./state.js";
-import { invalidEventMessage, OpenAIClientEvent } from "./strict-schemas.js";
+import { invalidEventMessage } from "./strict-schemas.js";
 
 export {
   createOpenAISimulator,
@@ -52,6 +52,12 @@ export function oaiStep(
   if (!s.closed) {
     if (input.type === "open") onOpen(ctx);
     else if (input.type === "frame") onFrame(ctx, input.text);
+    else if (input.type === "dtmf" && s.sip)
+      ctx.send({
+        type: "input_audio_buffer.dtmf_event_received",
+        event: input.digit,
+        received_at: Math.floor(ctx.now / 1000),
+      });
     drain(ctx);
   }
   const wakeAt = s.closed || s.queue.length === 0 ? null : Math.min(...s.queue.map((q) => q.at));
@@ -60,10 +66,16 @@ export function oaiStep(
 
 function onOpen(ctx: Ctx): void {
   ctx.s.openedAt = ctx.now;
-  ctx.send({
-    type: "session.created",
-    session: { type: "realtime", object: "realtime.session", id: ctx.id("sess"), tools: [] },
-  });
+  if (FACE_DIALECTS[ctx.s.dialect].greeting === "conversation.created")
+    ctx.send({
+      type: "conversation.created",
+      conversation: { id: ctx.id("conv"), object: "realtime.conversation" },
+    });
+  else
+    ctx.send({
+      type: "session.created",
+      session: { type: "realtime", object: "realtime.session", id: ctx.id("sess"), tools: [] },
+    });
   if (ctx.s.knobs.dropAfterMs > 0) {
     ctx.s.queue.push({
       at: ctx.now + ctx.s.knobs.dropAfterMs,
@@ -86,6 +98,9 @@ function drain(ctx: Ctx): void {
     }
     const message = due.message!;
     if (message.type === "response.done") s.active = null;
+    // A SIP call's audio: playing from its first chunk until it has played out.
+    if (message.type === "output_audio_buffer.started") s.playing = String(message.response_id);
+    if (message.type === "output_audio_buffer.stopped") s.playing = null;
     ctx.send(message);
   }
 }
@@ -127,7 +142,8 @@ function onFrame(ctx: Ctx, text: string): void {
     error(ctx, "invalid_json", "The event is not valid JSON.");
     return;
   }
-  const parsed = OpenAIClientEvent.safeParse(json);
+  const dialect = FACE_DIALECTS[ctx.s.dialect];
+  const parsed = dialect.events.safeParse(json);
   if (!parsed.success) {
     const { code, message, param } = invalidEventMessage(parsed.error);
     error(ctx, code, message, param);
@@ -137,8 +153,8 @@ function onFrame(ctx: Ctx, text: string): void {
   const event = parsed.data;
   switch (event.type) {
     case "session.update": {
-      const session = event.session;
-      const voice = session.audio?.output?.voice;
+      const session = dialect.readSession(event.session);
+      const voice = session.voice;
       if (voice !== undefined && s.voice !== null && voice !== s.voice && s.spokeAudio) {
         // Documented: "Voice cannot be changed during the session once the model has
         // responded with audio at least once" (the code and message are assumed).
@@ -155,14 +171,16 @@ function onFrame(ctx: Ctx, text: string): void {
         s.tools = session.tools.map((t) => t.name);
         s.toolParameters = Object.fromEntries(session.tools.map((t) => [t.name, t.parameters]));
       }
-      if (session.output_modalities) s.audio = session.output_modalities[0] === "audio";
-      const input = session.audio?.input?.format;
-      if (input !== undefined) s.inputMulaw = input.type === "audio/pcmu";
-      const output = session.audio?.output?.format;
-      if (output !== undefined) s.outputMulaw = output.type === "audio/pcmu";
+      if (session.audio !== undefined) s.audio = session.audio;
+      if (session.inputMulaw !== undefined) s.inputMulaw = session.inputMulaw;
+      if (session.outputMulaw !== undefined) s.outputMulaw = session.outputMulaw;
+      if (session.inputRate !== undefined) s.inputRate = session.inputRate;
       const updated = {
         type: "session.updated",
-        session: { type: "realtime", tools: session.tools ?? [] },
+        session: {
+          type: "realtime",
+          tools: (session.tools ?? []).map((t) => ({ type: "function", name: t.name })),
+        },
       };
       // `setupMs`: the service takes a moment to set a new connection's session up (real ms
       // from the open, as the Gemini face's setupComplete); later updates are answered at once.
@@ -254,13 +272,28 @@ function onFrame(ctx: Ctx, text: string): void {
       endOfAudio(s.vad);
       ctx.send({ type: "input_audio_buffer.cleared" });
       return;
-    case "conversation.item.truncate":
+    case "conversation.item.truncate": {
+      // "If the audio_end_ms is greater than the actual audio duration, the server will
+      // respond with an error" (the SDK's ConversationItemTruncateEvent; the code assumed).
+      const said = s.audioMs[event.item_id];
+      if (said === undefined || event.audio_end_ms > said) {
+        error(
+          ctx,
+          "invalid_value",
+          said === undefined
+            ? `No assistant audio item '${event.item_id}'.`
+            : `audio_end_ms ${event.audio_end_ms} is greater than the item's audio (${said} ms).`,
+          "audio_end_ms",
+        );
+        return;
+      }
       ctx.send({
         type: "conversation.item.truncated",
         item_id: event.item_id,
         audio_end_ms: event.audio_end_ms,
       });
       return;
+    }
     default: {
       const unreachable: never = event;
       throw new Error(`unknown event ${JSON.stringify(unreachable)}`);
@@ -298,7 +331,7 @@ function hearAudio(ctx: Ctx, audio: string): void {
   if (bytes === null) return;
   s.audioBytes += bytes.length;
   const pcm = s.inputMulaw ? pcm16ToBytes(mulawToPcm16(bytes)) : bytes;
-  const sampleRate = s.inputMulaw ? 8000 : BYTES_PER_MS * 500;
+  const sampleRate = s.inputMulaw ? 8000 : s.inputRate;
   for (const event of hear(s.vad, pcm, { ...s.knobs, sampleRate })) {
     if (event.type === "start") {
       s.speaking = true;

@@ -9,6 +9,7 @@ import {
   chunkWords,
   goodbye,
   introduction,
+  isSideEffect,
   nextAnswerTag,
   plannedCalls,
   replyFor,
@@ -17,6 +18,7 @@ import {
   tagged,
 } from "../script.js";
 import { spokenAudio, spokenMulaw } from "../spoken-audio.js";
+import { FACE_DIALECTS } from "./dialects.js";
 import type { Ctx, Item, Json, OaiSimState } from "./state.js";
 
 const nextTag = (s: OaiSimState): string => nextAnswerTag(s.knobs.repeatAnswers, s);
@@ -44,6 +46,11 @@ export function cancel(ctx: Ctx, reason: string): void {
   const id = s.active!;
   s.queue = s.queue.filter((q) => q.close !== undefined);
   s.active = null;
+  // A SIP call's audio stops where it was: what was left of it is dropped.
+  if (s.playing !== null) {
+    ctx.send({ type: "output_audio_buffer.cleared", response_id: s.playing });
+    s.playing = null;
+  }
   // Cut short, it answered nothing: the next response still answers what this one was for
   // (assumed: the model answers the latest user message in its conversation).
   s.answered = s.answeredBefore;
@@ -55,10 +62,13 @@ export function cancel(ctx: Ctx, reason: string): void {
       status: "cancelled",
       status_details: { type: "cancelled", reason },
       output: [],
-      usage: null,
+      usage: FACE_DIALECTS[s.dialect].emptyUsage,
     },
   });
 }
+
+/** What a model that sends a preamble says first (`preamble`), as a message of its own. */
+const PREAMBLE = "Let me check that.";
 
 /** One response to what is new in the conversation since the last one. */
 export function respond(ctx: Ctx): void {
@@ -94,10 +104,13 @@ export function respond(ctx: Ctx): void {
     items.flatMap((o) =>
       o.kind === "output" ? [resultSpeech(o.name, o.summary, nextTag(s))] : [],
     );
+  // Outputs of a response whose answer went with its calls (a bundling dialect): unspoken
+  // until a response after them (an empty one leaves them so).
+  const bundled = s.bundled && outputs.length > 0;
   const goOnToOwed =
     owedOutputs.length > 0 && userText !== undefined && s.owed === null && asksToGoOn(userText);
   if (goOnToOwed) userText = undefined;
-  if (userText !== undefined && s.owed === null && asksToGoOn(userText)) {
+  if (userText !== undefined && s.owed === null && !bundled && asksToGoOn(userText)) {
     // Asked to go on with nothing owed: the model answers the latest line it never answered
     // (a seeded conversation's last question), as a model nudged to go on does (assumed).
     userText = unansweredLine(s.items) ?? userText;
@@ -117,11 +130,17 @@ export function respond(ctx: Ctx): void {
   let calls: string[] = [];
   // After an empty response an instruction to go on gets what was owed; a new line is
   // answered itself (what was owed is dropped: the user moved on).
-  const goOn = s.owed !== null && userText !== undefined && asksToGoOn(userText);
+  const goOn = (s.owed !== null || bundled) && userText !== undefined && asksToGoOn(userText);
   if (userText !== undefined && !goOn) s.owed = null;
+  s.bundled = false;
   // Outputs alone (a response.create after them) are spoken; a new user line is answered
   // itself (side-effect outputs in context are not read out to it).
-  if ((outputs.length > 0 && userText === undefined) || goOn) {
+  if (bundled && (userText === undefined || goOn)) {
+    // Its answer went with its calls (bundled): what the outputs tell is said, and outputs that
+    // tell nothing (side effects) get the answer again (livekit/agents issue 6411).
+    const telling = outputs.filter((o) => o.kind === "output" && !isSideEffect(o.name, s.knobs));
+    say = telling.length > 0 ? speechOf(telling).join(" ") : s.lastReply.join("");
+  } else if ((outputs.length > 0 && userText === undefined) || goOn) {
     const speech = speechOf(goOnToOwed ? owedOutputs : outputs);
     say = [...speech, s.owed ?? ""].join(" ").trim();
     s.owed = null;
@@ -151,7 +170,12 @@ export function respond(ctx: Ctx): void {
     );
     calls = plannedCalls(s.userTurns, userText, s.tools, s.knobs.calls, s.knobs);
     // A reply that reads the context has no second half under repeatAnswers (no tag).
-    if (calls.length > 0) {
+    if (calls.length > 0 && FACE_DIALECTS[s.dialect].bundlesCalls) {
+      // The whole answer, audible, with its calls in the same response (livekit issue 6411).
+      say = [...owed, reply.before, reply.after].filter((p) => p !== "").join(" ");
+      s.owed = null;
+      s.bundled = true;
+    } else if (calls.length > 0) {
       say = [...owed, reply.before].join(" ");
       s.owed = reply.after === "" ? null : reply.after;
     } else {
@@ -161,50 +185,64 @@ export function respond(ctx: Ctx): void {
     say = tagged("Anything else?", nextTag(s));
   }
   let at = s.knobs.latencyMs;
-  const itemId = ctx.id("item");
-  const chunks = chunkWords(say, () => ctx.draw());
   const output: Json[] = [];
-  const message = (status: string, text: string | null): Json => ({
-    id: itemId,
-    object: "realtime.item",
-    type: "message",
-    status,
-    role: "assistant",
-    content:
-      text === null
-        ? []
-        : [s.audio ? { type: "output_audio", transcript: text } : { type: "output_text", text }],
-  });
-  if (chunks.length > 0) {
+  // `preamble`: a message of its own first, then the answer's (two message generations).
+  const messages = say === "" ? [] : s.knobs.preamble ? [PREAMBLE, say] : [say];
+  const spoken: string[] = [];
+  for (const [index, text] of messages.entries()) {
+    const itemId = ctx.id("item");
+    const message = (status: string, words: string | null): Json => ({
+      id: itemId,
+      object: "realtime.item",
+      type: "message",
+      status,
+      role: "assistant",
+      content:
+        words === null
+          ? []
+          : [
+              s.audio
+                ? { type: "output_audio", transcript: words }
+                : { type: "output_text", text: words },
+            ],
+    });
+    const chunks = chunkWords(text, () => ctx.draw());
     ctx.later(at, {
       type: "response.output_item.added",
       response_id: id,
-      output_index: 0,
+      output_index: index,
       item: message("in_progress", null),
     });
+    // A SIP call's audio begins to play to the phone with its first chunk.
+    if (s.sip && s.audio && index === 0)
+      ctx.later(at, { type: "output_audio_buffer.started", response_id: id });
     for (const chunk of chunks) {
       const ms = s.knobs.msPerWord * chunk.split(/\s+/).filter(Boolean).length;
       at += ms;
-      const delta = { response_id: id, item_id: itemId, output_index: 0, content_index: 0 };
+      const delta = { response_id: id, item_id: itemId, output_index: index, content_index: 0 };
       if (s.audio) {
         // At msPerWord=0 a word takes no time: a sample of it still goes out.
         const audio = (s.outputMulaw ? spokenMulaw : spokenAudio)(Math.max(ms, 1));
+        s.audioMs[itemId] = (s.audioMs[itemId] ?? 0) + Math.max(ms, 1);
         ctx.later(at, { type: "response.output_audio.delta", ...delta, delta: audio });
         ctx.later(at, { type: "response.output_audio_transcript.delta", ...delta, delta: chunk });
       } else {
         ctx.later(at, { type: "response.output_text.delta", ...delta, delta: chunk });
       }
     }
-    s.lastReply = chunks;
-    if (s.audio) s.spokeAudio = true;
+    spoken.push(...chunks);
     const done = message("completed", chunks.join(""));
     ctx.later(at, {
       type: "response.output_item.done",
       response_id: id,
-      output_index: 0,
+      output_index: index,
       item: done,
     });
     output.push(done);
+  }
+  if (spoken.length > 0) {
+    s.lastReply = spoken;
+    if (s.audio) s.spokeAudio = true;
   }
   for (const [index, name] of calls.entries()) {
     const callId = ctx.id("call");
@@ -223,12 +261,12 @@ export function respond(ctx: Ctx): void {
       name,
       arguments: argumentsSoFar,
     });
-    const where = { response_id: id, output_index: index + 1 };
+    const where = { response_id: id, output_index: messages.length + index };
     ctx.later(at, { type: "response.output_item.added", ...where, item: item("in_progress", "") });
+    // xAI's event names neither its response nor its item (./dialects.ts).
     const done = {
       type: "response.function_call_arguments.done",
-      ...where,
-      item_id: fcId,
+      ...(FACE_DIALECTS[s.dialect].callEventIds ? { ...where, item_id: fcId } : {}),
       call_id: callId,
       name,
       arguments: args,
@@ -240,6 +278,9 @@ export function respond(ctx: Ctx): void {
   }
   s.answered = s.items.length;
   finish(ctx, id, at, say.split(/\s+/).filter(Boolean).length, output);
+  // Played out once all of it was sent (the phone plays it as it comes, at the same pace).
+  if (s.sip && s.audio && spoken.length > 0)
+    ctx.later(at, { type: "output_audio_buffer.stopped", response_id: id });
 }
 
 function finish(ctx: Ctx, id: string, at: number, words: number, output: Json[] = []): void {

@@ -124,30 +124,37 @@ const Item = z.union([
     .strict(),
 ]);
 
-export const OpenAIClientEvent = z.discriminatedUnion("type", [
-  z.object({ ...Base, type: z.literal("session.update"), session: Session }).strict(),
-  z
-    .object({
-      ...Base,
-      type: z.literal("conversation.item.create"),
-      previous_item_id: z.string().nullable().optional(),
-      item: Item,
-    })
-    .strict(),
-  z.object({ ...Base, type: z.literal("input_audio_buffer.append"), audio: z.string() }).strict(),
-  z.object({ ...Base, type: z.literal("input_audio_buffer.commit") }).strict(),
-  z.object({ ...Base, type: z.literal("input_audio_buffer.clear") }).strict(),
-  z
-    .object({
-      ...Base,
-      type: z.literal("response.create"),
-      response: z.record(z.string(), z.unknown()).optional(),
-    })
-    .strict(),
-  z
-    .object({ ...Base, type: z.literal("response.cancel"), response_id: z.string().optional() })
-    .strict(),
-  z
+/**
+ * The client events of a face whose `session.update` takes `session` (each service of the
+ * family has its own shape: ./dialects.ts); `truncate`: whether the service has
+ * `conversation.item.truncate` among its client events.
+ */
+export function clientEvents<S extends z.ZodType>(session: S, truncate: boolean) {
+  const events = [
+    z.object({ ...Base, type: z.literal("session.update"), session }).strict(),
+    z
+      .object({
+        ...Base,
+        type: z.literal("conversation.item.create"),
+        previous_item_id: z.string().nullable().optional(),
+        item: Item,
+      })
+      .strict(),
+    z.object({ ...Base, type: z.literal("input_audio_buffer.append"), audio: z.string() }).strict(),
+    z.object({ ...Base, type: z.literal("input_audio_buffer.commit") }).strict(),
+    z.object({ ...Base, type: z.literal("input_audio_buffer.clear") }).strict(),
+    z
+      .object({
+        ...Base,
+        type: z.literal("response.create"),
+        response: z.record(z.string(), z.unknown()).optional(),
+      })
+      .strict(),
+    z
+      .object({ ...Base, type: z.literal("response.cancel"), response_id: z.string().optional() })
+      .strict(),
+  ] as const;
+  const truncation = z
     .object({
       ...Base,
       type: z.literal("conversation.item.truncate"),
@@ -155,8 +162,15 @@ export const OpenAIClientEvent = z.discriminatedUnion("type", [
       content_index: z.number().int().nonnegative(),
       audio_end_ms: z.number().int().nonnegative(),
     })
-    .strict(),
-]);
+    .strict();
+  // A service without truncation refuses it as any unknown event.
+  return truncate
+    ? z.discriminatedUnion("type", [...events, truncation])
+    : z.discriminatedUnion("type", [...events]);
+}
+
+/** OpenAI Realtime's (GA): its session, and every client event. */
+export const OpenAIClientEvent = clientEvents(Session, true);
 export type OpenAIClientEvent = z.infer<typeof OpenAIClientEvent>;
 
 /** The service's wording for a refused event: "Unknown parameter: 'session.x'." and the like. */
@@ -172,7 +186,8 @@ export function invalidEventMessage(error: z.ZodError): {
     const param = path === "" ? key : `${path}.${key}`;
     return { code: "unknown_parameter", message: `Unknown parameter: '${param}'.`, param };
   }
-  if (issue?.code === "invalid_union" && path === "") {
+  // An unknown `type`: zod reports the top-level discriminator at path ["type"].
+  if (issue?.code === "invalid_union" && (path === "" || path === "type")) {
     return { code: "invalid_event", message: "Invalid event type.", param: "type" };
   }
   return {

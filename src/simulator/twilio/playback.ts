@@ -23,6 +23,8 @@ export interface PlaybackProgress {
 }
 
 export class PlaybackBuffer {
+  /** The line's bytes per millisecond: μ-law's 8 unless given (16 kHz linear PCM: 32). */
+  private readonly bytesPerMs: number;
   private queue: Queued[] = [];
   /** Offset into the head audio item already played. */
   private headOffset = 0;
@@ -30,6 +32,10 @@ export class PlaybackBuffer {
   private runStartedAt: number | null = null;
   /** Bytes played since the run started. */
   private runPlayed = 0;
+
+  constructor(bytesPerMs = MULAW_BYTES_PER_MS) {
+    this.bytesPerMs = bytesPerMs;
+  }
 
   enqueueAudio(bytes: Uint8Array, now: number): PlaybackProgress {
     const progress = this.advance(now);
@@ -60,7 +66,7 @@ export class PlaybackBuffer {
     let budget =
       this.runStartedAt === null
         ? 0
-        : Math.floor((now - this.runStartedAt) * MULAW_BYTES_PER_MS) - this.runPlayed;
+        : Math.floor((now - this.runStartedAt) * this.bytesPerMs) - this.runPlayed;
     while (this.queue.length > 0) {
       const head = this.queue[0]!;
       if (head.kind === "mark") {
@@ -97,7 +103,7 @@ export class PlaybackBuffer {
   queuedMs(): number {
     let bytes = 0;
     for (const item of this.queue) if (item.kind === "audio") bytes += item.bytes.length;
-    return (bytes - this.headOffset) / MULAW_BYTES_PER_MS;
+    return (bytes - this.headOffset) / this.bytesPerMs;
   }
 
   /** Whether anything (audio or marks) waits. */

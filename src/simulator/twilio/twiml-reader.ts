@@ -14,7 +14,7 @@ export class TwimlAnswerError extends Error {
   override name = "TwimlAnswerError";
 }
 
-interface XmlElement {
+export interface XmlElement {
   name: string;
   attributes: Record<string, string>;
   children: XmlElement[];
@@ -48,7 +48,8 @@ const NAME = /[A-Za-z_][\w.:-]*/y;
 const ATTRIBUTE = /\s+([A-Za-z_][\w.:-]*)\s*=\s*(?:"([^"<]*)"|'([^'<]*)')/y;
 const SKIP = /\s*(?:<!--[\s\S]*?-->\s*)*/y;
 
-function parseXml(xml: string): XmlElement {
+/** The root element of `xml` (the other carriers' stand-ins read their XML with it too). */
+export function parseXml(xml: string): XmlElement {
   let at = 0;
   const skip = () => {
     SKIP.lastIndex = at;

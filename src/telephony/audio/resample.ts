@@ -29,11 +29,22 @@ export interface Resampler {
   push(samples: Int16Array): Int16Array;
 }
 
-/** Fraction of the narrower Nyquist frequency kept flat (3.4 kHz of 4). */
-const PASSBAND_OF_NYQUIST = 0.85;
-/** Fraction of the narrower Nyquist frequency from which the filter attenuates fully (4.2 of 4). */
-const STOPBAND_OF_NYQUIST = 1.05;
-const STOPBAND_ATTENUATION_DB = 50;
+/**
+ * How well a resampler filters: `line` (the default) as above, for the audio a caller or a
+ * model hears; `review`, for audio only kept to be listened to later (a recording): flat to
+ * 75 % of the narrower Nyquist frequency, 35 dB down from 115 %, a third of the taps (an
+ * output sample costs 15 multiply-adds from 24 to 16 kHz, against 45).
+ */
+export type ResampleQuality = "line" | "review";
+
+const FILTERS: Record<
+  ResampleQuality,
+  { passband: number; stopband: number; attenuationDb: number }
+> = {
+  // Flat to 85 % of the narrower Nyquist frequency (3.4 kHz of 4), fully down from 105 % (4.2).
+  line: { passband: 0.85, stopband: 1.05, attenuationDb: 50 },
+  review: { passband: 0.75, stopband: 1.15, attenuationDb: 35 },
+};
 
 /**
  * One rate pair's filter, split by phase: phase p's taps are the prototype's p, p+L, p+2L, …
@@ -47,22 +58,23 @@ interface Polyphase {
   taps: Float64Array;
 }
 
-/** Designed once per (from, to) pair, on first use. */
+/** Designed once per (from, to, quality), on first use. */
 const designs = new Map<string, Polyphase>();
 
-function polyphaseFor(from: SampleRate, to: SampleRate): Polyphase {
-  const key = `${from}>${to}`;
+function polyphaseFor(from: SampleRate, to: SampleRate, quality: ResampleQuality): Polyphase {
+  const key = `${from}>${to}:${quality}`;
   const known = designs.get(key);
   if (known) return known;
   const divisor = gcd(from, to);
   const up = to / divisor;
   const down = from / divisor;
   const nyquist = Math.min(from, to) / 2;
+  const filter = FILTERS[quality];
   const prototype = designLowpass({
     sampleRate: from * up,
-    passbandHz: PASSBAND_OF_NYQUIST * nyquist,
-    stopbandHz: STOPBAND_OF_NYQUIST * nyquist,
-    attenuationDb: STOPBAND_ATTENUATION_DB,
+    passbandHz: filter.passband * nyquist,
+    stopbandHz: filter.stopband * nyquist,
+    attenuationDb: filter.attenuationDb,
     lengthMultipleOf: up,
   });
   const tapsPerPhase = prototype.length / up;
@@ -85,9 +97,13 @@ function gcd(a: number, b: number): number {
 const PASS_THROUGH: Resampler = { push: (samples) => samples };
 
 /** A resampler from one rate to another; `from === to` returns its input as it is. */
-export function createResampler(from: SampleRate, to: SampleRate): Resampler {
+export function createResampler(
+  from: SampleRate,
+  to: SampleRate,
+  quality: ResampleQuality = "line",
+): Resampler {
   if (from === to) return PASS_THROUGH;
-  return new PolyphaseResampler(polyphaseFor(from, to));
+  return new PolyphaseResampler(polyphaseFor(from, to, quality));
 }
 
 class PolyphaseResampler implements Resampler {

@@ -79,7 +79,7 @@ export const twilioCarrier: Carrier<(typeof TwilioVars)["shape"], CallMetadata> 
     },
   },
 
-  connect: (streamUrl, token, reconnectUrl) => ({
+  connect: (streamUrl, token, _vars, _callId, reconnectUrl) => ({
     body: connectStreamTwiml({
       streamUrl,
       parameters: { token },

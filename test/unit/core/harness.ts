@@ -14,6 +14,7 @@ import {
 import { rebuildContext } from "../../../src/history/rebuild.js";
 import {
   type InterpreterPorts,
+  LogWriterSuperseded,
   SessionInterpreter,
   type TraceRow,
 } from "../../../src/session/interpreter.js";
@@ -83,6 +84,14 @@ export class Harness {
 
   /** Set: the log refuses every append, as the store refuses one that breaks its rules. */
   refuseAppends = false;
+  /**
+   * Set: the log refuses a write whose first seq is not its next, as the store's seq rule does
+   * when another writer wrote it since — "superseded" as the store says it, "plain" as a
+   * refusal like any other (the old reading: the control).
+   */
+  seqRule: "superseded" | "plain" | null = null;
+  /** What the interpreter was told when another writer took the log. */
+  readonly supersededBy: string[] = [];
   /** Errors the interpreter reported while appends were refused (else a report throws). */
   readonly reported: string[] = [];
   /** Where steps' timeline rows went: in their events' write, or by themselves. */
@@ -173,6 +182,11 @@ export class Harness {
       log: {
         append: (events, _frames, traces) => {
           if (this.refuseAppends) throw new Error("refused by the test");
+          const first = events[0];
+          if (this.seqRule !== null && first && first.seq !== (this.log.at(-1)?.seq ?? 0) + 1) {
+            const why = "seq is not the next one";
+            throw this.seqRule === "superseded" ? new LogWriterSuperseded(why) : new Error(why);
+          }
           this.log.push(...events);
           if (traces.length > 0) this.traceWrites.withEvents++;
           this.noteTraces(traces);
@@ -263,8 +277,11 @@ export class Harness {
         this.effects.push(...effects);
       },
       reportError: (message) => {
-        if (!this.refuseAppends) throw new Error(message);
+        if (!this.refuseAppends && this.seqRule === null) throw new Error(message);
         this.reported.push(message);
+      },
+      superseded: (message) => {
+        this.supersededBy.push(message);
       },
       audioGate,
     });

@@ -118,6 +118,43 @@ describe("leaving the call after the agent's line", () => {
     expect(said).toEqual([]);
   });
 
+  it("an agent's hang-up also asks a carrier with a REST hang-up to end the call, once heard", async () => {
+    const said: string[] = [];
+    let ended = 0;
+    const host: CallLineHost = {
+      say: (text) => said.push(text),
+      end: () => {
+        ended++;
+      },
+      drained: () => true,
+      keypadMode: () => "said",
+    };
+    const uuid = "2a6e5e08-4d8f-4f5a-9c3a-0b7f6a9e2d11";
+    const call = { carrier: "plivo", callUuid: uuid, from: "+15550001111", to: "+15550002222" };
+    const vars = {
+      PLIVO_AUTH_ID: "MA00000000000000TEST",
+      PLIVO_AUTH_TOKEN: "line-test-plivo-token",
+      PLIVO_API_BASE_URL: server.url,
+    };
+    const plivoCall = CARRIERS.plivo.callOf(vars, call);
+    if (plivoCall === null) throw new Error("not a Plivo call");
+    const callLine = new CallLine(plivoCall, host);
+    const before = requests.length;
+    callLine.phoneCall.end();
+    callLine.drained(); // the goodbye's turn has not ended: nothing yet
+    await settle();
+    expect([ended, requests.length]).toEqual([0, before]);
+    callLine.turnEnded();
+    callLine.drained();
+    await until(() => requests.length > before);
+    expect(ended).toBe(1);
+    expect(requests.slice(before)).toEqual([`/v1/Account/MA00000000000000TEST/Call/${uuid}/`]);
+    // Twilio has none: its stream's close ends the call (the other tests' requests are transfers).
+    expect(
+      CARRIERS.twilio.callOf({}, { ...call, carrier: "twilio", callSid: CALL })?.end,
+    ).toBeUndefined();
+  });
+
   it("a demo page's call cannot be transferred", () => {
     const { callLine } = line({ demo: true });
     expect(() => callLine.phoneCall.transfer("+15550003000")).toThrow(/demo/);

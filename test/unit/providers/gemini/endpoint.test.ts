@@ -14,9 +14,8 @@ describe("Developer API vs Vertex AI", () => {
       "wss://generativelanguage.googleapis.com/ws/google.ai.generativelanguage.v1beta.GenerativeService.BidiGenerateContent?key=k1",
     );
     expect(c.headers).toEqual({});
-    expect(encodeSetup({ model: c.model }).setup.model).toBe(
-      "models/gemini-2.5-flash-native-audio-preview-09-2025",
-    );
+    // A current model by default (src/providers/gemini/lifecycle.ts).
+    expect(encodeSetup({ model: c.model }).setup.model).toBe("models/gemini-3.8-live");
   });
 
   it("Vertex: the LlmBidiService URL of the location, the token in a header, a resource-path model", () => {

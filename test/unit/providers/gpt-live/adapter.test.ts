@@ -1,6 +1,8 @@
 // The GPT-Live adapter (providers/gpt-live/adapter.ts): what it sends is what the service's
 // schema takes; utterances end where the user's speech begins on the timeline; a function
-// call delivered twice is one call; a seed is text that fits the service's limits.
+// call delivered twice is one call; the backend is one response chain (one request at a time,
+// none while a call is open, every reply paired with its request); a seed is text that fits
+// the service's limits and never parts a call from its result.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -65,7 +67,8 @@ describe("the session it starts", () => {
     const start = SessionStartEvent.parse(JSON.parse(adapter().setupFrame({ seeded: false })));
     expect(start.session.model).toBe("gpt-live-1");
     expect(start.session.audio).toEqual({
-      format: { type: "audio/pcm", rate: 24000 },
+      // 16 kHz, the clients' own: their audio goes as it is (bluejay mivas-bench PR #56).
+      format: { type: "audio/pcm", rate: 16000 },
       output: { voice: "marin" },
     });
     const delegation = start.session.delegation;
@@ -122,12 +125,16 @@ describe("utterances bounded by the timeline", () => {
   });
 });
 
+let responseIds = 0;
 /** The end of a backend response's stream (its calls are all known then). */
-const responseCompleted = (delegationId: string | null = "del_1") => ({
+const responseCompleted = (
+  delegationId: string | null = "del_1",
+  status: "completed" | "failed" = "completed",
+) => ({
   type: "response.event",
   event_id: "ev_done",
   delegation_id: delegationId,
-  event: { type: "response.completed", response: { id: "resp_1", status: "completed" } },
+  event: { type: `response.${status}`, response: { id: `resp_${++responseIds}`, status } },
 });
 
 const lookup = (id: string) => ({ id, name: "lookup_order", args: { id: "7" } });
@@ -156,24 +163,6 @@ describe("delegated function calls", () => {
     ]);
   });
 
-  it("results go back as function_call_output items and one response.create", () => {
-    const frames = adapter().encode({
-      type: "tool_responses",
-      responses: [{ callId: "call_1", name: "lookup_order", result: { status: "shipped" } }],
-    });
-    const read = frames.map((f) => readClientEvent(f));
-    expect(read.every((r) => r.ok)).toBe(true);
-    expect(frames.map((f) => JSON.parse(f).type)).toEqual([
-      "response.item.create",
-      "response.create",
-    ]);
-    expect(JSON.parse(frames[0]!).item).toEqual({
-      type: "function_call_output",
-      call_id: "call_1",
-      output: '{"status":"shipped"}',
-    });
-  });
-
   it("a delegation is handed on (the core records it once, and it is a sign of work)", () => {
     const a = adapter();
     expect(
@@ -187,31 +176,37 @@ describe("delegated function calls", () => {
   });
 });
 
-describe("the replies liveline asks for", () => {
-  const backend = (type: string, delegationId: string | null, extra = {}) => ({
-    type: "response.event",
-    event_id: `ev_${type}`,
-    delegation_id: delegationId,
-    event: { type, ...extra },
-  });
-  const delegated = (id: string) => ({
-    type: "session.delegation.created",
-    event_id: `ev_${id}`,
-    offset_ms: 100,
-    delegation: { id, target: "responses", type: "delegation" },
-  });
+const backend = (type: string, delegationId: string | null, extra = {}) => ({
+  type: "response.event",
+  event_id: `ev_${type}`,
+  delegation_id: delegationId,
+  event: { type, ...extra },
+});
+const delegated = (id: string, clientEventId?: string) => ({
+  type: "session.delegation.created",
+  event_id: `ev_${id}`,
+  offset_ms: 100,
+  delegation: { id, target: "responses", type: "delegation" },
+  ...(clientEventId === undefined ? {} : { client_event_id: clientEventId }),
+});
+const sentTypes = (frames: string[]) => frames.map((f) => JSON.parse(f).type as string);
+/** The `event_id` of the response.create among `frames`. */
+const requestId = (frames: readonly string[]) =>
+  frames.map((f) => JSON.parse(f)).find((e) => e.type === "response.create")?.event_id as string;
 
-  it("a response no delegation announced (a line's, results') is ready at its first output, once, and done at its end", () => {
+describe("the replies liveline asks for", () => {
+  it("the reply to a line is ready at its first output, once, names the line's turn, and is done at its end", () => {
     const a = adapter();
+    a.encode({ type: "user_text", text: "hours?", turnId: "t1" });
     expect(events(a, backend("response.created", null))).toEqual([{ type: "working" }]);
     expect(events(a, backend("response.output_text.delta", null, { delta: "We" }))).toEqual([
-      { type: "reply_ready", words: true },
+      { type: "reply_ready", turnId: "t1", words: true },
     ]);
     expect(events(a, backend("response.output_text.delta", null, { delta: " open" }))).toEqual([]);
     expect(events(a, responseCompleted(null))).toEqual([{ type: "reply_done" }]);
   });
 
-  it("the voice's own delegation is no reply asked for; the response after its results is", () => {
+  it("the voice's own delegation is no reply asked for; the continuation of its results is", () => {
     const a = adapter();
     events(a, delegated("del_1"));
     expect(events(a, backend("response.created", "del_1"))).toEqual([{ type: "working" }]);
@@ -219,50 +214,203 @@ describe("the replies liveline asks for", () => {
     expect(events(a, responseCompleted())).toEqual([
       { type: "tool_call", calls: [lookup("call_1")] },
     ]);
+    a.encode({
+      type: "tool_responses",
+      responses: [{ callId: "call_1", name: "lookup_order", result: {} }],
+      turnId: "t1",
+    });
     events(a, backend("response.created", "del_1"));
     expect(events(a, backend("response.output_text.delta", "del_1", { delta: "It" }))).toEqual([
-      { type: "reply_ready", words: true },
+      { type: "reply_ready", turnId: "t1", words: true },
     ]);
   });
 
-  it("each reply names the turn of the request that asked for it, in the order sent; a refused request asks nothing", () => {
+  it("one request at a time: a line asked while a reply is awaited goes once that reply has ended, and each reply names its own turn", () => {
     const a = adapter();
-    const create = (frames: string[]) => JSON.parse(frames.at(-1)!) as Record<string, unknown>;
-    a.encode({ type: "user_text", text: "hours?", turnId: "t1" });
-    const refused = create(a.encode({ type: "user_text", text: "and?", turnId: "t2" }));
-    a.encode({ type: "nudge", text: "Please continue.", turnId: "t3" });
-    expect(refused.type).toBe("response.create");
-    events(a, {
-      type: "error",
-      event_id: "ev_err",
-      error: {
-        type: "invalid_request_error",
-        code: "invalid_value",
-        message: "refused",
-        client_event_id: refused.event_id,
-      },
-    });
+    expect(sentTypes(a.encode({ type: "user_text", text: "hours?", turnId: "t1" }))).toEqual([
+      "response.item.create",
+      "response.create",
+    ]);
+    // The item goes at once (the backend reads it on its next run); the request waits.
+    expect(
+      sentTypes(a.encode({ type: "user_text", text: "and on Sunday?", turnId: "t2" })),
+    ).toEqual(["response.item.create"]);
     const replies: ModelEvent[] = [];
-    for (const delta of ["We open at nine.", "Yes."]) {
-      events(a, backend("response.created", null));
-      replies.push(...events(a, backend("response.output_text.delta", null, { delta })));
-      events(a, responseCompleted(null));
-    }
+    events(a, backend("response.created", null));
+    replies.push(...events(a, backend("response.output_text.delta", null, { delta: "Nine." })));
+    const end = a.decode(JSON.stringify(responseCompleted(null)));
+    if (!end.ok) throw new Error("not read");
+    expect(sentTypes(end.send ?? [])).toEqual(["response.create"]);
+    events(a, backend("response.created", null));
+    replies.push(...events(a, backend("response.output_text.delta", null, { delta: "Closed." })));
     expect(replies).toEqual([
       { type: "reply_ready", turnId: "t1", words: true },
-      { type: "reply_ready", turnId: "t3", words: true },
+      { type: "reply_ready", turnId: "t2", words: true },
     ]);
+  });
+
+  it("nothing is asked while any call of the session is open, across delegations; then one request for all", () => {
+    const a = adapter();
+    events(a, delegated("del_1"));
+    events(a, backend("response.created", "del_1"));
+    events(a, functionCall("call_1"));
+    events(a, responseCompleted("del_1"));
+    events(a, delegated("del_2"));
+    events(a, backend("response.created", "del_2"));
+    events(a, { ...functionCall("call_2"), delegation_id: "del_2" });
+    events(a, responseCompleted("del_2"));
+    const out = (callId: string) => ({
+      type: "tool_responses" as const,
+      responses: [{ callId, name: "lookup_order", result: {} }],
+      turnId: "t1",
+    });
+    // del_2's call is answered first: del_1's still waits, so no request (the service would
+    // refuse it, function_call_outputs_required, and a per-response gate stalled on that).
+    expect(sentTypes(a.encode(out("call_2")))).toEqual(["response.item.create"]);
+    expect(sentTypes(a.encode(out("call_1")))).toEqual(["response.item.create", "response.create"]);
+  });
+
+  it("a refused request is asked again once the calls it names are answered; one liveline never heard of is answered as cancelled", () => {
+    const a = adapter();
+    const id = requestId(a.encode({ type: "user_text", text: "hours?", turnId: "t1" }));
+    const refused = a.decode(
+      JSON.stringify({
+        type: "error",
+        event_id: "ev_err",
+        error: {
+          type: "invalid_request_error",
+          code: "function_call_outputs_required",
+          message: `Submit the pending function call outputs before response.create. Missing: call_9.`,
+          client_event_id: id,
+        },
+      }),
+    );
+    if (!refused.ok) throw new Error("not read");
+    expect(refused.events).toEqual([
+      expect.objectContaining({ type: "service_error", code: "function_call_outputs_required" }),
+    ]);
+    const [output, again] = (refused.send ?? []).map((f) => JSON.parse(f));
+    expect(output.item).toMatchObject({ type: "function_call_output", call_id: "call_9" });
+    expect(JSON.parse(output.item.output)).toMatchObject({ status: "cancelled" });
+    expect(again.type).toBe("response.create");
+    expect(again.event_id).not.toBe(id);
+    // Its reply names the line's turn.
+    events(a, backend("response.created", null));
+    expect(events(a, backend("response.output_text.delta", null, { delta: "Nine." }))).toEqual([
+      { type: "reply_ready", turnId: "t1", words: true },
+    ]);
+  });
+
+  it("a request refused for another reason is not asked again: its turn is told no reply comes", () => {
+    const a = adapter();
+    const id = requestId(a.encode({ type: "user_text", text: "hours?", turnId: "t1" }));
+    expect(
+      events(a, {
+        type: "error",
+        event_id: "ev_err",
+        error: {
+          type: "invalid_request_error",
+          code: "invalid_value",
+          message: "no",
+          client_event_id: id,
+        },
+      }),
+    ).toEqual([
+      { type: "service_error", code: "invalid_value", message: "no" },
+      { type: "reply_ready", turnId: "t1", words: false },
+      { type: "reply_done" },
+    ]);
+  });
+
+  it("the reply to liveline's request is paired whether or not the service announces it as a delegation first", () => {
+    for (const announce of [false, true]) {
+      const a = adapter();
+      a.encode({ type: "user_text", text: "hours?", turnId: "t1" });
+      // Announced after the request went: that request's reply (the chain is busy with it).
+      if (announce) events(a, delegated("del_9"));
+      const key = announce ? "del_9" : null;
+      events(a, backend("response.created", key));
+      expect(events(a, backend("response.output_text.delta", key, { delta: "Nine." }))).toEqual([
+        { type: "reply_ready", turnId: "t1", words: true },
+      ]);
+    }
+    // A voice delegation announced before any request stays the voice's own.
+    const b = adapter();
+    events(b, delegated("del_1"));
+    events(b, backend("response.created", "del_1"));
+    expect(events(b, backend("response.output_text.delta", "del_1", { delta: "Hm." }))).toEqual([]);
   });
 
   it("a reply with calls only is ready at its end, before its calls (they are its turn's), and done after them", () => {
     const a = adapter();
+    a.encode({ type: "user_text", text: "order 7?", turnId: "t1" });
     events(a, backend("response.created", "del_1"));
     events(a, functionCall("call_1"));
     expect(events(a, responseCompleted())).toEqual([
-      { type: "reply_ready", words: false },
+      { type: "reply_ready", turnId: "t1", words: false },
       { type: "tool_call", calls: [lookup("call_1")] },
       { type: "reply_done" },
     ]);
+  });
+
+  it("a reply with no words and no calls is over at its end (an empty reply: its utterance ends)", () => {
+    const a = adapter();
+    a.encode({ type: "user_text", text: "hm", turnId: "t1" });
+    events(a, backend("response.created", null));
+    expect(events(a, responseCompleted(null))).toEqual([
+      { type: "reply_ready", turnId: "t1", words: false },
+      { type: "reply_done" },
+      { type: "turn_complete", reason: "empty_reply" },
+    ]);
+  });
+
+  it("once every word of the reply is said, the voice's next words are another utterance", () => {
+    const a = adapter();
+    a.encode({ type: "user_text", text: "hours?", turnId: "t1" });
+    events(a, backend("response.created", null));
+    events(a, backend("response.output_text.delta", null, { delta: "We open at nine." }));
+    events(a, responseCompleted(null));
+    expect(events(a, transcript("output", "We open ", 0, 500)).map((e) => e.type)).toEqual([
+      "transcript_delta",
+    ]);
+    expect(events(a, transcript("output", "at nine.", 500, 900)).map((e) => e.type)).toEqual([
+      "transcript_delta",
+    ]);
+    expect(
+      events(a, transcript("output", "Anything else?", 1500, 2000)).map((e) => e.type),
+    ).toEqual(["turn_complete", "transcript_delta"]);
+  });
+
+  it("a failed response's calls are handed on dropped (never run), and their outputs are not sent", () => {
+    const a = adapter();
+    events(a, delegated("del_1"));
+    events(a, backend("response.created", "del_1"));
+    events(a, functionCall("call_1"));
+    expect(events(a, responseCompleted("del_1", "failed"))).toEqual([
+      { type: "tool_call", calls: [lookup("call_1")], dropped: "response_failed" },
+      { type: "service_error", code: "response_failed", message: "del_1" },
+    ]);
+    expect(
+      a.encode({
+        type: "tool_responses",
+        responses: [
+          { callId: "call_1", name: "lookup_order", error: "cancelled: response_failed" },
+        ],
+      }),
+    ).toEqual([]);
+  });
+
+  it("a response delivered again (the same id) hands on nothing new", () => {
+    const a = adapter();
+    const created = backend("response.created", "del_1", { response: { id: "resp_x" } });
+    const done = backend("response.completed", "del_1", { response: { id: "resp_x" } });
+    events(a, delegated("del_1"));
+    events(a, created);
+    events(a, functionCall("call_1"));
+    expect(events(a, done)).toEqual([{ type: "tool_call", calls: [lookup("call_1")] }]);
+    expect(events(a, created)).toEqual([]);
+    expect(events(a, functionCall("call_1"))).toEqual([]);
+    expect(events(a, done)).toEqual([]);
   });
 });
 
@@ -305,12 +453,11 @@ describe("a seeded session", () => {
       }),
     ).toEqual([]);
     const start = SessionStartEvent.parse(JSON.parse(a.setupFrame({ seeded: true })));
-    expect(start.session.input?.map((i) => i.role)).toEqual([
-      "user",
-      "developer",
-      "developer",
-      "assistant",
-    ]);
+    // The call and its result: one note, so that no trim parts them.
+    expect(start.session.input?.map((i) => i.role)).toEqual(["user", "developer", "assistant"]);
+    expect(start.session.input?.[1]?.content[0]?.text).toBe(
+      'You called lookup_order({"id":"7"}): lookup_order (c1) returned {"status":"shipped"}.',
+    );
   });
 
   it("is cut to the service's limits, newest kept", () => {
@@ -338,50 +485,89 @@ describe("when the backend is asked to go on", () => {
   });
   const types = (frames: string[]) => frames.map((f) => JSON.parse(f).type as string);
 
-  it("a silent result is appended only: it prompts nothing", () => {
+  it("results go back as function_call_output items and one response.create", () => {
+    const frames = adapter().encode({
+      type: "tool_responses",
+      responses: [{ callId: "call_1", name: "lookup_order", result: { status: "shipped" } }],
+    });
+    expect(frames.map((f) => readClientEvent(f).ok)).toEqual([true, true]);
+    expect(types(frames)).toEqual(["response.item.create", "response.create"]);
+    expect(JSON.parse(frames[0]!).item).toEqual({
+      type: "function_call_output",
+      call_id: "call_1",
+      output: '{"status":"shipped"}',
+    });
+  });
+
+  it("every finished response is continued, a silent output's too (the service answers speech it holds only then)", () => {
     const a = adapter();
     events(a, functionCall("call_1"));
     events(a, responseCompleted());
     expect(
       types(a.encode({ type: "tool_responses", responses: [output("call_1", "silent")] })),
-    ).toEqual(["response.item.create"]);
-  });
-
-  it("a side effect's result that lets the reply go on (when_idle) continues its response", () => {
-    const a = adapter();
-    events(a, functionCall("call_1"));
-    events(a, responseCompleted());
-    expect(
-      types(a.encode({ type: "tool_responses", responses: [output("call_1", "when_idle")] })),
     ).toEqual(["response.item.create", "response.create"]);
   });
 
-  it("a spoken result waits for the rest of its response's outputs, then one response.create", () => {
+  it("a response's outputs go as they come; the one request once the last is in", () => {
     const a = adapter();
     events(a, functionCall("call_1"));
     events(a, functionCall("call_2"));
     events(a, responseCompleted());
-    // The spoken one first: its response still lacks call_2's output, so nothing goes on yet
-    // (the service refuses response.create while an output is missing).
     expect(types(a.encode({ type: "tool_responses", responses: [output("call_1")] }))).toEqual([
       "response.item.create",
     ]);
-    // The other completes it while the turn is open (when_idle): the response goes on now.
     expect(
-      types(a.encode({ type: "tool_responses", responses: [output("call_2", "when_idle")] })),
+      types(a.encode({ type: "tool_responses", responses: [output("call_2", "silent")] })),
     ).toEqual(["response.item.create", "response.create"]);
   });
 
-  it("a response completed by a silent output (its turn over or cut) does not go on, whatever was asked before", () => {
+  it("a cancelled call's output says it was cancelled and is not to be spoken of, not an error", () => {
+    const frames = adapter().encode({
+      type: "tool_responses",
+      responses: [
+        {
+          callId: "call_1",
+          name: "lookup_order",
+          error: "cancelled: barge_in",
+          scheduling: "silent",
+        },
+      ],
+    });
+    const told = JSON.parse(JSON.parse(frames[0]!).item.output);
+    expect(told).toMatchObject({ status: "cancelled", reason: "barge_in" });
+    expect(told.error).toBeUndefined();
+  });
+});
+
+describe("audio, and the service session's end", () => {
+  it("client audio (16 kHz) goes as it is; the model's 16 kHz is raised to the 24 kHz clients take", () => {
     const a = adapter();
-    events(a, functionCall("call_1"));
-    events(a, functionCall("call_2"));
-    events(a, responseCompleted());
-    types(a.encode({ type: "tool_responses", responses: [output("call_1", "when_idle")] }));
-    // The reply it would give belongs to a turn that is over: it would come in the next one.
-    expect(
-      types(a.encode({ type: "tool_responses", responses: [output("call_2", "silent")] })),
-    ).toEqual(["response.item.create"]);
+    const pcm = new Uint8Array(640).fill(1);
+    const [append] = a.encode({ type: "user_audio", pcm });
+    expect(Buffer.from(JSON.parse(append!).audio, "base64")).toEqual(Buffer.from(pcm));
+    const [audio] = events(a, {
+      type: "session.output_audio.delta",
+      delta: Buffer.from(new Uint8Array(640)).toString("base64"),
+    });
+    expect(audio).toMatchObject({ type: "audio_delta" });
+    expect((audio as { pcm: Uint8Array }).pcm.length).toBe(960);
+  });
+
+  it("a service session that expired is said to the core as such (nothing lost: replaced when needed)", () => {
+    const closed = events(adapter(), {
+      type: "session.closed",
+      event_id: "ev_c",
+      reason: "expired",
+      session: { id: "s", expires_at: 0, model: "gpt-live-1", status: "active" },
+      usage: { seconds: 0 },
+    });
+    expect(closed.at(-1)).toEqual({
+      type: "upstream_closed",
+      code: 1000,
+      reason: "expired",
+      fatal: false,
+      expired: true,
+    });
   });
 });
 

@@ -509,11 +509,12 @@ const serverExamples: Record<string, ServerCase> = {
         logprobs: [],
       } satisfies Responses.ResponseTextDeltaEvent,
     } satisfies Live.ResponseEvent,
+    // The text the voice is to say is read (how much of it the voice has said), the rest dropped.
     read: {
       type: "response.event",
       event_id: "evt_12",
       delegation_id: null,
-      event: { type: "response.output_text.delta" },
+      event: { type: "response.output_text.delta", delta: "It is", sequence_number: 9 },
     },
   },
   "session.usage.updated": {

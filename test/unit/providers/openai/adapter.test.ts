@@ -84,7 +84,9 @@ describe("conformance with the Realtime API reference (test/fixtures/openai)", (
     let checked = 0;
     for (const type of KNOWN_SERVER_TYPES) {
       for (const example of examplesOf(type)) {
-        const parsed = ServerEvent.safeParse(example);
+        // The reference's example of input_audio_buffer.dtmf_event_received has a stray space
+        // in its type (" input_audio_buffer…"): a typo of the page, not of the wire.
+        const parsed = ServerEvent.safeParse({ ...example, type: String(example.type).trim() });
         expect(parsed.success, `${type}: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
         checked++;
       }
@@ -414,13 +416,39 @@ describe("the OpenAI Realtime adapter", () => {
     expect(a.encode({ type: "audio_end" })).toEqual([]);
   });
 
+  /** `ms` of 24 kHz PCM16 audio of item `item_id`, as the service sends it. */
+  const audioOf = (item_id: string, ms: number) => ({
+    type: "response.output_audio.delta",
+    response_id: "r1",
+    output_index: 0,
+    content_index: 0,
+    item_id,
+    delta: Buffer.alloc(ms * 48).toString("base64"),
+  });
+  const truncations = (frames: string[]) =>
+    frames.map((f) => JSON.parse(f)).map((e) => [e.item_id, e.audio_end_ms]);
+
   it("what the client played of the latest audio cuts that item (conversation.item.truncate)", () => {
     const a = adapter();
     expect(a.encode({ type: "audio_played", ms: 500 })).toEqual([]);
-    const d = { response_id: "r1", output_index: 0, content_index: 0 };
-    server(a, { type: "response.output_audio.delta", ...d, item_id: "msg_9", delta: "AAAA" });
+    server(a, audioOf("msg_9", 1000));
     expect(a.encode({ type: "audio_played", ms: 500 }).map((f) => JSON.parse(f))).toEqual([
       { type: "conversation.item.truncate", item_id: "msg_9", content_index: 0, audio_end_ms: 500 },
+    ]);
+    // All of it heard: nothing to cut (the service refuses a cut past an item's audio).
+    expect(a.encode({ type: "audio_played", ms: 1500 })).toEqual([]);
+  });
+
+  it("a reply in two message items (a preamble, then the answer): the cut is counted across them", () => {
+    const a = adapter();
+    server(a, audioOf("msg_pre", 300));
+    server(a, audioOf("msg_answer", 1000));
+    // 800 ms heard: all the preamble, 500 ms of the answer.
+    expect(truncations(a.encode({ type: "audio_played", ms: 800 }))).toEqual([["msg_answer", 500]]);
+    // 200 ms heard: the preamble cut there, the answer never heard.
+    expect(truncations(a.encode({ type: "audio_played", ms: 200 }))).toEqual([
+      ["msg_pre", 200],
+      ["msg_answer", 0],
     ]);
   });
 

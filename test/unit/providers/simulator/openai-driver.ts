@@ -1,4 +1,5 @@
 import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
+import type { FaceDialectName } from "../../../../src/simulator/openai/dialects.js";
 import {
   createOpenAISimulator,
   type OaiSimState,
@@ -12,8 +13,8 @@ export class OaiDriver {
   state: OaiSimState;
   now = 0;
   out: Msg[] = [];
-  constructor(knobs: Partial<SimulatorKnobs> = {}) {
-    this.state = createOpenAISimulator({ ...DEFAULT_KNOBS, timeScale: 0, ...knobs });
+  constructor(knobs: Partial<SimulatorKnobs> = {}, dialect: FaceDialectName = "openai") {
+    this.state = createOpenAISimulator({ ...DEFAULT_KNOBS, timeScale: 0, ...knobs }, dialect);
     this.feed({ type: "open" });
   }
   feed(input: Parameters<typeof oaiStep>[1]): Msg[] {

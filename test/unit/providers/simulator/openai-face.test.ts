@@ -194,6 +194,42 @@ describe("the simulator's OpenAI Realtime face, strict where the service is", ()
   });
 });
 
+describe("a preamble (two message generations in one response)", () => {
+  const audioSetup = { ...setup, session: { ...setup.session, output_modalities: ["audio"] } };
+  /** The response's message items with the audio each said, in ms (msPerWord 100). */
+  function preambleReply(): { face: Face; items: { id: string; ms: number }[] } {
+    const face = new Face({ preamble: true, msPerWord: 100, repeatAnswers: true });
+    face.send(audioSetup);
+    face.send(user("what are your hours?"));
+    const out = face.send({ type: "response.create" });
+    const items = out
+      .filter((m) => m.type === "response.output_item.done")
+      .map((m) => m.item as { id: string; content: { transcript: string }[] })
+      .map((item) => ({
+        id: item.id,
+        ms: 100 * item.content[0]!.transcript.split(/\s+/).filter(Boolean).length,
+      }));
+    return { face, items };
+  }
+
+  it("opens the response with a message of its own, then the answer's", () => {
+    const { items } = preambleReply();
+    expect(items).toHaveLength(2);
+    expect(items[0]!.ms).toBe(400); // "Let me check that."
+  });
+
+  it("a cut within an item's audio is taken; past it (the control: the old cut, the reply's played ms on its last item), refused", () => {
+    const { face, items } = preambleReply();
+    const [preamble, answer] = items as [{ id: string; ms: number }, { id: string; ms: number }];
+    const cut = (item_id: string, audio_end_ms: number) =>
+      face.send({ type: "conversation.item.truncate", item_id, content_index: 0, audio_end_ms });
+    // Heard: all the preamble and all but the last 100 ms of the answer.
+    const played = preamble.ms + answer.ms - 100;
+    expect(types(cut(answer.id, played - preamble.ms))).toEqual(["conversation.item.truncated"]);
+    expect(errorCode(cut(answer.id, played))).toBe("invalid_value");
+  });
+});
+
 describe("a handoff on one connection (session.update between responses)", () => {
   const audioSetup = (voice: string) => ({
     type: "session.update",

@@ -138,12 +138,14 @@ describe("the GPT-Live face refuses what the service refuses, and goes on", () =
     );
   });
 
-  it("response.create with outputs missing is refused; with nothing new the backend answers as is", () => {
+  it("response.create with outputs missing is refused, naming them; with nothing new the backend answers as is", () => {
     const live = new LiveDriver({ calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } });
     live.start();
     live.line("hours?");
-    expect(calls(live.out)).toHaveLength(1);
-    expect(errorOf(live.send({ type: "response.create" }))?.code).toBe("missing_tool_output");
+    const [call] = calls(live.out);
+    const refused = errorOf(live.send({ type: "response.create", event_id: "ask_1" }));
+    expect(refused).toMatchObject({ code: "function_call_outputs_required" });
+    expect(refused?.message).toContain(call!.call_id);
     const other = new LiveDriver();
     other.start();
     const answer = other.send({ type: "response.create" });
