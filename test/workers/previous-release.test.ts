@@ -123,7 +123,11 @@ describe("a session the previous release left mid-turn, restored by this one", (
     );
     for (const [component, version] of Object.entries(old))
       expect(versions[component], component).toBe(version);
-    expect(Object.keys(versions).filter((c) => !(c in old))).toEqual(["restart_carry"]);
+    expect(
+      Object.keys(versions)
+        .filter((c) => !(c in old))
+        .sort(),
+    ).toEqual(["restart_carry", "session_recording"]);
 
     // Control: what a rollback's code would do, had this release moved one of those
     // components on — a release knowing one version fewer refuses the storage.
