@@ -80,6 +80,8 @@ export default defineConfig({
                 OPENAI_WEBHOOK_SECRET: "whsec_dGVzdC1vcGVuYWktd2ViaG9vay1zZWNyZXQ=",
                 // Nothing listens there: a transfer's request to the carrier fails at once.
                 TWILIO_API_BASE_URL: "http://127.0.0.1:9",
+                // Short, so a call whose stream does not come back ends within a test.
+                CALL_RECONNECT_GRACE_MS: "3000",
                 // The other carriers: test keys (the Telnyx pair's private half is in
                 // test/contract/carriers.test.ts); Telnyx calls run A-law both ways.
                 TELNYX_PUBLIC_KEY: "yl/w8X7Qo9Qvfrmxbb3SHCCgTwhrTti3hS4uDxMTRJg=",

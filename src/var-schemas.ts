@@ -29,6 +29,15 @@ export const positiveInt = (fallback: number, max = MAX_TIMER_MS) =>
     )
     .describe(`a positive whole number up to ${max} (default ${fallback})`);
 
+/** A whole number of 0 or more (0: off) with a default for absent or empty. */
+export const nonNegativeInt = (fallback: number, max = MAX_TIMER_MS) =>
+  z
+    .preprocess(
+      (v) => (v === undefined || (typeof v === "string" && v.trim() === "") ? fallback : v),
+      z.coerce.number().int().min(0).max(max),
+    )
+    .describe(`a whole number from 0 (off) up to ${max} (default ${fallback})`);
+
 /** The longest delay a timer takes (2^31 - 1 ms); every number setting stays within it. */
 const MAX_TIMER_MS = 2_147_483_647;
 

@@ -10,6 +10,7 @@ import {
   ConfigError,
   checkedString,
   headerList,
+  nonNegativeInt,
   optionalHttpUrl,
   optionalOneOf,
   optionalString,
@@ -83,6 +84,13 @@ const ConfigSchema = z.object({
   CLIENT_SOCKETS: z
     .preprocess((v) => (v === undefined || v === "" ? "streaming" : v), z.enum(SOCKET_HOLDINGS))
     .describe('"streaming" or "hibernatable" (default streaming)'),
+  /**
+   * A phone call whose media stream closes without a hang-up (a deploy, a restart of its
+   * session's object) has this long to be connected again by its carrier (Twilio: the
+   * stream's `<Connect action>`) before its session ends; 0: no reconnect, a lost stream ends
+   * the call at once.
+   */
+  CALL_RECONNECT_GRACE_MS: nonNegativeInt(30_000, 600_000),
   TOOL_TIMEOUT_MS: positiveInt(15_000),
   MODEL_TIMEOUT_MS: positiveInt(15_000),
   /** A model without turns (GPT-Live): this long quiet after it spoke ends its utterance. */

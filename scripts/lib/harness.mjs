@@ -110,17 +110,24 @@ export const MEASUREMENT_WORKER = joinPath(ROOT, "scripts/measurement/worker.ts"
 
 /**
  * `wrangler dev` on a free loopback port, with fixed test secrets, a throwaway state
- * directory and no telemetry; resolves once GET /health answers.
+ * directory and no telemetry; resolves once GET /health answers. `restartOf`: a server this
+ * one replaces, on the same state and bundle (a gateway killed and started again, as a
+ * deploy resets every object): nothing is bundled or migrated again.
  */
 export async function startServer(opts = {}) {
   hookExit();
   const port = opts.port ?? (await freePort());
+  const again = opts.restartOf;
   // `stateRoot`: where wrangler keeps the objects' SQLite files (the bench uses tmpfs).
   // `state`: an earlier run's state to start on (a restart, as a deploy does); kept at stop.
-  const state = opts.state ?? mkdtempSync(joinPath(opts.stateRoot ?? tmpdir(), "liveline-bench-"));
+  // `restartOf`: a killed server's state and bundle, owned from now on by this one.
+  const state =
+    again?.state ??
+    opts.state ??
+    mkdtempSync(joinPath(opts.stateRoot ?? tmpdir(), "liveline-bench-"));
   const log = joinPath(
     state,
-    opts.state === undefined ? "wrangler.log" : `wrangler-${Date.now()}.log`,
+    again === undefined && opts.state === undefined ? "wrangler.log" : `wrangler-${Date.now()}.log`,
   );
   const out = openSync(log, "w");
   const vars = { API_KEY, TOKEN_SECRET, ...opts.vars };
@@ -135,7 +142,7 @@ export async function startServer(opts = {}) {
   // Bundle once into a throwaway directory and serve that bundle: `wrangler dev` would
   // otherwise watch src/ and reload (dropping every socket) whenever a source file changes
   // during a run.
-  const bundle = joinPath(state, "bundle");
+  const bundle = again?.bundle ?? joinPath(state, "bundle");
   const run = (what, args) =>
     new Promise((ok, fail) => {
       const child = spawn(process.execPath, [wrangler, ...args, "--config", config], {
@@ -148,9 +155,11 @@ export async function startServer(opts = {}) {
       );
     });
   await Promise.all([
-    run("bundling", ["deploy", "--dry-run", "--outdir", bundle, ...main]),
+    again !== undefined
+      ? null
+      : run("bundling", ["deploy", "--dry-run", "--outdir", bundle, ...main]),
     // The usage database's table, in this run's own state (as `npm run dev` applies it).
-    readFileSync(config, "utf8").includes('binding = "USAGE_DB"')
+    again === undefined && readFileSync(config, "utf8").includes('binding = "USAGE_DB"')
       ? run("the usage database's migrations", [
           "d1",
           "migrations",
@@ -184,6 +193,7 @@ export async function startServer(opts = {}) {
     "--show-interactive-dev-session=false",
     ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
   ];
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, args, {
     cwd: opts.cwd ?? ROOT,
     detached: true,
@@ -217,9 +227,29 @@ export async function startServer(opts = {}) {
   return {
     base,
     ws: base.replace(/^http/, "ws"),
+    port,
     pid: child.pid,
     inspectorPort,
     log,
+    state,
+    bundle,
+    /** From spawning `wrangler dev` to its first answer on /health, in ms. */
+    startMs: performance.now() - spawnedAt,
+    /**
+     * Kills the gateway at once (SIGKILL: no object gets to finish anything), keeping its
+     * state for the server that restarts on it (`startServer({ restartOf })`).
+     */
+    async kill() {
+      if (!running.has(child)) return;
+      const gone = new Promise((ok) => child.once("exit", ok));
+      try {
+        process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // gone
+      }
+      await Promise.race([gone, sleep(5000)]);
+      running.delete(child);
+    },
     async stop() {
       if (!running.has(child)) return;
       const gone = new Promise((ok) => child.once("exit", ok));

@@ -6,13 +6,19 @@ export interface McpTestCall {
   at: number;
   cancelled: boolean;
   finished: boolean;
+  /** The call's idempotency key (`_meta["liveline/idempotency-key"]`), or null. */
+  key: string | null;
 }
 
 export type ListingMode = "ok" | "refuse" | "hang" | "malformed" | "bad_tool";
 
+export const IDEMPOTENCY_META_KEY: string;
+
 export interface McpTestServer {
   url: string;
   calls: McpTestCall[];
+  /** Side effects made: orders placed (once per key), notices sent (every call). */
+  effects: { orders: number; notices: number };
   headersSeen: Record<string, string | string[] | undefined>[];
   listings: { count: number };
   setListing(mode: ListingMode): void;
@@ -23,4 +29,5 @@ export function startMcpTestServer(opts?: {
   token?: string | null;
   extraTools?: { name: string; description: string }[];
   slowMs?: number;
+  orderMs?: number;
 }): Promise<McpTestServer>;

@@ -6,13 +6,19 @@
  * - `slow_report` — takes `slowMs` (3000 unless set), reporting progress every 300 ms;
  *   honours cancellation (MCP's notifications/cancelled aborts its signal);
  * - `broken_tool` — fails: an `isError` result;
- * - `crashing_tool` — throws (the SDK answers with an error result too).
+ * - `crashing_tool` — throws (the SDK answers with an error result too);
+ * - `place_order` — a side effect made once per idempotency key (the request's
+ *   `_meta["liveline/idempotency-key"]`): a call with a key seen before gets that order's
+ *   result, placing nothing; it takes `orderMs` (2000 unless set) either way;
+ * - `send_notice` — a side effect made on every call (no key read), taking `orderMs`.
  * It keeps a record of every tools/call it received (name, arguments, whether it was
- * cancelled, finished), of the headers each request carried, and can refuse, hang or answer
+ * cancelled, finished, its idempotency key), the side effects made (`effects`: orders placed
+ * and notices sent), of the headers each request carried, and can refuse, hang or answer
  * its listing with malformed JSON (`setListing`), to play a server that is down or broken.
  * Tests in workerd reach the same through its control routes: `GET /_test/calls` (the calls,
  * listings and MCP requests seen), `POST /_test/listing` with `{"mode": …}` and
- * `POST /_test/slow` with `{"ms": …}` (how long `slow_report` takes), and `POST /_test/add-tool`
+ * `POST /_test/slow` with `{"ms": …}` (how long `slow_report` takes), `POST /_test/order-ms`
+ * with `{"ms": …}` (how long `place_order` and `send_notice` take), and `POST /_test/add-tool`
  * with `{"name": …}`, a tool added to every session (the SDK sends `tools/list_changed`).
  */
 import { randomUUID } from "node:crypto";
@@ -32,8 +38,21 @@ const sleep = (ms, signal) =>
   });
 
 /** `token`: when set, requests must carry `Authorization: Bearer <token>` (else 401). */
-export async function startMcpTestServer({ token = null, extraTools = [], slowMs = 3000 } = {}) {
+/** The `_meta` key liveline sends a call's idempotency key under (src/mcp/server-connection.ts). */
+export const IDEMPOTENCY_META_KEY = "liveline/idempotency-key";
+
+export async function startMcpTestServer({
+  token = null,
+  extraTools = [],
+  slowMs = 3000,
+  orderMs = 2000,
+} = {}) {
   let slow = slowMs;
+  let orderTakes = orderMs;
+  /** Side effects made: orders placed (once per key), notices sent (every call). */
+  const effects = { orders: 0, notices: 0 };
+  /** Each order by its idempotency key: its result, once made. */
+  const orders = new Map();
   /** Every tools/call: {id, name, args, at, cancelled, finished}. */
   const calls = [];
   const headersSeen = [];
@@ -71,7 +90,7 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
     const server = new McpServer({ name: "liveline-test-desk", version: "1.0.0" });
     live.add(server);
     for (const name of added) addTool(server, name);
-    const record = (name, args) => {
+    const record = (name, args, extra) => {
       const call = {
         id: calls.length + 1,
         name,
@@ -79,10 +98,49 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
         at: Date.now(),
         cancelled: false,
         finished: false,
+        key: extra?._meta?.[IDEMPOTENCY_META_KEY] ?? null,
       };
       calls.push(call);
       return call;
     };
+    server.registerTool(
+      "place_order",
+      {
+        description: "Place an order for an item (once per idempotency key).",
+        inputSchema: { item: z.string().describe("What to order") },
+      },
+      async ({ item }, extra) => {
+        const call = record("place_order", { item }, extra);
+        const key = call.key ?? `no-key-${call.id}`;
+        let order = orders.get(key);
+        if (order === undefined) {
+          effects.orders += 1;
+          const number = `A${1000 + effects.orders}`;
+          order = sleep(orderTakes).then(() => ({ order: number, item }));
+          orders.set(key, order);
+        }
+        const placed = await order;
+        call.finished = true;
+        return {
+          content: [{ type: "text", text: `Order ${placed.order} placed for ${placed.item}.` }],
+          structuredContent: placed,
+        };
+      },
+    );
+    server.registerTool(
+      "send_notice",
+      {
+        description: "Send a notice to the customer (every call sends one).",
+        inputSchema: { text: z.string().optional() },
+      },
+      async (args, extra) => {
+        const call = record("send_notice", args, extra);
+        effects.notices += 1;
+        await sleep(orderTakes);
+        call.finished = true;
+        return { content: [{ type: "text", text: "The notice was sent." }] };
+      },
+    );
     server.registerTool(
       "lookup_order",
       {
@@ -180,6 +238,7 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
       res.writeHead(200, { "Content-Type": "application/json" }).end(
         JSON.stringify({
           calls,
+          effects,
           listings: listings.count,
           requests: headersSeen.length,
           cancelledRequests,
@@ -194,6 +253,13 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
       added.push(name);
       // Each connected session's server says so: notifications/tools/list_changed.
       for (const server of live) if (server.isConnected()) addTool(server, name);
+      res.writeHead(204).end();
+      return;
+    }
+    if (req.url === "/_test/order-ms" && req.method === "POST") {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      orderTakes = JSON.parse(Buffer.concat(chunks).toString("utf8")).ms;
       res.writeHead(204).end();
       return;
     }
@@ -299,6 +365,7 @@ export async function startMcpTestServer({ token = null, extraTools = [], slowMs
   const control = {
     url: `http://127.0.0.1:${port}/mcp`,
     calls,
+    effects,
     headersSeen,
     listings,
     /** How the server answers its listing (initialize and tools/list) from now on. */

@@ -12,7 +12,7 @@
 import { type AgentDefinition, createLiveline, defineAgent } from "liveline";
 import { billing, greeter, phoneNumbers } from "../../examples/greeter/src/agent.js";
 import { naiveRelay } from "../../src/measurement/naive-relay.js";
-import { CAPPED_LINE, RECORDED_ANNOUNCEMENT, RECORDED_LINE } from "./lines.js";
+import { CAPPED_LINE, DESK_LINE, RECORDED_ANNOUNCEMENT, RECORDED_LINE } from "./lines.js";
 
 const capped = defineAgent({ ...(greeter as AgentDefinition), limits: { maxTurns: 1 } });
 /** The billing desk with its calls recorded, and its callers told so first. */
@@ -29,7 +29,7 @@ const chat = defineAgent({ ...(greeter as AgentDefinition), sockets: "hibernatab
  */
 const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((session) => ({
   instructions:
-    "You are the order desk. Look orders up with desk__lookup_order and build reports with desk__slow_report.",
+    "You are the order desk. Look orders up with desk__lookup_order, place them with desk__place_order, tell customers with desk__send_notice and build reports with desk__slow_report.",
   tools: [],
   mcp:
     session.env.MCP_DESK_URL === undefined
@@ -47,7 +47,11 @@ const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((se
             deny: ["admin_reset"],
             policy: {
               timeoutMs: 8_000,
-              tools: { slow_report: { progress: "say", timeoutMs: 4_000 } },
+              tools: {
+                slow_report: { progress: "say", timeoutMs: 4_000 },
+                // Places an order once per idempotency key: safe to run again after a restart.
+                place_order: { idempotent: true },
+              },
             },
           },
         ],
@@ -78,7 +82,12 @@ const quickDesk = defineAgent<{
 
 const liveline = createLiveline({
   agents: { greeter, billing, capped, desk, chat, quick_desk: quickDesk, recorded },
-  phoneNumbers: { ...phoneNumbers, [CAPPED_LINE]: "capped", [RECORDED_LINE]: "recorded" },
+  phoneNumbers: {
+    ...phoneNumbers,
+    [CAPPED_LINE]: "capped",
+    [DESK_LINE]: "desk",
+    [RECORDED_LINE]: "recorded",
+  },
   naiveRelay,
 });
 

@@ -15,6 +15,15 @@ export interface ToolContext<Env = unknown> {
   metadata: Record<string, unknown>;
   /** The agent the call was made to. */
   agent: string;
+  /** The model's id of this call (as in the `tool_call` frame and the log). */
+  callId: string;
+  /**
+   * A key for this call's effect: the same for the call wherever it runs (a run again after a
+   * restart of the session's object gets the same key), different for every other call of any
+   * session. Hand it to what the tool changes (a payment API's Idempotency-Key, a row's unique
+   * key) so that a run again cannot apply twice.
+   */
+  idempotencyKey: string;
   /**
    * Hands the session to another agent of this session (one its agents list in `handoffs`),
    * once the current turn has ended. Throws for an agent the session cannot reach.
@@ -91,6 +100,14 @@ export interface ToolDefinition<Args extends z.ZodType = z.ZodType, Env = unknow
    * at most `timeoutMs`, unless the user's next line cuts the transfer turn short).
    */
   onHandoff?: "cancel" | "finish" | undefined;
+  /**
+   * Safe to run again with the same `ctx.idempotencyKey` (the tool applies its effect once per
+   * key): a call still running when the session's object restarts (a deploy, a runtime
+   * update) is run again, under the same call id and key, and its one result is recorded and
+   * spoken. Otherwise (the default) such a call is not run again, and the model hears that its
+   * outcome is unknown — it may have happened — never that it failed.
+   */
+  idempotent?: boolean | undefined;
   // Method syntax on purpose: a tool written for the app's Env fits an agent's tool list.
   run?(args: z.infer<Args>, ctx: ToolContext<Env>): Promise<ToolPayload>;
 }
@@ -123,6 +140,11 @@ export interface McpToolPolicy {
    * working. Never a second result.
    */
   progress?: "tell" | "say" | undefined;
+  /**
+   * Safe to run again with the same idempotency key, which every `tools/call` carries in its
+   * `_meta` (MCP_IDEMPOTENCY_KEY): as a tool's `idempotent` (defineTool).
+   */
+  idempotent?: boolean | undefined;
 }
 
 /**
@@ -294,6 +316,12 @@ export function agentProblems(agent: AgentDefinition): string[] {
       problems.push(`the tool "${tool.name}": onHandoff must be "cancel" or "finish"`);
     if (tool?.runOn === "server" && typeof tool.run !== "function")
       problems.push(`the server tool "${tool.name}" has no run function`);
+    if (tool?.idempotent !== undefined && typeof tool.idempotent !== "boolean")
+      problems.push(`the tool "${tool.name}": idempotent must be true or false`);
+    if (tool?.idempotent === true && tool.runOn !== "server")
+      problems.push(
+        `the tool "${tool.name}": only a server tool can be idempotent (a client answers its own calls)`,
+      );
   }
   if (agent.keypad !== undefined && agent.keypad !== "said" && agent.keypad !== "tools")
     problems.push(`keypad must be "said" or "tools", not ${JSON.stringify(agent.keypad)}`);
@@ -388,7 +416,9 @@ function mcpProblems(servers: unknown, toolNames: ReadonlySet<string>): string[]
     const policies = [server.policy, ...Object.values(server.policy?.tools ?? {})];
     for (const policy of policies) {
       if (policy === undefined) continue;
-      const { followUp, timeoutMs, onHandoff, progress } = policy;
+      const { followUp, timeoutMs, onHandoff, progress, idempotent } = policy;
+      if (idempotent !== undefined && typeof idempotent !== "boolean")
+        problems.push(`the mcp server "${name}": idempotent must be true or false`);
       if (followUp !== undefined && followUp !== "speak" && followUp !== "silent")
         problems.push(`the mcp server "${name}": followUp must be "speak" or "silent"`);
       if (timeoutMs !== undefined && !(Number.isFinite(timeoutMs) && timeoutMs > 0))
@@ -443,7 +473,16 @@ export function toolPolicies(
       timeoutMs: tool.timeoutMs ?? defaultTimeoutMs,
       ...(tool.onHandoff === undefined ? {} : { onHandoff: tool.onHandoff }),
       ...(tool.progress === undefined ? {} : { progress: tool.progress }),
+      ...(tool.idempotent === true ? { idempotent: true } : {}),
     };
   }
   return policies;
+}
+
+/**
+ * The key a call's effect is made once by (ToolContext `idempotencyKey`): the session's id
+ * and the call's, which the log keeps, so a run again after a restart gets the same key.
+ */
+export function idempotencyKey(sessionId: string, callId: string): string {
+  return `${sessionId}:${callId}`;
 }

@@ -363,7 +363,13 @@ export class LivelineClient {
   }
 
   private detach(ws: WebSocket): void {
-    if (this.ws === ws) this.ws = null;
+    if (this.ws === ws) {
+      this.ws = null;
+      // A result written to the socket that went may never have reached the session (its
+      // object restarted, say, and keeps the call open): it goes again once the next
+      // connection's replay is in, unless the replay settles the call (the gateway takes one).
+      for (const call of this.calls.values()) if (!call.settled) call.sent = false;
+    }
     if (this.keepaliveTimer !== null) clearInterval(this.keepaliveTimer);
     this.keepaliveTimer = null;
   }

@@ -210,6 +210,14 @@ export type SipAcceptAnswer =
 export type CallTokenAnswer = { token: string } | { refused: "ended" | "in_progress" };
 
 /**
+ * What a call token is for: `answer`, the voice webhook's (the call's first stream);
+ * `reconnect`, the carrier's reconnect webhook's (the same call again after its stream
+ * closed: no second greeting; a storm of them ends the call). An object of an earlier release
+ * takes no second argument and answers both as `answer` (it ended the call with its stream).
+ */
+export type CallTokenPurpose = "answer" | "reconnect";
+
+/**
  * The RPC surface of a session's Durable Object (SessionObject), as the Worker calls it.
  * `fetch` takes the WebSocket upgrade, already authenticated by the Worker, with the
  * session id in `x-liveline-session` and, when the client asked for a replay, the
@@ -247,9 +255,11 @@ export interface SessionApi {
   /**
    * A single-use token a phone call's media stream binds to this session with (valid for
    * `ttlMs`; it cancels the call's earlier ones); refused when the session has ended or the
-   * call's stream is already up (a replayed webhook must not get a way in).
+   * call's stream is already up (a replayed webhook must not get a way in), or (`reconnect`)
+   * when the call's stream was connected again too often (the session ends). Compatible both
+   * ways during a deploy: `purpose` is optional.
    */
-  callToken(ttlMs: number): Promise<CallTokenAnswer>;
+  callToken(ttlMs: number, purpose?: CallTokenPurpose): Promise<CallTokenAnswer>;
   /**
    * Creates a direct call with the service for a device's WebRTC `offer` (with the server's
    * key) and makes the session's model connection that call's sideband; the service's answer

@@ -4,7 +4,7 @@ import { announceInstruction } from "./arrival.js";
 import { sendInput } from "./follow-up.js";
 import { normalizedReply, rememberReply } from "./regeneration.js";
 import { carrySentAudio, forgetSentAudio, mayCarrySentAudio } from "./sent-audio.js";
-import type { TurnState } from "./session-state.js";
+import type { CoreState, TurnState } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
 import { endTurn } from "./turn-state.js";
 import { replyIsEmpty } from "./turns.js";
@@ -75,6 +75,10 @@ function canCarry(ctx: StepContext, turn: TurnState): boolean {
   return !Object.values(s.calls).some((c) => c.turnId === turn.id && c.held !== undefined);
 }
 
+/** What the model is asked when a restart lost the words of what the user had just said. */
+export const ASK_AGAIN =
+  "The connection dropped while the user was speaking and their words were lost. Ask them, in one short sentence, to say it again.";
+
 /** The new connection is live: the carried turn asks it, once, to speak what it owes. */
 export function resumeCarriedTurn(ctx: StepContext): void {
   const s = ctx.state;
@@ -94,6 +98,12 @@ export function resumeCarriedTurn(ctx: StepContext): void {
     sendInput(ctx, { type: "nudge", text: announceInstruction(turn.announce) }, turn.id);
     return;
   }
+  if (turn.askAgain === true) {
+    // Speech lost with a restarted object (its `speech_lost` said so): asked for again, once.
+    ctx.trace("RESUME_TURN", { turnId: turn.id, askAgain: true });
+    sendInput(ctx, { type: "nudge", text: ASK_AGAIN }, turn.id);
+    return;
+  }
   // Said durably, as a nudge after a stall is: what comes may repeat what was cut.
   ctx.recordError(
     "turn_resumed",
@@ -102,4 +112,15 @@ export function resumeCarriedTurn(ctx: StepContext): void {
   );
   ctx.trace("RESUME_TURN", { turnId: turn.id });
   sendInput(ctx, { type: "nudge", text: s.config.nudgeText }, turn.id);
+}
+
+/**
+ * Speech the model heard that no turn answers yet, as the shell keeps it across a restart of
+ * the session's object (its words so far; null: none). Read after every step: it changes only
+ * in steps (a transcription passing the audio gate is one the open turn's answer already
+ * has). A restart carries it over (restore.ts `planRestart`).
+ */
+export function unansweredSpeech(s: CoreState): string | null {
+  if (!s.config.guards.carryTurns || s.turn !== null || !s.speechDetected || s.ended) return null;
+  return s.inputTranscript;
 }

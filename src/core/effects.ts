@@ -75,6 +75,18 @@ export type TraceKind =
   /** Lines that never reached the model went to it with the line typed after them. */
   | "LINES_JOINED"
   | "TURN_CARRIED"
+  /** Speech the model heard and has not answered is kept across a restart (its words so far). */
+  | "SPEECH_KEPT"
+  /** A call running when the session's object restarted runs again, with the same key. */
+  | "TOOL_RERUN"
+  /** A client's call open when the session's object restarted is left open for an answer. */
+  | "TOOL_REOFFERED"
+  /** A phone call's stream started again: the call goes on, not greeted again. */
+  | "CALL_RECONNECTED"
+  /** A phone call's stream went without a hang-up (its grace starts), or did not come back. */
+  | "CALL_STREAM_LOST"
+  /** The model connection waits for calls carried over a restart to settle. */
+  | "UPSTREAM_WAITS"
   | "LINE_HELD"
   /** A direct call's service session took a handoff's agent: its tools and instructions. */
   | "CALL_AGENT"

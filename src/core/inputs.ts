@@ -1,6 +1,14 @@
-import type { LimitName, ToolOutcome } from "../vocabulary/log-events.js";
+import type { LimitName, ToolOutcome, ToolPayload } from "../vocabulary/log-events.js";
 import type { ModelEvent, ToolPolicy } from "../vocabulary/model.js";
 import type { TimerId } from "./effects.js";
+
+/** A server call run again after a restart, with the same call id and idempotency key. */
+export interface RerunCall {
+  callId: string;
+  name: string;
+  args: ToolPayload;
+  timeoutMs: number;
+}
 
 /** When the latest chunk each way passed the open audio gate (null: none since the last step). */
 export interface AudioPassed {
@@ -76,6 +84,11 @@ export type CoreInput =
    */
   | ({ type: "audio_passed" } & AudioPassed)
   | { type: "end_session" }
+  /**
+   * The session's object restarted and its state was rebuilt from the log (restore.ts): what
+   * the restart carried over goes on — calls run again with their key (`rerun`).
+   */
+  | { type: "session_restored"; rerun: readonly RerunCall[] }
   /** A cap the shell measures (the session's cost) was reached: the session closes gracefully. */
   | { type: "limit_reached"; limit: LimitName; value: number };
 

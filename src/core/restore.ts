@@ -1,7 +1,20 @@
-import type { HistoryEvent, HistoryEventBody, ToolOutcome } from "../vocabulary/log-events.js";
+import type {
+  HistoryEvent,
+  HistoryEventBody,
+  ToolOutcome,
+  ToolPayload,
+} from "../vocabulary/log-events.js";
+import { RESTART_REASON } from "../vocabulary/model.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import { transferHandoff } from "./handoff.js";
-import { type CoreConfig, type CoreState, initialState } from "./session-state.js";
+import type { RerunCall } from "./inputs.js";
+import {
+  type CoreConfig,
+  type CoreState,
+  initialState,
+  RESTORED_BATCH,
+  type TurnState,
+} from "./session-state.js";
 
 /**
  * Of a log's events, the ones a restore reads: every call, outcome and handoff,
@@ -38,6 +51,8 @@ export function restoreState(
   config: CoreConfig,
   events: readonly HistoryEvent[],
   lastSeq: number = events.at(-1)?.seq ?? 0,
+  /** What a restart carried over (planRestart): an open turn, calls still running. */
+  plan: RestartPlan | null = null,
 ): CoreState {
   let turnCount = 0;
   for (const e of events) {
@@ -82,15 +97,226 @@ export function restoreState(
         followUp: config.tools[e.name]?.followUp ?? "speak",
         status: "cancelled",
         delivery: "withheld",
-        batch: "restored",
+        batch: RESTORED_BATCH,
       };
     } else if (e.kind === "tool_result") {
       const call = state.calls[e.callId];
       if (call) call.status = "answered";
     }
   }
+  if (plan !== null) carryPlan(state, events, plan);
+  if (plan?.resumeWith != null) state.upstream = { ...state.upstream, handle: plan.resumeWith };
   archiveSettledCalls(state);
   return state;
+}
+
+/**
+ * The restored state goes on where the old instance stopped: the carried turn is open and
+ * waits for the next connection (asked once, carry.ts `resumeCarriedTurn`), and the calls run
+ * again or offered again are running, the connection waiting for them (restart.ts).
+ */
+function carryPlan(state: CoreState, events: readonly HistoryEvent[], plan: RestartPlan): void {
+  const running = [...plan.rerun.map((c) => c.callId), ...plan.reoffered];
+  for (const id of running) {
+    const call = state.calls[id];
+    if (call !== undefined) state.calls[id] = { ...call, status: "running", delivery: "pending" };
+  }
+  if (running.length > 0) state.afterRestart = { calls: running, openWanted: false };
+  const user = events.findLast((e) => e.kind === "user" && e.turnId === plan.carriedTurn);
+  if (plan.carriedTurn === null || user?.kind !== "user") return;
+  const turn: TurnState = {
+    id: user.turnId,
+    userSeq: user.seq,
+    source: user.source,
+    // Nothing of its answer was said: the next connection is asked for all of it.
+    modelEnded: true,
+    hasContent: false,
+    resultsSinceContent: 0,
+    speakSinceContent: false,
+    emptyRetries: 0,
+    nudges: 0,
+    askedAt: user.at,
+    contentSinceAsk: false,
+    optionalSlots: 0,
+    said: user.text,
+    inputKey: undefined,
+    awaitingFollowUp: false,
+    slowWaits: 0,
+    waitedAt: 0,
+    carried: "pending",
+    ...(plan.askAgain ? { askAgain: true as const } : {}),
+  };
+  state.turn = turn;
+  state.lastTurnId = turn.id;
+}
+
+/** Speech the user had finished when the object went away, not yet a turn (the shell kept it). */
+export interface UnansweredSpeech {
+  /** What the model had transcribed of it (empty: nothing yet). */
+  transcript: string;
+  /** When it was kept (ms since the epoch). */
+  at: number;
+}
+
+/** What a restart may carry over, besides the log's structural events. */
+export interface RestartCarry {
+  /** The log from the last user turn on, every event (its words included). */
+  tail: readonly HistoryEvent[];
+  /** Speech kept when the object went away, or null. */
+  speech: UnansweredSpeech | null;
+  /**
+   * The timeout of a run again of the tool `name`, if it may run again with its key (its
+   * policy's `idempotent`), else null.
+   */
+  rerunTimeoutMs(name: string): number | null;
+  /**
+   * The model's resumption handle, when nothing but status changes was logged since it was
+   * issued (it covers the whole conversation), else null.
+   */
+  resumeHandle: string | null;
+}
+
+/** What a restarted session does about what was in flight when its object went away. */
+export interface RestartPlan {
+  /** Appended before anything else happens (their frames go to the clients still there). */
+  closing: HistoryEventBody[];
+  /** The open turn, carried: the next model connection is asked, once, to answer it. */
+  carriedTurn: string | null;
+  /** The carried turn is speech that was lost: the user is asked, once, to say it again. */
+  askAgain: boolean;
+  /** Server calls run again, with the same call id and idempotency key. */
+  rerun: RerunCall[];
+  /** Client calls left open: a client answers them under the same call id. */
+  reoffered: string[];
+  /**
+   * Nothing was in flight and the model's handle covers the conversation: the next connection
+   * resumes the model's session with it (a service that refuses it is seeded from the log).
+   */
+  resumeWith: string | null;
+}
+
+/**
+ * What a restarted session does about what was in flight (`carry` null, or the guard
+ * `carryTurns` off: closes it all, as `closingEventsAfterRestart` says). With a carry:
+ * - a call whose tool may run again with its key is run again (no event now); a client's call
+ *   stays open; any other gets `tool_cancelled {reason: "restart"}`, which the model hears as
+ *   an outcome it cannot know (it may have happened), never as a failure;
+ * - the open turn whose answer had not begun (nothing said since its last call) is carried;
+ *   one whose reply was cut mid-way ends `interrupted {reason: "upstream_lost"}` once, its
+ *   calls with it;
+ * - speech the user had finished that was not yet a turn becomes its turn, carried (its
+ *   transcription is the question); with no words of it known, the turn asks the user once to
+ *   say it again (a durable `speech_lost` says why).
+ */
+export function planRestart(
+  config: CoreConfig,
+  events: readonly HistoryEvent[],
+  carry: RestartCarry | null,
+): RestartPlan {
+  const plan: RestartPlan = {
+    closing: [],
+    carriedTurn: null,
+    askAgain: false,
+    rerun: [],
+    reoffered: [],
+    resumeWith: null,
+  };
+  if (carry === null || !config.guards.carryTurns) {
+    plan.closing = closingEventsAfterRestart(events);
+    return plan;
+  }
+  const { openTurn, openCalls } = inFlight(events);
+  const cut = openTurn !== null && replyCut(carry.tail, openTurn);
+  for (const [callId, call] of openCalls) {
+    const keep = !(cut && call.turnId === openTurn);
+    const rerunTimeoutMs = call.runOn === "server" ? carry.rerunTimeoutMs(call.name) : null;
+    if (keep && call.runOn === "client") plan.reoffered.push(callId);
+    else if (keep && rerunTimeoutMs !== null)
+      plan.rerun.push({ callId, name: call.name, args: call.args, timeoutMs: rerunTimeoutMs });
+    else
+      plan.closing.push({
+        kind: "tool_cancelled",
+        turnId: call.turnId,
+        callId,
+        name: call.name,
+        reason: RESTART_REASON,
+      });
+  }
+  if (openTurn !== null) {
+    if (cut) plan.closing.push({ kind: "interrupted", turnId: openTurn, reason: "upstream_lost" });
+    else plan.carriedTurn = openTurn;
+    return plan;
+  }
+  const speech = carry.speech;
+  const lastUser = events.findLast((e) => e.kind === "user");
+  if (speech === null || (lastUser !== undefined && speech.at < lastUser.at)) {
+    // Nothing in flight: the model's own session goes on, where its handle covers it all.
+    if (plan.closing.length === 0 && plan.rerun.length === 0 && plan.reoffered.length === 0)
+      plan.resumeWith = carry.resumeHandle;
+    return plan;
+  }
+  let turns = 0;
+  for (const e of events)
+    if (e.kind === "user") turns = Math.max(turns, Number(e.turnId.slice(1)) || 0);
+  const turnId = `t${turns + 1}`;
+  const transcript = speech.transcript.trim();
+  if (transcript === "") {
+    plan.closing.push({
+      kind: "error",
+      code: "speech_lost",
+      message: "the session restarted before it answered what was said; please say it again",
+      fatal: false,
+    });
+    plan.askAgain = true;
+  }
+  plan.closing.push({ kind: "user", turnId, text: transcript, source: "audio" });
+  plan.carriedTurn = turnId;
+  return plan;
+}
+
+/** The open turn (the last user turn, if it has no end) and the calls without an outcome. */
+function inFlight(events: readonly HistoryEvent[]): {
+  openTurn: string | null;
+  openCalls: Map<
+    string,
+    { turnId: string; name: string; runOn: "server" | "client"; args: ToolPayload }
+  >;
+} {
+  const openCalls = new Map<
+    string,
+    { turnId: string; name: string; runOn: "server" | "client"; args: ToolPayload }
+  >();
+  let openTurn: string | null = null;
+  for (const e of events) {
+    switch (e.kind) {
+      case "user":
+        openTurn = e.turnId;
+        break;
+      case "turn_complete":
+      case "interrupted":
+        if (openTurn === e.turnId) openTurn = null;
+        break;
+      case "tool_call":
+        openCalls.set(e.callId, { turnId: e.turnId, name: e.name, runOn: e.runOn, args: e.args });
+        break;
+      case "tool_result":
+      case "tool_cancelled":
+        openCalls.delete(e.callId);
+        break;
+      default:
+        break;
+    }
+  }
+  return { openTurn, openCalls };
+}
+
+/** The turn's reply was under way: the model said words after its last call (or with none). */
+function replyCut(tail: readonly HistoryEvent[], turnId: string): boolean {
+  const lastCall = tail.findLastIndex((e) => e.kind === "tool_call" && e.turnId === turnId);
+  return tail.some(
+    (e, i) =>
+      i > lastCall && (e.kind === "model_text" || e.kind === "transcript") && e.turnId === turnId,
+  );
 }
 
 /**

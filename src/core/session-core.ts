@@ -8,6 +8,7 @@ import { armIdle, onIdleTimer } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { advanceLimits, reachLimit } from "./limits.js";
 import { inputKey } from "./regeneration.js";
+import { afterRestartStep, onRestored } from "./restart.js";
 import { forgetAnsweredAudio, forgetSentAudio } from "./sent-audio.js";
 import {
   type CoreState,
@@ -97,6 +98,8 @@ export function step(
     advanceLimits(ctx) === "end"
   )
     endSession(ctx);
+  // A restarted session's next connection opens once the calls it carried have settled.
+  if (ctx.state.afterRestart !== null) afterRestartStep(ctx);
   armWatchdog(ctx);
   if (ctx.state.sentAudio !== "none") forgetAnsweredAudio(ctx);
   archiveSettledCalls(ctx.state);
@@ -269,6 +272,9 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       return;
     case "end_session":
       endSession(ctx);
+      return;
+    case "session_restored":
+      onRestored(ctx, input.rerun);
       return;
     case "limit_reached":
       reachLimit(ctx, input.limit, input.value);

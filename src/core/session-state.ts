@@ -44,13 +44,19 @@ export interface CallState {
   followUp: "silent" | "speak";
   status: CallStatus;
   delivery: Delivery;
-  /** Calls the model issued together; their speak results go back together, as one input. */
+  /**
+   * Calls the model issued together; their speak results go back together, as one input.
+   * `restored`: a call of the log that a restart closed or carried (RESTORED_BATCH).
+   */
   batch: string;
   /** A speak result waiting for the rest of its batch. */
   held?: ToolResponse | undefined;
   /** The model was asked to say the call is still under way (its policy's `progress: "say"`). */
   progressSaid?: true | undefined;
 }
+
+/** The batch of every call a restore knows from the log (restore.ts). */
+export const RESTORED_BATCH = "restored";
 
 /** How far the model has answered a turn (what a generation's content changes). */
 export type TurnProgress = Pick<
@@ -105,6 +111,11 @@ export interface TurnState {
    * next connection is live, `asked` once it was asked to go on.
    */
   carried?: "pending" | "asked" | undefined;
+  /**
+   * Carried over a restart as speech whose words were lost with the old instance: the next
+   * connection asks the user, once, to say it again (restore.ts planRestart).
+   */
+  askAgain?: true | undefined;
   /**
    * Held open for the agent it is handed to, which speaks one line in it (its arrival is
    * `announce`): set when the old agent has finished, never changed after.
@@ -237,6 +248,19 @@ export interface UpstreamState {
   handleStale: boolean;
 }
 
+/** What a restarted session waits for before its next model connection opens. */
+export interface AfterRestart {
+  /** The calls carried over the restart (each settles once: a result, a timeout, a cancel). */
+  readonly calls: readonly string[];
+  /** A connection was asked for meanwhile: it opens once those calls have settled. */
+  readonly openWanted: boolean;
+}
+
+/** A call carried over a restart is still running: the next model connection waits for it. */
+export function restoredCallsRunning(s: CoreState): boolean {
+  return s.afterRestart?.calls.some((id) => s.calls[id]?.status === "running") === true;
+}
+
 export interface Counters {
   suppressedGenerations: number;
   duplicateCalls: number;
@@ -276,6 +300,12 @@ export interface CoreState {
   lastTurnId: string | null;
   clients: string[];
   upstream: UpstreamState;
+  /**
+   * The session's object restarted with calls still running (run again with their key, or a
+   * client's left open): the next model connection waits for their outcomes, so that its
+   * context holds each call with its one result (restart.ts). null: nothing waits.
+   */
+  afterRestart: AfterRestart | null;
   /** Commands waiting for the model connection to be live. */
   outbox: ModelCommand[];
   /**
@@ -426,6 +456,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
       served: false,
       handleStale: false,
     },
+    afterRestart: null,
     outbox: [],
     outboxSince: null,
     outboxAudio: { bytes: 0, droppedChunks: 0, droppedBytes: 0 },

@@ -16,6 +16,7 @@ import {
   type CoreState,
   capabilitiesOf,
   policyOf,
+  RESTORED_BATCH,
   turnOfModelWork,
 } from "./session-state.js";
 import type { StepContext } from "./step-context.js";
@@ -289,6 +290,12 @@ function cancelForTransfer(ctx: StepContext, transfer: CallState): void {
 function deliverResult(ctx: StepContext, call: CallState, response: ToolResponse): void {
   const s = ctx.state;
   const { guards } = s.config;
+  if (call.batch === RESTORED_BATCH) {
+    // Carried over a restart: the next connection is opened once it has its outcome, and its
+    // context holds it (restart.ts); the carried turn then asks for what is owed.
+    call.delivery = "withheld";
+    return;
+  }
   const caps = capabilitiesOf(s);
   if (!guards.resultScheduling) {
     // Naive relay: every result goes out the moment it is ready, as the frameworks do.

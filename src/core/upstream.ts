@@ -9,7 +9,7 @@ import type { UpstreamOpen } from "./effects.js";
 import { armLineWait } from "./follow-up.js";
 import { armIdle, setIdleTimer } from "./idle.js";
 import { carrySentAudio, forgetSentAudio, resendCarriedAudio } from "./sent-audio.js";
-import { type CoreState, upstreamQuiet } from "./session-state.js";
+import { type CoreState, restoredCallsRunning, upstreamQuiet } from "./session-state.js";
 import { restartSpeechTimeline } from "./speech-clock.js";
 import type { StepContext } from "./step-context.js";
 
@@ -28,8 +28,20 @@ export function ensureUpstream(ctx: StepContext, byInput = false): void {
   up.phase = "connecting";
   // A fresh start (none held, or given up on): no earlier failure folds its `live`.
   up.flapping = false;
-  openWith(ctx, nextOpen(ctx, true));
+  const waiting = ctx.state.afterRestart;
+  if (waiting !== null && restoredCallsRunning(ctx.state)) {
+    // Calls carried over a restart are still running: the connection opens once they have
+    // settled, its context holding each with its outcome (restart.ts).
+    ctx.state.afterRestart = { ...waiting, openWanted: true };
+    ctx.trace("UPSTREAM_WAITS", { calls: waiting.calls.length });
+  } else openWith(ctx, nextOpen(ctx, true));
   ctx.record({ kind: "status", state: "connecting" });
+}
+
+/** The connection a restarted session waited to open (restart.ts), now that it may. */
+export function openDeferredUpstream(ctx: StepContext): void {
+  if (ctx.state.upstream.phase !== "connecting" || ctx.state.ended) return;
+  openWith(ctx, nextOpen(ctx, true));
 }
 
 /**

@@ -10,6 +10,10 @@ import {
 
 export const SYNTHETIC_CANCELLED = "cancelled: the call was interrupted before it finished";
 
+/** After a reply cut by a lost connection: what the user heard of it, at most. */
+export const CUT_OFF_NOTE =
+  "[cut off here: the connection was lost while this was being said; the user heard no more than this]";
+
 /**
  * Turns the log into a provider-neutral context for a fresh model connection. Consecutive
  * pieces of the same kind are merged; a call with no outcome is closed with a synthetic
@@ -98,8 +102,15 @@ export function rebuildContext(
         else items.push({ role: "model", text: note });
         break;
       }
+      case "interrupted": {
+        // A reply the lost connection (or a restart) cut mid-way: the model is told the user
+        // heard no more than what the log holds of it, as a barge-in's `played` tells it live.
+        const prev = last();
+        if (e.reason === "upstream_lost" && prev?.role === "model" && wordsOf === e.turnId)
+          prev.text += ` ${CUT_OFF_NOTE}`;
+        break;
+      }
       case "turn_complete":
-      case "interrupted":
       case "status":
       case "error":
       case "delegation":

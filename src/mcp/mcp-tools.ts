@@ -75,10 +75,12 @@ export function mcpTools(
       timeoutMs,
       ...(policy.onHandoff === undefined ? {} : { onHandoff: policy.onHandoff }),
       ...(policy.progress === undefined ? {} : { progress: policy.progress }),
+      ...(policy.idempotent === true ? { idempotent: true } : {}),
       run: async (args, ctx) => {
         let result: McpCallResult;
         try {
           result = await connection.callTool(tool.name, args as Record<string, unknown>, {
+            idempotencyKey: ctx.idempotencyKey,
             signal: ctx.signal,
             timeoutMs,
             onprogress: (p) => ctx.progress(p),

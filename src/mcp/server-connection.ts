@@ -19,6 +19,15 @@ import type { McpServerDefinition, ToolProgress } from "../agents/define.js";
 import { type FetchLike, withHeadersDeadline } from "../outbound.js";
 import { VERSION } from "../version.js";
 
+/**
+ * The `_meta` key of a `tools/call` that carries the call's idempotency key: the same for the
+ * call wherever it runs (a run again after a restart sends the same), different for every
+ * other call. MCP has no standard key yet (SEP-3182 proposed a top-level `idempotencyKey`
+ * and was closed unmerged), so it goes under liveline's own prefix, as the spec's `_meta`
+ * naming rules ask for a name that is not the protocol's.
+ */
+export const MCP_IDEMPOTENCY_KEY = "liveline/idempotency-key";
+
 /** Pages of a listing at most (a server that pages for ever is cut off there). */
 const MAX_PAGES = 20;
 /** What a failure's words are cut to. */
@@ -138,7 +147,13 @@ export class McpServerConnection {
   async callTool(
     name: string,
     args: Record<string, unknown>,
-    opts: { signal: AbortSignal; timeoutMs: number; onprogress: (p: ToolProgress) => void },
+    opts: {
+      /** The call's key (ToolContext `idempotencyKey`), sent as `_meta[MCP_IDEMPOTENCY_KEY]`. */
+      idempotencyKey: string;
+      signal: AbortSignal;
+      timeoutMs: number;
+      onprogress: (p: ToolProgress) => void;
+    },
   ): Promise<McpCallResult> {
     // The call's signal cancels the connection's set-up only while it is set up.
     const setUp = new AbortController();
@@ -150,7 +165,9 @@ export class McpServerConnection {
     } finally {
       opts.signal.removeEventListener("abort", cut);
     }
-    return client.request({ method: "tools/call", params: { name, arguments: args } }, CallResult, {
+    const _meta = { [MCP_IDEMPOTENCY_KEY]: opts.idempotencyKey };
+    const params = { name, arguments: args, _meta };
+    return client.request({ method: "tools/call", params }, CallResult, {
       signal: opts.signal,
       timeout: opts.timeoutMs + 5_000,
       onprogress: (p) =>

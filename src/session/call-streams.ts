@@ -7,12 +7,13 @@
  * the call's line (call-line.ts) ends or transfers the call when the agent asks.
  */
 import { carrierNamed, phoneCallOf } from "../carrier-registry.js";
-import type { CallTokenAnswer } from "../contracts/session-api.js";
+import type { CallTokenAnswer, CallTokenPurpose } from "../contracts/session-api.js";
 import type { EndReason } from "../metering/closing-record.js";
 import type { CallStreamLink } from "../telephony/carrier-contract.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import { CALL_CONNECTED, CallLine } from "./call-line.js";
+import { CallReconnect } from "./call-reconnect.js";
 import { CallTokenStore } from "./call-token-store.js";
 import { frameSizeOver } from "./client-frames.js";
 import type { HeldSockets } from "./held-sockets.js";
@@ -52,6 +53,12 @@ export interface CallStreamsHost {
   clientsChanged(): void;
   /** How the session's audio is encoded (its model connection's). */
   sessionAudio(): AudioEncoding;
+  /** How long a lost stream has to come back (CALL_RECONNECT_GRACE_MS; 0: never). */
+  reconnectGraceMs(): number;
+  /** The object's alarm for the call (call-reconnect.ts), at `at` or none. */
+  callAlarm(at: number | null): void;
+  /** A timeline row of the session's. */
+  trace(kind: "CALL_RECONNECTED" | "CALL_STREAM_LOST", detail: Record<string, unknown>): void;
   /** The largest message a client may send (MAX_FRAME_BYTES): a stream's messages too. */
   maxFrameBytes(): number;
 }
@@ -60,6 +67,7 @@ export class CallStreams {
   /** The streams' links, by socket (made again from the attachment after a wake). */
   private readonly links = new WeakMap<WebSocket, CallStreamLink>();
   private tokenStore: CallTokenStore | null = null;
+  private reconnectStore: CallReconnect | null = null;
   /** The session's call: its hang-up, transfer and keypad (null: no call, or not read yet). */
   private line: CallLine | null = null;
 
@@ -87,12 +95,34 @@ export class CallStreams {
     return this.line;
   }
 
-  /** A token for the call's stream, unless it has ended or its stream is already up. */
-  token(ttlMs: number): CallTokenAnswer {
+  /**
+   * A token for the call's stream, unless it has ended or its stream is already up; to
+   * `reconnect`, unless the call was connected again too often (it ends).
+   */
+  token(ttlMs: number, purpose: CallTokenPurpose = "answer"): CallTokenAnswer {
     if (this.host.meta()?.endedAt !== null) return { refused: "ended" };
     // A webhook replayed while the call's stream is up gets nothing that could join it.
     if (this.open("bound_call").length > 0) return { refused: "in_progress" };
+    if (purpose === "reconnect" && !this.reconnects().mayReconnect(Date.now()))
+      return { refused: "ended" };
     return { token: this.tokens().issue(Date.now(), ttlMs) };
+  }
+
+  /**
+   * The object started (or restarted) holding this call's session: a stream it had went
+   * with the old instance, and must come back within the grace.
+   */
+  resumed(meta: SessionMeta): void {
+    if (phoneCallOf(this.host.env(), meta.metadata) === null || meta.endedAt !== null) return;
+    this.reconnects().resumed(Date.now());
+  }
+
+  /** The object's alarm fired: a call whose stream is gone past its grace ends. */
+  alarm(): void {
+    const meta = this.host.meta();
+    if (meta === null || meta.endedAt !== null) return;
+    if (phoneCallOf(this.host.env(), meta.metadata) === null) return;
+    this.reconnects().check(Date.now());
   }
 
   /** The session is ending: the turn it cuts short must not end or transfer the call. */
@@ -247,14 +277,20 @@ export class CallStreams {
 
   /**
    * A stream's socket is gone. One that never started was no client; a bound one was: it is
-   * `disconnected` from the session, the call neither ends nor transfers on what happens
-   * next, and a stream closed without a stop (the carrier dropped it) ends the call.
+   * `disconnected` from the session. A stream closed without a stop (the carrier dropped it,
+   * or the object's reset closed it) leaves the call to its carrier's reconnect, within the
+   * grace (call-reconnect.ts); without a grace the call ends, and neither ends nor transfers
+   * on what happens next.
    */
   left(attachment: SocketAttachment, disconnected: () => void): void {
     if (attachment.call?.streamId === null) return;
-    this.line?.dispose();
+    // The carrier may connect the call again (a deploy reset the object, a network blip):
+    // it has the grace, and the call's line stays; without one, the call ends with its stream.
+    const open = this.host.meta()?.endedAt === null;
+    const reconnecting = open && this.reconnects().lost(Date.now());
+    if (!reconnecting) this.line?.dispose();
     disconnected();
-    if (this.host.meta()?.endedAt === null) this.host.end("stream_dropped");
+    if (open && !reconnecting) this.host.end("stream_dropped");
   }
 
   /**
@@ -293,9 +329,12 @@ export class CallStreams {
       call: { ...attachment.call, streamId: start.streamId, line: start.line },
     });
     this.host.clientsChanged();
+    const first = this.reconnects().started(Date.now());
     live.interpreter.handleInput({ type: "client_connected", clientId: attachment.clientId });
     // The callee speaks first on a phone: the call's connection is said to the model, in the
-    // record like any line, so that it greets the caller.
+    // record like any line, so that it greets the caller. A stream that connects the call
+    // again (after a deploy, say) is the same conversation going on: no second greeting.
+    if (!first) return;
     const announce = live.recordings.announcement;
     const text = announce === null ? CALL_CONNECTED : recordedCallLine(announce);
     this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
@@ -303,6 +342,32 @@ export class CallStreams {
 
   private open(kind: SocketKind): WebSocket[] {
     return openSockets(this.host.held.all(), kind);
+  }
+
+  private reconnects(): CallReconnect {
+    const graceMs = () => this.graceMs();
+    this.reconnectStore ??= new CallReconnect(this.host.ctx.storage, {
+      get graceMs() {
+        return graceMs();
+      },
+      bound: () => this.open("bound_call").length > 0,
+      ended: () => this.host.meta()?.endedAt !== null,
+      end: (reason) => this.host.end(reason),
+      alarm: (at) => this.host.callAlarm(at),
+      trace: (kind, detail) => this.host.trace(kind, detail),
+    });
+    return this.reconnectStore;
+  }
+
+  /**
+   * The call's grace for a lost stream: none on a carrier that cannot reattach a call (its
+   * `reattach` is `none`): it ends the call with its stream, so nothing would come back.
+   */
+  private graceMs(): number {
+    const meta = this.host.meta();
+    const call = meta === null ? null : phoneCallOf(this.host.env(), meta.metadata);
+    const reattach = call === null ? undefined : carrierNamed(call.carrier)?.reattach.kind;
+    return reattach === "answer_webhook" ? this.host.reconnectGraceMs() : 0;
   }
 
   private tokens(): CallTokenStore {

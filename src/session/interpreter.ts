@@ -8,6 +8,7 @@
  */
 
 import { type AudioGate, audioGate, GATE_CLOSED } from "../core/audio-gate.js";
+import { unansweredSpeech } from "../core/carry.js";
 import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../core/effects.js";
 import type { AudioPassed, CoreInput } from "../core/inputs.js";
 import { step } from "../core/session-core.js";
@@ -55,6 +56,17 @@ export interface LogPort {
   hasTextId(textId: string): boolean;
   /** A step's timeline rows, in order, when no append took them. */
   trace(rows: readonly TraceRow[]): void;
+  /**
+   * Speech the model heard that no turn answers yet changed (its words so far; null: none):
+   * kept in the step that changed it, so that a restart carries it over (core/carry.ts
+   * `unansweredSpeech`). Optional: a port without it keeps nothing.
+   */
+  keepSpeech?(transcript: string | null, at: number): void;
+  /**
+   * The model's resumption handle changed (null: none any more), when the log's last seq was
+   * `seq`: kept so that a restart with nothing said since resumes the model's session.
+   */
+  keepHandle?(handle: string | null, seq: number): void;
   addUsage(turnId: string | null, usage: TokenUsage): void;
 }
 
@@ -178,12 +190,17 @@ export class SessionInterpreter {
   /** Where the kept audio starts in `sentAudio` (the bound drops from the front). */
   private sentAudioHead = 0;
   private sentAudioBytes = 0;
+  /** The unanswered speech last kept (carry.ts `unansweredSpeech`). */
+  private keptSpeech: string | null = null;
+  /** The resumption handle last kept (the restored state's, at first). */
+  private keptHandle: string | null;
 
   constructor(
     private current: CoreState,
     private readonly ports: InterpreterPorts,
   ) {
     this.gate = this.gateOf(current);
+    this.keptHandle = current.upstream.handle;
   }
 
   get state(): CoreState {
@@ -330,6 +347,17 @@ export class SessionInterpreter {
       }
     }
     if (!traced) this.carry(() => this.ports.log.trace(traces), "trace");
+    const speech = unansweredSpeech(this.current);
+    if (speech !== this.keptSpeech) {
+      this.keptSpeech = speech;
+      this.carry(() => this.ports.log.keepSpeech?.(speech, now), "keep_speech");
+    }
+    const handle = this.current.upstream.handle;
+    if (handle !== this.keptHandle) {
+      this.keptHandle = handle;
+      const seq = this.current.nextSeq - 1;
+      this.carry(() => this.ports.log.keepHandle?.(handle, seq), "keep_handle");
+    }
     this.gate = this.gateOf(this.current);
     this.ports.observe?.(input, effects);
   }

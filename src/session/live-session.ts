@@ -5,7 +5,7 @@ import type {
   ToolDefinition,
   ToolProgress,
 } from "../agents/define.js";
-import { handoffToolName, NO_AGENT, toolPolicies } from "../agents/define.js";
+import { handoffToolName, idempotencyKey, NO_AGENT, toolPolicies } from "../agents/define.js";
 import { withHandoffTools } from "../agents/handoff-tools.js";
 import type { RelayArm } from "../app-options.js";
 import { phoneCallOf } from "../carrier-registry.js";
@@ -28,6 +28,7 @@ import {
   policyOf,
 } from "../core/session-state.js";
 import { checkedContext, rebuildContext } from "../history/rebuild.js";
+import { mcpRerunTimeoutMs } from "../mcp/rerun-policy.js";
 import {
   type ClosingCopy,
   type ClosingRecord,
@@ -54,6 +55,7 @@ import type {
 } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { CALL_CONNECTED } from "./call-line.js";
+import { CarryStore } from "./carry-store.js";
 import { ClosingRecordStore } from "./closing-record-store.js";
 import { DeadlineTimers } from "./deadline-timers.js";
 import { DirectCallStore } from "./direct-call-store.js";
@@ -118,6 +120,9 @@ export class LiveSession {
   /** Every subrequest the session makes, against SUBREQUEST_BUDGET (session/subrequests.ts). */
   private readonly subrequests: SubrequestMeter;
   private readonly pendingHandoffs: PendingHandoffStore;
+  /** Speech the model heard and no turn answers yet, kept across a restart. */
+  private readonly speech: CarryStore;
+  private readonly toolTimeoutMs: number;
   private readonly directCalls: DirectCallStore;
   /**
    * The direct call whose sideband the model connection is, or null. (The link knows it too;
@@ -275,7 +280,18 @@ export class LiveSession {
       },
       wire: wireRecorder ?? undefined,
     });
-    const recovered = recoverSession(this.store, coreConfig, connectedClients, Date.now());
+    this.speech = new CarryStore(storage);
+    this.toolTimeoutMs = config.TOOL_TIMEOUT_MS;
+    // The naive relay carries nothing over a restart (it closes what was in flight).
+    const recovered = recoverSession(
+      this.store,
+      coreConfig,
+      connectedClients,
+      Date.now(),
+      arm === null
+        ? { speech: this.speech, rerunTimeoutMs: (name) => this.rerunTimeoutMs(name) }
+        : null,
+    );
     for (const e of recovered.closing) this.broadcast(frameOf(e));
     this.interpreter = new SessionInterpreter(recovered.state, {
       log: {
@@ -299,6 +315,12 @@ export class LiveSession {
         framesAfter: (seq) => this.store.framesAfter(seq),
         lastSeq: () => this.store.lastSeq(),
         hasTextId: (textId) => this.store.hasTextId(textId),
+        keepHandle: (handle, seq) => this.speech.keepHandle(handle, seq),
+        keepSpeech: (transcript, at) => {
+          this.speech.keep(transcript, at);
+          if (transcript !== null && transcript !== "")
+            this.store.trace([{ at, kind: "SPEECH_KEPT", detail: { chars: transcript.length } }]);
+        },
         trace: (rows) => {
           this.store.trace(rows);
           this.tracer?.observe(rows);
@@ -364,6 +386,11 @@ export class LiveSession {
         this.interpreter.handleInput({ type: "tools_listed", agent, tools });
       },
     });
+    // What a restart carried over goes on: calls run again with their key, and the carried
+    // turn waits for the next connection (core/restart.ts).
+    const { plan } = recovered;
+    if (plan.rerun.length > 0 || plan.reoffered.length > 0 || plan.carriedTurn !== null)
+      this.interpreter.handleInput({ type: "session_restored", rerun: plan.rerun });
     // A backend's handoff asked for before the object restarted, and not yet in the log.
     const pending = this.pendingHandoffs.read();
     if (pending !== null && this.agents.has(pending.agent) && pending.agent !== this.state.agent)
@@ -773,6 +800,12 @@ export class LiveSession {
     else this.alarm.clear("limit");
   }
 
+  /** The object's alarm for a phone call's stream (session/call-reconnect.ts), or none. */
+  callAlarm(at: number | null): void {
+    if (at === null) this.alarm.clear("call");
+    else this.alarm.set("call", at);
+  }
+
   /** The latest closing record and whether the usage database holds it (null: none yet). */
   closingRecord(): { record: ClosingRecord; copy: ClosingCopy } | null {
     return this.closings.read();
@@ -841,6 +874,22 @@ export class LiveSession {
     };
   }
 
+  /**
+   * The timeout of a run again of the tool `name` after a restart, if it may run again with
+   * its key (its definition's `idempotent`, or its MCP server's policy), else null. Any agent
+   * of the session's: the restart decides before it knows which one speaks.
+   */
+  private rerunTimeoutMs(name: string): number | null {
+    for (const agent of this.agents.values()) {
+      const own = agent.tools.find((t) => t.name === name && t.runOn === "server");
+      if (own !== undefined)
+        return own.idempotent === true ? (own.timeoutMs ?? this.toolTimeoutMs) : null;
+      const mcp = mcpRerunTimeoutMs(agent.mcp ?? [], name, this.toolTimeoutMs);
+      if (mcp !== undefined) return mcp;
+    }
+    return null;
+  }
+
   private async runTool(
     callId: string,
     name: string,
@@ -848,8 +897,14 @@ export class LiveSession {
   ): Promise<ToolOutcome | null> {
     const controller = new AbortController();
     this.tools.set(callId, controller);
-    const own = this.agents.get(this.state.agent) ?? NO_AGENT;
-    const agent = { ...own, tools: this.toolsOf(this.state.agent) };
+    const speaking = this.state.agent;
+    // A call run again right after a restart may be an MCP server's whose tools are still
+    // being listed: it waits for them (bounded, as a connection's setup does).
+    if (!this.toolsOf(speaking).some((t) => t.name === name))
+      await (this.mcp?.ready(speaking) ?? Promise.resolve());
+    if (this.tools.get(callId) !== controller) return null; // aborted meanwhile
+    const own = this.agents.get(speaking) ?? NO_AGENT;
+    const agent = { ...own, tools: this.toolsOf(speaking) };
     const outcome = await runServerTool(
       agent,
       name,
@@ -860,6 +915,8 @@ export class LiveSession {
         env: this.env,
         metadata: this.meta.metadata,
         agent: this.state.agent,
+        callId,
+        idempotencyKey: idempotencyKey(this.meta.sessionId, callId),
         handoff: (to, reason = "") => {
           const answer = this.requestHandoff(to, reason);
           if ("problem" in answer) throw new Error(answer.problem);

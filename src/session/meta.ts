@@ -59,11 +59,23 @@ const META_MIGRATIONS: readonly Migration[] = [
       sql.exec("ALTER TABLE meta ADD COLUMN ended_by TEXT");
     },
   },
+];
+
+/**
+ * What the session's creator asked to record: a component of its own (not a `meta` column),
+ * so that `session` stays at the version the previous release knows and a rollback during a
+ * deferred deploy still opens the storage (docs/OPERATING.md, "Deploys"; the previous
+ * release never reads this table).
+ */
+const RECORDING_MIGRATIONS: readonly Migration[] = [
   {
-    version: 5,
-    description: "meta: what the session's creator asked to record",
+    version: 1,
+    description: "session_recording: what the session's creator asked to record (one row)",
     up(sql) {
-      sql.exec("ALTER TABLE meta ADD COLUMN recording TEXT NOT NULL DEFAULT '{}'");
+      sql.exec(`CREATE TABLE session_recording (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        recording TEXT NOT NULL
+      )`);
     },
   },
 ];
@@ -78,7 +90,6 @@ type MetaRow = {
   created_at: string;
   ended_at: string | null;
   ended_by: string | null;
-  recording: string;
 };
 
 /**
@@ -93,6 +104,7 @@ export class MetaStore {
 
   private migrate(): void {
     migrate(this.storage, "session", META_MIGRATIONS);
+    migrate(this.storage, "session_recording", RECORDING_MIGRATIONS);
   }
 
   /** Records the session; a second init of the same session is a no-op. */
@@ -105,17 +117,21 @@ export class MetaStore {
       }
       return;
     }
+    // Both in one synchronous step: the object's implicit transaction writes them together.
     this.storage.sql.exec(
-      `INSERT INTO meta (id, session_id, agent, provider, metadata, options, limits, recording, created_at)
-       VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO meta (id, session_id, agent, provider, metadata, options, limits, created_at)
+       VALUES (1, ?, ?, ?, ?, ?, ?, ?)`,
       opts.sessionId,
       opts.agent,
       opts.provider,
       JSON.stringify(opts.metadata),
       JSON.stringify(opts.options),
       JSON.stringify(opts.limits ?? {}),
-      JSON.stringify(opts.recording ?? {}),
       opts.createdAt,
+    );
+    this.storage.sql.exec(
+      "INSERT INTO session_recording (id, recording) VALUES (1, ?)",
+      JSON.stringify(opts.recording ?? {}),
     );
   }
 
@@ -123,7 +139,7 @@ export class MetaStore {
     if (!hasSchema(this.storage.sql)) return null;
     const row = this.storage.sql
       .exec<MetaRow>(
-        "SELECT session_id, agent, provider, metadata, options, limits, created_at, ended_at, ended_by, recording FROM meta WHERE id = 1",
+        "SELECT session_id, agent, provider, metadata, options, limits, created_at, ended_at, ended_by FROM meta WHERE id = 1",
       )
       .toArray()[0];
     if (!row) return null;
@@ -137,8 +153,20 @@ export class MetaStore {
       createdAt: row.created_at,
       endedAt: row.ended_at,
       endedBy: row.ended_by as EndReason | null,
-      recording: JSON.parse(row.recording) as SessionRecording,
+      recording: this.recording(),
     };
+  }
+
+  /** What the creator asked to record ({} for a session the previous release created). */
+  private recording(): SessionRecording {
+    const tables = this.storage.sql
+      .exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'session_recording'")
+      .toArray();
+    if (tables.length === 0) return {};
+    const row = this.storage.sql
+      .exec<{ recording: string }>("SELECT recording FROM session_recording WHERE id = 1")
+      .toArray()[0];
+    return row === undefined ? {} : (JSON.parse(row.recording) as SessionRecording);
   }
 
   /** The first end stands: a later one (a hang-up after a DELETE) changes nothing. */

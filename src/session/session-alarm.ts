@@ -4,7 +4,7 @@
  * no client holds open. Each asks for its time; the alarm is set to the earliest. When it
  * fires, each looks again and asks anew (an object that restarted asks at its start).
  */
-export type AlarmPurpose = "closing" | "limit";
+export type AlarmPurpose = "closing" | "limit" | "call";
 
 export class SessionAlarm {
   private readonly wanted = new Map<AlarmPurpose, number>();

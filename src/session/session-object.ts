@@ -4,6 +4,7 @@ import type { LivelineApp } from "../app-options.js";
 import {
   CARRIER_HEADER,
   type CallTokenAnswer,
+  type CallTokenPurpose,
   type DirectCallAnswer,
   type HandoffAnswer,
   type LogRead,
@@ -129,6 +130,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       this.clientList = null;
     },
     sessionAudio: () => this.sessionAudio(),
+    reconnectGraceMs: () => this.config.CALL_RECONNECT_GRACE_MS,
+    callAlarm: (at) => this.session()?.callAlarm(at),
+    trace: (kind, detail) => this.session()?.trace(kind, detail),
     maxFrameBytes: () => this.config.MAX_FRAME_BYTES,
   });
 
@@ -257,6 +261,8 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
         `liveline: session ${meta.sessionId} cannot reach its model (provider ${meta.provider}): ${live.modelProblem}`,
       );
     this.live = live;
+    // A call's stream does not outlive the instance: it must come back within the grace.
+    this.calls.resumed(meta);
     return live;
   }
 
@@ -325,8 +331,9 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return live.requestHandoff(agent, reason);
   }
 
-  async callToken(ttlMs: number): Promise<CallTokenAnswer> {
-    return this.calls.token(ttlMs);
+  async callToken(ttlMs: number, purpose?: CallTokenPurpose): Promise<CallTokenAnswer> {
+    // Anything but `reconnect` (an earlier Worker sends none) is the voice webhook's.
+    return this.calls.token(ttlMs, purpose === "reconnect" ? "reconnect" : "answer");
   }
 
   async directCall(offer: string): Promise<DirectCallAnswer> {
@@ -367,7 +374,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
 
   /** The alarm: a closing record's copy to retry, or the duration cap of a quiet session. */
   override async alarm(): Promise<void> {
-    await this.session()?.onAlarm();
+    const live = this.session();
+    await live?.onAlarm();
+    // After the session's own purposes asked anew: a call's stream past its grace ends it.
+    if (live !== null) this.calls.alarm();
   }
 
   /** Fault injection (FAULT_INJECTION=on only, see the route): dies as in a crash. */

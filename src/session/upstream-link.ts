@@ -14,6 +14,23 @@ import type { WireTap } from "./wire-recorder.js";
 /** The close a connection replaced by a direct call is reported with (the core reopens). */
 const CLOSE_REPLACED = 1012;
 
+/** A resume waits this long at most for the socket it replaces to finish closing. */
+export const CLOSE_WAIT_MS = 2_000;
+
+/** Resolves once `ws` has closed (its close handshake done), or after `ms` at the latest. */
+function closedWithin(ws: WebSocket, ms: number): Promise<void> {
+  if (ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    ws.addEventListener("close", done, { once: true });
+    ws.addEventListener("error", done, { once: true });
+  });
+}
+
 interface UpstreamCallbacks {
   /**
    * What must be ready before `agent`'s connection is set up (its MCP tools listed, waited
@@ -135,18 +152,24 @@ export class UpstreamLink implements ModelPort {
   /** Opens a connection with `agent`'s setup (a handoff's new agent takes it from here on). */
   open(open: UpstreamOpen, rebuild: () => RebuiltContext, agent: string): void {
     if (agent !== this.agent) this.retarget(agent);
+    const previous = this.ws;
     this.close("replaced");
     const attempt = ++this.attempt;
     this.opening = true;
+    // A resume is refused while an earlier socket of the same service session is open (Gemini
+    // closes it with 1011: aicc2025/sip-to-ai PR #14): the one just closed must be gone first.
+    const gone =
+      open.mode === "resume" && previous !== null ? closedWithin(previous, CLOSE_WAIT_MS) : null;
     const prepared = this.callbacks.prepare?.(this.agent);
-    if (prepared === undefined) this.openSocket(open, rebuild, attempt);
-    else
-      void prepared.then(() => {
-        if (attempt !== this.attempt) return;
-        // The agent's setup as it stands now (its MCP tools, listed meanwhile).
-        this.retarget(this.agent);
-        this.openSocket(open, rebuild, attempt);
-      });
+    const proceed = () => {
+      if (attempt !== this.attempt) return;
+      // The agent's setup as it stands now (its MCP tools, listed meanwhile).
+      this.retarget(this.agent);
+      this.openSocket(open, rebuild, attempt);
+    };
+    if (gone !== null) void Promise.all([prepared, gone]).then(proceed);
+    else if (prepared !== undefined) void prepared.then(proceed);
+    else this.openSocket(open, rebuild, attempt);
   }
 
   private openSocket(open: UpstreamOpen, rebuild: () => RebuiltContext, attempt: number): void {

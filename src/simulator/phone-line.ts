@@ -94,6 +94,8 @@ export class PhoneLineStandIn<Answer extends StreamAnswerOf> {
   /** Names of the marks given back to liveline, in order. */
   readonly marksEchoed: string[] = [];
   clears = 0;
+  /** How many streams the call has started (one: these carriers do not reattach a call). */
+  streams = 0;
   /** How the socket closed, from which side, and how much queued audio was never heard. */
   closed: { code: number; reason: string; by: "liveline" | "caller"; unheardMs: number } | null =
     null;
@@ -155,6 +157,7 @@ export class PhoneLineStandIn<Answer extends StreamAnswerOf> {
     socket.addEventListener("close", (event) => this.onClose(event.code, event.reason));
     this.playback = new PlaybackBuffer(lineBytesPerMs(read.replyCodec));
     this.call = { callId, streamId, answer: read };
+    this.streams += 1;
     this.startedAt = this.now();
     for (const frame of this.wire.opening(this.call)) this.emit(frame);
   }

@@ -95,8 +95,36 @@ export type InboundCall<Call extends PhoneCallRecord> =
 
 export type TransferOutcome = { ok: true } | { ok: false; problem: string };
 
+/**
+ * Whether and how the carrier connects a call to its session again when the call's media
+ * stream closes without a hang-up (a deploy or a runtime update resets the session's object
+ * and with it every socket; a network blip): every carrier says which, so that the next one
+ * added states it too.
+ * - `answer_webhook`: the answer that connects the stream also names a webhook
+ *   (`reconnectUrl`, POST /v1/telephony/<carrier>/reconnect) that the carrier calls, signed,
+ *   when the stream ends while the call goes on; that webhook's answer connects the same call
+ *   to the same session again (a fresh single-use token) or hangs it up. `callOf` reads its
+ *   parameters: the carrier's id of the call, and whether the call is over by then.
+ * - `none`: the carrier ends the call with its stream; `why` says so (the docs repeat it).
+ *   Such a call has no grace: a stream that closes without a hang-up ends its session at once
+ *   (`stream_dropped`), and so does a restart of its object.
+ * Twilio reattaches (`<Connect action>`). Telnyx, Plivo and Vonage do not yet: liveline's
+ * answer puts nothing after the stream, so each ends the call with it. Each could (TeXML and
+ * Plivo XML run the verb after the stream once it stops, a `<Redirect>` there; a Vonage
+ * `connect` with `eventType: "synchronous"` takes a new NCCO from its disconnected event), but
+ * neither the answer nor the carrier's stand-in does that yet (their `why`).
+ */
+export type Reattach =
+  | {
+      kind: "answer_webhook";
+      callOf(params: URLSearchParams): { callId: string; over: boolean } | null;
+    }
+  | { kind: "none"; why: string };
+
 /** What a carrier does without its vars: its wire, its answers, its media stream. */
 interface CarrierWire<Call extends PhoneCallRecord> {
+  /** How a call whose stream closed is connected again, if it can be. */
+  reattach: Reattach;
   /** The audio its media stream carries (G.711 μ-law for most). */
   audio: AudioEncoding;
   /**
@@ -140,13 +168,16 @@ export interface Carrier<Shape extends z.ZodRawShape, Call extends PhoneCallReco
   ): Promise<URLSearchParams | null>;
   /**
    * The voice webhook's answer: connect the call's audio to `streamUrl`, with the token (and
-   * the call's id, for a carrier whose stream names its call only as the answer told it).
+   * the call's id, for a carrier whose stream names its call only as the answer told it); with
+   * `reconnectUrl` (a carrier that reattaches by `answer_webhook`), the carrier calls it when
+   * the stream ends while the call goes on.
    */
   connect(
     streamUrl: string,
     token: string,
     vars: z.output<z.ZodObject<Shape>>,
     callId: string,
+    reconnectUrl: string | null,
   ): WebhookAnswer;
   /** The carrier's id of this call (its session is named by it). */
   callId(call: Call): string;
@@ -185,7 +216,13 @@ export interface RegisteredCarrier extends CarrierWire<PhoneCallRecord> {
   vars: z.ZodObject<z.ZodRawShape>;
   unavailable(env: object): string | null;
   readWebhook(env: object, request: Request): Promise<URLSearchParams | null>;
-  connect(streamUrl: string, token: string, env: object, callId: string): WebhookAnswer;
+  connect(
+    streamUrl: string,
+    token: string,
+    env: object,
+    callId: string,
+    reconnectUrl: string | null,
+  ): WebhookAnswer;
   /** A session's `metadata.telephony` as this carrier's call, or null if it is not one. */
   callOf(env: object, telephony: unknown): CarrierCall | null;
 }
@@ -195,10 +232,12 @@ export function registeredCarrier<Shape extends z.ZodRawShape, Call extends Phon
   carrier: Carrier<Shape, Call>,
 ): RegisteredCarrier {
   const varsOf = varsReader(carrier.vars);
-  const { audio, inboundCall, endedCall, hangUp, dial, readStreamEvent, streamLink } = carrier;
+  const { audio, reattach, inboundCall, endedCall, hangUp, dial, readStreamEvent, streamLink } =
+    carrier;
   const { endCall } = carrier;
   return {
     audio,
+    reattach,
     inboundCall,
     endedCall,
     hangUp,
@@ -208,8 +247,8 @@ export function registeredCarrier<Shape extends z.ZodRawShape, Call extends Phon
     vars: carrier.vars,
     unavailable: (env) => carrier.unavailable(varsOf(env)),
     readWebhook: (env, request) => carrier.readWebhook(varsOf(env), request),
-    connect: (streamUrl, token, env, callId) =>
-      carrier.connect(streamUrl, token, varsOf(env), callId),
+    connect: (streamUrl, token, env, callId, reconnectUrl) =>
+      carrier.connect(streamUrl, token, varsOf(env), callId, reconnectUrl),
     callOf(env, telephony) {
       const read = carrier.call.safeParse(telephony);
       if (!read.success) return null;

@@ -154,6 +154,10 @@ export function toolResponse(
  * live where its wire needs an output for every call (`answersCancelledCalls`).
  */
 export function cancelledOutcome(reason: string): { error: string } {
+  // A call the session's object restarted under ran on the old instance: it may have done its
+  // work. The model hears that it does not know, never that it failed (it must not assume the
+  // effect did not happen and do it again), nor that it was cancelled.
+  if (reason === RESTART_REASON) return { error: OUTCOME_UNKNOWN };
   return { error: `${CANCELLED}${reason}` };
 }
 
@@ -164,6 +168,13 @@ export function cancelledReasonOf(response: { error?: string | undefined }): str
   const error = response.error;
   return error?.startsWith(CANCELLED) === true ? error.slice(CANCELLED.length) : null;
 }
+
+/** The `tool_cancelled` reason of a call that was running when the session's object restarted. */
+export const RESTART_REASON = "restart";
+
+/** What the model hears of such a call (it is not run again: its tool did not say it may be). */
+export const OUTCOME_UNKNOWN =
+  "outcome unknown: the service restarted while this call was running, so it may or may not have taken effect; do not assume it failed, and check before doing it again";
 
 /** Commands the core asks an adapter to send to the model. */
 export type ModelCommand =
@@ -245,6 +256,13 @@ export interface ToolPolicy {
   onHandoff?: "cancel" | "finish" | undefined;
   /** Its progress reports: to clients only (`tell`, default), or also said once by the model. */
   progress?: "tell" | "say" | undefined;
+  /**
+   * Safe to run again with the same idempotency key (the tool applies its effect once per
+   * key): a call still running when the session's object restarted is run again, under the
+   * same call id and key, and its one result is recorded. Otherwise such a call is not run
+   * again, and the model hears that its outcome is unknown.
+   */
+  idempotent?: boolean | undefined;
 }
 
 /** A provider-neutral conversation, rebuilt from the log for a fresh upstream connection. */

@@ -8,8 +8,10 @@
  * tool once; on a barge-in, stop the caller's playback within one chunk and tell the session
  * what was heard (OpenAI truncates there); refuse forged webhooks, wrong or reused stream
  * tokens and streams for an ended session, and count and skip malformed media; end the
- * call's session when the caller hangs up, the socket drops or the carrier says the call is
- * over; keep a valid record across a crash of the session's object. The door's own details
+ * call's session when the caller hangs up, the carrier says the call is over, or a dropped
+ * stream does not come back within the grace; connect a dropped stream again where the
+ * carrier can (its `reattach`), never greeting twice; and across a crash of the session's
+ * object, keep the call going and its record valid. The door's own details
  * (TwiML, the signature's rules, body limits, the token store) are the carrier's own tests
  * (test/workers/phone-door.test.ts for Twilio; test/unit/telephony/<carrier>/ for the others).
  * Telnyx, Plivo and Vonage share one driver over their shared stand-in engine; the last
@@ -80,8 +82,13 @@ interface CallUnderContract {
   sendMalformed(): number;
   /** The caller hangs up, as the carrier says it. */
   hangUp(): void;
-  /** The stream's socket goes away without a word from the carrier. */
-  drop(): void;
+  /**
+   * The stream's socket goes away without a word from the carrier; `comeBack` false: the
+   * carrier then cannot reach liveline again (its reconnect fails, as in an outage).
+   */
+  drop(comeBack?: boolean): void;
+  /** How many streams the call has started (a carrier that reconnects starts another). */
+  streams(): number;
   /** The carrier's own notice that the call is over (a status callback): its HTTP status. */
   over(): Promise<number>;
 }
@@ -125,9 +132,10 @@ const SCENARIOS = [
   "malformed media is counted and skipped, and the call goes on",
   "a stream for an ended session is refused",
   "a hang-up ends the call's session, its history kept",
-  "a dropped stream ends the call's session, its history kept",
+  "a dropped stream is connected again where the carrier can, not greeted twice, else the call ends",
+  "a dropped stream that does not come back ends the call's session within the grace",
   "the carrier's call-over notice ends a call whose stream never started",
-  "a crash of the session's object mid-call: the record stays valid, the next webhook is answered",
+  "a crash of the session's object mid-call: the call goes on, the record stays valid",
   "a cap ends the call once its goodbye has played",
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -205,6 +213,8 @@ function tappedTransport(
     answer?: (body: string) => string;
     replayAnswer?: string;
     beforeStream?: () => Promise<void>;
+    /** Set: every request fails as if liveline could not be reached. */
+    offline?: boolean;
   } = {},
 ) {
   const inner = fetcherTransport(exports.default);
@@ -212,6 +222,7 @@ function tappedTransport(
   const answers: string[] = [];
   const transport: CarrierTransport = {
     async fetch(request) {
+      if (tamper.offline === true) throw new Error("liveline cannot be reached");
       if (tamper.replayAnswer !== undefined)
         return new Response(tamper.replayAnswer, { headers: { "Content-Type": "text/xml" } });
       const headers = new Headers(request.headers);
@@ -261,12 +272,19 @@ async function twilioStatus(callSid: string, callStatus: string): Promise<number
 class TwilioCall implements CallUnderContract {
   constructor(
     private readonly standIn: TwilioCallStandIn,
-    private readonly socket: WebSocket,
+    private readonly sockets: WebSocket[],
     readonly sessionId: string,
     readonly callSid: string,
     /** The voice webhook's TwiML answer (with the stream's token). */
     readonly answer: string,
+    /** The transport's way in (set `offline` to cut liveline off). */
+    private readonly tamper: { offline?: boolean },
   ) {}
+
+  /** The call's current stream's socket. */
+  private get socket(): WebSocket {
+    return this.sockets.at(-1)!;
+  }
 
   get violations(): readonly string[] {
     return this.standIn.violations;
@@ -323,8 +341,12 @@ class TwilioCall implements CallUnderContract {
   hangUp(): void {
     this.standIn.hangUp();
   }
-  drop(): void {
+  drop(comeBack = true): void {
+    if (!comeBack) this.tamper.offline = true;
     this.socket.close(1001, "carrier went away");
+  }
+  streams(): number {
+    return this.standIn.streams.length;
   }
   over(): Promise<number> {
     return twilioStatus(this.callSid, "completed");
@@ -352,14 +374,15 @@ function placeThrough(
 
 const twilio: CarrierDriver = {
   async placeCall(knobs, line) {
-    const { transport, sockets, answers } = tappedTransport();
+    const tamper: { offline?: boolean } = {};
+    const { transport, sockets, answers } = tappedTransport(tamper);
     const { standIn, placing } = placeThrough(transport, {
       voiceUrl: twilioVoiceUrl(knobs),
       ...(line === undefined ? {} : { to: line }),
     });
     const placed = await placing;
     const sessionId = placed.streamUrl.split("/").at(-1)!;
-    return new TwilioCall(standIn, sockets[0]!, sessionId, placed.callSid, answers[0]!);
+    return new TwilioCall(standIn, sockets, sessionId, placed.callSid, answers[0]!, tamper);
   },
 
   async forgedWebhooks(knobs) {
@@ -451,7 +474,7 @@ const twilio: CarrierDriver = {
     const url = twilioVoiceUrl(knobs);
     const res = await postSigned(url, twilioCallParams(callSid));
     expect(res.status).toBe(200);
-    expect(await res.text()).toMatch(/<Connect><Stream url=/);
+    expect(await res.text()).toMatch(/<Connect( [^>]*)?><Stream url=/);
     return {
       sessionId: await callSessionId("twilio", callSid),
       over: () => twilioStatus(callSid, "no-answer"),
@@ -554,8 +577,12 @@ class LineCall implements CallUnderContract {
   hangUp(): void {
     this.standIn.hangUp();
   }
-  drop(): void {
+  // A carrier that cannot reattach ends the call with its stream: `comeBack` changes nothing.
+  drop(_comeBack = true): void {
     this.standIn.drop();
+  }
+  streams(): number {
+    return this.standIn.streams;
   }
   async over(): Promise<number> {
     return (await exports.default.fetch(await this.spec.statusWebhook(this.callId, "completed")))
@@ -1163,7 +1190,7 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
         expect(events.map((e) => e.kind)).toEqual(["status"]);
       });
 
-      // The caller hangs up (`stop`), or the carrier's socket just drops: the same end.
+      // The caller hangs up (`stop`), or the carrier's socket drops and never comes back.
       for (const [name, leave, endedBy] of [
         [
           "a hang-up ends the call's session, its history kept",
@@ -1171,8 +1198,8 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
           "caller_hung_up",
         ],
         [
-          "a dropped stream ends the call's session, its history kept",
-          (c: CallUnderContract) => c.drop(),
+          "a dropped stream that does not come back ends the call's session within the grace",
+          (c: CallUnderContract) => c.drop(false),
           "stream_dropped",
         ],
       ] as const) {
@@ -1193,6 +1220,39 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
       }
 
       scenario(
+        "a dropped stream is connected again where the carrier can, not greeted twice, else the call ends",
+        async () => {
+          const call = await place({ calls: "greeting:;*:" });
+          await call.waitFor(() => call.heardMs() > 0, 5000);
+          await settledHistory(call.sessionId);
+          call.drop();
+          if (CARRIERS[carrier.name].reattach.kind === "none") {
+            await ended(call.sessionId);
+            expect((await closingOf(call.sessionId))?.endedBy).toBe("stream_dropped");
+            return;
+          }
+          // The carrier asked liveline, and the call came back on a new stream.
+          await call.waitFor(() => call.streams() === 2 && call.closed() === null, 5000);
+          const greeted = call.heardMs();
+          await call.say(300, 700);
+          await call.waitFor(() => call.heardMs() > greeted, 5000);
+          const events = await settledHistory(call.sessionId, 2);
+          // One greeting, one answer: the call went on, nothing said twice.
+          expect(ofKind(events, "user")).toHaveLength(2);
+          expectEveryTurnEndedOnce(events);
+          expect(ofKind(events, "interrupted")).toEqual([]);
+          const said = events
+            .filter((e) => e.kind === "transcript" || e.kind === "model_text")
+            .map((e) => e.text)
+            .join("");
+          expect(said.match(/Hello!/g)).toHaveLength(1);
+          expect(await timelineKinds(call.sessionId)).toContain("CALL_RECONNECTED");
+          expect(call.violations).toEqual([]);
+          call.hangUp();
+        },
+      );
+
+      scenario(
         "the carrier's call-over notice ends a call whose stream never started",
         async () => {
           const rung = await carrier.driver.ringOnly(knobs());
@@ -1203,7 +1263,7 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
       );
 
       scenario(
-        "a crash of the session's object mid-call: the record stays valid, the next webhook is answered",
+        "a crash of the session's object mid-call: the call goes on, the record stays valid",
         async () => {
           // Paced: the greeting is under way when the object dies.
           const call = await place({ timeScale: 0.2 });
@@ -1213,12 +1273,21 @@ for (const carrier of CARRIERS_UNDER_CONTRACT) {
             { method: "POST", headers: withKey() },
           );
           expect(crashed.status).toBe(200);
-          await call.waitFor(() => call.closed() !== null, 5000);
-          // Cut by the crash: not refused by policy, not ended normally.
-          expect([1000, 1008]).not.toContain(call.closed()!.code);
-          // The restarted object answers: the record is whole, every turn in it ended once.
+          const reattaches = CARRIERS[carrier.name].reattach.kind !== "none";
+          // Cut by the crash (not refused by policy, not ended normally), then, where the
+          // carrier can, connected again.
+          await call.waitFor(() => call.streams() === (reattaches ? 2 : 1), 5000);
+          // The restarted object answers: the record is whole, every turn in it ended once
+          // (the greeting cut mid-way ends once, upstream_lost).
           const events = await settledHistory(call.sessionId);
           expectEveryTurnEndedOnce(events);
+          if (reattaches) {
+            const heard = call.heardMs();
+            await call.say(300, 700);
+            await call.waitFor(() => call.heardMs() > heard, 8000);
+            expectEveryTurnEndedOnce(await settledHistory(call.sessionId, 2));
+            call.hangUp();
+          }
           // The carrier's next webhook (the call is over) is answered, and ends the session.
           expect(await call.over()).toBe(204);
           expect(await tokenStatus(call.sessionId)).toBe(410);

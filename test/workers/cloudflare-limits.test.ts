@@ -146,7 +146,12 @@ async function besideSixHungAttempts(deadlineMs: number, lookMs: number, waitFor
         .callTool(
           "lookup_order",
           { order: "42" },
-          { signal: new AbortController().signal, timeoutMs: 8_000, onprogress() {} },
+          {
+            idempotencyKey: "k",
+            signal: new AbortController().signal,
+            timeoutMs: 8_000,
+            onprogress() {},
+          },
         )
         .then((result) => {
           went.mcp =
@@ -248,6 +253,7 @@ describe("workerd #6774: an MCP call whose answer streams, beside a live model s
             "slow_report",
             { topic: `t${i}` },
             {
+              idempotencyKey: `k${i}`,
               signal: new AbortController().signal,
               timeoutMs: 5_000,
               onprogress: () => {

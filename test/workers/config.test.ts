@@ -19,6 +19,7 @@ describe("loadConfig", () => {
       MAX_CLIENTS_PER_SESSION: 8,
       STALE_SOCKET_MS: 30_000,
       CLIENT_SOCKETS: "streaming",
+      CALL_RECONNECT_GRACE_MS: 30_000,
       TOOL_TIMEOUT_MS: 15_000,
       MODEL_TIMEOUT_MS: 15_000,
       UTTERANCE_QUIET_MS: 1_500,

@@ -37,23 +37,26 @@ interface ServerCall {
   args: Record<string, unknown>;
   cancelled: boolean;
   finished: boolean;
+  key: string | null;
 }
 
 /** What the MCP server saw (its control route). */
 async function served(): Promise<{
   calls: ServerCall[];
+  effects: { orders: number; notices: number };
   listings: number;
   cancelledRequests: unknown[];
 }> {
   return (await (await fetch(`${SERVER}/_test/calls`)).json()) as {
     calls: ServerCall[];
+    effects: { orders: number; notices: number };
     listings: number;
     cancelledRequests: unknown[];
   };
 }
 
 async function control(
-  route: "listing" | "slow" | "add-tool",
+  route: "listing" | "slow" | "add-tool" | "order-ms",
   body: Record<string, unknown>,
 ): Promise<void> {
   const res = await fetch(`${SERVER}/_test/${route}`, {
@@ -70,7 +73,7 @@ async function control(
 async function deskSession(
   knobs: Record<string, string | number>,
   tenant = "acme",
-): Promise<{ sessionId: string; client: Client }> {
+): Promise<{ sessionId: string; client: Client; wsUrl: string }> {
   const created = await createSession({
     agent: "desk",
     provider: "simulator",
@@ -78,7 +81,7 @@ async function deskSession(
   });
   const client = await connect(httpUrl(created.wsUrl));
   expect((await client.next()).type).toBe("ready");
-  return { sessionId: created.sessionId, client };
+  return { sessionId: created.sessionId, client, wsUrl: created.wsUrl };
 }
 
 async function historyOf(sessionId: string): Promise<Record<string, unknown>[]> {
@@ -134,7 +137,7 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
     expect(rows.find((r) => r.kind === "MCP_TOOLS")?.detail).toMatchObject({
       agent: "desk",
       server: "desk",
-      tools: 6,
+      tools: 8,
     });
     client.close();
   });
@@ -506,4 +509,82 @@ describe("tools from an MCP server", { timeout: 30_000 }, () => {
       expect(frames.filter((f) => f.type === "tool_call")).toHaveLength(1);
       client.close();
     });
+});
+
+describe("an MCP call in flight when the session's object restarts", { timeout: 30_000 }, () => {
+  /**
+   * A desk session calls `tool` (it takes 1.5 s at the server); once the server has the call,
+   * the object restarts (the fault injection route: as a deploy resets it); a client comes
+   * back and the turn runs its course. What the server saw of that tool since, the side
+   * effects it made, and the session's record.
+   */
+  async function restartMidCall(tool: "place_order" | "send_notice") {
+    await control("order-ms", { ms: 1_500 });
+    const before = await served();
+    const { sessionId, client, wsUrl } = await deskSession({ calls: `1:desk__${tool};*:` });
+    client.send({ type: "text", text: "order a pizza" });
+    await until(
+      () => served(),
+      (s) => since(before.calls, s.calls).some((c) => c.name === tool),
+      "the server has the call",
+    );
+    const restarted = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
+      method: "POST",
+      headers: withKey(),
+    });
+    expect(restarted.status).toBe(200);
+    await client.closed.catch(() => undefined);
+    const back = await connect(`${httpUrl(wsUrl)}&resumeFrom=0`);
+    const frames = await framesUntilTurnEnds(back, "t1");
+    back.close();
+    const after = await served();
+    return {
+      sessionId,
+      frames,
+      calls: since(before.calls, after.calls).filter((c) => c.name === tool),
+      effects: {
+        orders: after.effects.orders - before.effects.orders,
+        notices: after.effects.notices - before.effects.notices,
+      },
+      events: await historyOf(sessionId),
+    };
+  }
+
+  it("idempotent (its server's policy): run again with the same key in _meta, one order placed, its one result spoken", async () => {
+    const { sessionId, calls, effects, events, frames } = await restartMidCall("place_order");
+    const call = events.find((e) => e.kind === "tool_call")!;
+    // Twice at the server, both with the call's own key; one effect.
+    expect(calls.map((c) => c.key)).toEqual([
+      `${sessionId}:${call.callId}`,
+      `${sessionId}:${call.callId}`,
+    ]);
+    expect(effects.orders).toBe(1);
+    expectOneOutcomePerCall(events);
+    expect(events.filter((e) => e.kind === "tool_result")).toEqual([
+      expect.objectContaining({ callId: call.callId, result: expect.objectContaining({}) }),
+    ]);
+    expect(events.some((e) => e.kind === "tool_cancelled")).toBe(false);
+    const said = frames
+      .filter((f) => f.type === "text")
+      .map((f) => f.text)
+      .join("");
+    expect(said).toMatch(/Order A\d+ placed/);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+  });
+
+  it("not idempotent: not run again, one notice sent; the model hears its outcome is unknown", async () => {
+    const { calls, effects, events, frames } = await restartMidCall("send_notice");
+    expect(calls).toHaveLength(1);
+    expect(effects.notices).toBe(1);
+    expectOneOutcomePerCall(events);
+    expect(events.filter((e) => e.kind === "tool_cancelled")).toEqual([
+      expect.objectContaining({ reason: "restart" }),
+    ]);
+    const said = frames
+      .filter((f) => f.type === "text")
+      .map((f) => f.text)
+      .join("");
+    expect(said).toMatch(/outcome unknown/);
+    expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
+  });
 });

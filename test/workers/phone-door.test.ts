@@ -99,9 +99,12 @@ describe("the voice webhook takes only Twilio's signature", () => {
     );
   });
 
-  it("a signed call is answered with <Connect><Stream> and a token, never the API key", async () => {
+  it("a signed call is answered with <Connect action><Stream> and a token, never the API key", async () => {
     const { twiml, token } = await answeredCall();
-    expect(twiml).toMatch(/^<\?xml[^>]*\?><Response><Connect><Stream url="[^"]+">/);
+    // The action: where Twilio asks what next when the stream ends (a deploy, say).
+    expect(twiml).toMatch(
+      /^<\?xml[^>]*\?><Response><Connect action="http:\/\/liveline\.test\/v1\/telephony\/twilio\/reconnect" method="POST"><Stream url="[^"]+">/,
+    );
     expect(twiml).not.toContain(API_KEY);
     expect(token.length).toBeGreaterThanOrEqual(40);
   });

@@ -396,21 +396,22 @@ describe("speech the model had not signalled when its connection was replaced (f
 });
 
 describe("the session object restarts mid-session", () => {
-  it("keeps a valid history and goes on: open turn and calls are closed honestly", async () => {
+  it("keeps a valid history and goes on: a client's open call is left open and answered once", async () => {
     const { sessionId, wsUrl, client } = await simulatorSession({
       seed: 11,
       calls: "greeting:suggest_topics",
     });
     client.send({ type: "text", text: "hi" });
     // The client call arrives and is never answered: a call in flight when the object dies.
-    await framesUntil(client, (f) => f.type === "tool_call");
+    const call = (await framesUntil(client, (f) => f.type === "tool_call")).at(-1)!;
     const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
     await expect(
       runInDurableObject(stub, (_o, state) => state.abort("simulated crash")),
     ).rejects.toThrow();
     await client.closed.catch(() => undefined);
 
-    // The restarted object closed the turn and the call before anything else happened.
+    // The restarted object closed nothing of the client's: its call waits for an answer,
+    // under its own id (never cancelled, so never run twice by the client).
     const log = await historyOf(sessionId);
     const again = await connect(`${httpUrl(wsUrl)}&resumeFrom=${log.at(-1)!.seq}`);
     expect(await again.next()).toMatchObject({
@@ -419,12 +420,22 @@ describe("the session object restarts mid-session", () => {
       lastSeq: log.at(-1)!.seq,
     });
     expect(validateHistory(log)).toEqual([]);
-    expect(unansweredCalls(log)).toEqual([]);
-    expect(log.some((e) => e.kind === "tool_cancelled" && e.reason === "restart")).toBe(true);
+    expect(unansweredCalls(log)).toEqual([call.callId]);
+    expect(log.some((e) => e.kind === "tool_cancelled")).toBe(false);
+    again.send({ type: "tool_result", callId: call.callId, result: { chips: ["hours"] } });
+    again.send({ type: "tool_result", callId: call.callId, result: { chips: ["again"] } });
+    expect(await framesUntil(again, (f) => f.type === "error")).toContainEqual(
+      expect.objectContaining({ type: "error", code: "duplicate_result" }),
+    );
     // The session continues on the restarted object.
     const next = await playTurn(again, "are you there?");
-    expect(turnEndsOf(next)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
-    expect(validateHistory(await historyOf(sessionId))).toEqual([]);
+    expect(turnEndsOf(next).at(-1)).toMatchObject({ type: "turn_complete" });
+    const after = await historyOf(sessionId);
+    expect(validateHistory(after)).toEqual([]);
+    expect(unansweredCalls(after)).toEqual([]);
+    expect(after.filter((e) => e.kind === "tool_result" && e.callId === call.callId)).toEqual([
+      expect.objectContaining({ result: { chips: ["hours"] } }),
+    ]);
     again.close();
   });
 });
@@ -475,7 +486,7 @@ describe("fault injection (FAULT_INJECTION=on, for soak runs)", () => {
       calls: "greeting:suggest_topics",
     });
     client.send({ type: "text", text: "hi" });
-    await framesUntil(client, (f) => f.type === "tool_call");
+    const call = (await framesUntil(client, (f) => f.type === "tool_call")).at(-1)!;
     const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/restart`, {
       method: "POST",
       headers: withKey(),
@@ -484,9 +495,11 @@ describe("fault injection (FAULT_INJECTION=on, for soak runs)", () => {
     expect(await res.json()).toEqual({ sessionId, restarted: true });
     const log = await historyOf(sessionId);
     expect(validateHistory(log)).toEqual([]);
-    expect(unansweredCalls(log)).toEqual([]);
+    // The client's call is left open for its answer.
+    expect(unansweredCalls(log)).toEqual([call.callId]);
     const again = await connect(`${httpUrl(wsUrl)}&resumeFrom=${log.at(-1)!.seq}`);
     expect((await again.next()).type).toBe("ready");
+    again.send({ type: "tool_result", callId: call.callId, result: { chips: [] } });
     const next = await playTurn(again, "still there?");
     expect(turnEndsOf(next)).toEqual([expect.objectContaining({ type: "turn_complete" })]);
     again.close();

@@ -9,6 +9,10 @@
  *   answers with what connects the call's audio to GET /v1/telephony/:carrier/stream/:id,
  *   with a single-use token the stream's start must present — never the API key, never a
  *   session token.
+ * - POST /v1/telephony/:carrier/reconnect — the carrier's word that the call's stream ended
+ *   while the call goes on (Twilio: the stream's `<Connect action>`), signed like the others:
+ *   the same call connected to its session again with a fresh token (no second greeting), or
+ *   hung up (the session ended, a stranger's call, too many reconnects). Never creates one.
  * - POST /v1/telephony/:carrier/status — the call's status callback: a call over ends its
  *   session.
  * - POST /v1/telephony/:carrier/transfer?to=+E164 — for a carrier whose transfer has it fetch
@@ -65,7 +69,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
       options: {},
       recording: recordingOfNumber(c.req.query("record")),
     });
-    const answer = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS);
+    const answer = await sessionStub(c, sessionId).callToken(CALL_TOKEN_TTL_MS, "answer");
     // The call's session has ended, or its stream is already up (a replayed webhook): a
     // retry gets nothing that could join the call.
     const reply =
@@ -76,10 +80,42 @@ export const telephonyRoutes = new Hono<AppEnv>()
             answer.token,
             c.var.app.env(c.env),
             inbound.callId,
+            reconnectUrl(c, carrier, telephony),
           );
     return c.body(reply.body, 200, { "Content-Type": reply.contentType });
   })
   .all("/:carrier/voice", methodNotAllowed("POST"))
+  .post("/:carrier/reconnect", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
+    // The carrier's word that a call's stream ended (Twilio: <Connect action>): the same call
+    // is connected to its session again, or hung up. Never a new session: a call no session
+    // has (a stranger's, or a forged id) is hung up and nothing is recorded.
+    const carrier = carrierOf(c);
+    const params = await signedWebhook(c, carrier);
+    const hangUp = carrier.hangUp();
+    const hangUpReply = () => c.body(hangUp.body, 200, { "Content-Type": hangUp.contentType });
+    if (carrier.reattach.kind !== "answer_webhook") return hangUpReply();
+    const call = carrier.reattach.callOf(params);
+    if (call === null) return hangUpReply();
+    const sessionId = await callSessionId(c.req.param("carrier"), call.callId);
+    const stub = sessionStub(c, sessionId);
+    if ((await stub.lifecycle()) !== "open") return hangUpReply();
+    if (call.over) {
+      // The caller hung up as the stream ended: the call's session ends with it.
+      await stub.end("caller_hung_up");
+      return hangUpReply();
+    }
+    const answer = await stub.callToken(CALL_TOKEN_TTL_MS, "reconnect");
+    if ("refused" in answer) return hangUpReply();
+    const reply = carrier.connect(
+      streamUrl(c, sessionId),
+      answer.token,
+      c.var.app.env(c.env),
+      call.callId,
+      reconnectUrlOf(c),
+    );
+    return c.body(reply.body, 200, { "Content-Type": reply.contentType });
+  })
+  .all("/:carrier/reconnect", methodNotAllowed("POST"))
   .post("/:carrier/status", limitBody(MAX_WEBHOOK_BYTES), async (c) => {
     // The call's status callback: a call over before its stream started (or without one)
     // leaves no session open.
@@ -157,6 +193,25 @@ async function signedWebhook(c: AppContext, carrier: RegisteredCarrier): Promise
   if (params === null)
     throw new HttpError(403, "forbidden", "the request is not signed by the carrier for this URL");
   return params;
+}
+
+/**
+ * Where the carrier asks to reconnect a call whose stream ended, when it can
+ * (`reattach: answer_webhook`) and the Worker allows it (CALL_RECONNECT_GRACE_MS above 0): not
+ * for the demo page's calls (placed in the page, whose webhook the Worker signs itself).
+ */
+function reconnectUrl(
+  c: AppContext,
+  carrier: RegisteredCarrier,
+  call: { demo?: true | undefined },
+): string | null {
+  if (carrier.reattach.kind !== "answer_webhook" || call.demo === true) return null;
+  return c.var.config.CALL_RECONNECT_GRACE_MS > 0 ? reconnectUrlOf(c) : null;
+}
+
+/** `https://<host>/v1/telephony/<carrier>/reconnect`: the request's own origin. */
+function reconnectUrlOf(c: AppContext): string {
+  return `${new URL(c.req.url).origin}/v1/telephony/${c.req.param("carrier")}/reconnect`;
 }
 
 /** `wss://<host>/v1/telephony/<carrier>/stream/<id>` (ws:// for a plain-HTTP local server). */

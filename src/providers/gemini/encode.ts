@@ -2,12 +2,13 @@
  * ModelCommands, setup and rebuilt context → Gemini Live client messages (plain objects;
  * the adapter serialises them).
  */
-import type {
-  ModelCapabilities,
-  ModelCommand,
-  RebuiltContext,
-  ResultScheduling,
-  ToolResponse,
+import {
+  type ModelCapabilities,
+  type ModelCommand,
+  OUTCOME_UNKNOWN,
+  type RebuiltContext,
+  type ResultScheduling,
+  type ToolResponse,
 } from "../../vocabulary/model.js";
 import { bytesToBase64 } from "../base64.js";
 import type {
@@ -245,6 +246,9 @@ export function callLine(name: string, args: Record<string, unknown>): string {
 
 /** `[lookup_faq returned {"answer":…}]` or `[lookup_faq failed: timeout]`. */
 export function outcomeLine(r: ToolResponse): string {
+  // Not a failure: the call may have taken effect (a restart cut it off).
+  if (r.error?.startsWith(OUTCOME_UNKNOWN) === true)
+    return `[${r.name}: ${bounded(r.error, SEED_OUTCOME_MAX_CHARS)}]`;
   if (r.error !== undefined)
     return `[${r.name} failed: ${bounded(r.error, SEED_OUTCOME_MAX_CHARS)}]`;
   return `[${r.name} returned ${bounded(JSON.stringify(r.result ?? {}), SEED_OUTCOME_MAX_CHARS)}]`;

@@ -1,5 +1,6 @@
 /** The generation engine: what the model says and calls, paced, and how a reply ends. */
 
+import { callLine } from "../../providers/gemini/encode.js";
 import {
   argsFor,
   chunkWords,
@@ -369,6 +370,10 @@ function issueCalls(ctx: Ctx, gen: Gen, names: string[], duplicate: boolean): vo
     }
     const args = argsFor(decl, gen.userText, toolsOf(s));
     wire.push(s.knobs.noIds ? { name, args } : { id, name, args });
+    // The session remembers its own calls, as a seed's lines say them: a resumed connection
+    // (its handle's context) knows them as a rebuilt one does (assumed: the service's
+    // resumption keeps the whole session).
+    s.context.remembered = [...s.context.remembered, callLine(name, args)].slice(-10);
   }
   if (wire.length === 0) return;
   // The same call delivered twice: as modelTurn parts and as toolCall (O5).

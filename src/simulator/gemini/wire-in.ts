@@ -288,8 +288,12 @@ function oweSeededResults(ctx: Ctx, turns: readonly GeminiContent[]): void {
     .slice(lastModel + 1)
     .flatMap((t) => t.parts ?? [])
     .flatMap((p) => {
-      const m = /^\[(\w+) returned (.*)\]$/s.exec(p.text ?? "");
-      return m ? [{ name: m[1]!, summary: summariseSeeded(m[2]!) }] : [];
+      const m = /^\[([\w.-]+) returned (.*)\]$/s.exec(p.text ?? "");
+      if (m) return [{ name: m[1]!, summary: summariseSeeded(m[2]!) }];
+      // A call whose outcome the gateway could not know (its object restarted under it): the
+      // model says so, as it would say a result (assumed: a model tells the user it is unsure).
+      const unknown = /^\[([\w.-]+): (outcome unknown.*)\]$/s.exec(p.text ?? "");
+      return unknown ? [{ name: unknown[1]!, summary: summarise({ output: unknown[2]! }) }] : [];
     });
   if (outcomes.length === 0) return;
   const s = ctx.s;

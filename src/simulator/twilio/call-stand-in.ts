@@ -22,13 +22,27 @@
  *   not act on it). Received `media` is played at 8000 bytes a second (playback.ts): `heard`
  *   holds what played; marks are echoed when the audio before them has played; `clear` drops
  *   the queue and echoes every pending mark at once.
+ * - `<Connect action>` ("TwiML Voice: <Connect>", https://www.twilio.com/docs/voice/twiml/connect):
+ *   "When the <Connect> verb ends, Twilio sends an HTTP request to this URL"; without it
+ *   "<Connect> will finish … If there is no further verb, Twilio will end the phone call."
+ *   When a stream's WebSocket closes without the caller hanging up, the stand-in POSTs the
+ *   action URL, signed like the voice webhook, with the call's parameters (`CallStatus`
+ *   `in-progress`), and follows the TwiML it answers: a `<Connect><Stream>` starts a new stream
+ *   (a fresh streamSid, its own `sequenceNumber` and `chunk` counts; what was still queued of
+ *   the old stream is never heard), anything else ends the call. No action, an answer that
+ *   is not 200, or none within Twilio's default read timeout (15 s) ends it too (`ended`).
  * What it simplifies: the caller is silent unless `sendAudio` is called (Twilio sends
  * `media` every 20 ms, silence included); `timestamp` is the stand-in's clock since `start`,
  * at least 20 ms after the previous chunk's; one call per instance, inbound only; no status
- * callbacks, no <Connect action>, no jitter or loss.
+ * callbacks; an action request is made once (no connection-override retries) and POSTed
+ * whatever `method` says; no jitter or loss.
  */
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
-import { inboundCallWebhook, twilioSid } from "../../telephony/twilio/inbound-call.js";
+import {
+  connectActionWebhook,
+  inboundCallWebhook,
+  twilioSid,
+} from "../../telephony/twilio/inbound-call.js";
 import {
   readTwilioStreamCommand,
   type TwilioDtmf,
@@ -39,7 +53,7 @@ import {
   type TwilioStreamCommand,
 } from "../../telephony/twilio/stream-messages.js";
 import { MULAW_BYTES_PER_MS, PlaybackBuffer, type PlaybackProgress } from "./playback.js";
-import { readStreamAnswer } from "./twiml-reader.js";
+import { readStreamAnswer, type StreamAnswer } from "./twiml-reader.js";
 
 /** How the stand-in reaches liveline: global fetch/WebSocket, or a Worker's own fetch. */
 export interface CarrierTransport {
@@ -54,6 +68,12 @@ export interface TwilioCallStandInOptions {
   now?: () => number;
   /** Take a ws:// Stream URL (a gateway on localhost). Twilio itself takes wss:// only. */
   allowInsecureStream?: boolean;
+  /**
+   * How long an action request may take (Twilio: 15 s, its default read timeout, at most 15 s
+   * with connection overrides). A test whose whole gateway restarts locally — which Cloudflare
+   * never does: its Worker answers throughout a deploy — may allow it longer.
+   */
+  actionTimeoutMs?: number;
 }
 
 export interface PlaceCallOptions {
@@ -76,7 +96,28 @@ export interface PlaceCallOptions {
 export interface CallIdentity {
   callSid: string;
   accountSid: string;
+  /**
+   * The account's Auth Token, which signs the `<Connect action>` request, and the numbers it
+   * names: without it (a page, which never holds the token) an action is not followed.
+   */
+  authToken?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
 }
+
+/** How the call ended, when it did. */
+export interface CallEnd {
+  /**
+   * `caller`: hung up; `no_action`: its stream closed and the answer had no action;
+   * `action_answer`: the action's TwiML connects no stream (a hang-up); `action_failed`: the
+   * action request failed, was refused or timed out (Twilio's application error).
+   */
+  how: "caller" | "no_action" | "action_answer" | "action_failed";
+  detail: string;
+}
+
+/** Twilio's default read timeout for a webhook ("Webhooks: connection overrides"). */
+const ACTION_TIMEOUT_MS = 15_000;
 
 export interface PlacedCall {
   accountSid: string;
@@ -140,10 +181,20 @@ export class TwilioCallStandIn {
     unheardMs: number;
   } | null = null;
   call: PlacedCall | null = null;
+  /** Every stream the call started, in order (the first, then each the action connected). */
+  readonly streams: PlacedCall[] = [];
+  /** Each `<Connect action>` request made: its HTTP status and body (0: it failed). */
+  readonly actionRequests: { status: number; body: string }[] = [];
+  /** How the call ended (null: it goes on, or is between streams). */
+  ended: CallEnd | null = null;
 
   private readonly transport: CarrierTransport;
+  private identity: Required<CallIdentity> | null = null;
+  /** The running `<Connect>`'s action URL (null: none). */
+  private action: string | null = null;
   private readonly now: () => number;
   private readonly allowInsecureStream: boolean;
+  private readonly actionTimeoutMs: number;
   private socket: WebSocket | null = null;
   private readonly playback = new PlaybackBuffer();
   private playbackTimer: ReturnType<typeof setTimeout> | null = null;
@@ -159,6 +210,7 @@ export class TwilioCallStandIn {
     this.transport = options.transport;
     this.now = options.now ?? (() => performance.now());
     this.allowInsecureStream = options.allowInsecureStream ?? false;
+    this.actionTimeoutMs = options.actionTimeoutMs ?? ACTION_TIMEOUT_MS;
   }
 
   /** Rings liveline's voice webhook, follows its TwiML and starts the media stream. */
@@ -180,7 +232,13 @@ export class TwilioCallStandIn {
     const answer = { status: response.status, body };
     if (!response.ok)
       throw new CallSetupError(`the voice webhook answered ${response.status}: ${body}`, answer);
-    return this.followAnswer(answer, { callSid, accountSid });
+    return this.followAnswer(answer, {
+      callSid,
+      accountSid,
+      authToken: options.authToken,
+      from: options.from,
+      to: options.to,
+    });
   }
 
   /**
@@ -196,9 +254,16 @@ export class TwilioCallStandIn {
   /** Reads the webhook's answer (kept in a CallSetupError) and starts the call's stream. */
   private async followAnswer(
     answer: { status: number; body: string },
-    { callSid, accountSid }: CallIdentity,
+    identity: CallIdentity,
   ): Promise<PlacedCall> {
-    let stream: ReturnType<typeof readStreamAnswer>;
+    this.identity = {
+      callSid: identity.callSid,
+      accountSid: identity.accountSid,
+      authToken: identity.authToken ?? "",
+      from: identity.from ?? "",
+      to: identity.to ?? "",
+    };
+    let stream: StreamAnswer;
     try {
       stream = readStreamAnswer(answer.body, { allowInsecure: this.allowInsecureStream });
     } catch (error) {
@@ -208,13 +273,27 @@ export class TwilioCallStandIn {
         answer,
       );
     }
+    return this.startStream(stream);
+  }
 
+  /** Opens `stream`'s WebSocket and says `connected` and `start` on it: the call's new stream. */
+  private async startStream(stream: StreamAnswer): Promise<PlacedCall> {
+    const { callSid, accountSid } = this.identity!;
     const socket = await this.transport.openWebSocket(stream.streamUrl);
     await this.opened(socket);
     this.socket = socket;
-    socket.addEventListener("message", (event) => this.onFrame(event.data));
-    socket.addEventListener("close", (event) => this.onClose(event.code, event.reason));
-
+    socket.addEventListener("message", (event) => {
+      if (this.socket === socket) this.onFrame(event.data);
+    });
+    socket.addEventListener("close", (event) => {
+      if (this.socket === socket) this.onClose(event.code, event.reason);
+    });
+    this.action = stream.action ?? null;
+    this.closed = null;
+    // Each stream counts its own messages and chunks.
+    this.sequence = 0;
+    this.chunk = 0;
+    this.lastTimestamp = -CHUNK_MS;
     this.call = {
       accountSid,
       callSid,
@@ -222,6 +301,7 @@ export class TwilioCallStandIn {
       streamUrl: stream.streamUrl,
       customParameters: stream.parameters,
     };
+    this.streams.push(this.call);
     socket.send(JSON.stringify({ event: "connected", protocol: "Call", version: "1.0.0" }));
     this.startedAt = this.now();
     this.emit({
@@ -292,6 +372,7 @@ export class TwilioCallStandIn {
       this.closed = { code: 1000, reason: "call ended", by: "caller", unheardMs: this.queuedMs() };
       this.socket?.close(1000, "call ended");
     }
+    this.ended ??= { how: "caller", detail: "the caller hung up" };
     this.changed();
   }
 
@@ -443,7 +524,55 @@ export class TwilioCallStandIn {
     this.stopPlaybackTimer();
     if (this.closed === null)
       this.closed = { code, reason, by: "liveline", unheardMs: this.playback.queuedMs() };
+    // The stream is gone, and what was queued with it (never echoed: its marks went too).
+    this.playback.clear(this.now());
     this.changed();
+    if (!this.hungUp) void this.connectEnded();
+  }
+
+  /**
+   * The `<Connect>` ended (its stream closed while the call goes on): Twilio asks its action
+   * URL what next and runs the answer, or, without one, ends the call.
+   */
+  private async connectEnded(): Promise<void> {
+    const action = this.action;
+    const identity = this.identity;
+    const end = (how: CallEnd["how"], detail: string) => {
+      this.ended ??= { how, detail };
+      this.changed();
+    };
+    if (action === null || identity === null) return end("no_action", "no <Connect action>");
+    if (identity.authToken === "") return end("action_failed", "no Auth Token to sign with");
+    let answer: { status: number; body: string };
+    try {
+      const request = await connectActionWebhook(action, identity);
+      const response = await Promise.race([
+        this.transport.fetch(request),
+        sleep(this.actionTimeoutMs).then(() => {
+          throw new Error(`no answer within ${this.actionTimeoutMs} ms`);
+        }),
+      ]);
+      answer = { status: response.status, body: await response.text() };
+    } catch (error) {
+      this.actionRequests.push({ status: 0, body: String(error) });
+      return end("action_failed", `the action request failed: ${String(error)}`);
+    }
+    this.actionRequests.push(answer);
+    if (this.hungUp) return;
+    if (answer.status !== 200)
+      return end("action_failed", `the action answered ${answer.status}: ${answer.body}`);
+    let stream: StreamAnswer;
+    try {
+      stream = readStreamAnswer(answer.body, { allowInsecure: this.allowInsecureStream });
+    } catch {
+      return end("action_answer", answer.body);
+    }
+    try {
+      await this.startStream(stream);
+      this.changed();
+    } catch (error) {
+      end("action_failed", `the new stream did not open: ${String(error)}`);
+    }
   }
 
   private advancePlayback(): void {

@@ -28,6 +28,8 @@ export interface StreamAnswer {
   parameters: Record<string, string>;
   /** <Stream name="…">, when given. */
   name?: string;
+  /** <Connect action="…">: where Twilio asks what to do when the stream ends. */
+  action?: string;
 }
 
 const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" };
@@ -156,6 +158,11 @@ export function readStreamAnswer(
     throw new TwimlAnswerError(`the root is <${response.name}>, not <Response>`);
   const connect = onlyChild(response, "Connect");
   allowOnly(connect, ["action", "method"]);
+  const { action, method } = connect.attributes;
+  if (method !== undefined && method !== "POST" && method !== "GET")
+    throw new TwimlAnswerError(`<Connect method> is ${method}, not POST or GET`);
+  if (action !== undefined && !/^https?:\/\//.test(action))
+    throw new TwimlAnswerError(`<Connect action> is not an absolute http(s) URL: ${action}`);
   const stream = onlyChild(connect, "Stream");
   allowOnly(stream, ["url", "name", "track", "statusCallback", "statusCallbackMethod"]);
   // <Connect><Stream> streams the inbound track only.
@@ -185,6 +192,7 @@ export function readStreamAnswer(
   }
   const answer: StreamAnswer = { streamUrl, parameters };
   if (stream.attributes.name !== undefined) answer.name = stream.attributes.name;
+  if (action !== undefined) answer.action = action;
   return answer;
 }
 

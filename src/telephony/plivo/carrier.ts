@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import { checkedString, optionalHttpUrl, secret } from "../../var-schemas.js";
-import type { CallStreamRead, Carrier } from "../carrier-contract.js";
+import type { CallStreamRead, Carrier, Reattach } from "../carrier-contract.js";
 import { readJson } from "../read-json.js";
 import { hangUpCall, PLIVO_API_BASE_URL, transferCall } from "./call-api.js";
 import { CALL_OVER, CallMetadata } from "./call-session.js";
@@ -32,14 +32,13 @@ const PlivoVars = z.object({
 });
 
 /**
- * The deploy-survival rule (issue 51, branch `deploy`): whether and how a call whose stream
- * closed without a hang-up is connected to its session again. Not yet a field of the contract
- * on main: when it is, this is this carrier's `reattach`.
+ * This carrier's `reattach` (carrier-contract.ts): whether and how a call whose stream closed
+ * without a hang-up is connected to its session again.
  */
-export const plivoReattach = {
+export const plivoReattach: Reattach = {
   kind: "none",
   why: "liveline's XML has nothing after <Stream keepCallAlive>: Plivo ends the call with its stream. (It runs the XML after <Stream> once the stream disconnects (Plivo <Stream>), so a <Redirect> there could reattach; not done.)",
-} as const;
+};
 
 const XML = "text/xml; charset=utf-8";
 
@@ -50,6 +49,7 @@ function e164(number: string | null): string {
 }
 
 export const plivoCarrier: Carrier<(typeof PlivoVars)["shape"], CallMetadata> = {
+  reattach: plivoReattach,
   audio: "g711_ulaw",
   vars: PlivoVars,
   call: CallMetadata,

@@ -13,7 +13,7 @@
  */
 import { z } from "zod";
 import { checkedString, optionalHttpUrl, optionalOneOf, secret } from "../../var-schemas.js";
-import type { CallStreamRead, Carrier } from "../carrier-contract.js";
+import type { CallStreamRead, Carrier, Reattach } from "../carrier-contract.js";
 import { readJson } from "../read-json.js";
 import { TELNYX_API_BASE_URL, updateTexmlCall } from "./call-api.js";
 import { CALL_OVER, CallMetadata } from "./call-session.js";
@@ -43,18 +43,18 @@ const TelnyxVars = z.object({
 });
 
 /**
- * The deploy-survival rule (issue 51, branch `deploy`): whether and how a call whose stream
- * closed without a hang-up is connected to its session again. Not yet a field of the contract
- * on main: when it is, this is this carrier's `reattach`.
+ * This carrier's `reattach` (carrier-contract.ts): whether and how a call whose stream closed
+ * without a hang-up is connected to its session again.
  */
-export const telnyxReattach = {
+export const telnyxReattach: Reattach = {
   kind: "none",
   why: "liveline's TeXML has nothing after <Connect>: Telnyx ends the call with its stream. (It runs the TeXML after <Connect> once the stream stops (TeXML <Connect>), so a <Redirect> there could reattach; not done.)",
-} as const;
+};
 
 const XML = "text/xml; charset=utf-8";
 
 export const telnyxCarrier: Carrier<(typeof TelnyxVars)["shape"], CallMetadata> = {
+  reattach: telnyxReattach,
   audio: "g711_ulaw",
   vars: TelnyxVars,
   call: CallMetadata,

@@ -68,8 +68,23 @@ export const twilioCarrier: Carrier<(typeof TwilioVars)["shape"], CallMetadata> 
     return CALL_OVER.has(params.get("CallStatus") ?? "") ? callSid : null;
   },
 
-  connect: (streamUrl, token) => ({
-    body: connectStreamTwiml({ streamUrl, parameters: { token } }),
+  // <Connect action>: when the stream ends and the call goes on, Twilio POSTs the action URL
+  // (signed) with the call's parameters and runs the TwiML it answers.
+  reattach: {
+    kind: "answer_webhook",
+    callOf(params) {
+      const callSid = params.get("CallSid");
+      if (callSid === null || callSid === "") return null;
+      return { callId: callSid, over: CALL_OVER.has(params.get("CallStatus") ?? "") };
+    },
+  },
+
+  connect: (streamUrl, token, _vars, _callId, reconnectUrl) => ({
+    body: connectStreamTwiml({
+      streamUrl,
+      parameters: { token },
+      ...(reconnectUrl === null ? {} : { action: reconnectUrl }),
+    }),
     contentType: XML,
   }),
   hangUp: () => ({ body: hangupTwiml(), contentType: XML }),

@@ -23,23 +23,44 @@ export interface InboundCall {
 }
 
 /** The signed voice webhook of a ringing inbound call. */
-export async function inboundCallWebhook(call: InboundCall): Promise<Request> {
+export function inboundCallWebhook(call: InboundCall): Promise<Request> {
+  return callWebhook(call.voiceUrl, call, "ringing");
+}
+
+/**
+ * The signed request to a `<Connect action>` URL, made when the `<Connect>` ends (its stream
+ * closed) while the call goes on ("TwiML Voice: <Connect>", https://www.twilio.com/docs/voice/twiml/connect):
+ * the call's parameters, `CallStatus` as the call stands.
+ */
+export function connectActionWebhook(
+  actionUrl: string,
+  call: Omit<InboundCall, "voiceUrl">,
+  status: "in-progress" | "completed" = "in-progress",
+): Promise<Request> {
+  return callWebhook(actionUrl, call, status);
+}
+
+async function callWebhook(
+  url: string,
+  call: Omit<InboundCall, "voiceUrl">,
+  status: string,
+): Promise<Request> {
   const form = new URLSearchParams({
     AccountSid: call.accountSid,
     ApiVersion: "2010-04-01",
     CallSid: call.callSid,
-    CallStatus: "ringing",
+    CallStatus: status,
     Called: call.to,
     Caller: call.from,
     Direction: "inbound",
     From: call.from,
     To: call.to,
   });
-  return new Request(call.voiceUrl, {
+  return new Request(url, {
     method: "POST",
     headers: {
       "Content-Type": "application/x-www-form-urlencoded",
-      [TWILIO_SIGNATURE_HEADER]: await twilioSignature(call.authToken, call.voiceUrl, form),
+      [TWILIO_SIGNATURE_HEADER]: await twilioSignature(call.authToken, url, form),
       "User-Agent": "TwilioProxy/1.1",
     },
     body: form.toString(),

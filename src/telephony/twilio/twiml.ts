@@ -2,7 +2,9 @@
  * The TwiML liveline answers a voice webhook with ("TwiML <Stream>",
  * https://www.twilio.com/docs/voice/twiml/stream): <Connect><Stream> opens a bidirectional
  * Media Stream to `streamUrl` (wss://, no query string: Twilio does not pass one on; values
- * go in <Parameter>s, which come back in the `start` message's customParameters).
+ * go in <Parameter>s, which come back in the `start` message's customParameters), and its
+ * `action` is where Twilio asks what to do when the stream ends
+ * (https://www.twilio.com/docs/voice/twiml/connect).
  * <Say> and <Hangup> are for refusing a call politely.
  */
 import { requireE164 } from "../phone-number.js";
@@ -24,13 +26,25 @@ export interface ConnectStreamOptions {
   streamUrl: string;
   /** Sent back in `start.customParameters` (a session token, say). */
   parameters: Record<string, string>;
+  /**
+   * `<Connect action>`: "When the <Connect> verb ends, Twilio sends an HTTP request to this
+   * URL" (POST, signed as every webhook) and runs the TwiML it answers; without it the call
+   * ends with its stream ("TwiML Voice: <Connect>").
+   */
+  action?: string | undefined;
 }
 
-export function connectStreamTwiml({ streamUrl, parameters }: ConnectStreamOptions): string {
+export function connectStreamTwiml({
+  streamUrl,
+  parameters,
+  action,
+}: ConnectStreamOptions): string {
   const params = Object.entries(parameters)
     .map(([name, value]) => `<Parameter name="${escapeXml(name)}" value="${escapeXml(value)}"/>`)
     .join("");
-  return `${XML_DECLARATION}<Response><Connect><Stream url="${escapeXml(streamUrl)}">${params}</Stream></Connect></Response>`;
+  const connect =
+    action === undefined ? "<Connect>" : `<Connect action="${escapeXml(action)}" method="POST">`;
+  return `${XML_DECLARATION}<Response>${connect}<Stream url="${escapeXml(streamUrl)}">${params}</Stream></Connect></Response>`;
 }
 
 export function hangupTwiml(): string {

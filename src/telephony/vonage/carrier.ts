@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import { checkedString, optionalHttpUrl, secret } from "../../var-schemas.js";
-import type { CallStreamRead, Carrier } from "../carrier-contract.js";
+import type { CallStreamRead, Carrier, Reattach } from "../carrier-contract.js";
 import { readJson } from "../read-json.js";
 import { updateVonageCall, VONAGE_API_BASE_URL } from "./call-api.js";
 import { CALL_OVER, CallMetadata } from "./call-session.js";
@@ -42,14 +42,13 @@ const VonageVars = z.object({
 });
 
 /**
- * The deploy-survival rule (issue 51, branch `deploy`): whether and how a call whose stream
- * closed without a hang-up is connected to its session again. Not yet a field of the contract
- * on main: when it is, this is this carrier's `reattach`.
+ * This carrier's `reattach` (carrier-contract.ts): whether and how a call whose stream closed
+ * without a hang-up is connected to its session again.
  */
-export const vonageReattach = {
+export const vonageReattach: Reattach = {
   kind: "none",
   why: "liveline's NCCO has nothing after its connect: Vonage completes the call when the socket closes. (A connect with eventType synchronous sends the event URL a disconnected event whose answer may be a new NCCO (Vonage's WebSockets guide), so a new connect could reattach; not done.)",
-} as const;
+};
 
 const JSON_TYPE = "application/json";
 /** A caller's frame is 20 ms (640 bytes at 16 kHz); a few together are taken, no more. */
@@ -78,6 +77,7 @@ function paramsOf(body: Uint8Array): URLSearchParams | null {
 }
 
 export const vonageCarrier: Carrier<(typeof VonageVars)["shape"], CallMetadata> = {
+  reattach: vonageReattach,
   audio: "pcm16",
   vars: VonageVars,
   call: CallMetadata,

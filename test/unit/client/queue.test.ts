@@ -96,6 +96,62 @@ describe("liveline/client's lines across a reconnect", () => {
   });
 });
 
+describe("liveline/client's tool results across a reconnect", () => {
+  /** The server's frame on `ws`. */
+  const frame = (ws: FakeSocket, body: Record<string, unknown>) =>
+    ws.dispatchEvent(new MessageEvent("message", { data: JSON.stringify(body) }));
+  const call = (seq: number, callId: string) => ({
+    type: "tool_call",
+    seq,
+    turnId: "t1",
+    callId,
+    name: "show_chips",
+    args: {},
+    runOn: "client",
+  });
+
+  /**
+   * Two calls answered on a socket that then drops (its session's object restarted, say);
+   * the next connection's replay settles `settledInReplay` of them. What the client sends
+   * on the new connection.
+   */
+  async function resultsAfterReconnect(settledInReplay: string[]) {
+    const client = fakeClient({
+      backoff: { baseMs: 1, maxMs: 1 },
+      tools: { show_chips: async () => ({ shown: true }) },
+    }).start();
+    await new Promise((r) => setTimeout(r, 0));
+    const first = FakeSocket.last!;
+    first.ready();
+    frame(first, call(1, "c1"));
+    frame(first, call(2, "c2"));
+    await new Promise((r) => setTimeout(r, 0));
+    expect(first.sent.map((d) => JSON.parse(d as string).callId)).toEqual(["c1", "c2"]);
+    client.dropConnection();
+    await new Promise((r) => setTimeout(r, 20));
+    const second = FakeSocket.last!;
+    const lastSeq = 2 + settledInReplay.length;
+    second.ready(lastSeq);
+    for (const [i, callId] of settledInReplay.entries())
+      frame(second, {
+        type: "tool_result",
+        seq: 3 + i,
+        turnId: "t1",
+        callId,
+        name: "show_chips",
+        result: { shown: true },
+      });
+    await new Promise((r) => setTimeout(r, 0));
+    client.close();
+    return second.sent.map((d) => JSON.parse(d as string).callId);
+  }
+
+  it("sends again, once, a result the gateway never recorded; not one its replay shows recorded", async () => {
+    expect(await resultsAfterReconnect([])).toEqual(["c1", "c2"]);
+    expect(await resultsAfterReconnect(["c1"])).toEqual(["c2"]);
+  });
+});
+
 describe("liveline/client's lines the gateway refused", () => {
   it("a line dropped for rate goes again in the next second (found by the attack: it waited for a reconnect)", async () => {
     const client = fakeClient().start();

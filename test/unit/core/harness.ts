@@ -1,6 +1,11 @@
 import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../../../src/core/effects.js";
 import type { CoreInput } from "../../../src/core/inputs.js";
 import {
+  type RestartPlan,
+  restoreSelection,
+  type UnansweredSpeech,
+} from "../../../src/core/restore.js";
+import {
   type CoreConfig,
   type CoreState,
   defaultConfig,
@@ -13,6 +18,7 @@ import {
   SessionInterpreter,
   type TraceRow,
 } from "../../../src/session/interpreter.js";
+import { recoverSession } from "../../../src/session/recover.js";
 import {
   type DurableFrame,
   type EphemeralFrame,
@@ -111,8 +117,67 @@ export class Harness {
   /** Everything sent to clients, in order: encoded frames (and their recipient) and audio. */
   readonly outbound: string[] = [];
 
-  constructor(overrides: Partial<CoreConfig> = {}, audioGate?: InterpreterPorts["audioGate"]) {
-    const state = initialState(defaultConfig({ sessionId: "s1", tools: TOOLS, ...overrides }));
+  /** Speech kept for a restart (the LogPort's keepSpeech), as the shell's store holds it. */
+  keptSpeech: UnansweredSpeech | null = null;
+  /** The model's resumption handle kept for a restart (keepHandle), with the seq then. */
+  keptHandle: { handle: string; seq: number } | null = null;
+  /** What the last restart carried over (restartedFrom). */
+  plan: RestartPlan | null = null;
+
+  /**
+   * `restartedFrom`: the session of another harness whose object went away, restored as the
+   * shell's recovery does (src/session/recover.ts over this log; `rerunTimeoutMs` the tools'
+   * policies) and handed its plan; no client is connected and no model connection is open.
+   */
+  constructor(
+    overrides: Partial<CoreConfig> = {},
+    audioGate?: InterpreterPorts["audioGate"],
+    restartedFrom?: {
+      log: readonly HistoryEvent[];
+      keptSpeech: UnansweredSpeech | null;
+      keptHandle: { handle: string; seq: number } | null;
+      rerunTimeoutMs?: (name: string) => number | null;
+      now: number;
+      carry?: boolean;
+    },
+  ) {
+    const config = defaultConfig({ sessionId: "s1", tools: TOOLS, ...overrides });
+    let state = initialState(config);
+    if (restartedFrom !== undefined) {
+      this.now = restartedFrom.now;
+      this.log.push(...restartedFrom.log);
+      this.keptSpeech = restartedFrom.keptSpeech;
+      this.keptHandle = restartedFrom.keptHandle;
+      const speech = {
+        read: () => this.keptSpeech,
+        keep: (transcript: string | null, at: number) => {
+          this.keptSpeech = transcript === null ? null : { transcript, at };
+        },
+        readHandle: () => this.keptHandle,
+      };
+      const recovered = recoverSession(
+        {
+          readForRestore: () => restoreSelection(this.log),
+          readAfter: (seq) => this.log.filter((e) => e.seq > seq),
+          lastSeq: () => this.log.at(-1)?.seq ?? 0,
+          append: (events) => {
+            this.log.push(...events);
+          },
+          trace: (rows) => this.noteTraces(rows),
+        },
+        config,
+        [],
+        this.now,
+        restartedFrom.carry === false
+          ? null
+          : {
+              speech,
+              rerunTimeoutMs: restartedFrom.rerunTimeoutMs ?? (() => null),
+            },
+      );
+      state = recovered.state;
+      this.plan = recovered.plan;
+    }
     this.interpreter = new SessionInterpreter(state, {
       log: {
         append: (events, _frames, traces) => {
@@ -131,6 +196,12 @@ export class Harness {
           this.log.filter((e) => e.seq > seq).map((e) => JSON.stringify(frameOf(e))),
         lastSeq: () => this.log.at(-1)?.seq ?? 0,
         hasTextId: (textId) => this.log.some((e) => e.kind === "user" && e.textId === textId),
+        keepSpeech: (transcript, at) => {
+          this.keptSpeech = transcript === null ? null : { transcript, at };
+        },
+        keepHandle: (handle, seq) => {
+          this.keptHandle = handle === null ? null : { handle, seq };
+        },
         trace: (rows) => {
           this.traceWrites.alone++;
           this.noteTraces(rows);
@@ -218,6 +289,27 @@ export class Harness {
 
   get state(): CoreState {
     return this.interpreter.state;
+  }
+
+  /**
+   * This session's object goes away now and a new one takes its log (and the speech it kept):
+   * the restarted session, as the shell recovers it and hands the core its plan.
+   */
+  restart(
+    opts: { rerunTimeoutMs?: (name: string) => number | null; carry?: boolean } = {},
+    overrides: Partial<CoreConfig> = {},
+  ): Harness {
+    const next = new Harness({ ...this.state.config, ...overrides }, undefined, {
+      log: this.log,
+      keptSpeech: this.keptSpeech,
+      keptHandle: this.keptHandle,
+      now: this.now + 1_000,
+      ...opts,
+    });
+    const plan = next.plan;
+    if (plan !== null && (plan.rerun.length > 0 || plan.reoffered.length > 0 || plan.carriedTurn))
+      next.input({ type: "session_restored", rerun: plan.rerun });
+    return next;
   }
 
   /** A core step for the input as it is (`handleInput`'s `direct`: no audio gate, no lookup). */

@@ -14,7 +14,7 @@ const TOKEN = "CzBVep_E6Q4zWH2ix-wRNluApcrvFDleg6jN8hc8YYY";
 
 describe("Plivo's answer", () => {
   it("streams both ways in μ-law, keeps the call on the stream, the token in hex", () => {
-    const { body } = plivoCarrier.connect("wss://gw.test/s/1", TOKEN, {} as never, "c-1");
+    const { body } = plivoCarrier.connect("wss://gw.test/s/1", TOKEN, {} as never, "c-1", null);
     expect(body).toContain('bidirectional="true" keepCallAlive="true"');
     expect(body).toContain('contentType="audio/x-mulaw;rate=8000"');
     const read = readPlivoAnswer(body, false);

@@ -31,6 +31,7 @@ describe("Telnyx's answer", () => {
       "tok&",
       vars,
       "v3:abc",
+      null,
     );
     expect(contentType).toMatch(/xml/);
     expect(body).toContain(
@@ -45,7 +46,13 @@ describe("Telnyx's answer", () => {
   });
 
   it("asks for μ-law when TELNYX_CODEC is unset", () => {
-    const { body } = telnyxCarrier.connect("wss://gw.test/s/1", "t", {} as typeof vars, "v3:abc");
+    const { body } = telnyxCarrier.connect(
+      "wss://gw.test/s/1",
+      "t",
+      {} as typeof vars,
+      "v3:abc",
+      null,
+    );
     expect(body).toContain('codec="PCMU" bidirectionalCodec="PCMU"');
   });
 });

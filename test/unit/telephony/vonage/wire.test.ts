@@ -15,6 +15,7 @@ describe("Vonage's answer", () => {
       "tok",
       {} as never,
       "u-1",
+      null,
     );
     expect(contentType).toBe("application/json");
     expect(JSON.parse(body)).toEqual([
