@@ -356,7 +356,9 @@ function expectOneVoiceTurn(frames: Frame[]): void {
     expect.objectContaining({ turnId: "t1" }),
   ]);
   expect(frames.at(-1)).toMatchObject({ type: "turn_complete", turnId: "t1" });
-  expect(frames.filter((f) => f.type === "error")).toEqual([]);
+  expect(frames.filter((f) => f.type === "error").map((f) => `${f.code}: ${f.message}`)).toEqual(
+    [],
+  );
 }
 
 describe("speech the model had heard and not answered when its connection dropped", () => {

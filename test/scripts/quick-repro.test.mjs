@@ -1,0 +1,45 @@
+import { describe, expect, it } from "vitest";
+import { run } from "./quick-run.mjs";
+
+describe("npm run repro, quick", () => {
+  it("repro prints its side-by-side table", () => {
+    // GPT-Live's turns end after 1.5 s of quiet, which would add about 45 s here: its own
+    // rows run in the next test.
+    const { code, out } = run("repro", ["--trials", "3", "--providers", "gemini,openai"]);
+    expect(out).toContain("| scenario");
+    expect(out).toContain("naive relay (control)");
+    expect(out).toContain("reconnect after a tool response: session poisoned");
+    // A row served by its own wrangler dev (a short MODEL_TIMEOUT_MS).
+    expect(out).toContain("a model twice as slow as MODEL_TIMEOUT_MS");
+    expect(out).toMatch(/\| openai\s+\|/);
+    expect(code, out).toBe(0);
+  });
+
+  it("repro's GPT-Live and xAI rows: the naive relay shows each failure, liveline none", () => {
+    const { code, out } = run("repro", [
+      "--trials",
+      "2",
+      "--providers",
+      "gpt-live,xai",
+      "--only",
+      "call_delivered_twice,late_result_superseded,call_on_primary_and_sideband,request_refused_call_open,delegation_delivered_twice,bundled_answer_and_call",
+    ]);
+    // Asserted, unlike the other figures: each fault is injected on every trial (p = 1).
+    for (const [label, wire] of [
+      ["a function call delivered twice: the tool runs twice", "gpt-live"],
+      ["a late tool result after its delegation was superseded: sent to the model", "gpt-live"],
+      ["a function call seen on the primary and the sideband: the tool runs twice", "gpt-live"],
+      [
+        "a line typed while an earlier call waits: the request refused, the line never answered",
+        "gpt-live",
+      ],
+      ["a delegation delivered twice: its call runs twice", "gpt-live"],
+      ["an audible answer bundled with a side-effect call: the answer said twice", "xai"],
+    ]) {
+      expect(out).toMatch(
+        new RegExp(`\\| ${label}\\s+\\| ${wire}\\s+\\| 100 % \\(2/2\\)\\s+\\| 0 % \\(0/2\\)`),
+      );
+    }
+    expect(code, out).toBe(0);
+  });
+});
