@@ -254,6 +254,11 @@ export interface LegacyJudgements {
    */
   staleClientCallsHold?: boolean | undefined;
   /**
+   * Found by the attack of 2026-12-02: once a cap was reached, the calls of the turn open then
+   * were refused too, and the refusal was read out in place of the answer the cap allowed.
+   */
+  capRefusesOpenTurnCalls?: boolean | undefined;
+  /**
    * Issue 50 replaced it: on a model whose turn_complete waits for results, a turn that spoke
    * and then sent only silent results was taken as owed more words, and nudged (the greeting
    * said five times on a blocking-only model).

@@ -27,18 +27,29 @@ export function goodbyeInstruction(limit: LimitName): string {
 export function reachLimit(ctx: StepContext, limit: LimitName, value: number): void {
   const s = ctx.state;
   if (s.ended || s.limit !== null) return;
-  s.limit = { limit, value, phase: "pending", turnId: null };
+  s.limit = { limit, value, phase: "pending", turnId: null, openTurnId: s.turn?.id ?? null };
   ctx.trace("LIMIT_REACHED", { limit, value });
 }
 
-/** No more calls run once a cap is reached, or past the tool-call cap. */
-export function callRefusedByLimit(ctx: StepContext): string | null {
+/**
+ * No call runs past the tool-call cap, nor, once a cap is reached, outside the turn that was
+ * open then: that turn ends as it would, so its own calls run (refusing them would leave the
+ * last question the cap allowed unanswered, its refusal read out instead).
+ */
+export function callRefusedByLimit(ctx: StepContext, turnId: string): string | null {
   const s = ctx.state;
   const max = s.config.limits?.maxToolCalls;
   if (max !== undefined && s.toolCallCount > max)
     return `refused: this session allows at most ${max} tool calls`;
-  if (s.limit !== null) return "refused: this session has reached its limit and is closing";
-  return null;
+  const limit = s.limit;
+  if (limit === null) return null;
+  if (
+    limit.phase === "pending" &&
+    turnId === limit.openTurnId &&
+    !s.config.legacy?.capRefusesOpenTurnCalls
+  )
+    return null;
+  return "refused: this session has reached its limit and is closing";
 }
 
 /**

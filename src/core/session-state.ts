@@ -428,6 +428,8 @@ export interface LimitState {
   value: number;
   phase: "pending" | "goodbye";
   turnId: string | null;
+  /** The turn open when the cap was reached: it ends as it would, its own calls run. */
+  openTurnId: string | null;
 }
 
 export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): CoreState {

@@ -143,7 +143,7 @@ function startCall(
   s.toolCallCount++;
   // A call past a cap never runs: liveline answers it itself (no client is asked to run it),
   // and in the goodbye its refusal is not read out.
-  const refused = callRefusedByLimit(ctx);
+  const refused = callRefusedByLimit(ctx, turnId);
   const call: CallState = {
     id: request.id,
     name: request.name,

@@ -12,7 +12,7 @@ import {
   upgrade,
   withKey,
 } from "./helpers.js";
-import { playTurn } from "./session-flow.js";
+import { inLiveSession, playTurn } from "./session-flow.js";
 
 /**
  * Caps end a session gracefully: what is in flight finishes (a tool call gets its outcome,
@@ -119,6 +119,53 @@ describe("session caps", { timeout: 20_000 }, () => {
     const events = await history(sessionId);
     expect(events.filter((e) => e.kind === "session_limit")).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ kind: "status", state: "ended" });
+  });
+
+  /**
+   * Found by the attack of 2026-12-02: the last turn maxTurns allows calls a tool; once, its
+   * call was refused as past the cap and the refusal read out. Control: the old refusal.
+   */
+  async function lastTurnWithATool(refuseOpenTurnCalls: boolean): Promise<Frame[]> {
+    const { sessionId, client } = await cappedSession(
+      { maxTurns: 2 },
+      { calls: "2:lookup_faq;*:" },
+    );
+    if (refuseOpenTurnCalls)
+      await inLiveSession<{ interpreter: { state: { config: { legacy?: object } } } }>(
+        sessionId,
+        (live) => {
+          const { config } = live.interpreter.state;
+          config.legacy = { ...config.legacy, capRefusesOpenTurnCalls: true };
+        },
+      );
+    await playTurn(client, "hi");
+    const second = await playTurn(client, "what are your opening hours faq");
+    const rest = await framesUntilClosed(client);
+    expectGracefulEnd(client, [...second, ...rest], "turns");
+    return second;
+  }
+
+  it("maxTurns: the last turn's own tool call runs and its answer is said (found by the attack)", async () => {
+    const second = await lastTurnWithATool(false);
+    const result = second.find((f) => f.type === "tool_result" && f.name === "lookup_faq");
+    expect(result?.error).toBeUndefined();
+    const said = second
+      .filter((f) => f.type === "text")
+      .map((f) => f.text)
+      .join("");
+    expect(said).toContain("We are open Monday to Friday");
+    expect(said).not.toContain("refused");
+  });
+
+  it("control: refusing the open turn's calls too, the refusal is read out instead", async () => {
+    const second = await lastTurnWithATool(true);
+    const result = second.find((f) => f.type === "tool_result" && f.name === "lookup_faq");
+    expect(result?.error).toMatch(/reached its limit/);
+    const said = second
+      .filter((f) => f.type === "text")
+      .map((f) => f.text)
+      .join("");
+    expect(said).toContain("refused");
   });
 
   it("maxToolCalls: the call in flight finishes and is spoken before the goodbye", async () => {
