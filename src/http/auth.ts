@@ -110,8 +110,26 @@ export async function issueToken(
   return { token, expiresAt: new Date(exp * 1000).toISOString() };
 }
 
+/**
+ * Whether each of a token's three parts is base64url as `sign` writes it: no padding, no
+ * bits set past the last byte. The JWT decoder takes both, so one token had several strings
+ * (found by the attack of 2026-12-02): a check of a token by its string could be bypassed.
+ */
+export function isCanonicalToken(token: string): boolean {
+  const parts = token.split(".");
+  return parts.length === 3 && parts.every(isCanonicalBase64Url);
+}
+
+function isCanonicalBase64Url(part: string): boolean {
+  if (!/^[A-Za-z0-9_-]+$/.test(part) || part.length % 4 === 1) return false;
+  const b64 = part.replaceAll("-", "+").replaceAll("_", "/");
+  const again = btoa(atob(b64 + "=".repeat((4 - (b64.length % 4)) % 4)));
+  return again.replace(/=+$/, "").replaceAll("+", "-").replaceAll("/", "_") === part;
+}
+
 /** Whether `token` is a valid, unexpired token of session `sessionId`. */
 async function isSessionToken(auth: AuthState, token: string, sessionId: string): Promise<boolean> {
+  if (!isCanonicalToken(token)) return false;
   try {
     const payload = await verify(token, auth.tokenSecret, "HS256");
     return typeof payload.exp === "number" && payload.sid === sessionId;
