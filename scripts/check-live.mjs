@@ -321,6 +321,24 @@ function modelOut(entry) {
   }
 }
 
+/** Whether every `error` event on a wire was followed by more events on its connection. */
+function errorsLeaveConnectionOpen(wires) {
+  let errors = 0;
+  let open = 0;
+  for (const { entries } of wires)
+    for (const [i, e] of entries.entries()) {
+      if (modelFrame(e)?.type !== "error") continue;
+      errors++;
+      if (entries.slice(i + 1).some((n) => n.dir === "from_model" && n.conn === e.conn)) open++;
+    }
+  return errors === 0
+    ? ["not observed", "no error event"]
+    : [
+        open === errors ? "confirmed" : "contradicted",
+        `${open} of ${errors} errors followed by more events`,
+      ];
+}
+
 /**
  * The "assumed" items of docs/MODELS.md (and the field observations liveline's records rest
  * on) that a wire can show: each reads every recorded wire of the run and says `confirmed`,
@@ -432,23 +450,7 @@ const ASSUMED = {
   openai: [
     {
       item: "an `error` event leaves the connection open (API reference)",
-      judge(wires) {
-        let errors = 0;
-        let open = 0;
-        for (const { entries } of wires)
-          for (const [i, e] of entries.entries()) {
-            if (modelFrame(e)?.type !== "error") continue;
-            errors++;
-            if (entries.slice(i + 1).some((n) => n.dir === "from_model" && n.conn === e.conn))
-              open++;
-          }
-        return errors === 0
-          ? ["not observed", "no error event"]
-          : [
-              open === errors ? "confirmed" : "contradicted",
-              `${open} of ${errors} errors followed by more events`,
-            ];
-      },
+      judge: errorsLeaveConnectionOpen,
     },
     {
       item: "each response.create is answered by one response (response.created … response.done)",
@@ -510,23 +512,7 @@ const ASSUMED = {
     },
     {
       item: "an `error` alone leaves the session open (assumed)",
-      judge(wires) {
-        let errors = 0;
-        let open = 0;
-        for (const { entries } of wires)
-          for (const [i, e] of entries.entries()) {
-            if (modelFrame(e)?.type !== "error") continue;
-            errors++;
-            if (entries.slice(i + 1).some((n) => n.dir === "from_model" && n.conn === e.conn))
-              open++;
-          }
-        return errors === 0
-          ? ["not observed", "no error event"]
-          : [
-              open === errors ? "confirmed" : "contradicted",
-              `${open} of ${errors} errors followed by more events`,
-            ];
-      },
+      judge: errorsLeaveConnectionOpen,
     },
   ],
 };
