@@ -33,7 +33,7 @@ const LAYERS = [
   ["client/"],
   // liveline/testing: the app's Worker started for its tests, driven through the client.
   ["testing/"],
-  ["json-limits.ts", "version.ts", "safe-equal.ts", "outbound.ts"],
+  ["json-limits.ts", "version.ts", "safe-equal.ts", "outbound.ts", "close-reason.ts"],
   ["core/"],
   ["history/"],
   ["var-schemas.ts"],

@@ -4,6 +4,8 @@
  * WebSocket, or a stand-in's slot).
  */
 
+import { closeReason } from "../close-reason.js";
+
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
@@ -101,7 +103,7 @@ export function frameText(data: string | ArrayBuffer): string {
 
 export function closeQuietly(ws: WebSocket, code: number, reason: string): void {
   try {
-    ws.close(code, reason.slice(0, 123));
+    ws.close(code, closeReason(reason));
   } catch {
     // already closing
   }

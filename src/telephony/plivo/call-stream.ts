@@ -6,6 +6,8 @@
  * `clearAudio` drops the queue, and the checkpoints in it never come back: the link counts
  * them as moot at once.
  */
+
+import { closeReason } from "../../close-reason.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
 import { MULAW_LINE } from "../audio/line-audio.js";
@@ -45,7 +47,7 @@ export function plivoStreamLink(
       clear: () => send({ event: "clearAudio", streamId }),
       close(code, reason) {
         try {
-          ws.close(code, reason);
+          ws.close(code, closeReason(reason));
         } catch {
           // Already closed.
         }

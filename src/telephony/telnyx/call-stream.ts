@@ -5,6 +5,8 @@
  * as `media` of raw RTP payload in whole 20 ms frames, each batch followed by a `mark`; a
  * `clear` empties Telnyx's queue and sends back the marks it held.
  */
+
+import { closeReason } from "../../close-reason.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
 import { ALAW_LINE, type LineCodec, MULAW_LINE } from "../audio/line-audio.js";
@@ -45,7 +47,7 @@ export function telnyxStreamLink(
       clear: () => send({ event: "clear" }),
       close(code, reason) {
         try {
-          ws.close(code, reason);
+          ws.close(code, closeReason(reason));
         } catch {
           // Already closed.
         }

@@ -17,6 +17,8 @@
  * Realtime's audio/pcmu), the caller's audio and the model's go through untouched.
  * Sources: https://www.twilio.com/docs/voice/media-streams/websocket-messages
  */
+
+import { closeReason } from "../../close-reason.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { ServerFrame } from "../../vocabulary/frames.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
@@ -189,7 +191,7 @@ export class TwilioCallStream implements CallStreamLink {
 
   private closeSocket(code: number, reason: string): void {
     try {
-      this.ws.close(code, reason);
+      this.ws.close(code, closeReason(reason));
     } catch {
       // Already closed.
     }

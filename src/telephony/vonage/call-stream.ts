@@ -6,6 +6,8 @@
  * 20 ms each, each batch followed by a `notify`, which Vonage answers once that audio has
  * played. A `clear` empties Vonage's buffer; the notifies in it are not waited for.
  */
+
+import { closeReason } from "../../close-reason.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
 import type { LineCodec } from "../audio/line-audio.js";
 import type { CallStreamHooks, CallStreamLink } from "../carrier-contract.js";
@@ -49,7 +51,7 @@ export function vonageStreamLink(
       clear: () => sendText({ action: "clear" }),
       close(code, reason) {
         try {
-          ws.close(code, reason);
+          ws.close(code, closeReason(reason));
         } catch {
           // Already closed.
         }
