@@ -224,7 +224,10 @@ describe("bounded reconnects", () => {
     expect(h.timers.has("reconnect")).toBe(true);
   });
 
-  it("control: the old policy (attempts reset on every setup) reconnects for ever", () => {
+  // Ten minutes of a dying connection: about a second alone, over five on a loaded machine.
+  it("control: the old policy (attempts reset on every setup) reconnects for ever", {
+    timeout: 60_000,
+  }, () => {
     const h = live({ idleTimeoutMs: 0, healthyAfterMs: 0, reconnectBudget: 1_000_000 });
     const opens = dyingUpstream(h, 10 * 60_000);
     expect(opens).toBeGreaterThan(100);
