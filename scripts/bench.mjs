@@ -611,7 +611,7 @@ function printPhone(P) {
   const { liveline: L, relay: R } = P.latency;
   const [lc, rc] = P.load;
   say(
-    "\nPhone calls (Twilio Media Streams): a 20 ms μ-law chunk in (160 B), the probe's 20 ms reply out as `media`, liveline's call path against a plain phone relay DO (μ-law ↔ PCM16 with the same src/telephony/audio functions, no mark, no log, no guard)\n",
+    "\nPhone calls (Twilio Media Streams): a 20 ms μ-law chunk in (160 B), the probe's 20 ms reply out as `media`, liveline's call path against a plain phone relay DO (μ-law ↔ PCM16 with the same src/audio functions, no mark, no log, no guard)\n",
   );
   say(
     table(

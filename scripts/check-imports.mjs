@@ -8,9 +8,9 @@
  * folder or a file; no layer reaches into another's folder:
  *   vocabulary (the shared words: model events and commands, log events, frames),
  *   json-limits, version, safe-equal (a constant-time compare of secrets) and outbound (a
- *   deadline for an outbound request's headers), core, history,
+ *   deadline for an outbound request's headers), audio (codecs, the resampler), core, history,
  *   var-schemas (how Worker vars are read), providers, telephony (phone calls: the carriers'
- *   wire and the audio codec), recording (a session's audio and wire as recorded), simulator (a stand-in service that speaks each provider's wire,
+ *   wire), recording (a session's audio and wire as recorded), simulator (a stand-in service that speaks each provider's wire,
  *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
  *   provider, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
  *   mcp (an agent's remote MCP servers: their tools as server tools, through the SDK),
@@ -34,12 +34,16 @@ const LAYERS = [
   // liveline/testing: the app's Worker started for its tests, driven through the client.
   ["testing/"],
   ["json-limits.ts", "version.ts", "safe-equal.ts", "outbound.ts", "close-reason.ts"],
+  // Audio: the codecs (μ-law, A-law, PCM16 bytes, a line's codec), the one resampler, the
+  // check of a line's law; low, so providers, telephony, recording, the simulator and the
+  // session all take their audio from here.
+  ["audio/"],
   ["core/"],
   ["history/"],
   ["var-schemas.ts"],
   ["providers/"],
-  // Phone calls: the carriers' wire (Twilio Media Streams, TwiML, webhook signatures) and
-  // the audio codec; below the simulator, whose carrier stand-in speaks that wire.
+  // Phone calls: the carriers' wire (Twilio Media Streams, TwiML, webhook signatures); below
+  // the simulator, whose carrier stand-in speaks that wire.
   ["telephony/"],
   // Recordings: a session's audio placed on its timeline, the wire's entries, their layout in
   // the bucket (pure; the session writes them, the http route assembles them).

@@ -65,7 +65,7 @@ function audioClock(level) {
 
 /** A tone loud enough for the simulator's energy VAD, as μ-law 8 kHz. */
 async function tone(ms) {
-  const { pcm16ToMulaw } = await import("../../src/telephony/audio/g711.ts");
+  const { pcm16ToMulaw } = await import("../../src/audio/g711.ts");
   const pcm = new Int16Array(ms * 8);
   for (let i = 0; i < pcm.length; i++)
     pcm[i] = Math.round(6000 * Math.sin((2 * Math.PI * 300 * i) / 8000));

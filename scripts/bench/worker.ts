@@ -22,20 +22,15 @@
  *   call, a plain transcoding relay for a carrier's stream (Twilio's unless named): its audio
  *   (μ-law, A-law or 16 kHz PCM) → PCM16 16 kHz → base64 to the probe model, and its PCM16
  *   24 kHz back in the line's codec and the carrier's message, with the very functions
- *   liveline's call stream uses (src/telephony/audio), no mark, no log, no guard, no
+ *   liveline's call stream uses (src/audio), no mark, no log, no guard, no
  *   webhook: the arm each carrier's call path is held to.
  */
 import { DurableObject } from "cloudflare:workers";
 import worker from "../../examples/greeter/src/worker.js";
+import { alawToPcm16, mulawToPcm16, pcm16ToAlaw, pcm16ToMulaw } from "../../src/audio/g711.js";
+import { pcm16FromBytes, pcm16ToBytes } from "../../src/audio/pcm.js";
+import { createResampler } from "../../src/audio/resample.js";
 import { base64ToBytes, bytesToBase64 } from "../../src/providers/base64.js";
-import {
-  alawToPcm16,
-  mulawToPcm16,
-  pcm16ToAlaw,
-  pcm16ToMulaw,
-} from "../../src/telephony/audio/g711.js";
-import { pcm16FromBytes, pcm16ToBytes } from "../../src/telephony/audio/pcm.js";
-import { createResampler } from "../../src/telephony/audio/resample.js";
 
 export { GeminiSimulatorObject, SessionObject } from "../../examples/greeter/src/worker.js";
 
@@ -279,7 +274,7 @@ type RelayCarrier = "twilio" | "telnyx" | "plivo" | "vonage";
  * A plain transcoding relay for one carrier's stream: its audio (μ-law or A-law 8 kHz, or
  * 16 kHz linear PCM) → PCM16 16 kHz → base64 to the probe model, and the probe's PCM16 24 kHz
  * back → the line's codec in the carrier's message, with the very functions liveline's call
- * path uses (src/telephony/audio), no mark, no log, no guard, no webhook: the arm each
+ * path uses (src/audio), no mark, no log, no guard, no webhook: the arm each
  * carrier's call path is held to.
  */
 export class PhoneRelayObject extends DurableObject<BenchEnv> {

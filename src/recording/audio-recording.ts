@@ -18,9 +18,9 @@
  *
  * Pure: no clock, no I/O. The shell (session/audio-recorder.ts) feeds it and writes its parts.
  */
-import { mulawToPcm16 } from "../telephony/audio/g711.js";
-import { pcm16FromBytes } from "../telephony/audio/pcm.js";
-import { createResampler, type Resampler, type SampleRate } from "../telephony/audio/resample.js";
+import { mulawToPcm16 } from "../audio/g711.js";
+import { pcm16FromBytes } from "../audio/pcm.js";
+import { createResampler, type Resampler, type SampleRate } from "../audio/resample.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import { AudioTimeline, HEARD, type RecordedPart, SAID } from "./audio-timeline.js";
 

@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { type AgentDefinition, NO_AGENT, resolveAgent } from "../agents/define.js";
 import type { LivelineApp } from "../app-options.js";
+import { mulawDecoder, mulawEncoder } from "../audio/transcode.js";
 import {
   CARRIER_HEADER,
   type CallTokenAnswer,
@@ -20,7 +21,6 @@ import {
 } from "../contracts/session-api.js";
 import type { Env } from "../contracts/worker-env.js";
 import type { EndReason } from "../metering/closing-record.js";
-import { mulawDecoder, mulawEncoder } from "../telephony/audio/transcode.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";

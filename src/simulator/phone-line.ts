@@ -20,7 +20,7 @@ import {
   lineSilence,
   lineToPcm,
   pcmToLine,
-} from "../telephony/audio/line-audio.js";
+} from "../audio/line-audio.js";
 import type { CarrierTransport } from "./twilio/call-stand-in.js";
 import { CallSetupError } from "./twilio/call-stand-in.js";
 import { PlaybackBuffer, type PlaybackProgress } from "./twilio/playback.js";

@@ -1,6 +1,6 @@
+import { pcm16ToMulaw } from "../audio/g711.js";
+import { pcm16ToBytes } from "../audio/pcm.js";
 import { bytesToBase64 } from "../providers/base64.js";
-import { pcm16ToMulaw } from "../telephony/audio/g711.js";
-import { pcm16ToBytes } from "../telephony/audio/pcm.js";
 
 /** `ms` of a quiet 220 Hz tone at `rate` (deterministic); the GPT-Live face encodes it per session format. */
 export function tone(ms: number, rate: number): Int16Array {

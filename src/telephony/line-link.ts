@@ -21,9 +21,8 @@
  * its start declared (audio/law-check.ts): a mismatch is reported once (`lineProblem`), and
  * the audio goes on as declared.
  */
-import type { ServerFrame } from "../vocabulary/frames.js";
-import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
-import { LawCheck } from "./audio/law-check.js";
+
+import { LawCheck } from "../audio/law-check.js";
 import {
   LineAudioIn,
   LineAudioOut,
@@ -31,7 +30,9 @@ import {
   lineBytesPerMs,
   lineRate,
   lineSilence,
-} from "./audio/line-audio.js";
+} from "../audio/line-audio.js";
+import type { ServerFrame } from "../vocabulary/frames.js";
+import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { CallStreamHooks, CallStreamLink } from "./carrier-contract.js";
 
 /** What a carrier's stream says, in its own messages. */

@@ -21,6 +21,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CAPPED_LINE } from "../../scripts/measurement/lines.js";
+import { alawToPcm16, pcm16ToMulaw } from "../../src/audio/g711.js";
+import { LawCheck } from "../../src/audio/law-check.js";
+import { lineRate } from "../../src/audio/line-audio.js";
 import { CARRIERS, type CarrierName } from "../../src/carrier-registry.js";
 import type { CoreInput } from "../../src/core/inputs.js";
 import type {
@@ -38,9 +41,6 @@ import {
 } from "../../src/simulator/twilio/index.js";
 import { BARGE_IN_MS } from "../../src/simulator/vad.js";
 import { VonageCallStandIn, vonageEventWebhook } from "../../src/simulator/vonage/index.js";
-import { alawToPcm16, pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
-import { LawCheck } from "../../src/telephony/audio/law-check.js";
-import { lineRate } from "../../src/telephony/audio/line-audio.js";
 import { callSessionId } from "../../src/telephony/carrier-contract.js";
 import { plivoCallUuid } from "../../src/telephony/plivo/inbound-call.js";
 import { telnyxCallSid } from "../../src/telephony/telnyx/inbound-call.js";

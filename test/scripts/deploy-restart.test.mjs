@@ -25,10 +25,10 @@ import {
 } from "../../scripts/lib/harness.mjs";
 import { startMcpTestServer } from "../../scripts/lib/mcp-test-server.mjs";
 import { DESK_LINE } from "../../scripts/measurement/lines.ts";
+import { pcm16ToMulaw } from "../../src/audio/g711.ts";
 import { connect } from "../../src/client/index.ts";
 import { validateHistory } from "../../src/history/validate.ts";
 import { TwilioCallStandIn, webTransport } from "../../src/simulator/twilio/index.ts";
-import { pcm16ToMulaw } from "../../src/telephony/audio/g711.ts";
 
 const AUTH_TOKEN = "deploy-test-auth-token";
 const GREETER_LINE = "+15550002222";

@@ -9,9 +9,9 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { pcm16ToMulaw } from "../../src/audio/g711.js";
 import { MAX_RECONNECTS } from "../../src/session/call-reconnect.js";
 import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
-import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
 import { callSessionId } from "../../src/telephony/carrier-contract.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";

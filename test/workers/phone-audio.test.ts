@@ -8,7 +8,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { mulawToPcm16 } from "../../src/telephony/audio/g711.js";
+import { mulawToPcm16 } from "../../src/audio/g711.js";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
 import { BASE, placeSimulatedCall, withKey } from "./helpers.js";
 

@@ -10,7 +10,7 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import { pcm16ToMulaw } from "../../src/audio/g711.js";
 import { ENTRY_PAUSE_MS } from "../../src/telephony/keypad.js";
 import { BASE, placeSimulatedCall, withKey } from "./helpers.js";
 

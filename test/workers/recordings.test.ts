@@ -8,11 +8,11 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { RECORDED_ANNOUNCEMENT, RECORDED_LINE } from "../../scripts/measurement/lines.js";
+import { pcm16ToMulaw } from "../../src/audio/g711.js";
 import { PART_CLOSE_SLACK_MS } from "../../src/recording/audio-recording.js";
 import { WireEntry } from "../../src/recording/wire-format.js";
 import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
-import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
-import { sine } from "../unit/telephony/tones.js";
+import { sine } from "../unit/audio/tones.js";
 import {
   BASE,
   type Client,

@@ -3,9 +3,10 @@
  * at 24 kHz (default) or 16 kHz, G.711 μ-law or A-law at 8 kHz. Input is decoded to PCM16 for
  * the energy detector; the model's speech is the simulator's tone in that format.
  */
+
+import { mulawToPcm16, pcm16ToMulaw } from "../../audio/g711.js";
+import { pcm16ToBytes } from "../../audio/pcm.js";
 import { bytesToBase64 } from "../../providers/base64.js";
-import { mulawToPcm16, pcm16ToMulaw } from "../../telephony/audio/g711.js";
-import { pcm16ToBytes } from "../../telephony/audio/pcm.js";
 import { spokenAudio, tone } from "../spoken-audio.js";
 import type { LiveAudioFormat } from "./strict-schemas.js";
 

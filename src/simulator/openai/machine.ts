@@ -18,8 +18,8 @@
  *   (`session.updated` for a session.update sent within setupMs of the open comes then), vad,
  *   vadThreshold, vadSilenceMs (speech detected by energy, not every appended byte).
  */
-import { mulawToPcm16 } from "../../telephony/audio/g711.js";
-import { pcm16ToBytes } from "../../telephony/audio/pcm.js";
+import { mulawToPcm16 } from "../../audio/g711.js";
+import { pcm16ToBytes } from "../../audio/pcm.js";
 import { takeDue } from "../due-queue.js";
 import { parseToolOutput, summarise, UTTERANCES } from "../script.js";
 import { endOfAudio, hear, pcmOf } from "../vad.js";

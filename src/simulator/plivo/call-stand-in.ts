@@ -16,8 +16,9 @@
  * - What liveline sends is read strictly: `playAudio` (μ-law 8000), `checkpoint` and
  *   `clearAudio` naming this stream.
  */
+
+import { MULAW_LINE } from "../../audio/line-audio.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
-import { MULAW_LINE } from "../../telephony/audio/line-audio.js";
 import {
   inboundCallWebhook,
   plivoCallUuid,

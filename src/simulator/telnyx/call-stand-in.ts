@@ -19,8 +19,9 @@
  * `lieAbout`: a test's control — the caller's audio goes in that law while the start declares
  * the answer's codec (a trunk misconfigured: the mistake liveline must notice).
  */
+
+import { ALAW_LINE, type LineCodec, MULAW_LINE } from "../../audio/line-audio.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
-import { ALAW_LINE, type LineCodec, MULAW_LINE } from "../../telephony/audio/line-audio.js";
 import { readJson } from "../../telephony/read-json.js";
 import {
   inboundCallWebhook,

@@ -7,9 +7,9 @@
  * of liveline/client, whose bundle every app ships.
  */
 
-export { mulawToPcm16, pcm16ToMulaw } from "../../telephony/audio/g711.js";
-export { lineToPcm } from "../../telephony/audio/line-audio.js";
-export { createResampler } from "../../telephony/audio/resample.js";
+export { mulawToPcm16, pcm16ToMulaw } from "../../audio/g711.js";
+export { lineToPcm } from "../../audio/line-audio.js";
+export { createResampler } from "../../audio/resample.js";
 export { PlivoCallStandIn } from "../plivo/index.js";
 export { TelnyxCallStandIn } from "../telnyx/index.js";
 export { VonageCallStandIn } from "../vonage/index.js";

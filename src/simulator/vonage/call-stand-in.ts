@@ -16,7 +16,7 @@
  *   `{"action": "notify", "payload"}`, `{"action": "clear"}`; Vonage buffers 3072 frames, and
  *   more is a violation.
  */
-import type { LineCodec } from "../../telephony/audio/line-audio.js";
+import type { LineCodec } from "../../audio/line-audio.js";
 import { readJson } from "../../telephony/read-json.js";
 import {
   inboundCallWebhook,

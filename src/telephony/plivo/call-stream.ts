@@ -7,10 +7,10 @@
  * them as moot at once.
  */
 
+import { MULAW_LINE } from "../../audio/line-audio.js";
 import { closeReason } from "../../close-reason.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
-import { MULAW_LINE } from "../audio/line-audio.js";
 import type { CallStreamHooks, CallStreamLink } from "../carrier-contract.js";
 import { LineLink } from "../line-link.js";
 import type { PlivoStreamCommand } from "./stream-messages.js";

@@ -6,10 +6,10 @@
  * `clear` empties Telnyx's queue and sends back the marks it held.
  */
 
+import { ALAW_LINE, type LineCodec, MULAW_LINE } from "../../audio/line-audio.js";
 import { closeReason } from "../../close-reason.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
-import { ALAW_LINE, type LineCodec, MULAW_LINE } from "../audio/line-audio.js";
 import type { CallStreamHooks, CallStreamLink } from "../carrier-contract.js";
 import { LineLink } from "../line-link.js";
 import type { TelnyxStreamCommand } from "./stream-messages.js";

@@ -18,13 +18,13 @@
  * Sources: https://www.twilio.com/docs/voice/media-streams/websocket-messages
  */
 
+import { mulawToPcm16, pcm16ToMulaw } from "../../audio/g711.js";
+import { pcm16FromBytes, pcm16ToBytes } from "../../audio/pcm.js";
+import { createResampler, type Resampler } from "../../audio/resample.js";
 import { closeReason } from "../../close-reason.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { ServerFrame } from "../../vocabulary/frames.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
-import { mulawToPcm16, pcm16ToMulaw } from "../audio/g711.js";
-import { pcm16FromBytes, pcm16ToBytes } from "../audio/pcm.js";
-import { createResampler, type Resampler } from "../audio/resample.js";
 import type { CallStreamHooks, CallStreamLink } from "../carrier-contract.js";
 import type { TwilioStreamCommand } from "./stream-messages.js";
 

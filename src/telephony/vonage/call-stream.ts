@@ -7,9 +7,9 @@
  * played. A `clear` empties Vonage's buffer; the notifies in it are not waited for.
  */
 
+import type { LineCodec } from "../../audio/line-audio.js";
 import { closeReason } from "../../close-reason.js";
 import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
-import type { LineCodec } from "../audio/line-audio.js";
 import type { CallStreamHooks, CallStreamLink } from "../carrier-contract.js";
 import { LineLink } from "../line-link.js";
 import type { VonageStreamCommand } from "./stream-messages.js";

@@ -9,7 +9,7 @@
  * μ-law both ways is passed through untouched; A-law to a μ-law session is one table lookup
  * a sample (g711.ts), never through PCM and a resampler.
  */
-import type { AudioEncoding } from "../../vocabulary/provider-adapter.js";
+import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import {
   alawToMulaw,
   alawToPcm16,
