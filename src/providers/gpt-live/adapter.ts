@@ -16,6 +16,8 @@
  * when a `response.create` may go, and which response answers it, is the ReplyGate's
  * (response-chain.ts).
  */
+
+import { pcmResampler } from "../../audio/transcode.js";
 import type {
   ModelCapabilities,
   ModelCommand,
@@ -34,7 +36,6 @@ import type {
 } from "../../vocabulary/provider-adapter.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
 import { argumentsOf, parametersOf } from "../function-tools.js";
-import { resample16kTo24k } from "../openai/audio.js";
 import type { ReplyGate } from "./reply-gate.js";
 import { ResponseChain } from "./response-chain.js";
 import {
@@ -142,9 +143,15 @@ export class GptLiveAdapter implements ProviderAdapter {
   /** The session's metered seconds so far, as last reported (cumulative, per connection). */
   private meteredSeconds = 0;
   private readonly mulaw: boolean;
+  /**
+   * The voice's 16 kHz PCM raised to the clients' 24 kHz (null on μ-law): its audio is one
+   * timeline, so one stream per connection, the filter's history kept across chunks.
+   */
+  private readonly outputTo24k: ((pcm: Uint8Array) => Uint8Array) | null;
 
   constructor(private readonly opts: GptLiveAdapterOptions) {
     this.mulaw = opts.audio === "g711_ulaw";
+    this.outputTo24k = this.mulaw ? null : pcmResampler(16000, 24000);
     this.gate = opts.gate ?? new ResponseChain();
   }
 
@@ -227,7 +234,7 @@ export class GptLiveAdapter implements ProviderAdapter {
         } catch {
           return protocolError("session.output_audio.delta: audio that is not base64");
         }
-        const pcm = this.mulaw ? audio : resample16kTo24k(audio);
+        const pcm = this.outputTo24k === null ? audio : this.outputTo24k(audio);
         // A chunk's audio comes before its transcript (assumed, as the face sends them).
         return ok([...this.replySaid(), ...this.modelSpeaks(), { type: "audio_delta", pcm }]);
       }

@@ -6,6 +6,7 @@
  * (a duplicate `function_call_arguments.done` is one call), and whether the user is speaking.
  */
 import { z } from "zod";
+import { pcmResampler } from "../../audio/transcode.js";
 import type {
   ModelCapabilities,
   ModelCommand,
@@ -24,7 +25,6 @@ import type {
 } from "../../vocabulary/provider-adapter.js";
 import { base64ToBytes, bytesToBase64 } from "../base64.js";
 import { argumentsOf } from "../function-tools.js";
-import { resample16kTo24k } from "./audio.js";
 import { BETA_EVENT_NAMES, ClientEvent, KNOWN_SERVER_TYPES, ServerEvent } from "./schemas.js";
 import { OPENAI_REALTIME, type RealtimeService } from "./services.js";
 import { agentUpdate, type SessionSettings, setupSession } from "./session-shapes.js";
@@ -95,10 +95,17 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
   /** The service's ways (its session's shape, event names, audio rate, truncation). */
   private readonly service: RealtimeService;
   private readonly session: SessionSettings;
+  /**
+   * The clients' 16 kHz PCM raised to the 24 kHz the service takes (null where it takes the
+   * audio as it comes): one stream per connection, the filter's history kept across chunks.
+   */
+  private readonly inputTo24k: ((pcm: Uint8Array) => Uint8Array) | null;
 
   constructor(private readonly opts: OpenAIRealtimeAdapterOptions) {
     this.mulaw = opts.audio === "g711_ulaw";
     this.service = opts.service ?? OPENAI_REALTIME;
+    this.inputTo24k =
+      this.mulaw || this.service.inputRate === 16000 ? null : pcmResampler(16000, 24000);
     this.capabilities = this.service.capabilities;
     const modality = opts.modality ?? "audio";
     this.session = {
@@ -332,10 +339,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
       case "user_audio": {
         // The hot path (50 chunks a second): its one fixed shape is typed here and checked by
         // the conformance test, not parsed again per chunk.
-        const pcm =
-          this.mulaw || this.service.inputRate === 16000
-            ? command.pcm
-            : resample16kTo24k(command.pcm);
+        const pcm = this.inputTo24k === null ? command.pcm : this.inputTo24k(command.pcm);
         const append: ClientEvent = {
           type: "input_audio_buffer.append",
           audio: bytesToBase64(pcm),

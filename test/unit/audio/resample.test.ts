@@ -2,7 +2,9 @@
  * The resamplers filter: a tone in the band keeps its level and frequency, a tone above the
  * new Nyquist is removed before decimation (naive decimation, the control, folds it into the
  * band at full level), upsampling leaves little image energy. And they stream: any split of
- * the input gives the same samples, with ⌊N·to/from⌋ out after N in.
+ * the input gives the same samples, with ⌊N·to/from⌋ out after N in. It is liveline's one
+ * resampler: 16 → 24 kHz, where a per-chunk linear interpolation was used, is checked
+ * against that one as its control.
  */
 import { describe, expect, it } from "vitest";
 import { createResampler, type SampleRate } from "../../../src/audio/resample.js";
@@ -110,6 +112,67 @@ describe("every rate pair", () => {
       expect(dbBelow(level, restAmplitude)).toBeGreaterThanOrEqual(30);
     },
   );
+});
+
+/**
+ * The resampler this one replaced (OpenAI's and GPT-Live's 16 → 24 kHz until issue 54):
+ * linear interpolation, each chunk on its own. Kept here only as the control.
+ */
+function linearPerChunk(input: Int16Array): Int16Array {
+  const outLength = Math.floor((input.length * 3) / 2);
+  const out = new Int16Array(outLength);
+  for (let i = 0; i < outLength; i++) {
+    const at = (i * 2) / 3;
+    const j = Math.floor(at);
+    const a = input[j]!;
+    const b = j + 1 < input.length ? input[j + 1]! : a;
+    out[i] = Math.round(a + (b - a) * (at - j));
+  }
+  return out;
+}
+
+/** `input` pushed in chunks of `size` samples, the outputs joined. */
+function inChunks(push: (chunk: Int16Array) => Int16Array, input: Int16Array, size: number) {
+  const parts: number[] = [];
+  for (let at = 0; at < input.length; at += size)
+    parts.push(...push(input.subarray(at, at + size)));
+  return Int16Array.from(parts);
+}
+
+describe("16 kHz → 24 kHz in 20 ms chunks (a client's audio to OpenAI, GPT-Live's voice to a client)", () => {
+  /** The tone's level (dB off 10,000) and how far below it everything else is, over 200 ms. */
+  function measure(out: Int16Array, hz: number): { levelDb: number; restDb: number } {
+    const measured = out.subarray(2400, 2400 + 4800);
+    const level = toneAmplitude(measured, hz, 24000);
+    const rest = spectrum(measured, 24000, 0, 12000).filter((bin) => bin.hz !== hz);
+    const restAmplitude = Math.sqrt(rest.reduce((sum, bin) => sum + bin.amplitude ** 2, 0));
+    return { levelDb: dbBelow(10_000, level), restDb: dbBelow(level, restAmplitude) };
+  }
+
+  it.each([1000, 3000, 5000])(
+    "keeps a %i Hz tone within 1 dB, everything else ≥ 40 dB down; the linear interpolation it replaced does not (control)",
+    (hz) => {
+      const input = sine(hz, 16000, 16000);
+      const resampler = createResampler(16000, 24000);
+      const kept = measure(
+        inChunks((c) => resampler.push(c), input, 320),
+        hz,
+      );
+      expect(Math.abs(kept.levelDb)).toBeLessThan(1);
+      expect(kept.restDb).toBeGreaterThanOrEqual(40);
+      // The control: its images (at 16 kHz − f) and the seams between chunks stay in the band.
+      const control = measure(inChunks(linearPerChunk, input, 320), hz);
+      expect(control.restDb).toBeLessThan(40);
+    },
+  );
+
+  it("chunks of an odd length: exactly 3 samples out for every 2 in over the stream; the per-chunk one drifts (control)", () => {
+    const input = sine(1000, 16000, 16000);
+    const resampler = createResampler(16000, 24000);
+    expect(inChunks((c) => resampler.push(c), input, 321).length).toBe(24000);
+    // Half a sample lost at every chunk: 25 samples a second.
+    expect(inChunks(linearPerChunk, input, 321).length).toBe(23975);
+  });
 });
 
 describe("streaming", () => {

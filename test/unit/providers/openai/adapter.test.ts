@@ -4,7 +4,6 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { naiveWire } from "../../../../src/measurement/naive-wire.js";
 import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
-import { resample16kTo24k } from "../../../../src/providers/openai/audio.js";
 import { openaiProvider } from "../../../../src/providers/openai/provider.js";
 import {
   ClientEvent,
@@ -505,15 +504,31 @@ describe("which agents share one OpenAI connection", () => {
 });
 
 describe("16 kHz client audio to the 24 kHz OpenAI takes", () => {
-  it("3 samples out for every 2 in, the waveform kept", () => {
-    const pcm = new Uint8Array(8);
-    const view = new DataView(pcm.buffer);
-    for (const [i, v] of [0, 300, 600, 900].entries()) view.setInt16(i * 2, v, true);
-    const out = resample16kTo24k(pcm);
-    const samples = Array.from({ length: out.length / 2 }, (_, i) =>
-      new DataView(out.buffer).getInt16(i * 2, true),
+  it("3 samples out for every 2 in over the connection's chunks, a tone kept (src/audio's resampler, its history kept)", () => {
+    const a = adapter();
+    const rate = 16000;
+    // 1 kHz, one second, in 20 ms chunks (and one odd chunk: the count holds over the stream).
+    const tone = Int16Array.from({ length: rate }, (_, i) =>
+      Math.round(10_000 * Math.sin((2 * Math.PI * 1000 * i) / rate)),
     );
-    expect(samples).toEqual([0, 200, 400, 600, 800, 900]);
+    const sizes = [320, 321, 319];
+    const out: number[] = [];
+    for (let at = 0, i = 0; at < tone.length; at += sizes[i % 3]!, i++) {
+      const chunk = tone.slice(at, at + sizes[i % 3]!);
+      const [append] = a.encode({ type: "user_audio", pcm: new Uint8Array(chunk.buffer) });
+      const bytes = Uint8Array.from(atob(JSON.parse(append!).audio), (c) => c.charCodeAt(0));
+      out.push(...new Int16Array(bytes.buffer));
+    }
+    expect(out.length).toBe(24000);
+    // The tone at 24 kHz: 1 kHz at its level (a DFT bin over 100 whole cycles, past the filter's start).
+    const part = out.slice(2400, 4800);
+    let re = 0;
+    let im = 0;
+    for (const [i, x] of part.entries()) {
+      re += x * Math.cos((2 * Math.PI * 1000 * i) / 24000);
+      im -= x * Math.sin((2 * Math.PI * 1000 * i) / 24000);
+    }
+    expect((2 * Math.hypot(re, im)) / part.length).toBeCloseTo(10_000, -2);
   });
 });
 
