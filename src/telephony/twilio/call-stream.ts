@@ -18,9 +18,7 @@
  * Sources: https://www.twilio.com/docs/voice/media-streams/websocket-messages
  */
 
-import { mulawToPcm16, pcm16ToMulaw } from "../../audio/g711.js";
-import { pcm16FromBytes, pcm16ToBytes } from "../../audio/pcm.js";
-import { createResampler, type Resampler } from "../../audio/resample.js";
+import { LineAudioIn, LineAudioOut, MULAW_LINE } from "../../audio/line-audio.js";
 import { closeReason } from "../../close-reason.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import type { ServerFrame } from "../../vocabulary/frames.js";
@@ -41,8 +39,9 @@ export class TwilioCallStream implements CallStreamLink {
   readonly streamSid: string;
   private readonly ws: WebSocket;
   private readonly hooks: CallStreamHooks;
-  private readonly inbound: Resampler = createResampler(8000, 16000);
-  private outbound: Resampler = createResampler(24000, 8000);
+  /** The line's μ-law to the session's audio, and back (untouched where the session's is μ-law). */
+  private readonly inbound: LineAudioIn;
+  private readonly outbound: LineAudioOut;
   /** The reply whose audio was sent last: its number (in mark names), the ms sent and heard. */
   private reply = 0;
   private sentMs = 0;
@@ -51,9 +50,6 @@ export class TwilioCallStream implements CallStreamLink {
   private replyEnded = false;
   /** How long the caller has been speaking without a pause (ms). */
   private speakingMs = 0;
-
-  /** The session's audio is μ-law too: nothing to convert either way. */
-  private readonly passThrough: boolean;
   /**
    * The last mark sent and whether it came back: Twilio echoes marks in order as playback
    * reaches them (and at once for what a clear drops), so its echo means nothing is queued.
@@ -75,7 +71,8 @@ export class TwilioCallStream implements CallStreamLink {
     this.ws = ws;
     this.streamSid = streamSid;
     this.hooks = hooks;
-    this.passThrough = sessionAudio === "g711_ulaw";
+    this.inbound = new LineAudioIn(MULAW_LINE, sessionAudio);
+    this.outbound = new LineAudioOut(MULAW_LINE, sessionAudio);
   }
 
   /** A `media` payload as the session's audio input, or null if not base64. */
@@ -86,9 +83,9 @@ export class TwilioCallStream implements CallStreamLink {
     } catch {
       return null;
     }
-    const pcm8k = mulawToPcm16(mulaw);
-    this.noteCallerSpeech(pcm8k);
-    return this.passThrough ? mulaw : pcm16ToBytes(this.inbound.push(pcm8k));
+    const { session, pcm } = this.inbound.push(mulaw);
+    this.noteCallerSpeech(pcm);
+    return session;
   }
 
   /** A mark of ours came back: the reply's audio sent before it has played. */
@@ -142,9 +139,7 @@ export class TwilioCallStream implements CallStreamLink {
 
   audio(audio: Uint8Array): void {
     if (this.replyEnded) this.nextReply();
-    const mulaw = this.passThrough
-      ? audio
-      : pcm16ToMulaw(this.outbound.push(pcm16FromBytes(audio)));
+    const mulaw = this.outbound.push(audio);
     if (mulaw.length === 0) return;
     const ms = mulaw.length / SAMPLES_PER_MS;
     this.sentMs += ms;
@@ -223,7 +218,7 @@ export class TwilioCallStream implements CallStreamLink {
     this.heardMs = 0;
     this.replyEnded = false;
     // A new reply starts from silence: no filter history from the one before.
-    this.outbound = createResampler(24000, 8000);
+    this.outbound.reset();
   }
 
   private command(command: TwilioStreamCommand): void {
