@@ -14,13 +14,8 @@
  * What it simplifies: the caller is silent unless `sendAudio` is called (carriers send audio
  * every 20 ms, silence included); one call per instance, inbound only; no jitter or loss.
  */
-import {
-  type LineCodec,
-  lineBytesPerMs,
-  lineSilence,
-  lineToPcm,
-  pcmToLine,
-} from "../audio/line-audio.js";
+import { type LineCodec, lineBytesPerMs, lineToPcm, pcmToLine } from "../audio/line-audio.js";
+import { FRAME_MS, sendInFrames } from "../audio/pacing.js";
 import type { CarrierTransport } from "./twilio/call-stand-in.js";
 import { CallSetupError } from "./twilio/call-stand-in.js";
 import { PlaybackBuffer, type PlaybackProgress } from "./twilio/playback.js";
@@ -79,10 +74,9 @@ export interface PhoneLineOptions {
   allowInsecureStream?: boolean;
 }
 
-const CHUNK_MS = 20;
+const CHUNK_MS = FRAME_MS;
 const SOCKET_OPEN = 1;
 const SOCKET_CONNECTING = 0;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class PhoneLineStandIn<Answer extends StreamAnswerOf> {
   /** Everything liveline sent that the carrier would refuse, in words. */
@@ -173,20 +167,13 @@ export class PhoneLineStandIn<Answer extends StreamAnswerOf> {
    */
   sendAudio(bytes: Uint8Array, { realTime }: { realTime: boolean }): Promise<void> {
     const codec = this.callerCodec;
-    const frameBytes = CHUNK_MS * lineBytesPerMs(codec);
-    const run = async () => {
-      const t0 = this.now();
-      for (let i = 0; i * frameBytes < bytes.length && !this.hungUp; i++) {
-        if (realTime) {
-          const wait = t0 + (i + 1) * CHUNK_MS - this.now();
-          if (wait > 0) await sleep(wait);
-          if (this.hungUp) return;
-        }
-        const frame = new Uint8Array(frameBytes).fill(lineSilence(codec));
-        frame.set(bytes.subarray(i * frameBytes, (i + 1) * frameBytes));
-        this.sendFrame(frame);
-      }
-    };
+    const run = () =>
+      sendInFrames(codec, bytes, {
+        realTime,
+        now: () => this.now(),
+        stopped: () => this.hungUp,
+        send: (frame) => this.sendFrame(frame),
+      });
     this.sending = this.sending.then(run, run);
     return this.sending;
   }

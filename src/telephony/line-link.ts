@@ -29,8 +29,8 @@ import {
   type LineCodec,
   lineBytesPerMs,
   lineRate,
-  lineSilence,
 } from "../audio/line-audio.js";
+import { frameBytes, wholeFrame } from "../audio/pacing.js";
 import type { ServerFrame } from "../vocabulary/frames.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { CallStreamHooks, CallStreamLink } from "./carrier-contract.js";
@@ -55,8 +55,6 @@ const SPEECH_RMS = 500;
 const SPEECH_OVER_TAIL_MS = 100;
 /** A close waits for what is still playing, and its marks, at most this much past its length. */
 const CLOSE_PLAYBACK_MARGIN_MS = 2_000;
-/** Outbound audio goes in whole frames of this length (carriers' minimum; Vonage's only size). */
-const FRAME_MS = 20;
 
 export class LineLink implements CallStreamLink {
   private readonly wire: LineWire;
@@ -99,7 +97,8 @@ export class LineLink implements CallStreamLink {
     this.inbound = new LineAudioIn(codec, sessionAudio);
     this.outbound = new LineAudioOut(codec, sessionAudio);
     this.bytesPerMs = lineBytesPerMs(codec);
-    this.frameBytes = FRAME_MS * this.bytesPerMs;
+    // Outbound audio goes in whole frames (audio/pacing.ts: carriers' minimum, Vonage's only size).
+    this.frameBytes = frameBytes(codec);
     this.lawCheck = codec.kind === "l16" ? null : new LawCheck(codec.kind);
   }
 
@@ -218,8 +217,7 @@ export class LineLink implements CallStreamLink {
   /** What is left of the reply short of a frame goes out as a whole one, padded with silence. */
   private flushPending(): void {
     if (this.pending.length === 0) return;
-    const frame = new Uint8Array(this.frameBytes).fill(lineSilence(this.codec));
-    frame.set(this.pending);
+    const frame = wholeFrame(this.codec, this.pending);
     this.pending = new Uint8Array(0);
     this.send(frame);
   }

@@ -37,6 +37,8 @@
  * callbacks; an action request is made once (no connection-override retries) and POSTed
  * whatever `method` says; no jitter or loss.
  */
+import { MULAW_LINE } from "../../audio/line-audio.js";
+import { FRAME_MS, sendInFrames } from "../../audio/pacing.js";
 import { base64ToBytes, bytesToBase64 } from "../../providers/base64.js";
 import {
   connectActionWebhook,
@@ -140,9 +142,7 @@ export class CallSetupError extends Error {
 }
 
 export const VOICE_WEBHOOK_PATH = "/v1/telephony/twilio/voice";
-const CHUNK_BYTES = 160;
-const CHUNK_MS = 20;
-const MULAW_SILENCE = 0xff;
+const CHUNK_MS = FRAME_MS;
 const SOCKET_OPEN = 1;
 const SOCKET_CONNECTING = 0;
 
@@ -326,19 +326,13 @@ export class TwilioCallStandIn {
    * other, as one caller's voice does.
    */
   sendAudio(mulaw: Uint8Array, { realTime }: { realTime: boolean }): Promise<void> {
-    const run = async () => {
-      const t0 = this.now();
-      for (let i = 0; i * CHUNK_BYTES < mulaw.length && !this.hungUp; i++) {
-        if (realTime) {
-          const wait = t0 + (i + 1) * CHUNK_MS - this.now();
-          if (wait > 0) await sleep(wait);
-          if (this.hungUp) return;
-        }
-        const chunk = new Uint8Array(CHUNK_BYTES).fill(MULAW_SILENCE);
-        chunk.set(mulaw.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES));
-        this.sendMedia(chunk);
-      }
-    };
+    const run = () =>
+      sendInFrames(MULAW_LINE, mulaw, {
+        realTime,
+        now: () => this.now(),
+        stopped: () => this.hungUp,
+        send: (chunk) => this.sendMedia(chunk),
+      });
     this.sending = this.sending.then(run, run);
     return this.sending;
   }
