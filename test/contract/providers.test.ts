@@ -19,7 +19,7 @@ interface ProviderUnderContract {
   knobs: Record<string, string | number>;
   /** A handoff opens a new connection (its setup is fixed once sent), or updates in place. */
   handoff: "new connection" | "in place";
-  /** No turns on the wire: an utterance ends complete; nothing of it can be cut (PROTOCOL.md). */
+  /** No turns on the wire: an utterance ends complete; nothing of it can be cut (docs/PROTOCOL-REFERENCE.md). */
   turnless: boolean;
   /** Scenario name → why this provider cannot run it. */
   skips: Record<string, string>;

@@ -1,7 +1,8 @@
 /**
- * PROTOCOL.md is kept current with the code: every frame type, error code, status state and
- * timeline row kind the code can send is named in it (as `code`). Names are read from the
- * sources that define them, so a new one fails here until the document says what it is.
+ * PROTOCOL.md (the contract) and docs/PROTOCOL-REFERENCE.md (the rest) are kept current with
+ * the code: every frame type, error code and status state the code can send is named in the
+ * contract, and every timeline row kind in the two (as `code`). Names are read from the
+ * sources that define them, so a new one fails here until the documents say what it is.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,6 +12,7 @@ import { JsonClientFrame } from "../../src/session/client-frames.js";
 const ROOT = process.cwd();
 const read = (path: string) => new TextDecoder().decode(readFileSync(join(ROOT, path)));
 const doc = read("PROTOCOL.md");
+const reference = read("docs/PROTOCOL-REFERENCE.md");
 
 /** Every first capture group of `re` in the files. */
 function names(files: string[], re: RegExp): string[] {
@@ -75,7 +77,7 @@ const timelineKinds = () => {
   return [...(union ?? "").matchAll(/"([A-Z_]+)"/g)].map((m) => m[1] ?? "");
 };
 
-describe("PROTOCOL.md", () => {
+describe("PROTOCOL.md and its reference", () => {
   it("finds the names in the code (else this test checks nothing)", () => {
     expect(serverFrameTypes()).toEqual(
       expect.arrayContaining(["ready", "pong", "tool_cancelled", "status", "error"]),
@@ -111,7 +113,7 @@ describe("PROTOCOL.md", () => {
 
   it("names every status state and every timeline row kind", () => {
     expect(missingFrom(doc, statusStates())).toEqual([]);
-    expect(missingFrom(doc, timelineKinds())).toEqual([]);
+    expect(missingFrom(`${doc}\n${reference}`, timelineKinds())).toEqual([]);
   });
 
   it("control: a name the document lacks is reported", () => {

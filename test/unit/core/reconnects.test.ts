@@ -51,7 +51,7 @@ describe("the model connection", () => {
     });
     h.model({ type: "setup_complete" });
     // The lost connection never served (no turn ended, not up 10 s): the new one's `live` is
-    // said once it proves itself (PROTOCOL.md, "status after drops"), here by serving a turn.
+    // said once it proves itself (docs/PROTOCOL-REFERENCE.md, "status after drops"), here by serving a turn.
     const statuses = () => h.durableFrames("phone").filter((f) => f.type === "status");
     expect(statuses().at(-1)).toMatchObject({ state: "reconnecting" });
     h.input({ type: "client_text", clientId: "phone", text: "again" });

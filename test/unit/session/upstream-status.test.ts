@@ -1,6 +1,6 @@
 /**
  * The model connection's durable `status` frames across planned moves and drops
- * (PROTOCOL.md, "The model connection"), through the core and the production interpreter.
+ * (docs/PROTOCOL-REFERENCE.md, "The model connection"), through the core and the production interpreter.
  */
 import { describe, expect, it } from "vitest";
 import type { Harness } from "../core/harness.js";
