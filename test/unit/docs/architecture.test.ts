@@ -129,6 +129,13 @@ describe("ARCHITECTURE.md is true to the tree", () => {
     // Control: a figure the tree does not have, and a room the table lacks.
     const doctored = doc.replace(/^(\| `src\/core\/` \|.*\| )\d+( \| [\d,]+ \|)$/m, "$1999$2");
     expect(problems(doctored, actual).join()).toMatch(/src\/core\/: says 999 files/);
+    const doubled = doc.replace(
+      /^(\| `src\/core\/` \|.*\| \d+ \| )[\d,]+( \|)$/m,
+      `$1${(actual.get("src/core/")?.lines ?? 0) * 2}$2`,
+    );
+    expect(problems(doubled, actual).join()).toMatch(
+      /src\/core\/: says \d+ files, about \d+ lines/,
+    );
     const gone = doc.replace(/^\| `src\/mcp\/` \|.*\n/m, "");
     expect(problems(gone, actual)).toEqual([
       "src/mcp/: no row (add one, with what the room holds)",
