@@ -119,6 +119,65 @@ function pathDrift(doc: string, source: string): string[] {
   return out;
 }
 
+/**
+ * Figures the document states beside the constants that make them: [what, the document's
+ * figure (a regex, first group), the file, the constant (a regex, first group), how the
+ * constant reads as the figure].
+ */
+const CONSTANTS: [string, RegExp, string, RegExp, (n: number) => number][] = [
+  [
+    "property runs",
+    /\(([\d,]+) each in `npm test`\)/,
+    "test/unit/core/properties.test.ts",
+    /FC_RUNS \?\? (\d+)\)/,
+    (n) => n,
+  ],
+  [
+    "settled calls kept",
+    /settled calls beyond the last (\d+)/,
+    "src/core/call-archive.ts",
+    /SETTLED_KEPT = (\d+)/,
+    (n) => n,
+  ],
+  [
+    "audio kept when behind (ms)",
+    /its newest (\d+) ms per socket/,
+    "src/session/audio-intake.ts",
+    /BUDGET_MS = (\d+)/,
+    (n) => n,
+  ],
+  [
+    "model timeout (s)",
+    /`MODEL_TIMEOUT_MS` \((\d+) s/,
+    "src/worker-config.ts",
+    /MODEL_TIMEOUT_MS: positiveInt\(([\d_]+)\)/,
+    (n) => n / 1000,
+  ],
+  [
+    "follow-up grace (s)",
+    /a grace of ([\d.]+) s passes/,
+    "src/core/core-config.ts",
+    /followUpGraceMs: (\d+)/,
+    (n) => n / 1000,
+  ],
+  [
+    "empty reply wait (s)",
+    /has had (\d+) s to begin/,
+    "src/core/core-config.ts",
+    /emptyReplyWaitMs: (\d+)/,
+    (n) => n / 1000,
+  ],
+];
+
+/** The figures the document states that its constants do not make (empty: all true). */
+function constantDrift(text: string): string[] {
+  return CONSTANTS.flatMap(([what, said, file, constant, as]) => {
+    const stated = Number(said.exec(text)?.[1]?.replace(/,/g, ""));
+    const real = as(Number(constant.exec(read(file))?.[1]?.replace(/_/g, "")));
+    return stated === real ? [] : [`${what}: says ${stated}, ${file} makes ${real}`];
+  });
+}
+
 const doc = read(DOC);
 
 describe("ARCHITECTURE.md is true to the tree", () => {
@@ -181,5 +240,14 @@ describe("ARCHITECTURE.md is true to the tree", () => {
       "The whole leg is 21 files and 27 visits",
     );
     expect(pathDrift(stale, source)).toEqual(["the reply leg: 21 files, 27 visits"]);
+  });
+
+  it("states the figures its constants make (watchdog, graces, runs, bounds)", () => {
+    expect(constantDrift(doc)).toEqual([]);
+    // Control: a figure the code no longer has is reported.
+    const drift = constantDrift(
+      doc.replace("settled calls beyond the last 16", "settled calls beyond the last 32"),
+    );
+    expect(drift).toEqual(["settled calls kept: says 32, src/core/call-archive.ts makes 16"]);
   });
 });
