@@ -5,8 +5,9 @@
  * breath": on GPT-Live's one chain the request sent after the first of two parallel outputs is
  * refused (`function_call_outputs_required`), where liveline's session-wide gate asks once.
  */
-import type { ToolResponse } from "../../../../src/vocabulary/model.js";
+
 import { PerResponseGate } from "../../../../src/measurement/per-response-gate.js";
+import type { ToolResponse } from "../../../../src/vocabulary/model.js";
 
 export class PerOutputGate extends PerResponseGate {
   override outputs(responses: readonly ToolResponse[], turnId: string | undefined) {
