@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { closeReason } from "../../src/close-reason.js";
-import { closeQuietly } from "../../src/session/sockets.js";
+import { closeReason } from "../src/close-reason.js";
+import { closeQuietly } from "../src/session/sockets.js";
 
 /**
  * Found by the attack of 2026-12-02: a Telnyx start in a codec liveline does not speak was

@@ -1,6 +1,6 @@
 /**
  * Cloudflare's limits that local workerd does not enforce (issue 53), each held by liveline
- * and shown here against real sockets (test/workers/limits-global-setup.ts starts them):
+ * and shown here against real sockets (test/support/limits-global-setup.ts starts them):
  * - six connections waiting for headers per invocation: a model endpoint that takes the
  *   connection and never answers, under a stand-in of that limit (connection-gate.ts);
  * - workerd #6774 (an outbound WebSocket reported closed 1–2 s after a concurrent streaming
@@ -12,15 +12,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, inject, it, vi } from "vitest";
-import type { SubrequestStats } from "../../src/contracts/session-api.js";
-import { McpServerConnection } from "../../src/mcp/server-connection.js";
-import type { ClosingRecord } from "../../src/metering/closing-record.js";
-import { emptyUsage } from "../../src/metering/cost.js";
-import { openWebSocket } from "../../src/providers/websocket.js";
-import { ClosingRecordStore } from "../../src/session/closing-record-store.js";
-import { SessionAlarm } from "../../src/session/session-alarm.js";
-import { OtlpExporter } from "../../src/telemetry/exporter.js";
-import type { Span } from "../../src/telemetry/spans.js";
+import type { SubrequestStats } from "../src/contracts/session-api.js";
+import { McpServerConnection } from "../src/mcp/server-connection.js";
+import type { ClosingRecord } from "../src/metering/closing-record.js";
+import { emptyUsage } from "../src/metering/cost.js";
+import { openWebSocket } from "../src/providers/websocket.js";
+import { ClosingRecordStore } from "../src/session/closing-record-store.js";
+import { SessionAlarm } from "../src/session/session-alarm.js";
+import { OtlpExporter } from "../src/telemetry/exporter.js";
+import type { Span } from "../src/telemetry/spans.js";
 import { ConnectionGate } from "./connection-gate.js";
 import {
   BASE,
@@ -30,13 +30,13 @@ import {
   type Frame,
   httpUrl,
   withKey,
-} from "./helpers.js";
+} from "./support/gateway.js";
 import {
   framesUntilTurnEnds,
   inLiveSession,
   simulatorSession,
   switchOffGuard,
-} from "./session-flow.js";
+} from "./support/session-flow.js";
 
 const servers = inject("limitsServers");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -187,7 +187,7 @@ describe("a model endpoint that takes the connection and never answers", () => {
     timeout: 30_000,
   }, async () => {
     // 1.5 s here for the test's sake; a session's is CONNECT_DEADLINE_MS (10 s, under the
-    // core's 15 s connect timer: test/unit/providers/websocket-deadline.test.ts).
+    // core's 15 s connect timer: test/providers/websocket-deadline.test.ts).
     const { seen, after, outcomes, mostWaiting } = await besideSixHungAttempts(1_500, 10_000, true);
     expect(outcomes).toEqual(Array(6).fill("TimeoutError"));
     expect(seen).toEqual({ went: { usage: true, traces: true, mcp: true }, queued: 0, held: 0 });

@@ -7,9 +7,17 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { billing, greeter } from "../../examples/greeter/src/agent.js";
-import { createLiveline } from "../../src/liveline.js";
-import { BASE, type Client, connect, createSession, errorOf, httpUrl, withKey } from "./helpers.js";
+import { billing, greeter } from "../examples/greeter/src/agent.js";
+import { createLiveline } from "../src/liveline.js";
+import {
+  BASE,
+  type Client,
+  connect,
+  createSession,
+  errorOf,
+  httpUrl,
+  withKey,
+} from "./support/gateway.js";
 
 const liveline = createLiveline({ agents: { greeter, billing } });
 const withEnv = (vars: Record<string, string>) => (path: string, init?: RequestInit) =>

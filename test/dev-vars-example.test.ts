@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { settingNames } from "../../src/worker-config.js";
+import { settingNames } from "../src/worker-config.js";
 
 // The providers' registry reaches the simulator's Durable Object class (never built here).
 vi.mock("cloudflare:workers", () => ({ DurableObject: class {} }));

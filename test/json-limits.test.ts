@@ -1,7 +1,7 @@
 /** utf8Bytes counts as the wire and SQLite do: TextEncoder's length, for any string. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { utf8Bytes } from "../../src/json-limits.js";
+import { utf8Bytes } from "../src/json-limits.js";
 
 describe("utf8Bytes", () => {
   it("is TextEncoder's byte length, lone surrogates and all", () => {

@@ -3,10 +3,10 @@
  * connection and never answers is let go at the deadline, not held for good (one of the six
  * connections an invocation may have waiting for headers); once the headers came the body is
  * the caller's, however long it streams. The workerd test of the same against a real endpoint
- * is test/workers/cloudflare-limits.test.ts.
+ * is test/cloudflare-limits.workers.test.ts.
  */
 import { describe, expect, it, vi } from "vitest";
-import { type FetchLike, withHeadersDeadline, withinDeadline } from "../../src/outbound.js";
+import { type FetchLike, withHeadersDeadline, withinDeadline } from "../src/outbound.js";
 
 /** A fetch whose answer comes when the test says, or never; it sees each request's signal. */
 function endpoint() {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { isLocalHostname, safeEqual } from "../../src/http/auth.js";
-import { providerUnavailable } from "../../src/provider-registry.js";
-import { parseClientFrame } from "../../src/session/client-frames.js";
-import { ConfigError, configLoader } from "../../src/worker-config.js";
+import { isLocalHostname, safeEqual } from "../src/http/auth.js";
+import { providerUnavailable } from "../src/provider-registry.js";
+import { parseClientFrame } from "../src/session/client-frames.js";
+import { ConfigError, configLoader } from "../src/worker-config.js";
 
 /** The settings of an env with nothing given in code. */
 const loadConfig = (env: object) => configLoader().settings(env);

@@ -4,8 +4,8 @@
  * first, counted), and what is kept goes out in order once the connection is ready.
  */
 import { describe, expect, it } from "vitest";
-import { type ConnectOptions, LivelineClient } from "../../../src/client/client.js";
-import { clientInput, JsonClientFrame } from "../../../src/session/client-frames.js";
+import { type ConnectOptions, LivelineClient } from "../../src/client/client.js";
+import { clientInput, JsonClientFrame } from "../../src/session/client-frames.js";
 
 class FakeSocket extends EventTarget {
   static last: FakeSocket | null = null;

@@ -6,7 +6,7 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { OPENAI_CAPABILITIES } from "../../../src/providers/openai/adapter.js";
+import { OPENAI_CAPABILITIES } from "../../src/providers/openai/adapter.js";
 import type { Harness } from "./harness.js";
 import { OPENING_JUDGEMENT } from "./legacy-judgements.js";
 import { errorCodes, greetWithLateChips, live, texts, turnEnds } from "./sessions.js";

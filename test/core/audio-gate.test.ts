@@ -8,10 +8,10 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type AudioGate, audioGate } from "../../../src/core/audio-gate.js";
-import type { CoreState } from "../../../src/core/session-state.js";
-import type { ModelEvent } from "../../../src/vocabulary/model.js";
-import { propertySeed } from "../property-seed.js";
+import { type AudioGate, audioGate } from "../../src/core/audio-gate.js";
+import type { CoreState } from "../../src/core/session-state.js";
+import type { ModelEvent } from "../../src/vocabulary/model.js";
+import { propertySeed } from "../support/property-seed.js";
 import { Harness, TOOLS } from "./harness.js";
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);

@@ -4,8 +4,8 @@
  * delivering the call again — is still refused as it was when the call was recent.
  */
 import { describe, expect, it } from "vitest";
-import { SETTLED_KEPT } from "../../../src/core/call-archive.js";
-import { restoreSelection, restoreState } from "../../../src/core/restore.js";
+import { SETTLED_KEPT } from "../../src/core/call-archive.js";
+import { restoreSelection, restoreState } from "../../src/core/restore.js";
 import type { Harness } from "./harness.js";
 import { live } from "./sessions.js";
 

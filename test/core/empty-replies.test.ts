@@ -1,6 +1,6 @@
 /** An empty reply after tool results: nudged again a bounded number of times, then ended. */
 import { describe, expect, it } from "vitest";
-import { NO_GUARDS } from "../../../src/core/session-state.js";
+import { NO_GUARDS } from "../../src/core/session-state.js";
 import type { Harness } from "./harness.js";
 import { live, texts, turnEnds, types } from "./sessions.js";
 

@@ -3,8 +3,8 @@
  * a connection kept and updated in place, and calls of the old agent that finish first.
  */
 import { describe, expect, it } from "vitest";
-import type { CoreConfig } from "../../../src/core/session-state.js";
-import type { ToolPolicy } from "../../../src/vocabulary/model.js";
+import type { CoreConfig } from "../../src/core/session-state.js";
+import type { ToolPolicy } from "../../src/vocabulary/model.js";
 import { TOOLS } from "./harness.js";
 import { live, turnEnds } from "./sessions.js";
 

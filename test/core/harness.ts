@@ -1,37 +1,37 @@
-import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../../../src/core/effects.js";
-import type { CoreInput } from "../../../src/core/inputs.js";
+import type { Effect, TimerId, TraceKind, UpstreamOpen } from "../../src/core/effects.js";
+import type { CoreInput } from "../../src/core/inputs.js";
 import {
   type RestartPlan,
   restoreSelection,
   type UnansweredSpeech,
-} from "../../../src/core/restore.js";
+} from "../../src/core/restore.js";
 import {
   type CoreConfig,
   type CoreState,
   defaultConfig,
   initialState,
-} from "../../../src/core/session-state.js";
-import { rebuildContext } from "../../../src/history/rebuild.js";
+} from "../../src/core/session-state.js";
+import { rebuildContext } from "../../src/history/rebuild.js";
 import {
   type InterpreterPorts,
   LogWriterSuperseded,
   SessionInterpreter,
   type TraceRow,
-} from "../../../src/session/interpreter.js";
-import { recoverSession } from "../../../src/session/recover.js";
+} from "../../src/session/interpreter.js";
+import { recoverSession } from "../../src/session/recover.js";
 import {
   type DurableFrame,
   type EphemeralFrame,
   frameOf,
   type ServerFrame,
-} from "../../../src/vocabulary/frames.js";
-import type { HistoryEvent } from "../../../src/vocabulary/log-events.js";
+} from "../../src/vocabulary/frames.js";
+import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import type {
   ModelCommand,
   ModelEvent,
   TokenUsage,
   ToolPolicy,
-} from "../../../src/vocabulary/model.js";
+} from "../../src/vocabulary/model.js";
 
 export const TOOLS: Record<string, ToolPolicy> = {
   suggest_topics: {

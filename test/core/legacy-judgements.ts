@@ -2,7 +2,7 @@
  * Judgements liveline no longer makes, for the controls that show what they did
  * (CoreConfig.legacy). They live here, in the tests: a gateway's bundle carries none of them.
  */
-import type { LegacyJudgements } from "../../../src/core/core-config.js";
+import type { LegacyJudgements } from "../../src/core/core-config.js";
 
 /** Characters of a reply's opening the removed judgement compared. */
 const MIN_PREFIX = 12;

@@ -5,8 +5,8 @@ import {
   type CoreConfig,
   type Guards,
   NO_GUARDS,
-} from "../../../src/core/session-state.js";
-import { propertySeed } from "../property-seed.js";
+} from "../../src/core/session-state.js";
+import { propertySeed } from "../support/property-seed.js";
 import { FOUND_WITH_CAPS, FOUND_WITH_PROGRESS } from "./found-sessions.js";
 import { FOUND_TURNLESS } from "./found-turnless.js";
 import {
@@ -253,7 +253,7 @@ describe("the session core over random interleavings", () => {
   // carryTurns is not among them: without it the turn ends `upstream_lost`, which the
   // properties accept as an honest end; its control is a scenario (turn-continuity.test.ts).
   // Nor carryUnheardAudio: these worlds send no audio; its controls are scenarios
-  // (unheard-audio.test.ts, and test/workers/session-reconnect.test.ts on the real wire).
+  // (unheard-audio.test.ts, and test/session/reconnect.workers.test.ts on the real wire).
   const controlled = (Object.keys(ALL_GUARDS) as (keyof Guards)[]).filter(
     (guard) => guard !== "carryTurns" && guard !== "carryUnheardAudio",
   );

@@ -4,7 +4,7 @@
  * reconnects bounded; input that comes while the model connection opens or is replaced.
  */
 import { describe, expect, it } from "vitest";
-import { ALL_GUARDS } from "../../../src/core/session-state.js";
+import { ALL_GUARDS } from "../../src/core/session-state.js";
 import { Harness } from "./harness.js";
 import { chunk, live, opens, turnEnds } from "./sessions.js";
 

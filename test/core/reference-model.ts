@@ -3,7 +3,7 @@ import type {
   ModelCommand,
   ModelEvent,
   ToolCallRequest,
-} from "../../../src/vocabulary/model.js";
+} from "../../src/vocabulary/model.js";
 
 /**
  * A small reference model of how a live provider behaves, for property tests of the core.

@@ -6,11 +6,11 @@
  * flight as before: the question is never answered, the tool's effect is reported cancelled.
  */
 import { describe, expect, it } from "vitest";
-import { ASK_AGAIN } from "../../../src/core/carry.js";
-import { ALL_GUARDS } from "../../../src/core/core-config.js";
-import { CUT_OFF_NOTE, rebuildContext } from "../../../src/history/rebuild.js";
-import { validateHistory } from "../../../src/history/validate.js";
-import { OUTCOME_UNKNOWN, type ToolPolicy } from "../../../src/vocabulary/model.js";
+import { ASK_AGAIN } from "../../src/core/carry.js";
+import { ALL_GUARDS } from "../../src/core/core-config.js";
+import { CUT_OFF_NOTE, rebuildContext } from "../../src/history/rebuild.js";
+import { validateHistory } from "../../src/history/validate.js";
+import { OUTCOME_UNKNOWN, type ToolPolicy } from "../../src/vocabulary/model.js";
 import { type Harness, TOOLS } from "./harness.js";
 import { live } from "./sessions.js";
 

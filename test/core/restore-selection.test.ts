@@ -1,12 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { defaultConfig } from "../../../src/core/core-config.js";
+import { defaultConfig } from "../../src/core/core-config.js";
 import {
   closingEventsAfterRestart,
   restoreSelection,
   restoreState,
-} from "../../../src/core/restore.js";
-import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/log-events.js";
+} from "../../src/core/restore.js";
+import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/log-events.js";
 
 /**
  * A restore reads a selection of the log (HistoryStore.readForRestore reads the same through

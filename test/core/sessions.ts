@@ -1,5 +1,5 @@
 /** Small helpers shared by the core's scenario tests. */
-import type { ModelCommand } from "../../../src/vocabulary/model.js";
+import type { ModelCommand } from "../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
 
 /** A session with one client connected and a live model connection. */

@@ -5,8 +5,8 @@
  * speak result's follow-up may still come.
  */
 import { describe, expect, it } from "vitest";
-import { NO_GUARDS } from "../../../src/core/session-state.js";
-import { validateHistory } from "../../../src/history/validate.js";
+import { NO_GUARDS } from "../../src/core/session-state.js";
+import { validateHistory } from "../../src/history/validate.js";
 import { greetWithLateChips, live, texts, toolResponses, turnEnds, types } from "./sessions.js";
 
 describe("one reply per user turn: ADK's fire-and-forget race", () => {

@@ -3,8 +3,8 @@
  * cut by a connection move, an empty continuation on a model that waits for every result.
  */
 import { describe, expect, it } from "vitest";
-import { ALL_GUARDS } from "../../../src/core/session-state.js";
-import type { ModelCapabilities } from "../../../src/vocabulary/model.js";
+import { ALL_GUARDS } from "../../src/core/session-state.js";
+import type { ModelCapabilities } from "../../src/vocabulary/model.js";
 import { Harness } from "./harness.js";
 import { errorCodes, live, texts, turnEnds, userTurns } from "./sessions.js";
 

@@ -6,8 +6,8 @@
  * with turns ends the quiet answer's turn with `model_timeout`.
  */
 import { describe, expect, it } from "vitest";
-import { ALL_GUARDS, UTTERANCE_QUIET_MS } from "../../../src/core/core-config.js";
-import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
+import { ALL_GUARDS, UTTERANCE_QUIET_MS } from "../../src/core/core-config.js";
+import { GPT_LIVE_CAPABILITIES } from "../../src/providers/gpt-live/adapter.js";
 import type { Harness } from "./harness.js";
 import { LINES_CUT_TURNLESS_ANSWERS, RESULTS_ANSWERED_BY_VOICE } from "./legacy-judgements.js";
 import { errorCodes, live, toolResponses, turnEnds, userTurns } from "./sessions.js";

@@ -7,7 +7,7 @@
  * the shell hands it over; the control switches the carry off.
  */
 import { describe, expect, it } from "vitest";
-import { ALL_GUARDS } from "../../../src/core/session-state.js";
+import { ALL_GUARDS } from "../../src/core/session-state.js";
 import type { Harness } from "./harness.js";
 import { errorCodes, live, userTurns } from "./sessions.js";
 

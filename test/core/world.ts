@@ -3,11 +3,11 @@
  * reference provider model, driven by random actions; and the invariants checked on it.
  */
 import fc from "fast-check";
-import type { Arrival, CoreConfig, Guards } from "../../../src/core/session-state.js";
-import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
-import { GPT_LIVE_CAPABILITIES } from "../../../src/providers/gpt-live/adapter.js";
-import { frameOf } from "../../../src/vocabulary/frames.js";
-import type { ModelCapabilities, ToolPolicy } from "../../../src/vocabulary/model.js";
+import type { Arrival, CoreConfig, Guards } from "../../src/core/session-state.js";
+import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
+import { GPT_LIVE_CAPABILITIES } from "../../src/providers/gpt-live/adapter.js";
+import { frameOf } from "../../src/vocabulary/frames.js";
+import type { ModelCapabilities, ToolPolicy } from "../../src/vocabulary/model.js";
 import { Harness, TOOLS } from "./harness.js";
 import { type GenerationPlan, PLAIN, REAL_OPENINGS, ReferenceModel } from "./reference-model.js";
 

@@ -5,7 +5,7 @@
  * from the page and resumed with no duplicate and no gap, a push-to-talk voice turn from a
  * fake microphone (a WAV spoken by espeak-ng, or a tone), a phone call from the call view
  * through the carrier stand-in, and screenshots of the page, the call and the timeline viewer
- * (test-results/browser/). The gateway is the browser project's (test/browser/gateway-setup.mjs).
+ * (test-results/browser/). The gateway is the browser project's (test/end-to-end/browser-gateway-setup.mjs).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
@@ -32,7 +32,7 @@ let browser;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
   mkdirSync(OUT, { recursive: true });
-  // The project's gateway (test/browser/gateway-setup.mjs), its call view's webhook signed;
+  // The project's gateway (test/end-to-end/browser-gateway-setup.mjs), its call view's webhook signed;
   // its answers as people see them, without the tests' tags (one test turns them on).
   server = inject("gateway");
   browser = await chromium.launch({

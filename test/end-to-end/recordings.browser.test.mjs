@@ -1,5 +1,5 @@
 /**
- * Recordings, end to end, on the browser project's gateway (test/browser/gateway-setup.mjs):
+ * Recordings, end to end, on the browser project's gateway (test/end-to-end/browser-gateway-setup.mjs):
  * a recorded browser session and a recorded phone call played back in the timeline viewer in
  * real Chromium (the model's speech where its rows are, within 50 ms; a PIN typed to a
  * keypad-tools agent silent, a key typed to a keypad-said one kept: the control); the wire
@@ -16,7 +16,7 @@ import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { API_KEY, history, ROOT } from "../../scripts/lib/harness.mjs";
 import { readWireRecording, replay } from "../../scripts/lib/replay.mjs";
-import { PLACEHOLDER_KEY } from "./gateway-setup.mjs";
+import { PLACEHOLDER_KEY } from "./browser-gateway-setup.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = join(ROOT, "test-results/browser");

@@ -1,19 +1,19 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { closingEventsAfterRestart } from "../../../src/core/restore.js";
+import { closingEventsAfterRestart } from "../../src/core/restore.js";
 import {
   checkedContext,
   rebuildContext,
   SYNTHETIC_CANCELLED,
   validateContext,
-} from "../../../src/history/rebuild.js";
-import { unansweredCalls, validateHistory } from "../../../src/history/validate.js";
-import { rebuildContextNaive } from "../../../src/measurement/rebuild-naive.js";
-import { frameOf } from "../../../src/vocabulary/frames.js";
-import type { HistoryEvent, HistoryEventBody } from "../../../src/vocabulary/log-events.js";
-import type { RebuiltContext } from "../../../src/vocabulary/model.js";
-import { call, result } from "../../log-events.js";
-import { propertySeed } from "../property-seed.js";
+} from "../../src/history/rebuild.js";
+import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
+import { rebuildContextNaive } from "../../src/measurement/rebuild-naive.js";
+import { frameOf } from "../../src/vocabulary/frames.js";
+import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/log-events.js";
+import type { RebuiltContext } from "../../src/vocabulary/model.js";
+import { call, result } from "../support/log-events.js";
+import { propertySeed } from "../support/property-seed.js";
 
 /** Fresh each run (printed; FC_SEED replays one). */
 const SEED = propertySeed("history");
@@ -284,8 +284,8 @@ describe("frames", () => {
 
 describe("restoring the core after a restart", () => {
   it("a session that ended stays ended", async () => {
-    const { restoreState } = await import("../../../src/core/restore.js");
-    const { defaultConfig } = await import("../../../src/core/session-state.js");
+    const { restoreState } = await import("../../src/core/restore.js");
+    const { defaultConfig } = await import("../../src/core/session-state.js");
     const config = defaultConfig({ sessionId: "s", tools: {} });
     const ended = log(
       user,

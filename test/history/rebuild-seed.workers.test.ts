@@ -2,8 +2,14 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
-import { BASE, type Client, type Frame, withKey } from "./helpers.js";
-import { inLiveSession, playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
+import { BASE, type Client, type Frame, withKey } from "../support/gateway.js";
+import {
+  inLiveSession,
+  playTurn,
+  simulatorSession,
+  textsOf,
+  turnEndsOf,
+} from "../support/session-flow.js";
 
 /**
  * The path the product exists to protect, against the strict simulator: a reconnect whose
@@ -135,7 +141,7 @@ describe("reconnect with the resumption handle refused", () => {
     });
     expect(res.status).toBe(200);
     await client.closed.catch(() => undefined);
-    const { connect, httpUrl } = await import("./helpers.js");
+    const { connect, httpUrl } = await import("../support/gateway.js");
     const again = await connect(
       httpUrl(`ws://liveline.test/v1/sessions/${sessionId}/ws?token=${token}`),
     );

@@ -11,7 +11,7 @@ import { serveDemo } from "../../src/http/demo.js";
 import { PlivoCallStandIn } from "../../src/simulator/plivo/index.js";
 import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
 import { VonageCallStandIn } from "../../src/simulator/vonage/index.js";
-import { API_KEY, BASE, createSession, withKey } from "./helpers.js";
+import { API_KEY, BASE, createSession, withKey } from "../support/gateway.js";
 
 const LOCAL = "http://localhost:8787";
 const post = (path: string, init: RequestInit = {}, base = LOCAL) =>

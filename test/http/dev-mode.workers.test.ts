@@ -5,7 +5,7 @@ import { billing, greeter } from "../../examples/greeter/src/agent.js";
 import { livelineApp } from "../../src/app-options.js";
 import { createApp } from "../../src/http/app.js";
 import { resetDevModeWarning } from "../../src/http/auth.js";
-import { type Created, connect, errorOf, httpUrl, TOKEN_SECRET } from "./helpers.js";
+import { type Created, connect, errorOf, httpUrl, TOKEN_SECRET } from "../support/gateway.js";
 
 // The app run directly with an env whose secrets are missing: local development.
 const app = createApp(livelineApp({ agents: { greeter, billing } }));

@@ -12,7 +12,7 @@ import {
   TOKEN_SECRET,
   upgrade,
   withKey,
-} from "./helpers.js";
+} from "../support/gateway.js";
 
 const post = (path: string, body: unknown, headers: Record<string, string> = withKey()) =>
   exports.default.fetch(`${BASE}${path}`, {
@@ -83,7 +83,7 @@ describe("POST /v1/sessions", () => {
     expect(rows.versions).toEqual(
       expect.arrayContaining([
         // What to record is a component of its own: `session` stays where the previous
-        // release left it (test/workers/previous-release.test.ts).
+        // release left it (test/session/previous-release.workers.test.ts).
         { component: "session", version: 4 },
         { component: "session_recording", version: 1 },
         { component: "history", version: 7 },

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { verify } from "hono/jwt";
 import { describe, expect, it } from "vitest";
-import { BASE, createSession, TOKEN_SECRET } from "./helpers.js";
+import { BASE, createSession, TOKEN_SECRET } from "../support/gateway.js";
 
 /**
  * Found by the attack of 2026-12-02: a session token with a trailing `=`, or with the

@@ -14,7 +14,7 @@ import {
   sessionWithClient,
   TOKEN_SECRET,
   upgrade,
-} from "./helpers.js";
+} from "../support/gateway.js";
 
 const wsPath = (id: string, query = "") => `${BASE}/v1/sessions/${id}/ws${query}`;
 const nowS = () => Math.floor(Date.now() / 1000);

@@ -17,8 +17,8 @@ import {
   type Frame,
   httpUrl,
   withKey,
-} from "./helpers.js";
-import { framesUntilTurnEnds } from "./session-flow.js";
+} from "../support/gateway.js";
+import { framesUntilTurnEnds } from "../support/session-flow.js";
 
 const SERVER = new URL(inject("mcpDeskUrl")).origin;
 /** Secrets the server's address and headers carry: never to be seen in a frame or a row. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { costOf, emptyUsage, sumCosts } from "../../../src/metering/cost.js";
-import { priceFor } from "../../../src/metering/prices.js";
-import type { UsageTotals } from "../../../src/vocabulary/model.js";
+import { costOf, emptyUsage, sumCosts } from "../../src/metering/cost.js";
+import { priceFor } from "../../src/metering/prices.js";
+import type { UsageTotals } from "../../src/vocabulary/model.js";
 
 function usage(over: Partial<UsageTotals>): UsageTotals {
   return { ...emptyUsage(), ...over };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { percentiles, summarise, turnLatencies } from "../../../src/metering/latency.js";
+import { percentiles, summarise, turnLatencies } from "../../src/metering/latency.js";
 
 describe("turn latencies from the timeline", () => {
   const rows = [

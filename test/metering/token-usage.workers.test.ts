@@ -2,8 +2,8 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { SessionResource } from "../../src/contracts/session-api.js";
 import { priceFor } from "../../src/metering/prices.js";
-import { BASE, withKey } from "./helpers.js";
-import { playTurn, simulatorSession } from "./session-flow.js";
+import { BASE, withKey } from "../support/gateway.js";
+import { playTurn, simulatorSession } from "../support/session-flow.js";
 
 type SessionReport = SessionResource;
 

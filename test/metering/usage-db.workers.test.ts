@@ -8,8 +8,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ClosingRecord } from "../../src/metering/closing-record.js";
-import { BASE, errorOf, withKey } from "./helpers.js";
-import { playTurn, simulatorSession } from "./session-flow.js";
+import { BASE, errorOf, withKey } from "../support/gateway.js";
+import { playTurn, simulatorSession } from "../support/session-flow.js";
 
 const db = env.USAGE_DB!;
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(sessionId));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { playTurn, simulatorSession } from "../workers/session-flow.js";
+import { playTurn, simulatorSession } from "../support/session-flow.js";
 import { PathRecorder } from "./path-recorder.js";
 
 declare global {

@@ -6,13 +6,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASE, connect, type Frame, httpUrl, withKey } from "../workers/helpers.js";
+import { BASE, connect, type Frame, httpUrl, withKey } from "../support/gateway.js";
 import {
   framesUntilTurnEnds,
   playTurn,
   simulatorSession,
   turnEndsOf,
-} from "../workers/session-flow.js";
+} from "../support/session-flow.js";
 
 interface ProviderUnderContract {
   name: string;
@@ -76,7 +76,7 @@ const PROVIDERS: ProviderUnderContract[] = [
     turnless: true,
     skips: {
       "control: the naive relay duplicates that greeting":
-        "no turn ends on GPT-Live, so no late result can make it regenerate a reply: its failure is a call delivered twice, whose control is in test/workers/gpt-live.test.ts and npm run repro",
+        "no turn ends on GPT-Live, so no late result can make it regenerate a reply: its failure is a call delivered twice, whose control is in test/providers/gpt-live/session.workers.test.ts and npm run repro",
     },
   },
 ];

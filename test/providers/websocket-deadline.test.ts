@@ -5,9 +5,9 @@
  * An MCP server's requests wait for their headers as long as its longest call may take.
  */
 import { describe, expect, it } from "vitest";
-import { defaultConfig } from "../../../src/core/session-state.js";
-import { mcpHeadersDeadlineMs } from "../../../src/mcp/server-connection.js";
-import { CONNECT_DEADLINE_MS } from "../../../src/providers/websocket.js";
+import { defaultConfig } from "../../src/core/session-state.js";
+import { mcpHeadersDeadlineMs } from "../../src/mcp/server-connection.js";
+import { CONNECT_DEADLINE_MS } from "../../src/providers/websocket.js";
 
 describe("deadlines", () => {
   it("a model upgrade's is below the core's connect timer", () => {

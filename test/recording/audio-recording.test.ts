@@ -4,9 +4,9 @@ import {
   KEY_SILENT_AFTER_MS,
   KEY_SILENT_BEFORE_MS,
   PART_CLOSE_SLACK_MS,
-} from "../../../src/recording/audio-recording.js";
-import type { RecordedPart } from "../../../src/recording/audio-timeline.js";
-import { AudioTimeline, HEARD, SAID, TRACKS } from "../../../src/recording/audio-timeline.js";
+} from "../../src/recording/audio-recording.js";
+import type { RecordedPart } from "../../src/recording/audio-timeline.js";
+import { AudioTimeline, HEARD, SAID, TRACKS } from "../../src/recording/audio-timeline.js";
 
 /** `ms` of a 16 kHz PCM16 tone (as a client sends it), loud enough to tell from silence. */
 function tone16(ms: number, amplitude = 8000): Uint8Array {

@@ -12,7 +12,6 @@ import { PART_CLOSE_SLACK_MS } from "../../src/recording/audio-recording.js";
 import { WireEntry } from "../../src/recording/wire-format.js";
 import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
 import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
-import { sine } from "../unit/telephony/tones.js";
 import {
   BASE,
   type Client,
@@ -21,8 +20,9 @@ import {
   httpUrl,
   TOKEN_SECRET,
   withKey,
-} from "./helpers.js";
-import { framesUntil, inLiveSession } from "./session-flow.js";
+} from "../support/gateway.js";
+import { framesUntil, inLiveSession } from "../support/session-flow.js";
+import { sine } from "../telephony/tones.js";
 
 const PART_MS = Number(env.RECORDING_PART_MS);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,9 +5,9 @@
  * the client told at most once a second; every other frame of the socket keeps its place.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { AudioIntake, newestWithin } from "../../../src/session/audio-intake.js";
-import type { ClientInput } from "../../../src/session/client-frames.js";
-import { LoadProbe } from "../../../src/session/load-probe.js";
+import { AudioIntake, newestWithin } from "../../src/session/audio-intake.js";
+import type { ClientInput } from "../../src/session/client-frames.js";
+import { LoadProbe } from "../../src/session/load-probe.js";
 
 type ClientAudio = Extract<ClientInput, { type: "client_audio" }>;
 

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASE, connect, type Frame, httpUrl, withKey } from "./helpers.js";
-import { framesUntilTurnEnds, simulatorSession } from "./session-flow.js";
+import { BASE, connect, type Frame, httpUrl, withKey } from "../support/gateway.js";
+import { framesUntilTurnEnds, simulatorSession } from "../support/session-flow.js";
 
 async function timelineKinds(sessionId: string): Promise<string[]> {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {

@@ -3,11 +3,11 @@
 // over, a hang-up or the session's end cancels that; a tool reads the latest typed entry.
 // Transfers go over HTTP to the carrier stand-in's REST API (served on localhost).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serveWeb } from "../../../scripts/lib/web-server.mjs";
-import { CARRIERS } from "../../../src/carrier-registry.js";
-import { CallLine, type CallLineHost } from "../../../src/session/call-line.js";
-import { TwilioCallApiStandIn } from "../../../src/simulator/twilio/call-api-stand-in.js";
-import type { KeypadMode } from "../../../src/telephony/keypad.js";
+import { serveWeb } from "../../scripts/lib/web-server.mjs";
+import { CARRIERS } from "../../src/carrier-registry.js";
+import { CallLine, type CallLineHost } from "../../src/session/call-line.js";
+import { TwilioCallApiStandIn } from "../../src/simulator/twilio/call-api-stand-in.js";
+import type { KeypadMode } from "../../src/telephony/keypad.js";
 
 const ACCOUNT = `AC${"2".repeat(32)}`;
 const CALL = `CA${"3".repeat(32)}`;

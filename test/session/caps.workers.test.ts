@@ -11,8 +11,8 @@ import {
   httpUrl,
   upgrade,
   withKey,
-} from "./helpers.js";
-import { inLiveSession, playTurn } from "./session-flow.js";
+} from "../support/gateway.js";
+import { inLiveSession, playTurn } from "../support/session-flow.js";
 
 /**
  * Caps end a session gracefully: what is in flight finishes (a tool call gets its outcome,

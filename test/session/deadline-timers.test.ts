@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { DeadlineTimers } from "../../../src/session/deadline-timers.js";
+import { DeadlineTimers } from "../../src/session/deadline-timers.js";
 
 describe("DeadlineTimers: the session's timers on one runtime timer", () => {
   beforeEach(() => {

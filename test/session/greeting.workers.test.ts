@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { duplicated, playTurn, simulatorSession, textsOf, turnEndsOf } from "./session-flow.js";
+import {
+  duplicated,
+  playTurn,
+  simulatorSession,
+  textsOf,
+  turnEndsOf,
+} from "../support/session-flow.js";
 
 const TRIALS = Number(process.env.GREETING_TRIALS ?? 200);
 

@@ -18,8 +18,8 @@ import {
   httpUrl,
   placeSimulatedCall,
   withKey,
-} from "./helpers.js";
-import { playTurn, turnEndsOf } from "./session-flow.js";
+} from "../support/gateway.js";
+import { playTurn, turnEndsOf } from "../support/session-flow.js";
 
 const KEEPALIVE = '{"type":"keepalive"}';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,8 +12,8 @@ import { describe, expect, it } from "vitest";
 import { STREAM_ROWS } from "../../src/session/history-reads.js";
 import { HistoryStore } from "../../src/session/history-store.js";
 import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/log-events.js";
-import { BASE, createSession, withKey } from "./helpers.js";
-import { playTurn, simulatorSession } from "./session-flow.js";
+import { BASE, createSession, withKey } from "../support/gateway.js";
+import { playTurn, simulatorSession } from "../support/session-flow.js";
 
 const stubOf = (sessionId: string) => env.SESSION.get(env.SESSION.idFromName(sessionId));
 

@@ -9,7 +9,7 @@ import {
   SQL_VALUE_MAX_BYTES,
 } from "../../src/session/history-store.js";
 import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/log-events.js";
-import { call, result } from "../log-events.js";
+import { call, result } from "../support/log-events.js";
 
 /**
  * The log's own rules, in the object's real SQLite storage: an append is one statement, so it

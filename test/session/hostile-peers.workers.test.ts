@@ -10,8 +10,8 @@ import {
   nested,
   upgrade,
   withKey,
-} from "./helpers.js";
-import { framesUntil, simulatorSession } from "./session-flow.js";
+} from "../support/gateway.js";
+import { framesUntil, simulatorSession } from "../support/session-flow.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

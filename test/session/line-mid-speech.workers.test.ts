@@ -4,8 +4,8 @@
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASE, type Frame, withKey } from "./helpers.js";
-import { framesUntilTurnEnds, simulatorSession } from "./session-flow.js";
+import { BASE, type Frame, withKey } from "../support/gateway.js";
+import { framesUntilTurnEnds, simulatorSession } from "../support/session-flow.js";
 
 describe("a line typed mid-speech", () => {
   it("waits for the speech's answer, cuts it, and gets its own answer", async () => {

@@ -7,7 +7,7 @@
  * closes them with 1012: they resume on the instance that writes).
  */
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent } from "../../../src/vocabulary/log-events.js";
+import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import type { Harness } from "../core/harness.js";
 import { live } from "../core/sessions.js";
 

@@ -11,8 +11,8 @@ import { describe, expect, it } from "vitest";
 import { HistoryStore } from "../../src/session/history-store.js";
 import { frameOf } from "../../src/vocabulary/frames.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
-import { BASE, connect, type Frame, httpUrl, withKey } from "./helpers.js";
-import { playTurn, simulatorSession } from "./session-flow.js";
+import { BASE, connect, type Frame, httpUrl, withKey } from "../support/gateway.js";
+import { playTurn, simulatorSession } from "../support/session-flow.js";
 
 async function history(sessionId: string): Promise<HistoryEvent[]> {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {

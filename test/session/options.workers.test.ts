@@ -9,7 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createLiveline, defineAgent, defineTool } from "../../src/index.js";
-import { BASE, errorOf, withKey } from "./helpers.js";
+import { BASE, errorOf, withKey } from "../support/gateway.js";
 
 const post = (body: unknown) =>
   exports.default.fetch(`${BASE}/v1/sessions`, {

@@ -10,8 +10,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
-import { BASE, type Frame, withKey } from "./helpers.js";
-import { simulatorSession } from "./session-flow.js";
+import { BASE, type Frame, withKey } from "../support/gateway.js";
+import { simulatorSession } from "../support/session-flow.js";
 
 /** A simulator session whose model connection is live (its adapter is there to watch). */
 async function liveSession() {

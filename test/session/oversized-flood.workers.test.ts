@@ -15,8 +15,8 @@ import {
   OVERSIZED_CLOSE_REASON,
   OVERSIZED_FRAMES_ALLOWED,
 } from "../../src/session/oversized-frames.js";
-import { type Client, connect, httpUrl } from "./helpers.js";
-import { framesUntilTurnEnds, simulatorSession } from "./session-flow.js";
+import { type Client, connect, httpUrl } from "../support/gateway.js";
+import { framesUntilTurnEnds, simulatorSession } from "../support/session-flow.js";
 
 const MiB = 1024 * 1024;
 /** 8 MiB of text (a JSON text frame) and 30 MiB of binary (just under the runtime's 32 MiB). */

@@ -1,14 +1,14 @@
 /**
  * A socket that keeps sending frames over MAX_FRAME_BYTES is closed (src/session/oversized-frames.ts):
  * three within a minute are answered and go on; the fourth closes it; one now and then never does.
- * The workerd test with 8 and 30 MiB messages is test/workers/oversized-flood.test.ts.
+ * The workerd test with 8 and 30 MiB messages is test/session/oversized-flood.workers.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import {
   OVERSIZED_FRAMES_ALLOWED,
   OVERSIZED_WINDOW_MS,
   OversizedFrames,
-} from "../../../src/session/oversized-frames.js";
+} from "../../src/session/oversized-frames.js";
 
 const socket = () => ({}) as WebSocket;
 

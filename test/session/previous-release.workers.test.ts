@@ -16,7 +16,7 @@ import { validateHistory } from "../../src/history/validate.js";
 import { migrate } from "../../src/session/migrations.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import fixture from "../fixtures/previous-release/session-object.json";
-import { BASE, connect, type Frame, withKey } from "./helpers.js";
+import { BASE, connect, type Frame, withKey } from "../support/gateway.js";
 
 type Row = Record<string, string | number | null>;
 

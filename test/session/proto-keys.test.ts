@@ -5,10 +5,10 @@
  * loses it, as an assignment to the prototype.
  */
 import { describe, expect, it } from "vitest";
-import { createDecoderState, decodeServerFrame } from "../../../src/providers/gemini/decode.js";
-import { encodeCommand } from "../../../src/providers/gemini/encode.js";
-import { clientInput } from "../../../src/session/client-frames.js";
-import type { ModelCapabilities, ModelCommand } from "../../../src/vocabulary/model.js";
+import { createDecoderState, decodeServerFrame } from "../../src/providers/gemini/decode.js";
+import { encodeCommand } from "../../src/providers/gemini/encode.js";
+import { clientInput } from "../../src/session/client-frames.js";
+import type { ModelCapabilities, ModelCommand } from "../../src/vocabulary/model.js";
 import { live } from "../core/sessions.js";
 
 const RESULT = '{"__proto__":{"polluted":true},"shown":true}';

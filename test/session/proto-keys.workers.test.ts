@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASE, connect, httpUrl, withKey } from "./helpers.js";
-import { framesUntil, simulatorSession } from "./session-flow.js";
+import { BASE, connect, httpUrl, withKey } from "../support/gateway.js";
+import { framesUntil, simulatorSession } from "../support/session-flow.js";
 
 const SENT = '{"__proto__":{"polluted":true},"shown":true,"nested":{"__proto__":[1,2]}}';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Client, connect, createSession, type Frame, httpUrl } from "./helpers.js";
+import { type Client, connect, createSession, type Frame, httpUrl } from "../support/gateway.js";
 
 const SESSIONS = 20;
 const LINES = ["one", "two", "three", "four"];

@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
-import { BASE, connect, type Frame, httpUrl, upgrade, withKey } from "./helpers.js";
+import { BASE, connect, type Frame, httpUrl, upgrade, withKey } from "../support/gateway.js";
 import {
   framesUntil,
   playTurn,
@@ -11,7 +11,7 @@ import {
   switchOffGuard,
   textsOf,
   turnEndsOf,
-} from "./session-flow.js";
+} from "../support/session-flow.js";
 
 async function historyOf(sessionId: string): Promise<HistoryEvent[]> {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { redactCredentials, redactSecrets } from "../../../src/recording/wire-format.js";
-import { recordingChoice, secretsOf } from "../../../src/session/recordings.js";
+import { redactCredentials, redactSecrets } from "../../src/recording/wire-format.js";
+import { recordingChoice, secretsOf } from "../../src/session/recordings.js";
 
 describe("what a session records", () => {
   it("its creator's choice over its agent's, the smaller budget, an announcement only when recorded", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { replayBatches } from "../../../src/session/sockets.js";
+import { replayBatches } from "../../src/session/sockets.js";
 
 describe("replay batches", () => {
   const frames = Array.from({ length: 1200 }, (_, i) =>

@@ -3,9 +3,9 @@
 // out; never when the caller spoke over it), its keys go by the keypad rules, and a session
 // that ends by any other door hangs the call up.
 import { describe, expect, it } from "vitest";
-import type { EndReason } from "../../../src/metering/closing-record.js";
-import { SipCall, type SipCallHost } from "../../../src/session/sip-call.js";
-import type { DirectCalls } from "../../../src/vocabulary/provider-adapter.js";
+import type { EndReason } from "../../src/metering/closing-record.js";
+import { SipCall, type SipCallHost } from "../../src/session/sip-call.js";
+import type { DirectCalls } from "../../src/vocabulary/provider-adapter.js";
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 

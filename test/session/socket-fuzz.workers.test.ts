@@ -3,8 +3,16 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { validateHistory } from "../../src/history/validate.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
-import { BASE, type Client, connect, type Frame, httpUrl, nested, withKey } from "./helpers.js";
-import { simulatorSession } from "./session-flow.js";
+import {
+  BASE,
+  type Client,
+  connect,
+  type Frame,
+  httpUrl,
+  nested,
+  withKey,
+} from "../support/gateway.js";
+import { simulatorSession } from "../support/session-flow.js";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 

@@ -5,7 +5,7 @@
  * waiting for their headers are counted while they wait.
  */
 import { describe, expect, it } from "vitest";
-import { NEAR_SHARE, SubrequestMeter } from "../../../src/session/subrequests.js";
+import { NEAR_SHARE, SubrequestMeter } from "../../src/session/subrequests.js";
 
 function meter(budget: number) {
   const rows: { kind: string; detail: Record<string, unknown> }[] = [];

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASE, connect, type Frame, httpUrl, withKey } from "./helpers.js";
-import { playTurn, simulatorSession } from "./session-flow.js";
+import { BASE, connect, type Frame, httpUrl, withKey } from "../support/gateway.js";
+import { playTurn, simulatorSession } from "../support/session-flow.js";
 
 /**
  * A client that lost its socket right after sending a line cannot know whether the line

@@ -6,8 +6,8 @@
  * connection, which waits for nothing.
  */
 import { describe, expect, it } from "vitest";
-import { CLOSE_WAIT_MS, UpstreamLink } from "../../../src/session/upstream-link.js";
-import type { ProviderAdapter } from "../../../src/vocabulary/provider-adapter.js";
+import { CLOSE_WAIT_MS, UpstreamLink } from "../../src/session/upstream-link.js";
+import type { ProviderAdapter } from "../../src/vocabulary/provider-adapter.js";
 
 /** A socket whose close completes when the service answers it (`finishClose`). */
 class StandInSocket extends EventTarget {

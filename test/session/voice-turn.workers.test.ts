@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { connect, createSession, httpUrl } from "./helpers.js";
-import { framesUntilTurnEnds, simulatorSession } from "./session-flow.js";
+import { connect, createSession, httpUrl } from "../support/gateway.js";
+import { framesUntilTurnEnds, simulatorSession } from "../support/session-flow.js";
 
 describe("a voice turn end to end", () => {
   it("PCM16 audio in, then audio_end: a user turn from the transcription, transcripts and 24 kHz audio out", async () => {

@@ -2,11 +2,8 @@ import {
   createDecoderState,
   type DecoderState,
   decodeServerFrame,
-} from "../../../../src/providers/gemini/decode.js";
-import {
-  type GeminiServerMessage,
-  ServerMessage,
-} from "../../../../src/providers/gemini/schemas.js";
+} from "../../src/providers/gemini/decode.js";
+import { type GeminiServerMessage, ServerMessage } from "../../src/providers/gemini/schemas.js";
 import {
   createSimulator,
   type ResumeContext,
@@ -14,9 +11,9 @@ import {
   type SimInput,
   type SimState,
   simStep,
-} from "../../../../src/simulator/gemini/machine.js";
-import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
-import type { ModelEvent } from "../../../../src/vocabulary/model.js";
+} from "../../src/simulator/gemini/machine.js";
+import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../src/simulator/knobs.js";
+import type { ModelEvent } from "../../src/vocabulary/model.js";
 
 export const T0 = 1_700_000_000_000;
 

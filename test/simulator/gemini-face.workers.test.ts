@@ -10,7 +10,7 @@ import {
   SIM_URL,
   SimSocket,
   sleep,
-} from "./simulator-clients.js";
+} from "./gemini-clients.js";
 
 const SETUP = {
   setup: { model: `models/${MODEL}`, generationConfig: { responseModalities: ["TEXT"] } },

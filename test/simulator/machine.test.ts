@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { schedulingOf } from "../../../../src/simulator/gemini/machine.js";
-import { DEFAULT_KNOBS, parseKnobs } from "../../../../src/simulator/knobs.js";
+import { schedulingOf } from "../../src/simulator/gemini/machine.js";
+import { DEFAULT_KNOBS, parseKnobs } from "../../src/simulator/knobs.js";
 import { decl, SimDriver, T0, tagCounts, turnCompletes } from "./driver.js";
 
 const GREETING_TOOLS = [

@@ -1,10 +1,10 @@
-import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
-import type { FaceDialectName } from "../../../../src/simulator/openai/dialects.js";
+import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../src/simulator/knobs.js";
+import type { FaceDialectName } from "../../src/simulator/openai/dialects.js";
 import {
   createOpenAISimulator,
   type OaiSimState,
   oaiStep,
-} from "../../../../src/simulator/openai/machine.js";
+} from "../../src/simulator/openai/machine.js";
 
 export type Msg = Record<string, unknown> & { type: string };
 

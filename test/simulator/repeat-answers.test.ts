@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_KNOBS, parseKnobs, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
+import { DEFAULT_KNOBS, parseKnobs, type SimulatorKnobs } from "../../src/simulator/knobs.js";
 import { decl, SimDriver, turnCompletes } from "./driver.js";
 import { callIds, OaiDriver, said } from "./openai-driver.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseKnobs } from "../../../../src/simulator/knobs.js";
-import { simulatorUrl } from "../../../../src/simulator/route.js";
+import { parseKnobs } from "../../src/simulator/knobs.js";
+import { simulatorUrl } from "../../src/simulator/route.js";
 
 const SERVICE = "/ws/google.ai.generativelanguage.v1.GenerativeService.BidiGenerateContent";
 const at = (path: string) => simulatorUrl(new URL(`http://127.0.0.1:8787${path}`));

@@ -1,11 +1,11 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { decodeServerFrame } from "../../../../src/providers/gemini/decode.js";
-import type { GeminiServerMessage } from "../../../../src/providers/gemini/schemas.js";
-import { ServerEvent } from "../../../../src/providers/openai/schemas.js";
-import { StrictContent } from "../../../../src/simulator/gemini/strict-schemas.js";
-import { DEFAULT_KNOBS, parseKnobs } from "../../../../src/simulator/knobs.js";
+import { decodeServerFrame } from "../../src/providers/gemini/decode.js";
+import type { GeminiServerMessage } from "../../src/providers/gemini/schemas.js";
+import { ServerEvent } from "../../src/providers/openai/schemas.js";
+import { StrictContent } from "../../src/simulator/gemini/strict-schemas.js";
+import { DEFAULT_KNOBS, parseKnobs } from "../../src/simulator/knobs.js";
 import { decl, SimDriver, T0 } from "./driver.js";
 import { callIds, OaiDriver, types } from "./openai-driver.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { encodeRebuiltContext, encodeSetup } from "../../../../src/providers/gemini/encode.js";
+import { encodeRebuiltContext, encodeSetup } from "../../src/providers/gemini/encode.js";
 import { decl, SimDriver, turnCompletes } from "./driver.js";
 
 /**

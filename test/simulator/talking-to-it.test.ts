@@ -6,13 +6,13 @@
  */
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { greeter } from "../../../examples/greeter/src/agent.js";
-import { resolveAgent } from "../../../src/agents/define.js";
-import { jsonSchemaOf } from "../../../src/providers/function-tools.js";
-import { declareFunction } from "../../../src/providers/gemini/tool-declaration.js";
-import { DEFAULT_KNOBS, parseKnobs } from "../../../src/simulator/knobs.js";
-import { summarise } from "../../../src/simulator/script.js";
-import { SimDriver } from "../providers/simulator/driver.js";
+import { greeter } from "../../examples/greeter/src/agent.js";
+import { resolveAgent } from "../../src/agents/define.js";
+import { jsonSchemaOf } from "../../src/providers/function-tools.js";
+import { declareFunction } from "../../src/providers/gemini/tool-declaration.js";
+import { DEFAULT_KNOBS, parseKnobs } from "../../src/simulator/knobs.js";
+import { summarise } from "../../src/simulator/script.js";
+import { SimDriver } from "./driver.js";
 
 // The greeter imports liveline whole; its Durable Object classes need the runtime's base
 // class, which nothing here constructs.

@@ -5,10 +5,10 @@
  * ends an utterance, which is then answered once.
  */
 import { describe, expect, it } from "vitest";
-import { bytesToBase64 } from "../../../../src/providers/base64.js";
-import type { GeminiServerMessage } from "../../../../src/providers/gemini/schemas.js";
-import { DEFAULT_KNOBS, parseKnobs } from "../../../../src/simulator/knobs.js";
-import { BARGE_IN_MS, createVad, hear, rms } from "../../../../src/simulator/vad.js";
+import { bytesToBase64 } from "../../src/providers/base64.js";
+import type { GeminiServerMessage } from "../../src/providers/gemini/schemas.js";
+import { DEFAULT_KNOBS, parseKnobs } from "../../src/simulator/knobs.js";
+import { BARGE_IN_MS, createVad, hear, rms } from "../../src/simulator/vad.js";
 import { SimDriver, turnCompletes } from "./driver.js";
 import { type Msg, OaiDriver, types } from "./openai-driver.js";
 

@@ -1,13 +1,13 @@
 // Types for the test runtime's `env` and `exports` (what `wrangler types` would generate).
-type LivelineEnv = import("../src/contracts/worker-env.js").Env;
+type LivelineEnv = import("../../src/contracts/worker-env.js").Env;
 declare namespace Cloudflare {
   interface GlobalProps {
-    mainModule: typeof import("../examples/greeter/src/worker.js");
+    mainModule: typeof import("../../examples/greeter/src/worker.js");
     durableNamespaces: "SessionObject" | "GeminiSimulatorObject";
   }
   interface Env extends LivelineEnv {
     GEMINI_SIMULATOR: DurableObjectNamespace<
-      import("../src/simulator/object.js").GeminiSimulatorObject
+      import("../../src/simulator/object.js").GeminiSimulatorObject
     >;
     /** The workers tests only: migrations/ as read by vitest.config.ts (usage-db-setup.ts). */
     USAGE_MIGRATIONS: import("cloudflare:test").D1Migration[];

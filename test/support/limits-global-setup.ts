@@ -1,5 +1,5 @@
 /**
- * The endpoints the Cloudflare-limits tests (test/workers/cloudflare-limits.test.ts) reach over
+ * The endpoints the Cloudflare-limits tests (test/cloudflare-limits.workers.test.ts) reach over
  * real sockets, started once in Node before the tests:
  * - a model endpoint that takes the TCP connection and never answers (no status line, no
  *   headers): it counts the connections it holds, and answers them at last (503) on

@@ -1,4 +1,4 @@
-import type { HistoryEventBody } from "../src/vocabulary/log-events.js";
+import type { HistoryEventBody } from "../../src/vocabulary/log-events.js";
 
 /** Log event bodies the history tests build logs from (unit and workerd alike). */
 export const call = (callId: string, turnId = "t1"): HistoryEventBody => ({

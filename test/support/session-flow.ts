@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Guards } from "../../src/core/session-state.js";
-import { type Client, connect, createSession, type Frame, httpUrl } from "./helpers.js";
+import { type Client, connect, createSession, type Frame, httpUrl } from "./gateway.js";
 
 /** A session against the built-in simulator with the given knobs, and a client on it. */
 export async function simulatorSession(

@@ -5,8 +5,8 @@
  */
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
-import { exportTraceRequest } from "../../../src/telemetry/otlp-protobuf.js";
-import type { Span } from "../../../src/telemetry/spans.js";
+import { exportTraceRequest } from "../../src/telemetry/otlp-protobuf.js";
+import type { Span } from "../../src/telemetry/spans.js";
 
 /** What these tests read of the generated code's decoded messages. */
 interface AnyValue {

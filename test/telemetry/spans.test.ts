@@ -1,7 +1,7 @@
 /** A turn's timeline rows as a trace: its structure, timings and GenAI attributes. */
 import { describe, expect, it } from "vitest";
-import type { TraceRowAt } from "../../../src/metering/latency.js";
-import { type Span, type TurnTrace, turnSpans } from "../../../src/telemetry/spans.js";
+import type { TraceRowAt } from "../../src/metering/latency.js";
+import { type Span, type TurnTrace, turnSpans } from "../../src/telemetry/spans.js";
 
 let n = 0;
 const ids = {

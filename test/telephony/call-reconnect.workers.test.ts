@@ -3,8 +3,8 @@
  * details — what the reconnect webhook answers to a carrier, and to someone posing as one —
  * and a call that goes on across a restart of its session's object with its question in
  * flight, answered once. (What every carrier's call does when its stream drops is the carrier
- * contract, test/contract/carriers.test.ts; the same across a killed gateway process,
- * test/scripts/deploy-restart.test.mjs.) The test deployment's grace is 3 s
+ * contract, test/telephony/carrier-contract.workers.test.ts; the same across a killed gateway process,
+ * test/end-to-end/deploy-restart.scripts.test.mjs.) The test deployment's grace is 3 s
  * (CALL_RECONNECT_GRACE_MS in vitest.config.ts).
  */
 import { env, exports } from "cloudflare:workers";
@@ -15,7 +15,7 @@ import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
 import { callSessionId } from "../../src/telephony/carrier-contract.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
-import { BASE, newCallSid, withKey } from "./helpers.js";
+import { BASE, newCallSid, withKey } from "../support/gateway.js";
 
 const AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
 const RECONNECT = `${BASE}/v1/telephony/twilio/reconnect`;

@@ -1,5 +1,5 @@
 /**
- * One contract, every carrier (hono's runtime-tests pattern, as providers.test.ts does for
+ * One contract, every carrier (hono's runtime-tests pattern, as providers/contract.workers.test.ts does for
  * the models): a phone call placed through the carrier's stand-in, the same scenarios, the
  * same outcome in the session's durable history, on the simulator's faces. A carrier is one
  * line in src/carrier-registry.ts and a driver here; it skips a scenario only with a written reason.
@@ -13,7 +13,7 @@
  * carrier can (its `reattach`), never greeting twice; and across a crash of the session's
  * object, keep the call going and its record valid. The door's own details
  * (TwiML, the signature's rules, body limits, the token store) are the carrier's own tests
- * (test/workers/phone-door.test.ts for Twilio; test/unit/telephony/<carrier>/ for the others).
+ * (test/telephony/twilio-door.workers.test.ts for Twilio; test/telephony/<carrier>/ for the others).
  * Telnyx, Plivo and Vonage share one driver over their shared stand-in engine; the last
  * describe is the A-law call (Telnyx) and its control.
  */
@@ -47,7 +47,7 @@ import { telnyxCallSid } from "../../src/telephony/telnyx/inbound-call.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import { vonageCallUuid } from "../../src/telephony/vonage/inbound-call.js";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
-import { BASE, newCallSid, twilioCallParams, withKey } from "../workers/helpers.js";
+import { BASE, newCallSid, twilioCallParams, withKey } from "../support/gateway.js";
 
 type Knobs = Record<string, string | number>;
 

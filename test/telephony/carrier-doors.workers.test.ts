@@ -6,7 +6,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signedPlivoRequest } from "../../src/telephony/plivo/inbound-call.js";
-import { BASE } from "./helpers.js";
+import { BASE } from "../support/gateway.js";
 
 const transferUrl = (carrier: string, to = "+15550100") =>
   `${BASE}/v1/telephony/${carrier}/transfer?to=${encodeURIComponent(to)}`;

@@ -11,7 +11,7 @@ import {
   mulawToPcm16,
   pcm16ToAlaw,
   pcm16ToMulaw,
-} from "../../../src/telephony/audio/g711.js";
+} from "../../src/telephony/audio/g711.js";
 
 const decode = (code: number) => mulawToPcm16(Uint8Array.of(code))[0]!;
 const encode = (pcm: number) => pcm16ToMulaw(Int16Array.of(pcm))[0]!;

@@ -1,7 +1,7 @@
 // The keys a caller types become entries (ended by # or a pause), and the line the model gets
 // for one says its keys, or under `tools` only that it was typed.
 import { describe, expect, it } from "vitest";
-import { entryLine, Keypad } from "../../../src/telephony/keypad.js";
+import { entryLine, Keypad } from "../../src/telephony/keypad.js";
 
 describe("the keypad gathers keys into entries", () => {
   it("# ends an entry at once and is not part of it", () => {

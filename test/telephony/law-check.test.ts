@@ -7,9 +7,9 @@
  */
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { pcm16ToAlaw, pcm16ToMulaw } from "../../../src/telephony/audio/g711.js";
-import { LawCheck } from "../../../src/telephony/audio/law-check.js";
-import { createResampler } from "../../../src/telephony/audio/resample.js";
+import { pcm16ToAlaw, pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import { LawCheck } from "../../src/telephony/audio/law-check.js";
+import { createResampler } from "../../src/telephony/audio/resample.js";
 
 /** A spoken question at 8 kHz (espeak-ng's 22.05 kHz WAV, resampled), or null without it. */
 function spoken(): Int16Array | null {

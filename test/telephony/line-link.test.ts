@@ -6,10 +6,10 @@
  * carrier that never gives them back is not waited for); a close waits for the goodbye.
  */
 import { describe, expect, it } from "vitest";
-import { pcm16ToAlaw, pcm16ToMulaw } from "../../../src/telephony/audio/g711.js";
-import { type LineCodec, MULAW_LINE } from "../../../src/telephony/audio/line-audio.js";
-import type { CallStreamHooks } from "../../../src/telephony/carrier-contract.js";
-import { LineLink, type LineWire } from "../../../src/telephony/line-link.js";
+import { pcm16ToAlaw, pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
+import { type LineCodec, MULAW_LINE } from "../../src/telephony/audio/line-audio.js";
+import type { CallStreamHooks } from "../../src/telephony/carrier-contract.js";
+import { LineLink, type LineWire } from "../../src/telephony/line-link.js";
 import { sine } from "./tones.js";
 
 function recorded(codec: LineCodec = MULAW_LINE, sessionAudio: "pcm16" | "g711_ulaw" = "pcm16") {

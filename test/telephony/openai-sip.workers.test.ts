@@ -8,7 +8,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signedDelivery } from "../../src/simulator/openai-sip/webhook-sender.js";
 import { callSessionId } from "../../src/telephony/carrier-contract.js";
-import { BASE, type Client, connect, type Frame, withKey } from "./helpers.js";
+import { BASE, type Client, connect, type Frame, withKey } from "../support/gateway.js";
 
 /** The test deployment's webhook secret, from vitest.config.ts's miniflare bindings. */
 const SECRET = (env as unknown as Record<string, string>).OPENAI_WEBHOOK_SECRET!;

@@ -1,6 +1,6 @@
 /** PCM16 little-endian bytes ↔ samples: byte order, odd offsets and odd lengths. */
 import { describe, expect, it } from "vitest";
-import { pcm16FromBytes, pcm16ToBytes } from "../../../src/telephony/audio/pcm.js";
+import { pcm16FromBytes, pcm16ToBytes } from "../../src/telephony/audio/pcm.js";
 
 describe("PCM16 bytes", () => {
   it("reads little-endian samples", () => {

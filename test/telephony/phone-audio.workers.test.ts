@@ -10,7 +10,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { mulawToPcm16 } from "../../src/telephony/audio/g711.js";
 import type { ModelCommand } from "../../src/vocabulary/model.js";
-import { BASE, placeSimulatedCall, withKey } from "./helpers.js";
+import { BASE, placeSimulatedCall, withKey } from "../support/gateway.js";
 
 /** The dominant frequency of a tone, from its zero crossings (Hz). */
 function toneHz(samples: Int16Array, rate: number): number {

@@ -12,7 +12,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pcm16ToMulaw } from "../../src/telephony/audio/g711.js";
 import { ENTRY_PAUSE_MS } from "../../src/telephony/keypad.js";
-import { BASE, placeSimulatedCall, withKey } from "./helpers.js";
+import { BASE, placeSimulatedCall, withKey } from "../support/gateway.js";
 
 const GREETER_LINE = "+15550002222";
 const BILLING_LINE = "+15550002000";

@@ -5,7 +5,7 @@
  * the input gives the same samples, with ⌊N·to/from⌋ out after N in.
  */
 import { describe, expect, it } from "vitest";
-import { createResampler, type SampleRate } from "../../../src/telephony/audio/resample.js";
+import { createResampler, type SampleRate } from "../../src/telephony/audio/resample.js";
 import { dbBelow, sine, spectrum, toneAmplitude } from "./tones.js";
 
 const PAIRS: [SampleRate, SampleRate][] = [

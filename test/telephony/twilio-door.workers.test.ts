@@ -3,13 +3,13 @@
  * media stream's binding by a single-use token — what a carrier, or someone posing as one,
  * can and cannot do before a call is heard. Twilio's own details only: what every carrier's
  * call must do (forged webhooks, wrong or reused tokens, malformed media, hang-ups, drops, a
- * crash mid-call) is the carrier contract, test/contract/carriers.test.ts.
+ * crash mid-call) is the carrier contract, test/telephony/carrier-contract.workers.test.ts.
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { callSessionId } from "../../src/telephony/carrier-contract.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
-import { API_KEY, BASE, twilioCallParams, withKey } from "./helpers.js";
+import { API_KEY, BASE, twilioCallParams, withKey } from "../support/gateway.js";
 
 const AUTH_TOKEN = env.TWILIO_AUTH_TOKEN as string;
 const VOICE = `${BASE}/v1/telephony/twilio/voice?simulator=timeScale%3D0`;
@@ -80,7 +80,7 @@ const start = (token: string, callSid = "CA00000000000000000000000000000001") =>
   });
 
 describe("the voice webhook takes only Twilio's signature", () => {
-  // Unsigned and wrongly signed webhooks: the carrier contract (test/contract/carriers.test.ts).
+  // Unsigned and wrongly signed webhooks: the carrier contract (test/telephony/carrier-contract.workers.test.ts).
   it("a webhook changed after it was signed is refused with a JSON 403, not TwiML", async () => {
     const params = callParams();
     const signed = await twilioSignature(AUTH_TOKEN, VOICE, params);

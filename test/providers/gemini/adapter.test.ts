@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GeminiLiveAdapter } from "../../../../src/providers/gemini/adapter.js";
+import { GeminiLiveAdapter } from "../../../src/providers/gemini/adapter.js";
 import { loadSession } from "./fixtures.js";
 
 describe("GeminiLiveAdapter", () => {

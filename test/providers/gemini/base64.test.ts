@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { base64ToBytes, bytesToBase64 } from "../../../../src/providers/base64.js";
+import { base64ToBytes, bytesToBase64 } from "../../../src/providers/base64.js";
 
 describe("base64 without Buffer", () => {
   it("round-trips a 64 KiB buffer holding every byte value", () => {

@@ -7,7 +7,7 @@ import {
   modelFamily,
   redactGeminiUrl,
   textRouteFor,
-} from "../../../../src/providers/gemini/capabilities.js";
+} from "../../../src/providers/gemini/capabilities.js";
 
 const DEV = DEFAULT_GEMINI_LIVE_URL;
 const VERTEX =

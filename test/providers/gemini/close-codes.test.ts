@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyClose } from "../../../../src/providers/gemini/close-codes.js";
+import { classifyClose } from "../../../src/providers/gemini/close-codes.js";
 
 describe("classifyClose", () => {
   it.each([

@@ -4,8 +4,8 @@
  * and each client frame is a valid client message.
  */
 import { describe, expect, it } from "vitest";
-import { createDecoderState, decodeServerFrame } from "../../../../src/providers/gemini/decode.js";
-import { ClientMessage } from "../../../../src/providers/gemini/schemas.js";
+import { createDecoderState, decodeServerFrame } from "../../../src/providers/gemini/decode.js";
+import { ClientMessage } from "../../../src/providers/gemini/schemas.js";
 import { listSessions, type RecordedSession } from "./fixtures.js";
 import { type EventSummary, summarize } from "./summarize.js";
 

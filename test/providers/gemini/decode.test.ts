@@ -5,8 +5,8 @@ import {
   type DecoderState,
   decodeBySchema,
   decodeServerFrame,
-} from "../../../../src/providers/gemini/decode.js";
-import { durationToMs } from "../../../../src/providers/gemini/duration.js";
+} from "../../../src/providers/gemini/decode.js";
+import { durationToMs } from "../../../src/providers/gemini/duration.js";
 import { summarize } from "./summarize.js";
 
 function decode(msg: unknown, state: DecoderState = createDecoderState()) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { base64ToBytes } from "../../../../src/providers/base64.js";
+import { base64ToBytes } from "../../../src/providers/base64.js";
 import {
   encodeCommand,
   encodeRebuiltContext,
@@ -8,17 +8,17 @@ import {
   SEED_ARGS_MAX_CHARS,
   SEED_OUTCOME_MAX_CHARS,
   SEED_RESUME_NOTE,
-} from "../../../../src/providers/gemini/encode.js";
-import { ClientMessage } from "../../../../src/providers/gemini/schemas.js";
+} from "../../../src/providers/gemini/encode.js";
+import { ClientMessage } from "../../../src/providers/gemini/schemas.js";
 import {
   sanitizeJsonSchema,
   toolDeclaration,
-} from "../../../../src/providers/gemini/tool-declaration.js";
+} from "../../../src/providers/gemini/tool-declaration.js";
 import type {
   ModelCapabilities,
   RebuiltContext,
   ToolResponse,
-} from "../../../../src/vocabulary/model.js";
+} from "../../../src/vocabulary/model.js";
 import { loadSession } from "./fixtures.js";
 
 const withScheduling: ModelCapabilities = {

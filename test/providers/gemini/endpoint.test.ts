@@ -1,11 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { GeminiLiveAdapter } from "../../../../src/providers/gemini/adapter.js";
-import { capabilitiesFor } from "../../../../src/providers/gemini/capabilities.js";
-import { encodeSetup } from "../../../../src/providers/gemini/encode.js";
-import {
-  geminiConnection,
-  geminiEndpointProblem,
-} from "../../../../src/providers/gemini/endpoint.js";
+import { GeminiLiveAdapter } from "../../../src/providers/gemini/adapter.js";
+import { capabilitiesFor } from "../../../src/providers/gemini/capabilities.js";
+import { encodeSetup } from "../../../src/providers/gemini/encode.js";
+import { geminiConnection, geminiEndpointProblem } from "../../../src/providers/gemini/endpoint.js";
 
 describe("Developer API vs Vertex AI", () => {
   it("Developer API: the key in ?key=, the v1beta GenerativeService URL, a bare model id", () => {

@@ -8,8 +8,8 @@
  * after its idle time, said as `idle` (a setting of the app's, not a dead connection).
  */
 import { describe, expect, it } from "vitest";
-import { capabilitiesFor } from "../../../../src/providers/gemini/capabilities.js";
-import { CURRENT_GEMINI_LIVE_MODEL } from "../../../../src/providers/gemini/lifecycle.js";
+import { capabilitiesFor } from "../../../src/providers/gemini/capabilities.js";
+import { CURRENT_GEMINI_LIVE_MODEL } from "../../../src/providers/gemini/lifecycle.js";
 import { chunk, live } from "../../core/sessions.js";
 
 const gemini = () =>

@@ -4,14 +4,14 @@
  * it (a month: from the next month's first day), never before.
  */
 import { describe, expect, it } from "vitest";
-import { capabilitiesFor, modelFamily } from "../../../../src/providers/gemini/capabilities.js";
-import { geminiConnection } from "../../../../src/providers/gemini/endpoint.js";
+import { capabilitiesFor, modelFamily } from "../../../src/providers/gemini/capabilities.js";
+import { geminiConnection } from "../../../src/providers/gemini/endpoint.js";
 import {
   CURRENT_GEMINI_LIVE_MODEL,
   GEMINI_LIVE_MODELS,
   lifecycleOf,
   shutdownWarning,
-} from "../../../../src/providers/gemini/lifecycle.js";
+} from "../../../src/providers/gemini/lifecycle.js";
 
 const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`);
 

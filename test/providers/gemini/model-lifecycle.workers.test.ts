@@ -6,11 +6,11 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { billing, greeter } from "../../examples/greeter/src/agent.js";
-import { livelineApp } from "../../src/app-options.js";
-import { createApp } from "../../src/http/app.js";
-import { createLiveline } from "../../src/liveline.js";
-import { BASE, withKey } from "./helpers.js";
+import { billing, greeter } from "../../../examples/greeter/src/agent.js";
+import { livelineApp } from "../../../src/app-options.js";
+import { createApp } from "../../../src/http/app.js";
+import { createLiveline } from "../../../src/liveline.js";
+import { BASE, withKey } from "../../support/gateway.js";
 
 const RETIRED = "gemini-2.5-flash-native-audio-preview-09-2025";
 const liveline = createLiveline({ agents: { greeter, billing } });

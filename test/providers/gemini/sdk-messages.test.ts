@@ -1,12 +1,12 @@
 /** The SDK authors' hand-written messages (test/fixtures/gemini/sdk-messages). */
 import { describe, expect, it } from "vitest";
-import { createDecoderState, decodeServerFrame } from "../../../../src/providers/gemini/decode.js";
-import { encodeSetup } from "../../../../src/providers/gemini/encode.js";
+import { createDecoderState, decodeServerFrame } from "../../../src/providers/gemini/decode.js";
+import { encodeSetup } from "../../../src/providers/gemini/encode.js";
 import {
   ClientMessage,
   ServerMessage,
   SessionResumptionUpdate,
-} from "../../../../src/providers/gemini/schemas.js";
+} from "../../../src/providers/gemini/schemas.js";
 import { loadSdkMessages, type SdkMessage } from "./fixtures.js";
 
 const server = loadSdkMessages("server");

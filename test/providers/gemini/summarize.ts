@@ -1,4 +1,4 @@
-import type { ModelEvent } from "../../../../src/vocabulary/model.js";
+import type { ModelEvent } from "../../../src/vocabulary/model.js";
 
 /** Events with audio reduced to its byte length, so expectations stay readable. */
 export type EventSummary =

@@ -9,13 +9,13 @@ import {
   fitSeed,
   GptLiveAdapter,
   MAX_SEED_MESSAGES,
-} from "../../../../src/providers/gpt-live/adapter.js";
+} from "../../../src/providers/gpt-live/adapter.js";
 import {
   type InitialItem,
   readClientEvent,
   SessionStartEvent,
-} from "../../../../src/providers/gpt-live/schemas.js";
-import type { ModelEvent } from "../../../../src/vocabulary/model.js";
+} from "../../../src/providers/gpt-live/schemas.js";
+import type { ModelEvent } from "../../../src/vocabulary/model.js";
 
 function adapter(audio: "pcm16" | "g711_ulaw" = "pcm16") {
   return new GptLiveAdapter({

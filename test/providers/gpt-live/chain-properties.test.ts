@@ -12,13 +12,13 @@
  * chain went idle, as liveline's request goes (a race on the service too); the refusal is
  * recovered (the request goes again once that call is answered), and these checks say so. Control: the
  * per-response gate the field ran before (livekit/agents before PR #7266) finds a
- * counterexample. The core's own properties (test/unit/core/properties.test.ts) draw the
+ * counterexample. The core's own properties (test/core/properties.test.ts) draw the
  * turnless family at the level of model events; the chain lives below it, in the adapter.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { chainBusy, openCalls } from "../../../../src/simulator/gpt-live/respond.js";
-import type { SimulatorKnobs } from "../../../../src/simulator/knobs.js";
+import { chainBusy, openCalls } from "../../../src/simulator/gpt-live/respond.js";
+import type { SimulatorKnobs } from "../../../src/simulator/knobs.js";
 import { type Gate, WIRED_TOOLS, Wired } from "./wired.js";
 
 /** Sessions per property in `npm test`; a soak raises it (FC_RUNS). */

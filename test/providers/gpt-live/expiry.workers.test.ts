@@ -4,10 +4,10 @@
  * minute), and the next line is answered once, in a new service session seeded with the
  * earlier conversation — over the real socket, the link and the object. The control (the
  * expiry not told: a reconnect at once and after each expiry) is in
- * test/unit/providers/gpt-live/one-chain.test.ts, on the wired face.
+ * test/providers/gpt-live/one-chain.test.ts, on the wired face.
  */
 import { describe, expect, it } from "vitest";
-import { playTurn, simulatorSession, turnEndsOf } from "./session-flow.js";
+import { playTurn, simulatorSession, turnEndsOf } from "../../support/session-flow.js";
 
 describe("a GPT-Live session whose service session expires", () => {
   it("idles while nobody speaks; the next line opens a new one, seeded, and is answered once", async () => {

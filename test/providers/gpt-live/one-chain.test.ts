@@ -7,7 +7,7 @@
  * expiry hidden, as each scenario says.
  */
 import { describe, expect, it } from "vitest";
-import type { ServerFrame } from "../../../../src/vocabulary/frames.js";
+import type { ServerFrame } from "../../../src/vocabulary/frames.js";
 import { type Gate, Wired, type WiredOptions } from "./wired.js";
 
 const calls = (byTurn: Record<number, string[]>) => ({ calls: { byTurn, otherwise: [] } });

@@ -8,13 +8,13 @@ import type * as Live from "openai/resources/live/live";
 import type * as Responses from "openai/resources/responses/responses";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
-import * as gptLive from "../../../../src/providers/gpt-live/schemas.js";
+import * as gptLive from "../../../src/providers/gpt-live/schemas.js";
 import {
   functionCallOf,
   KNOWN_SERVER_TYPES,
   readClientEvent,
   readServerEvent,
-} from "../../../../src/providers/gpt-live/schemas.js";
+} from "../../../src/providers/gpt-live/schemas.js";
 
 // ---------------------------------------------------------------------------
 // Compile time: what liveline can send, the SDK's types accept, and it has no field the

@@ -7,9 +7,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fitSeed, seedItems } from "../../../../src/providers/gpt-live/adapter.js";
-import type { InitialItem } from "../../../../src/providers/gpt-live/schemas.js";
-import type { ContextItem } from "../../../../src/vocabulary/model.js";
+import { fitSeed, seedItems } from "../../../src/providers/gpt-live/adapter.js";
+import type { InitialItem } from "../../../src/providers/gpt-live/schemas.js";
+import type { ContextItem } from "../../../src/vocabulary/model.js";
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
 

@@ -7,8 +7,13 @@
  * in a turn of their own.
  */
 import { describe, expect, it } from "vitest";
-import { connect, type Frame, httpUrl } from "./helpers.js";
-import { framesUntilTurnEnds, playTurn, simulatorSession, turnEndsOf } from "./session-flow.js";
+import { connect, type Frame, httpUrl } from "../../support/gateway.js";
+import {
+  framesUntilTurnEnds,
+  playTurn,
+  simulatorSession,
+  turnEndsOf,
+} from "../../support/session-flow.js";
 
 const transcriptOf = (frames: Frame[]) =>
   frames

@@ -7,19 +7,19 @@ import type {
 } from "openai/resources/live/live";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { DirectCallRefused } from "../../../../src/providers/direct-call-refused.js";
-import { GptLiveAdapter } from "../../../../src/providers/gpt-live/adapter.js";
+import { DirectCallRefused } from "../../../src/providers/direct-call-refused.js";
+import { GptLiveAdapter } from "../../../src/providers/gpt-live/adapter.js";
 import {
   attachUrl,
   createUrl,
   gptLiveCalls,
   mediaSessionOf,
-} from "../../../../src/providers/gpt-live/webrtc-calls.js";
+} from "../../../src/providers/gpt-live/webrtc-calls.js";
 import {
   LiveCreateParams,
   LiveCreateResponse,
-} from "../../../../src/providers/gpt-live/webrtc-schemas.js";
-import type { RebuiltContext } from "../../../../src/vocabulary/model.js";
+} from "../../../src/providers/gpt-live/webrtc-schemas.js";
+import type { RebuiltContext } from "../../../src/vocabulary/model.js";
 
 const KEY = "sk-test-secret-key";
 const OFFER = "v=0\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n";

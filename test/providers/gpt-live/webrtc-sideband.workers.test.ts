@@ -9,14 +9,14 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Guards } from "../../src/core/core-config.js";
-import type { CoreInput } from "../../src/core/inputs.js";
-import { GptLiveAdapter } from "../../src/providers/gpt-live/adapter.js";
-import { LiveCreateResponse } from "../../src/providers/gpt-live/webrtc-schemas.js";
-import { acceptUpgrade } from "../../src/providers/websocket.js";
-import { liveSessionId } from "../../src/simulator/route.js";
-import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
-import type { ModelCommand } from "../../src/vocabulary/model.js";
+import type { Guards } from "../../../src/core/core-config.js";
+import type { CoreInput } from "../../../src/core/inputs.js";
+import { GptLiveAdapter } from "../../../src/providers/gpt-live/adapter.js";
+import { LiveCreateResponse } from "../../../src/providers/gpt-live/webrtc-schemas.js";
+import { acceptUpgrade } from "../../../src/providers/websocket.js";
+import { liveSessionId } from "../../../src/simulator/route.js";
+import type { HistoryEvent } from "../../../src/vocabulary/log-events.js";
+import type { ModelCommand } from "../../../src/vocabulary/model.js";
 import {
   BASE,
   type Client,
@@ -25,8 +25,8 @@ import {
   errorOf,
   type Frame,
   withKey,
-} from "./helpers.js";
-import { simulatorSession } from "./session-flow.js";
+} from "../../support/gateway.js";
+import { simulatorSession } from "../../support/session-flow.js";
 
 /** A browser's offer, as far as the stand-in reads one (an SDP with an audio section). */
 const OFFER =

@@ -1,29 +1,26 @@
 /**
  * A session on the GPT-Live wire without a runtime: the core and its production interpreter
- * (test/unit/core/harness.ts), the GPT-Live adapter, and the simulator's GPT-Live face (its
+ * (test/core/harness.ts), the GPT-Live adapter, and the simulator's GPT-Live face (its
  * pure machine), joined by the wire's JSON text both ways, on one virtual clock. What the
  * workerd tests run over real sockets, in milliseconds and deterministically, so that each
  * scenario can run with a control arm (the per-response gate the field ran before it learned
  * the backend is one chain: src/measurement/per-response-gate.ts).
  */
 import { z } from "zod";
-import { ALL_GUARDS, type LegacyJudgements } from "../../../../src/core/core-config.js";
-import { NO_GUARDS } from "../../../../src/core/session-state.js";
-import { rebuildContext } from "../../../../src/history/rebuild.js";
-import { PerResponseGate } from "../../../../src/measurement/per-response-gate.js";
-import {
-  GPT_LIVE_CAPABILITIES,
-  GptLiveAdapter,
-} from "../../../../src/providers/gpt-live/adapter.js";
+import { ALL_GUARDS, type LegacyJudgements } from "../../../src/core/core-config.js";
+import { NO_GUARDS } from "../../../src/core/session-state.js";
+import { rebuildContext } from "../../../src/history/rebuild.js";
+import { PerResponseGate } from "../../../src/measurement/per-response-gate.js";
+import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "../../../src/providers/gpt-live/adapter.js";
 import {
   createGptLiveSimulator,
   type LiveSimState,
   liveStep,
-} from "../../../../src/simulator/gpt-live/machine.js";
-import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
-import type { ServerFrame } from "../../../../src/vocabulary/frames.js";
-import type { ToolPolicy } from "../../../../src/vocabulary/model.js";
-import type { AgentSpec } from "../../../../src/vocabulary/provider-adapter.js";
+} from "../../../src/simulator/gpt-live/machine.js";
+import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../src/simulator/knobs.js";
+import type { ServerFrame } from "../../../src/vocabulary/frames.js";
+import type { ToolPolicy } from "../../../src/vocabulary/model.js";
+import type { AgentSpec } from "../../../src/vocabulary/provider-adapter.js";
 import { Harness } from "../../core/harness.js";
 
 const speak = (name: string, runOn: "server" | "client" = "server"): ToolPolicy => ({

@@ -2,17 +2,17 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { naiveWire } from "../../../../src/measurement/naive-wire.js";
-import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
-import { resample16kTo24k } from "../../../../src/providers/openai/audio.js";
-import { openaiProvider } from "../../../../src/providers/openai/provider.js";
+import { naiveWire } from "../../../src/measurement/naive-wire.js";
+import { OpenAIRealtimeAdapter } from "../../../src/providers/openai/adapter.js";
+import { resample16kTo24k } from "../../../src/providers/openai/audio.js";
+import { openaiProvider } from "../../../src/providers/openai/provider.js";
 import {
   ClientEvent,
   KNOWN_SERVER_TYPES,
   ServerEvent,
-} from "../../../../src/providers/openai/schemas.js";
-import type { ModelEvent } from "../../../../src/vocabulary/model.js";
-import type { DecodeResult } from "../../../../src/vocabulary/provider-adapter.js";
+} from "../../../src/providers/openai/schemas.js";
+import type { ModelEvent } from "../../../src/vocabulary/model.js";
+import type { DecodeResult } from "../../../src/vocabulary/provider-adapter.js";
 
 const FIXTURE = resolve(process.cwd(), "test/fixtures/openai/realtime-event-examples.json");
 const examples = JSON.parse(readFileSync(FIXTURE, "utf8")) as Record<

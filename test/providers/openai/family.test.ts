@@ -6,24 +6,20 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  azureEndpoint,
-  azureProvider,
-  azureUrl,
-} from "../../../../src/providers/azure/provider.js";
-import { OpenAIRealtimeAdapter } from "../../../../src/providers/openai/adapter.js";
+import { azureEndpoint, azureProvider, azureUrl } from "../../../src/providers/azure/provider.js";
+import { OpenAIRealtimeAdapter } from "../../../src/providers/openai/adapter.js";
 import {
   AZURE_OPENAI_REALTIME,
   AZURE_VOICE_LIVE,
   OPENAI_REALTIME,
   type RealtimeService,
   XAI_REALTIME,
-} from "../../../../src/providers/openai/services.js";
-import { xaiEndpoint, xaiProvider } from "../../../../src/providers/xai/provider.js";
-import type { FaceDialectName } from "../../../../src/simulator/openai/dialects.js";
-import type { ModelEvent } from "../../../../src/vocabulary/model.js";
-import type { AudioEncoding, DecodeResult } from "../../../../src/vocabulary/provider-adapter.js";
-import { type Msg, OaiDriver, said } from "../simulator/openai-driver.js";
+} from "../../../src/providers/openai/services.js";
+import { xaiEndpoint, xaiProvider } from "../../../src/providers/xai/provider.js";
+import type { FaceDialectName } from "../../../src/simulator/openai/dialects.js";
+import type { ModelEvent } from "../../../src/vocabulary/model.js";
+import type { AudioEncoding, DecodeResult } from "../../../src/vocabulary/provider-adapter.js";
+import { type Msg, OaiDriver, said } from "../../simulator/openai-driver.js";
 
 const agent = {
   systemInstruction: "Be brief.",

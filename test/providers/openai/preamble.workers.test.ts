@@ -6,12 +6,12 @@
  * the user stopped hearing it, counted across the two items. Control: the cut the adapter
  * made before (the reply's played ms on its latest item) fails the barge-in test here (the
  * face refuses a cut past an item's own audio, as the service does: the SDK's
- * ConversationItemTruncateEvent; shown in test/unit/providers/simulator/openai-face.test.ts).
+ * ConversationItemTruncateEvent; shown in test/simulator/openai-face.test.ts).
  */
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { BASE, type Frame, withKey } from "./helpers.js";
-import { playTurn, simulatorSession, turnEndsOf } from "./session-flow.js";
+import { BASE, type Frame, withKey } from "../../support/gateway.js";
+import { playTurn, simulatorSession, turnEndsOf } from "../../support/session-flow.js";
 
 const wordsOf = (frames: Frame[]) =>
   frames.filter((f) => f.type === "text" || f.type === "transcript").map((f) => f.text as string);

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import type { Frame } from "./helpers.js";
+import type { Frame } from "../../support/gateway.js";
 import {
   framesUntilTurnEnds,
   inLiveSession,
   simulatorSession,
   switchOffGuard,
   textsOf,
-} from "./session-flow.js";
+} from "../../support/session-flow.js";
 
 /**
  * Found by the attack of 2026-11-29, on the OpenAI wire with no fault at all: the greeting's

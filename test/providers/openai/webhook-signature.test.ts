@@ -10,8 +10,8 @@ import {
   WEBHOOK_TOLERANCE_S,
   webhookKey,
   webhookRefusal,
-} from "../../../../src/providers/openai/webhook-signature.js";
-import { signedDelivery } from "../../../../src/simulator/openai-sip/webhook-sender.js";
+} from "../../../src/providers/openai/webhook-signature.js";
+import { signedDelivery } from "../../../src/simulator/openai-sip/webhook-sender.js";
 
 const SECRET = "whsec_dGVzdC1vcGVuYWktd2ViaG9vay1zZWNyZXQ=";
 const OTHER = "whsec_b3RoZXItcHJvamVjdHMtc2VjcmV0";

@@ -2,8 +2,8 @@ import {
   createGptLiveSimulator,
   type LiveSimState,
   liveStep,
-} from "../../../../src/simulator/gpt-live/machine.js";
-import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../../src/simulator/knobs.js";
+} from "../../../src/simulator/gpt-live/machine.js";
+import { DEFAULT_KNOBS, type SimulatorKnobs } from "../../../src/simulator/knobs.js";
 
 export type Msg = Record<string, unknown> & { type: string };
 type Nested = Record<string, unknown> & { type: string };

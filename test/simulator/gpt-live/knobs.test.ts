@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseKnobs } from "../../../../src/simulator/knobs.js";
+import { parseKnobs } from "../../../src/simulator/knobs.js";
 import { calls, LiveDriver, pcm, said, types } from "./driver.js";
 
 const FAQ = { calls: { byTurn: { 1: ["lookup_faq"] }, otherwise: [] } };

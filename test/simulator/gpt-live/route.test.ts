@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { liveSessionId, simulatorUrl } from "../../../../src/simulator/route.js";
+import { liveSessionId, simulatorUrl } from "../../../src/simulator/route.js";
 
 const at = (path: string) => simulatorUrl(new URL(`http://127.0.0.1:8787${path}`));
 

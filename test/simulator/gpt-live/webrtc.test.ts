@@ -2,9 +2,9 @@
 // starts the session without session.start (strict, as the SDK's types say), its browser is a
 // stand-in that gets what was said before it joined, and its stand-in SDP answer.
 import { describe, expect, it } from "vitest";
-import { LiveCreateParams } from "../../../../src/simulator/gpt-live/strict-schemas.js";
-import { liveSessionPath } from "../../../../src/simulator/route.js";
-import { offersAudio, PeerSlot, standInAnswer } from "../../../../src/simulator/webrtc-stand-in.js";
+import { LiveCreateParams } from "../../../src/simulator/gpt-live/strict-schemas.js";
+import { liveSessionPath } from "../../../src/simulator/route.js";
+import { offersAudio, PeerSlot, standInAnswer } from "../../../src/simulator/webrtc-stand-in.js";
 import { LiveDriver, TOOLS, types } from "./driver.js";
 
 const OFFER = "v=0\r\ns=-\r\nm=audio 9 UDP/TLS/RTP/SAVPF 111\r\n";

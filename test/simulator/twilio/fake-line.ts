@@ -3,8 +3,8 @@
  * signature and answers TwiML, and an in-memory WebSocket pair (the stand-in's end and
  * liveline's end) delivering frames asynchronously, as a network would.
  */
-import { isValidTwilioSignature } from "../../../../src/telephony/twilio/signature.js";
-import { connectStreamTwiml } from "../../../../src/telephony/twilio/twiml.js";
+import { isValidTwilioSignature } from "../../../src/telephony/twilio/signature.js";
+import { connectStreamTwiml } from "../../../src/telephony/twilio/twiml.js";
 
 export const AUTH_TOKEN = "test-auth-token";
 export const BASE_URL = "https://gw.example";

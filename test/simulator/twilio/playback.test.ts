@@ -1,6 +1,6 @@
 // The playback buffer on its own, time as an argument.
 import { describe, expect, it } from "vitest";
-import { PlaybackBuffer } from "../../../../src/simulator/twilio/playback.js";
+import { PlaybackBuffer } from "../../../src/simulator/twilio/playback.js";
 
 const bytes = (n: number, fill = 1) => new Uint8Array(n).fill(fill);
 const total = (chunks: Uint8Array[]) => chunks.reduce((n, c) => n + c.length, 0);

@@ -2,9 +2,9 @@
 // is read as strictly as Twilio reads it, and its playback buffer plays, marks and clears as
 // Twilio documents (https://www.twilio.com/docs/voice/media-streams/websocket-messages).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { bytesToBase64 } from "../../../../src/providers/base64.js";
-import { CallSetupError, TwilioCallStandIn } from "../../../../src/simulator/twilio/index.js";
-import { TwilioStreamEvent } from "../../../../src/telephony/twilio/stream-messages.js";
+import { bytesToBase64 } from "../../../src/providers/base64.js";
+import { CallSetupError, TwilioCallStandIn } from "../../../src/simulator/twilio/index.js";
+import { TwilioStreamEvent } from "../../../src/telephony/twilio/stream-messages.js";
 import { AUTH_TOKEN, BASE_URL, type FakeLine, fakeLine, STREAM_URL } from "./fake-line.js";
 
 const FROM = "+14155550100";

@@ -5,11 +5,11 @@
  * routes are exercised by the end-to-end call tests, not here.
  */
 import { describe, expect, it } from "vitest";
-import { bytesToBase64 } from "../../src/providers/base64.js";
-import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
-import { isValidTwilioSignature } from "../../src/telephony/twilio/signature.js";
-import { TwilioStreamEvent } from "../../src/telephony/twilio/stream-messages.js";
-import { connectStreamTwiml } from "../../src/telephony/twilio/twiml.js";
+import { bytesToBase64 } from "../../../src/providers/base64.js";
+import { fetcherTransport, TwilioCallStandIn } from "../../../src/simulator/twilio/index.js";
+import { isValidTwilioSignature } from "../../../src/telephony/twilio/signature.js";
+import { TwilioStreamEvent } from "../../../src/telephony/twilio/stream-messages.js";
+import { connectStreamTwiml } from "../../../src/telephony/twilio/twiml.js";
 
 const AUTH_TOKEN = "stand-in-token";
 

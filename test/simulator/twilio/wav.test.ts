@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mulawFromWav, WavFormatError } from "../../../../src/simulator/twilio/wav.js";
+import { mulawFromWav, WavFormatError } from "../../../src/simulator/twilio/wav.js";
 
 /** A WAV as sox writes μ-law: an 18-byte fmt chunk, a fact chunk, then data. */
 function wav({

@@ -10,7 +10,7 @@ import {
   isValidPlivoSignature,
   plivoSignature,
   plivoSignedBase,
-} from "../../../../src/telephony/plivo/signature.js";
+} from "../../../src/telephony/plivo/signature.js";
 
 const TOKEN = "MzU0NjU0Njg0NjU0Njg0";
 const url = "https://gw.test/v1/telephony/plivo/voice?simulator=wire%3Dgemini&b=2";

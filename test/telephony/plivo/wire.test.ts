@@ -4,10 +4,10 @@
  * and the Voice API calls.
  */
 import { describe, expect, it } from "vitest";
-import { readPlivoAnswer } from "../../../../src/simulator/plivo/call-stand-in.js";
-import { hangUpCall, transferCall } from "../../../../src/telephony/plivo/call-api.js";
-import { plivoCarrier } from "../../../../src/telephony/plivo/carrier.js";
-import { tokenFromHex, tokenToHex } from "../../../../src/telephony/plivo/plivo-xml.js";
+import { readPlivoAnswer } from "../../../src/simulator/plivo/call-stand-in.js";
+import { hangUpCall, transferCall } from "../../../src/telephony/plivo/call-api.js";
+import { plivoCarrier } from "../../../src/telephony/plivo/carrier.js";
+import { tokenFromHex, tokenToHex } from "../../../src/telephony/plivo/plivo-xml.js";
 
 // A token as the call token store makes one: 32 bytes, base64url.
 const TOKEN = "CzBVep_E6Q4zWH2ix-wRNluApcrvFDleg6jN8hc8YYY";

@@ -9,7 +9,7 @@ import {
   isTelnyxPublicKey,
   isValidTelnyxSignature,
   telnyxSignature,
-} from "../../../../src/telephony/telnyx/signature.js";
+} from "../../../src/telephony/telnyx/signature.js";
 
 /** A test key pair (the workers tests' TELNYX_PUBLIC_KEY and its private half). */
 const PUBLIC = "yl/w8X7Qo9Qvfrmxbb3SHCCgTwhrTti3hS4uDxMTRJg=";

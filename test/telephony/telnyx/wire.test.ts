@@ -4,9 +4,9 @@
  * refusal told without the key).
  */
 import { describe, expect, it } from "vitest";
-import { readTexmlAnswer } from "../../../../src/simulator/telnyx/call-stand-in.js";
-import { texmlCallPath, updateTexmlCall } from "../../../../src/telephony/telnyx/call-api.js";
-import { telnyxCarrier } from "../../../../src/telephony/telnyx/carrier.js";
+import { readTexmlAnswer } from "../../../src/simulator/telnyx/call-stand-in.js";
+import { texmlCallPath, updateTexmlCall } from "../../../src/telephony/telnyx/call-api.js";
+import { telnyxCarrier } from "../../../src/telephony/telnyx/carrier.js";
 
 const vars = { TELNYX_CODEC: "PCMA" as const } as Parameters<typeof telnyxCarrier.connect>[2];
 const start = (encoding: string, sample_rate = 8000) =>

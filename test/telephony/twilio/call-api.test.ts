@@ -3,10 +3,10 @@
 // call's media stream stopped as the call leaves <Connect>, and each refusal told as a
 // problem the model can hear — never a throw, never the auth token.
 import { describe, expect, it } from "vitest";
-import { TwilioCallApiStandIn } from "../../../../src/simulator/twilio/call-api-stand-in.js";
-import { TwilioCallStandIn } from "../../../../src/simulator/twilio/index.js";
-import { updateCall } from "../../../../src/telephony/twilio/call-api.js";
-import { dialTwiml } from "../../../../src/telephony/twilio/twiml.js";
+import { TwilioCallApiStandIn } from "../../../src/simulator/twilio/call-api-stand-in.js";
+import { TwilioCallStandIn } from "../../../src/simulator/twilio/index.js";
+import { updateCall } from "../../../src/telephony/twilio/call-api.js";
+import { dialTwiml } from "../../../src/telephony/twilio/twiml.js";
 import { AUTH_TOKEN, BASE_URL, fakeLine } from "../../simulator/twilio/fake-line.js";
 
 const ACCOUNT = `AC${"1".repeat(32)}`;

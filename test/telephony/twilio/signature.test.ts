@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import {
   isValidTwilioSignature,
   twilioSignature,
-} from "../../../../src/telephony/twilio/signature.js";
+} from "../../../src/telephony/twilio/signature.js";
 
 const AUTH_TOKEN = "12345";
 const URL_ = "https://mycompany.com/myapp.php?foo=1&bar=2";

@@ -6,7 +6,7 @@ import {
   readTwilioStreamEvent,
   TwilioStreamCommand,
   TwilioStreamEvent,
-} from "../../../../src/telephony/twilio/stream-messages.js";
+} from "../../../src/telephony/twilio/stream-messages.js";
 
 const MZ = `MZ${"a".repeat(32)}`;
 const CA = `CA${"b".repeat(32)}`;

@@ -1,9 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  connectStreamTwiml,
-  hangupTwiml,
-  sayTwiml,
-} from "../../../../src/telephony/twilio/twiml.js";
+import { connectStreamTwiml, hangupTwiml, sayTwiml } from "../../../src/telephony/twilio/twiml.js";
 
 describe("connectStreamTwiml", () => {
   it("answers <Connect><Stream> with its <Parameter>s", () => {

@@ -5,11 +5,11 @@
  */
 import { createHash, createHmac, generateKeyPairSync, verify } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { applicationToken } from "../../../../src/telephony/vonage/app-token.js";
+import { applicationToken } from "../../../src/telephony/vonage/app-token.js";
 import {
   isValidVonageSignature,
   vonageAuthorization,
-} from "../../../../src/telephony/vonage/signature.js";
+} from "../../../src/telephony/vonage/signature.js";
 
 const SECRET = "test-vonage-signature-secret";
 const body = new TextEncoder().encode('{"uuid":"u-1","from":"447700900000","to":"447700900001"}');

@@ -3,10 +3,10 @@
  * contract's events (its first message is the start), and the Voice API's calls.
  */
 import { describe, expect, it } from "vitest";
-import { readNccoAnswer } from "../../../../src/simulator/vonage/call-stand-in.js";
-import { updateVonageCall } from "../../../../src/telephony/vonage/call-api.js";
-import { vonageCarrier } from "../../../../src/telephony/vonage/carrier.js";
-import { dialNcco } from "../../../../src/telephony/vonage/ncco.js";
+import { readNccoAnswer } from "../../../src/simulator/vonage/call-stand-in.js";
+import { updateVonageCall } from "../../../src/telephony/vonage/call-api.js";
+import { vonageCarrier } from "../../../src/telephony/vonage/carrier.js";
+import { dialNcco } from "../../../src/telephony/vonage/ncco.js";
 
 describe("Vonage's answer", () => {
   it("connects a websocket at 16 kHz, the token and the call in its headers", () => {
