@@ -5,7 +5,7 @@
  * hundred, and true while within a tenth of the tree's: an edit does not break it, a move
  * does), in the table of the "The rooms" section. `node scripts/architecture-figures.mjs` says which rows are wrong or
  * missing; `--write` rewrites the figures (a new room's row still needs its words by hand).
- * test/unit/docs/architecture.test.ts runs the check.
+ * test/docs/architecture.test.ts runs the check.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -4,7 +4,7 @@
  * order: one paragraph that starts `Contents:`, its items `[heading](#anchor)` joined by ` · `.
  * `node scripts/doc-contents.mjs` lists the documents whose list is missing or incomplete;
  * `--write` writes each list from the headings (after the first paragraph when a document has
- * none). test/unit/docs/contents.test.ts runs the check.
+ * none). test/docs/contents.test.ts runs the check.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,7 +23,7 @@ export function documents(root = ROOT) {
   return ["README.md", "PROTOCOL.md", ...docs.sort()];
 }
 
-/** GitHub's anchor for a heading (as test/unit/self-contained.test.ts reads them). */
+/** GitHub's anchor for a heading (as test/self-contained.test.ts reads them). */
 export function slug(heading) {
   return heading
     .trim()
