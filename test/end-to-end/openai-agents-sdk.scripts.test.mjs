@@ -94,7 +94,7 @@ describe("@openai/agents-realtime against the simulator's OpenAI face", () => {
     await waitFor(() => doneCount(events) >= 2, 3000);
     await sleep(200);
     // One user message, two responses: what liveline's silent policy (no response.create)
-    // prevents (see the contract suite, test/providers/contract.workers.test.ts).
+    // prevents (see the contract suite, test/providers/contract-suite.ts).
     expect(doneCount(events)).toBe(2);
     expect(errors).toEqual([]);
     s.close();

@@ -1,5 +1,5 @@
 /**
- * One contract, every carrier (hono's runtime-tests pattern, as providers/contract.workers.test.ts does for
+ * One contract, every carrier (hono's runtime-tests pattern, as test/providers/contract-suite.ts does for
  * the models): a phone call placed through the carrier's stand-in, the same scenarios, the
  * same outcome in the session's durable history, on the simulator's faces. A carrier is one
  * line in src/carrier-registry.ts and a driver here; it skips a scenario only with a written reason.

@@ -1,7 +1,8 @@
 /**
  * One contract, every provider (hono's runtime-tests pattern): the same scenarios, the same
- * client-visible outcome, run against the simulator's face for each provider's wire. A
- * provider skips a scenario only with a written reason.
+ * client-visible outcome, run against the simulator's face for each provider's wire. Each
+ * provider runs it from its own room (test/providers/<name>/contract.workers.test.ts), so the
+ * providers' runs go in parallel. A provider skips a scenario only with a written reason.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
@@ -14,7 +15,7 @@ import {
   turnEndsOf,
 } from "../support/session-flow.js";
 
-interface ProviderUnderContract {
+export interface ProviderUnderContract {
   name: string;
   knobs: Record<string, string | number>;
   /** A handoff opens a new connection (its setup is fixed once sent), or updates in place. */
@@ -24,62 +25,6 @@ interface ProviderUnderContract {
   /** Scenario name → why this provider cannot run it. */
   skips: Record<string, string>;
 }
-
-const PROVIDERS: ProviderUnderContract[] = [
-  // The 2.x default: turnComplete right after a toolCall (the race).
-  {
-    name: "gemini",
-    knobs: { wire: "gemini", race: 1 },
-    handoff: "new connection",
-    turnless: false,
-    skips: {},
-  },
-  // A response ends at its function call; nothing goes on without response.create.
-  {
-    name: "openai",
-    knobs: { wire: "openai" },
-    handoff: "in place",
-    turnless: false,
-    skips: {
-      "a speak result answered while the model still speaks is spoken once, in that turn":
-        "an OpenAI response ends at its function call: no result can arrive mid-speech",
-    },
-  },
-  // OpenAI's family at xAI: its own session shape, no truncation, an audible answer bundled
-  // with its calls in one response (livekit/agents issue 6411).
-  {
-    name: "xai",
-    knobs: { wire: "xai" },
-    handoff: "in place",
-    turnless: false,
-    skips: {
-      "a speak result answered while the model still speaks is spoken once, in that turn":
-        "an xAI response ends at its function call (the OpenAI family): no result can arrive mid-speech",
-    },
-  },
-  // OpenAI's family at Azure Voice Live: the original event names and flat session.
-  {
-    name: "azure",
-    knobs: { wire: "azure" },
-    handoff: "in place",
-    turnless: false,
-    skips: {
-      "a speak result answered while the model still speaks is spoken once, in that turn":
-        "a Voice Live response ends at its function call (the OpenAI family): no result can arrive mid-speech",
-    },
-  },
-  // No turns: utterances bounded by the transcript timeline; tools delegated to a backend.
-  {
-    name: "gpt-live",
-    knobs: { wire: "gpt-live" },
-    handoff: "new connection",
-    turnless: true,
-    skips: {
-      "control: the naive relay duplicates that greeting":
-        "no turn ends on GPT-Live, so no late result can make it regenerate a reply: its failure is a call delivered twice, whose control is in test/providers/gpt-live/session.workers.test.ts and npm run repro",
-    },
-  },
-];
 
 /**
  * The model's words to the client: `text` on a model that writes, `transcript` on a voice
@@ -176,7 +121,8 @@ function answeredOnce(frames: Frame[], line: string): string {
   return wordsOf(own).join("");
 }
 
-for (const provider of PROVIDERS) {
+/** The contract's scenarios on one provider's wire (each provider's contract.workers.test.ts). */
+export function providerContract(provider: ProviderUnderContract): void {
   const scenario = (name: string, fn: () => Promise<void>, timeout = 30_000) => {
     const reason = provider.skips[name];
     if (reason !== undefined) it.skip(`${name} (skipped: ${reason})`, fn);
@@ -942,24 +888,12 @@ for (const provider of PROVIDERS) {
  * call BLOCKING. The face says all its words before its calls (`callsLast`): after a silent
  * call's result it has nothing to add and ends the turn, and asked to go on it greets again.
  */
-const BLOCKING_ONLY: {
+export interface BlockingOnlyModel {
   name: string;
   knobs: Record<string, string | number>;
   controlSkip?: string;
-}[] = [
-  { name: "gemini 3.1 (sync-only)", knobs: { wire: "gemini", syncOnly: 1, callsLast: 1 } },
-  {
-    name: "gemini 3.1 on Vertex AI",
-    knobs: { wire: "gemini", syncOnly: 1, endpoint: "vertex", callsLast: 1 },
-  },
-  {
-    // The 2.5 record on Vertex: every call BLOCKING, and the model waits for results (race 0).
-    name: "gemini 2.5 on Vertex AI (every call BLOCKING)",
-    knobs: { wire: "gemini", endpoint: "vertex", race: 0, callsLast: 1 },
-    controlSkip:
-      "the old rule took an end after silent results for an empty reply only where the record says turn_complete waits for results; 2.5's does not",
-  },
-];
+}
+
 /** The old empty-reply rule, switched back on in the session's running object (the control). */
 async function nudgeAfterSilentResults(sessionId: string): Promise<void> {
   const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
@@ -977,7 +911,8 @@ async function nudgeAfterSilentResults(sessionId: string): Promise<void> {
 
 const GREETING = /Hello! I'm the liveline simulator/g;
 
-for (const model of BLOCKING_ONLY) {
+/** The blocking-only contract on one model (test/providers/gemini/blocking-only.workers.test.ts). */
+export function blockingOnlyContract(model: BlockingOnlyModel): void {
   describe(`the contract on ${model.name}`, () => {
     it("a greeting with a silent client tool is said once; no nudge; one end, no error", {
       timeout: 30_000,
