@@ -10,6 +10,9 @@ import { describe, expect, it } from "vitest";
 import { createResampler, type SampleRate } from "../../src/audio/resample.js";
 import { dbBelow, sine, spectrum, toneAmplitude } from "./tones.js";
 
+/** The DFTs here take a second or so alone, and over vitest's 5 s on a loaded 2-core machine. */
+const SLOW = { timeout: 60_000 };
+
 const PAIRS: [SampleRate, SampleRate][] = [
   [24000, 8000],
   [16000, 8000],
@@ -38,7 +41,7 @@ function noise(count: number, seed = 1): Int16Array {
   });
 }
 
-describe("24 kHz → 8 kHz: anti-aliasing", () => {
+describe("24 kHz → 8 kHz: anti-aliasing", SLOW, () => {
   it("keeps a 1 kHz tone's level (within 1 dB) and frequency", () => {
     const out = resampled(24000, 8000, sine(1000, 24000, 24000), 400);
     const measured = out.subarray(0, 1600);
@@ -72,7 +75,7 @@ describe("24 kHz → 8 kHz: anti-aliasing", () => {
   });
 });
 
-describe("16 kHz → 8 kHz: anti-aliasing", () => {
+describe("16 kHz → 8 kHz: anti-aliasing", SLOW, () => {
   it("keeps 1 kHz and removes 5 kHz (aliasing to 3 kHz) by ≥ 30 dB; naive decimation does not", () => {
     const kept = resampled(16000, 8000, sine(1000, 16000, 16000), 400).subarray(0, 1600);
     expect(Math.abs(dbBelow(10_000, toneAmplitude(kept, 1000, 8000)))).toBeLessThan(1);
@@ -84,7 +87,7 @@ describe("16 kHz → 8 kHz: anti-aliasing", () => {
   });
 });
 
-describe("8 kHz → 16 kHz: interpolation", () => {
+describe("8 kHz → 16 kHz: interpolation", SLOW, () => {
   it("keeps a 1 kHz tone's level and leaves ≥ 30 dB less energy above 4 kHz; sample repetition does not", () => {
     const input = sine(1000, 8000, 8000);
     const out = resampled(8000, 16000, input, 800).subarray(0, 3200);
@@ -98,7 +101,7 @@ describe("8 kHz → 16 kHz: interpolation", () => {
   });
 });
 
-describe("every rate pair", () => {
+describe("every rate pair", SLOW, () => {
   it.each(PAIRS)(
     "%i → %i keeps a 1 kHz tone within 1 dB and images/aliases ≥ 30 dB down",
     (from, to) => {
@@ -139,43 +142,47 @@ function inChunks(push: (chunk: Int16Array) => Int16Array, input: Int16Array, si
   return Int16Array.from(parts);
 }
 
-describe("16 kHz → 24 kHz in 20 ms chunks (a client's audio to OpenAI, GPT-Live's voice to a client)", () => {
-  /** The tone's level (dB off 10,000) and how far below it everything else is, over 50 ms. */
-  function measure(out: Int16Array, hz: number): { levelDb: number; restDb: number } {
-    const measured = out.subarray(2400, 2400 + 1200);
-    const level = toneAmplitude(measured, hz, 24000);
-    const rest = spectrum(measured, 24000, 0, 12000).filter((bin) => bin.hz !== hz);
-    const restAmplitude = Math.sqrt(rest.reduce((sum, bin) => sum + bin.amplitude ** 2, 0));
-    return { levelDb: dbBelow(10_000, level), restDb: dbBelow(level, restAmplitude) };
-  }
+describe(
+  "16 kHz → 24 kHz in 20 ms chunks (a client's audio to OpenAI, GPT-Live's voice to a client)",
+  SLOW,
+  () => {
+    /** The tone's level (dB off 10,000) and how far below it everything else is, over 50 ms. */
+    function measure(out: Int16Array, hz: number): { levelDb: number; restDb: number } {
+      const measured = out.subarray(2400, 2400 + 1200);
+      const level = toneAmplitude(measured, hz, 24000);
+      const rest = spectrum(measured, 24000, 0, 12000).filter((bin) => bin.hz !== hz);
+      const restAmplitude = Math.sqrt(rest.reduce((sum, bin) => sum + bin.amplitude ** 2, 0));
+      return { levelDb: dbBelow(10_000, level), restDb: dbBelow(level, restAmplitude) };
+    }
 
-  it.each([1000, 3000, 5000])(
-    "keeps a %i Hz tone within 1 dB, everything else ≥ 40 dB down; the linear interpolation it replaced does not (control)",
-    (hz) => {
-      const input = sine(hz, 16000, 3200);
+    it.each([1000, 3000, 5000])(
+      "keeps a %i Hz tone within 1 dB, everything else ≥ 40 dB down; the linear interpolation it replaced does not (control)",
+      (hz) => {
+        const input = sine(hz, 16000, 3200);
+        const resampler = createResampler(16000, 24000);
+        const kept = measure(
+          inChunks((c) => resampler.push(c), input, 320),
+          hz,
+        );
+        expect(Math.abs(kept.levelDb)).toBeLessThan(1);
+        expect(kept.restDb).toBeGreaterThanOrEqual(40);
+        // The control: its images (at 16 kHz − f) and the seams between chunks stay in the band.
+        const control = measure(inChunks(linearPerChunk, input, 320), hz);
+        expect(control.restDb).toBeLessThan(40);
+      },
+    );
+
+    it("chunks of an odd length: exactly 3 samples out for every 2 in over the stream; the per-chunk one drifts (control)", () => {
+      const input = sine(1000, 16000, 16000);
       const resampler = createResampler(16000, 24000);
-      const kept = measure(
-        inChunks((c) => resampler.push(c), input, 320),
-        hz,
-      );
-      expect(Math.abs(kept.levelDb)).toBeLessThan(1);
-      expect(kept.restDb).toBeGreaterThanOrEqual(40);
-      // The control: its images (at 16 kHz − f) and the seams between chunks stay in the band.
-      const control = measure(inChunks(linearPerChunk, input, 320), hz);
-      expect(control.restDb).toBeLessThan(40);
-    },
-  );
+      expect(inChunks((c) => resampler.push(c), input, 321).length).toBe(24000);
+      // Half a sample lost at every chunk: 25 samples a second.
+      expect(inChunks(linearPerChunk, input, 321).length).toBe(23975);
+    });
+  },
+);
 
-  it("chunks of an odd length: exactly 3 samples out for every 2 in over the stream; the per-chunk one drifts (control)", () => {
-    const input = sine(1000, 16000, 16000);
-    const resampler = createResampler(16000, 24000);
-    expect(inChunks((c) => resampler.push(c), input, 321).length).toBe(24000);
-    // Half a sample lost at every chunk: 25 samples a second.
-    expect(inChunks(linearPerChunk, input, 321).length).toBe(23975);
-  });
-});
-
-describe("streaming", () => {
+describe("streaming", SLOW, () => {
   const input = noise(4801);
 
   it.each(PAIRS)("%i → %i gives the same samples however the input is split", (from, to) => {
