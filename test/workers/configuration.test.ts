@@ -9,9 +9,10 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { billing, greeter } from "../../examples/greeter/src/agent.js";
 import { createLiveline } from "../../src/liveline.js";
+import { simulator } from "../../src/simulator/index.js";
 import { BASE, type Client, connect, createSession, errorOf, httpUrl, withKey } from "./helpers.js";
 
-const liveline = createLiveline({ agents: { greeter, billing } });
+const liveline = createLiveline({ agents: { greeter, billing }, extensions: [simulator] });
 const withEnv = (vars: Record<string, string>) => (path: string, init?: RequestInit) =>
   liveline.fetch(
     new Request(`${BASE}${path}`, init),
