@@ -49,7 +49,8 @@ const onOff = z
 const ConfigSchema = z.object({
   /**
    * The provider of a session that names none. Unset: the first real provider whose
-   * credentials are configured (gemini, then openai), else the simulator.
+   * credentials are configured (gemini, then openai), else the simulator where the app adds
+   * it (liveline/simulator), else gemini (whose missing key is then the setting to fix).
    */
   PROVIDER: optionalOneOf(PROVIDER_NAMES),
   API_KEY: secret(8),
@@ -244,7 +245,7 @@ export function configLoader(
   };
 }
 
-/** The first real provider whose credentials are set, else the simulator. */
+/** The first real provider whose credentials are set, else the simulator (where added), else the first. */
 function defaultProvider(env: object, providers: readonly ProviderName[]): ProviderName {
   const real = providers.find((p) => p !== "simulator" && providerUnavailable(env, p) === null);
   return real ?? (providers.includes("simulator") ? "simulator" : (providers[0] ?? "simulator"));
