@@ -135,10 +135,40 @@ describe("GPT-Live's one response chain: contract scenarios", () => {
         "response.item.create",
         "response.item.create",
         "response.create",
-      ]);
+      ]); // Never refused.
+      expect(
+        w.received.filter((e) => e.type === "error"),
+        gate,
+      ).toEqual([]);
     }
     // The per-response gate passes too (as the external stand-in found): a response's own
-    // calls are all its calls here. What it gets wrong is in the other scenarios.
+    // calls are all its calls here. What it gets wrong is in the other scenarios; the control
+    // of this one is the relays' habit of a request after every output (below).
+  });
+
+  it("control: a relay that sends each output at once and asks after each is refused while the other call runs", () => {
+    // Two things keep the chain whole here, and the control switches off both: the core's
+    // batch (one delivery's results go back as one input: the `resultScheduling` guard) and
+    // the adapter's session-wide gate (nothing asked while a call is open). Either alone
+    // suffices; with both off this is the relays' habit on OpenAI Realtime.
+    const w = new Wired({
+      naive: true,
+      gate: "per-output",
+      knobs: calls({ 1: ["lookup_faq", "lookup_plan"] }),
+      toolDelays: { lookup_plan: 3_000 },
+    });
+    w.say();
+    w.advance(60_000);
+    const types = w.sent.map((e) => e.type).filter((t) => t !== "session.start");
+    expect(types).toEqual([
+      "response.item.create",
+      "response.create",
+      "response.item.create",
+      "response.create",
+    ]);
+    const refusals = w.received.filter((e) => e.type === "error").map((e) => JSON.stringify(e));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]).toContain("function_call_outputs_required");
   });
 
   /** A question spoken while the first one's call runs (the voice holds it, `holdAck`: says so). */

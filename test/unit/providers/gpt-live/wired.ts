@@ -25,6 +25,7 @@ import type { ServerFrame } from "../../../../src/vocabulary/frames.js";
 import type { ToolPolicy } from "../../../../src/vocabulary/model.js";
 import type { AgentSpec } from "../../../../src/vocabulary/provider-adapter.js";
 import { Harness } from "../../core/harness.js";
+import { PerOutputGate } from "./per-output-gate.js";
 
 const speak = (name: string, runOn: "server" | "client" = "server"): ToolPolicy => ({
   name,
@@ -62,11 +63,11 @@ const AGENT: AgentSpec = {
   })),
 };
 
-export type Gate = "session" | "per-response";
+export type Gate = "session" | "per-response" | "per-output";
 
 export interface WiredOptions {
   knobs?: Partial<SimulatorKnobs>;
-  /** The adapter's gate: liveline's (default), or the per-response control. */
+  /** The adapter's gate: liveline's (default), or a control: per response, or per output. */
   gate?: Gate;
   /** Server tools answered by the test after this many ms (name → ms); others at once. */
   toolDelays?: Record<string, number>;
@@ -121,7 +122,12 @@ export class Wired {
         backendModel: "gpt-5-mini",
         agent: AGENT,
         dedupeCalls: opts.naive !== true,
-        gate: opts.gate === "per-response" ? new PerResponseGate() : undefined,
+        gate:
+          opts.gate === "per-response"
+            ? new PerResponseGate()
+            : opts.gate === "per-output"
+              ? new PerOutputGate()
+              : undefined,
         cancelledOutput: opts.cancelledOutput,
       });
       this.adapter = adapter;
