@@ -134,9 +134,16 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
       addProvider(name, provider);
       addedNames.push(name);
     }
+  const offered: ProviderName[] = [...BUILT_IN_PROVIDER_NAMES, ...addedNames];
+  // This app's own: another app of the isolate (a test's) may have added one it did not.
+  for (const name of options.providers ?? [])
+    if (!offered.includes(name))
+      throw new Error(
+        `createLiveline: providers: "${name}" is not a provider of this app${name === "simulator" ? ' (add it: extensions: [simulator], from "liveline/simulator")' : ""}`,
+      );
   const loader = configLoader({
     ...(options.config === undefined ? {} : { defaults: options.config }),
-    providers: options.providers ?? [...BUILT_IN_PROVIDER_NAMES, ...addedNames],
+    providers: options.providers ?? offered,
   });
   return {
     agentNames,
