@@ -20,10 +20,10 @@
  *   telemetry (a turn's spans in OpenTelemetry's terms, their OTLP encoding, the exporter),
  *   app-options (createLiveline's options made ready), contracts (the Worker's env, the
  *   session's RPC surface), session, http, liveline.ts (createLiveline), index.ts (the
- *   package's exports); then the opt-in entries above the product: simulator (liveline/simulator:
+ *   package's exports); then the opt-in entry above the product: simulator (liveline/simulator:
  *   a stand-in service that speaks each provider's wire, the provider that reaches it, a
- *   carrier stand-in, and the extension an app adds) and measurement (arms such as the naive
- *   relay live in scripts/measurement; none belongs in src/).
+ *   carrier stand-in, and the extension an app adds). Measurement arms (the naive relay) live
+ *   in scripts/measurement, beside the Worker that uses them: a src/measurement/ is refused.
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -64,14 +64,14 @@ const LAYERS = [
   ["liveline.ts"],
   ["index.ts"],
   // Opt-in, above the product: liveline/simulator (the stand-in, its object, the provider that
-  // reaches it and the extension an app adds: it may use the product's types), and measurement
-  // arms (their home is scripts/measurement; the product entry check below refuses them here too).
+  // reaches it and the extension an app adds: it may use the product's types).
   ["simulator/"],
-  ["measurement/"],
 ];
 
 /** What the product's entry (src/index.ts) must never reach: the opt-in entries' rooms. */
-const OPT_IN = ["simulator/", "measurement/", "testing/"];
+const OPT_IN = ["simulator/", "testing/"];
+/** Measurement arms live in scripts/measurement, beside the measurement Worker: not in src/. */
+const MEASUREMENT = "measurement/";
 
 function layerOf(file) {
   const rel = relative(SRC, file);
@@ -99,7 +99,14 @@ const IMPORT =
   /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.[^"]+)"|import\(\s*"(\.[^"]+)"\s*\)/g;
 
 const graph = new Map();
+const problems = [];
 for (const file of sources(SRC)) {
+  if (relative(SRC, file).startsWith(MEASUREMENT)) {
+    problems.push(
+      `${relative(ROOT, file)} is a measurement arm in src/: it lives in scripts/measurement`,
+    );
+    continue;
+  }
   const text = readFileSync(file, "utf8");
   const deps = new Set();
   for (const m of text.matchAll(IMPORT)) {
@@ -111,7 +118,6 @@ for (const file of sources(SRC)) {
   );
 }
 
-const problems = [];
 for (const [file, deps] of graph) {
   for (const dep of deps) {
     if (!graph.has(dep))

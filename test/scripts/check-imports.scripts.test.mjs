@@ -68,13 +68,12 @@ describe("npm run check:imports", () => {
     expect(fine.code).toBe(0);
   });
 
-  it("fails when the product entry reaches the simulator, a measurement arm or liveline/testing; passes when they are opt-in", () => {
+  it("fails when the product entry reaches the simulator or liveline/testing; passes when they are opt-in", () => {
     // The product: index.ts -> liveline.ts -> provider-registry.ts; the opt-in rooms beside it.
     const rooms = {
       "simulator/object.ts": "export class Sim {}\n",
       "simulator/index.ts":
         'import { Sim } from "./object.js";\nimport { l } from "../liveline.js";\nexport const s = [Sim, l];\n',
-      "measurement/naive.ts": "export const naive = 1;\n",
       "testing/index.ts": "export const t = 1;\n",
       "index.ts": 'export { l } from "./liveline.js";\n',
     };
@@ -88,7 +87,6 @@ describe("npm run check:imports", () => {
     expect(optIn.code).toBe(0);
     for (const [target, what] of [
       ["./simulator/object.js", "simulator/object.ts"],
-      ["./measurement/naive.js", "measurement/naive.ts"],
       ["./testing/index.js", "testing/index.ts"],
     ]) {
       const reached = check(
@@ -97,7 +95,7 @@ describe("npm run check:imports", () => {
           "liveline.ts": liveline,
           // A type import is reached too: the declarations would name it.
           "provider-registry.ts": registry(
-            `import type * as opt from "${target}";\nvoid 0 as unknown as typeof opt;\n`,
+            `import type * as opt from "${target}";\nexport type Opt = typeof opt;\n`,
           ),
         }),
       );
@@ -106,5 +104,16 @@ describe("npm run check:imports", () => {
       );
       expect(reached.code).toBe(1);
     }
+  });
+
+  it("fails on a measurement arm in src/ (its home is scripts/measurement), and passes without it", () => {
+    const files = { "core/a.ts": "export const a = 1;\n" };
+    const fine = check(project(files));
+    expect(fine.code).toBe(0);
+    const arm = check(project({ ...files, "measurement/naive.ts": "export const naive = 1;\n" }));
+    expect(arm.out).toContain(
+      "src/measurement/naive.ts is a measurement arm in src/: it lives in scripts/measurement",
+    );
+    expect(arm.code).toBe(1);
   });
 });
