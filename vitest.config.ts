@@ -4,10 +4,14 @@ import { configDefaults, defineConfig } from "vitest/config";
 import { tracePlugin } from "./test/path/trace-plugin.js";
 import { MCP_DESK_TOKEN } from "./test/support/mcp-global-setup.js";
 
-// In this repository `liveline` is its own source (as tsconfig's paths say); apps get dist/.
-const liveline = {
-  liveline: fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}src/index.ts`),
-};
+// In this repository `liveline` and `liveline/simulator` are its own source (as tsconfig's
+// paths say); apps get dist/. Exact names: a prefix would send liveline/simulator to index.ts.
+const source = (path: string) =>
+  fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}src/${path}`);
+const liveline = [
+  { find: /^liveline$/, replacement: source("index.ts") },
+  { find: /^liveline\/simulator$/, replacement: source("simulator/index.ts") },
+];
 
 // The usage database's migrations, applied in the workers tests (test/support/usage-db-setup.ts).
 const usageMigrations = await readD1Migrations(

@@ -1,5 +1,8 @@
 /**
  * npm run check:imports [-- root] — the import graph of src/ must have no cycle and no upward import,
+ * the product's entry (src/index.ts: what an app imports as "liveline" and `wrangler deploy`
+ * ships) must reach nothing of the simulator, a measurement arm or liveline/testing (they are
+ * opt-in entries: liveline/simulator, liveline/testing, scripts/measurement),
  * and no two files under src/ share a base name unless they play the same role: a folder's
  * entry point (index.ts), or the same file in sibling folders of one kind (providers/gemini
  * and providers/openai, the simulator's gemini and openai faces).
@@ -10,15 +13,17 @@
  *   json-limits, version, safe-equal (a constant-time compare of secrets) and outbound (a
  *   deadline for an outbound request's headers), audio (codecs, the resampler), core, history,
  *   var-schemas (how Worker vars are read), providers, telephony (phone calls: the carriers'
- *   wire), recording (a session's audio and wire as recorded), simulator (a stand-in service that speaks each provider's wire,
- *   the provider that reaches it, and a carrier stand-in), provider-registry and carrier-registry (every
- *   provider, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
+ *   wire), recording (a session's audio and wire as recorded),
+ *   provider-registry and carrier-registry (every built-in provider and those an app adds, every carrier), worker-config (the Worker's vars with every provider's), agents (definitions),
  *   mcp (an agent's remote MCP servers: their tools as server tools, through the SDK),
  *   metering (prices, cost and latency: pure sums over what a session recorded),
  *   telemetry (a turn's spans in OpenTelemetry's terms, their OTLP encoding, the exporter),
- *   app-options (createLiveline's options made ready), measurement (arms such as the naive
- *   relay: imported by nothing in src/), contracts (the Worker's env, the session's RPC
- *   surface), session, http, liveline.ts (createLiveline), index.ts (the package's exports).
+ *   app-options (createLiveline's options made ready), contracts (the Worker's env, the
+ *   session's RPC surface), session, http, liveline.ts (createLiveline), index.ts (the
+ *   package's exports); then the opt-in entry above the product: simulator (liveline/simulator:
+ *   a stand-in service that speaks each provider's wire, the provider that reaches it, a
+ *   carrier stand-in, and the extension an app adds). Measurement arms (the naive relay) live
+ *   in scripts/measurement, beside the Worker that uses them: a src/measurement/ is refused.
  * Relative imports only (packages are not checked). Prints every violation and exits 1.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -48,7 +53,6 @@ const LAYERS = [
   // Recordings: a session's audio placed on its timeline, the wire's entries, their layout in
   // the bucket (pure; the session writes them, the http route assembles them).
   ["recording/"],
-  ["simulator/"],
   ["provider-registry.ts", "carrier-registry.ts"],
   ["worker-config.ts"],
   ["agents/"],
@@ -58,15 +62,20 @@ const LAYERS = [
   // Traces: a turn's spans (GenAI conventions), OTLP's protobuf, the batching exporter.
   ["telemetry/"],
   ["app-options.ts"],
-  // Measurement arms (the naive relay): imported by no module of src/, only by measurement
-  // workers and tests, so a gateway's bundle carries none of them.
-  ["measurement/"],
   ["contracts/"],
   ["session/"],
   ["http/"],
   ["liveline.ts"],
   ["index.ts"],
+  // Opt-in, above the product: liveline/simulator (the stand-in, its object, the provider that
+  // reaches it and the extension an app adds: it may use the product's types).
+  ["simulator/"],
 ];
+
+/** What the product's entry (src/index.ts) must never reach: the opt-in entries' rooms. */
+const OPT_IN = ["simulator/", "testing/"];
+/** Measurement arms live in scripts/measurement, beside the measurement Worker: not in src/. */
+const MEASUREMENT = "measurement/";
 
 function layerOf(file) {
   const rel = relative(SRC, file);
@@ -94,7 +103,14 @@ const IMPORT =
   /(?:^|\n)\s*(?:import|export)\b[^;]*?\bfrom\s+"(\.[^"]+)"|import\(\s*"(\.[^"]+)"\s*\)/g;
 
 const graph = new Map();
+const problems = [];
 for (const file of sources(SRC)) {
+  if (relative(SRC, file).startsWith(MEASUREMENT)) {
+    problems.push(
+      `${relative(ROOT, file)} is a measurement arm in src/: it lives in scripts/measurement`,
+    );
+    continue;
+  }
   const text = readFileSync(file, "utf8");
   const deps = new Set();
   for (const m of text.matchAll(IMPORT)) {
@@ -106,7 +122,6 @@ for (const file of sources(SRC)) {
   );
 }
 
-const problems = [];
 for (const [file, deps] of graph) {
   for (const dep of deps) {
     if (!graph.has(dep))
@@ -179,11 +194,29 @@ for (const app of statSync(EXAMPLES, { throwIfNoEntry: false }) ? readdirSync(EX
   }
 }
 
-for (const [file, deps] of graph) {
-  if (relative(SRC, file).startsWith("measurement/")) continue;
-  for (const dep of deps)
-    if (relative(SRC, dep).startsWith("measurement/"))
-      problems.push(`${relative(ROOT, file)} imports a measurement arm: ${relative(ROOT, dep)}`);
+// The product's import closure: from src/index.ts, breadth first (type imports included: a
+// declaration file must not name the stand-in either), each module with the path that reached it.
+const ENTRY = join(SRC, "index.ts");
+let productModules = 0;
+if (graph.has(ENTRY)) {
+  const via = new Map([[ENTRY, null]]);
+  const queue = [ENTRY];
+  while (queue.length > 0) {
+    const file = queue.shift();
+    for (const dep of graph.get(file) ?? [])
+      if (graph.has(dep) && !via.has(dep)) {
+        via.set(dep, file);
+        queue.push(dep);
+      }
+  }
+  productModules = via.size;
+  for (const file of via.keys()) {
+    const rel = relative(SRC, file);
+    if (!OPT_IN.some((room) => rel.startsWith(room))) continue;
+    const path = [];
+    for (let at = file; at !== null; at = via.get(at)) path.unshift(relative(SRC, at));
+    problems.push(`the product entry reaches an opt-in module: ${path.join(" -> ")}`);
+  }
 }
 
 // Base names: one name per concept. Two files may share one only as the same role.
@@ -207,5 +240,5 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(
-  `check-imports: ${graph.size} modules, ${edges} imports, no cycle, no upward import; ${exampleFiles} example files use the public API only`,
+  `check-imports: ${graph.size} modules, ${edges} imports, no cycle, no upward import; the product entry reaches ${productModules} modules, none of ${OPT_IN.join(", ")}; ${exampleFiles} example files use the public API only`,
 );

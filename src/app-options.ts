@@ -7,7 +7,12 @@
 import { type Agent, agentProblems } from "./agents/define.js";
 import type { Guards } from "./core/core-config.js";
 import { PriceOverrides } from "./metering/prices.js";
-import type { ProviderName } from "./provider-registry.js";
+import {
+  type AddedProvider,
+  addProvider,
+  BUILT_IN_PROVIDER_NAMES,
+  type ProviderName,
+} from "./provider-registry.js";
 import type { WireArm } from "./providers/contract.js";
 import type { HistoryEvent } from "./vocabulary/log-events.js";
 import type { RebuiltContext } from "./vocabulary/model.js";
@@ -18,7 +23,12 @@ export interface LivelineOptions<Env = unknown> {
   agents: Readonly<Record<string, Agent<Env>>>;
   /** The agent of a session that names none (default: the first of `agents`). */
   defaultAgent?: string;
-  /** The providers sessions may use (default: every built-in one). */
+  /**
+   * What the app adds to the product: `[simulator]` (from "liveline/simulator") serves the
+   * model stand-in as the `simulator` provider, its Durable Object and its public routes.
+   */
+  extensions?: readonly LivelineExtension[];
+  /** The providers sessions may use (default: every built-in one and every one an extension adds). */
   providers?: readonly ProviderName[];
   /** Settings in code, e.g. `{ TOKEN_TTL_SECONDS: 600 }`; the Worker's vars override them. */
   config?: SettingDefaults;
@@ -29,7 +39,7 @@ export interface LivelineOptions<Env = unknown> {
   phoneNumbers?: Readonly<Record<string, string>>;
   /**
    * Measurement only (`npm run repro`, the tests): the naive relay that simulator sessions
-   * created with `metadata.naive: true` run as (src/measurement/naive-relay.ts). A gateway
+   * created with `metadata.naive: true` run as (scripts/measurement/naive-relay.ts). A gateway
    * without it refuses such sessions, and its bundle carries none of the arm.
    */
   naiveRelay?: RelayArm;
@@ -39,6 +49,23 @@ export interface LivelineOptions<Env = unknown> {
    * `{ "gemini-3.1-flash-live-preview": { input: { TEXT: 0.75, AUDIO: 3 }, output: { AUDIO: 12 } } }`.
    */
   prices?: PriceOverrides;
+}
+
+/**
+ * What an app adds to liveline beyond the product (e.g. `simulator` from "liveline/simulator"):
+ * providers under their names, the Durable Object classes the app exports with liveline's, and
+ * routes served before liveline's own.
+ */
+export interface LivelineExtension<Objects extends object = object> {
+  /** Providers it adds, by the name sessions ask for (a built-in name cannot be taken). */
+  readonly providers?: Partial<Record<ProviderName, AddedProvider>>;
+  /** The Durable Object classes the app exports by these names (createLiveline hands them on). */
+  readonly objects: Objects;
+  /**
+   * Its answer to a request before liveline's routes see it, or null when the request is not
+   * its. `open()`: whether stand-in routes are public here (a local host, or SIMULATOR_ROUTE = "on").
+   */
+  route?(request: Request, env: object, open: () => boolean): Promise<Response> | null;
 }
 
 /** A measurement arm: liveline with other protections and another seed, to show failures. */
@@ -66,6 +93,8 @@ export interface LivelineApp {
   agentForNumber(number: string): string;
   /** The app's prices, by model id (over the shipped ones). */
   readonly prices: PriceOverrides;
+  /** The app's extensions, in the order given. */
+  readonly extensions: readonly LivelineExtension[];
 }
 
 export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
@@ -95,9 +124,26 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
     throw new Error(
       `createLiveline: prices: ${prices.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
     );
+  const extensions = options.extensions ?? [];
+  const addedNames: ProviderName[] = [];
+  for (const extension of extensions)
+    for (const [name, provider] of Object.entries(extension.providers ?? {}) as [
+      ProviderName,
+      AddedProvider,
+    ][]) {
+      addProvider(name, provider);
+      addedNames.push(name);
+    }
+  const offered: ProviderName[] = [...BUILT_IN_PROVIDER_NAMES, ...addedNames];
+  // This app's own: another app of the isolate (a test's) may have added one it did not.
+  for (const name of options.providers ?? [])
+    if (!offered.includes(name))
+      throw new Error(
+        `createLiveline: providers: "${name}" is not a provider of this app${name === "simulator" ? ' (add it: extensions: [simulator], from "liveline/simulator")' : ""}`,
+      );
   const loader = configLoader({
     ...(options.config === undefined ? {} : { defaults: options.config }),
-    ...(options.providers === undefined ? {} : { providers: options.providers }),
+    providers: options.providers ?? offered,
   });
   return {
     agentNames,
@@ -108,5 +154,6 @@ export function livelineApp<Env>(options: LivelineOptions<Env>): LivelineApp {
     naiveRelay: options.naiveRelay ?? null,
     agentForNumber: (number) => options.phoneNumbers?.[number] ?? defaultAgent,
     prices: prices.data,
+    extensions,
   };
 }

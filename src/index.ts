@@ -1,10 +1,15 @@
 /**
- * liveline as a library: run the gateway inside your own Worker with your own agents.
+ * liveline as a library: run the gateway inside your own Worker with your own agents. This is
+ * the product: the real providers, nothing of the simulator, a measurement arm or
+ * liveline/testing (npm run check:imports checks its import closure).
  *
  *   import { createLiveline, defineAgent, defineTool } from "liveline";
  *   const liveline = createLiveline({ agents: { support } });
  *   export default { fetch: liveline.fetch };
- *   export const { SessionObject, GeminiSimulatorObject } = liveline;
+ *   export const { SessionObject } = liveline;
+ *
+ * The model simulator is opt-in: `extensions: [simulator]` (from "liveline/simulator"), and
+ * `GeminiSimulatorObject` exported beside `SessionObject`.
  */
 
 export { endCallTool, transferCallTool } from "./agents/call-tools.js";
@@ -22,7 +27,7 @@ export {
   type ToolContext,
   type ToolDefinition,
 } from "./agents/define.js";
-export type { LivelineOptions } from "./app-options.js";
+export type { LivelineExtension, LivelineOptions } from "./app-options.js";
 export type { SessionResource } from "./contracts/session-api.js";
 export type { Env as LivelineBindings } from "./contracts/worker-env.js";
 export { createLiveline, type Liveline } from "./liveline.js";

@@ -1,8 +1,10 @@
 /**
- * The providers, by the name a session asks for. Adding one: a folder in src/providers
- * whose provider.ts exports a `Provider` (src/providers/contract.ts: its vars schema,
- * availability, session) with an adapter implementing `ProviderAdapter`
- * (src/vocabulary/provider-adapter.ts), and its line below. Names, vars and env types follow.
+ * The providers, by the name a session asks for: the product's real ones built in, and those an
+ * app adds (`createLiveline({ extensions })`, e.g. the simulator from `liveline/simulator`).
+ * Adding a built-in one: a folder in src/providers whose provider.ts exports a `Provider`
+ * (src/providers/contract.ts: its vars schema, availability, session) with an adapter
+ * implementing `ProviderAdapter` (src/vocabulary/provider-adapter.ts), its line in `BUILT_IN`
+ * below and its name in `PROVIDER_NAMES`. Vars and env types follow.
  */
 import type { z } from "zod";
 import { azureProvider } from "./providers/azure/provider.js";
@@ -11,11 +13,10 @@ import { geminiProvider } from "./providers/gemini/provider.js";
 import { gptLiveProvider } from "./providers/gpt-live/provider.js";
 import { openaiProvider } from "./providers/openai/provider.js";
 import { xaiProvider } from "./providers/xai/provider.js";
-import { simulatorProvider } from "./simulator/simulated-provider.js";
 import type { ProviderSession } from "./vocabulary/provider-adapter.js";
 
-export const PROVIDERS = {
-  simulator: registered(simulatorProvider),
+/** The real providers, always there: what the product ships. */
+const BUILT_IN = {
   gemini: registered(geminiProvider),
   openai: registered(openaiProvider),
   "gpt-live": registered(gptLiveProvider),
@@ -23,32 +24,77 @@ export const PROVIDERS = {
   azure: registered(azureProvider),
 };
 
-export type ProviderName = keyof typeof PROVIDERS;
-export const PROVIDER_NAMES = Object.keys(PROVIDERS) as [ProviderName, ...ProviderName[]];
+/**
+ * Every name a session may ask for (the protocol's): the built-in ones and `simulator`, whose
+ * provider an app adds with `liveline/simulator` (a gateway without it does not offer it).
+ */
+export const PROVIDER_NAMES = ["simulator", ...Object.keys(BUILT_IN)] as [
+  "simulator",
+  ...BuiltInProviderName[],
+];
+export type BuiltInProviderName = keyof typeof BUILT_IN;
+export type ProviderName = "simulator" | BuiltInProviderName;
+export const BUILT_IN_PROVIDER_NAMES = Object.keys(BUILT_IN) as BuiltInProviderName[];
 
-type Entry = (typeof PROVIDERS)[ProviderName];
+/** A provider an app adds, its types erased (what `registered` makes of a `Provider`). */
+export type AddedProvider = RegisteredProvider<z.ZodRawShape, object>;
+
+type BuiltIn = typeof BUILT_IN;
 type BindingsOf<P> = P extends RegisteredProvider<infer _S, infer B> ? B : never;
 
-/** The Worker env's bindings every provider needs (src/contracts/worker-env.ts declares them). */
+/** The Worker env's bindings the built-in providers need (src/contracts/worker-env.ts declares them). */
 export type ProviderBindings = {
-  [Name in ProviderName]: (bindings: BindingsOf<(typeof PROVIDERS)[Name]>) => void;
-}[ProviderName] extends (bindings: infer All) => void
+  [Name in BuiltInProviderName]: (bindings: BindingsOf<BuiltIn[Name]>) => void;
+}[BuiltInProviderName] extends (bindings: infer All) => void
   ? All
   : never;
 
-/** The names of every provider's Worker vars. */
+/** The names of the built-in providers' Worker vars. */
 export type ProviderVarNames =
-  Entry extends RegisteredProvider<infer S, infer _B> ? keyof S & string : never;
+  BuiltIn[BuiltInProviderName] extends RegisteredProvider<infer S, infer _B>
+    ? keyof S & string
+    : never;
 
-/** Every provider's var schema, for src/worker-config.ts to compose (and src/contracts/worker-env.ts to type). */
-export const PROVIDER_VARS: z.ZodRawShape = Object.assign(
-  {},
-  ...Object.values(PROVIDERS).map((p) => p.vars.shape),
-);
+/**
+ * The providers apps added, by name. One Worker runs one app, so one table per isolate; adding
+ * the same provider again (a second `createLiveline`, a test) is harmless.
+ */
+const added = new Map<ProviderName, AddedProvider>();
+
+/** Adds an app's provider under its name (a built-in one cannot be replaced). */
+export function addProvider(name: ProviderName, provider: AddedProvider): void {
+  if (Object.hasOwn(BUILT_IN, name))
+    throw new Error(`liveline: "${name}" is a built-in provider; an extension cannot replace it`);
+  const before = added.get(name);
+  if (before !== undefined && before !== provider)
+    throw new Error(`liveline: two extensions add a provider named "${name}"`);
+  added.set(name, provider);
+}
+
+/** The providers this Worker has: the built-in ones, then those its app added. */
+export function providerNames(): ProviderName[] {
+  return [...BUILT_IN_PROVIDER_NAMES, ...added.keys()];
+}
+
+function entry(name: ProviderName): AddedProvider {
+  const provider = Object.hasOwn(BUILT_IN, name)
+    ? BUILT_IN[name as BuiltInProviderName]
+    : added.get(name);
+  if (provider === undefined)
+    throw new Error(
+      `liveline: no provider "${name}" in this Worker${name === "simulator" ? ' (add it: createLiveline({ extensions: [simulator] }) with simulator from "liveline/simulator")' : ""}`,
+    );
+  return provider;
+}
+
+/** The var schema of these providers, for src/worker-config.ts to compose. */
+export function providerVars(names: readonly ProviderName[]): z.ZodRawShape {
+  return Object.assign({}, ...names.map((name) => entry(name).vars.shape));
+}
 
 /** Why a provider cannot serve a new session under this env's vars, or null when it can. */
 export function providerUnavailable(env: object, provider: ProviderName): string | null {
-  return PROVIDERS[provider].unavailable(env);
+  return entry(provider).unavailable(env);
 }
 
 /** Why a new session's metadata cannot be served by its provider, or null. */
@@ -57,7 +103,7 @@ export function providerMetadataProblem(
   env: object,
   metadata: Record<string, unknown>,
 ): string | null {
-  return PROVIDERS[provider].metadataProblem(env, metadata);
+  return entry(provider).metadataProblem(env, metadata);
 }
 
 /**
@@ -70,7 +116,7 @@ export function providerModelWarning(
   model: string | undefined,
   now: number,
 ): string | null {
-  return PROVIDERS[provider].modelWarning(env, model, now);
+  return entry(provider).modelWarning(env, model, now);
 }
 
 /** How a session reaches its model. */
@@ -78,5 +124,6 @@ export function providerSession(
   provider: ProviderName,
   request: Omit<ProviderRequest<unknown, unknown>, "vars" | "bindings"> & { env: ProviderBindings },
 ): ProviderSession {
-  return PROVIDERS[provider].session(request);
+  // The env is the Worker's, with every binding its app declared (an added provider's too).
+  return entry(provider).session(request);
 }

@@ -2,9 +2,10 @@ import { z } from "zod";
 import { CARRIER_VARS } from "./carrier-registry.js";
 import {
   PROVIDER_NAMES,
-  PROVIDER_VARS,
   type ProviderName,
+  providerNames,
   providerUnavailable,
+  providerVars,
 } from "./provider-registry.js";
 import {
   ConfigError,
@@ -48,7 +49,8 @@ const onOff = z
 const ConfigSchema = z.object({
   /**
    * The provider of a session that names none. Unset: the first real provider whose
-   * credentials are configured (gemini, then openai), else the simulator.
+   * credentials are configured (gemini, then openai), else the simulator where the app adds
+   * it (liveline/simulator), else gemini (whose missing key is then the setting to fix).
    */
   PROVIDER: optionalOneOf(PROVIDER_NAMES),
   API_KEY: secret(8),
@@ -142,19 +144,20 @@ const ConfigSchema = z.object({
   /** The traces' `service.name` (default liveline). */
   OTEL_SERVICE_NAME: optionalString,
 });
-const ProviderVarsSchema = z.object(PROVIDER_VARS);
 const CarrierVarsSchema = z.object(CARRIER_VARS);
 
-/** The names of every setting (the Worker's own and every provider's). */
-const SETTING_NAMES: ReadonlySet<string> = new Set([
-  ...Object.keys(ConfigSchema.shape),
-  ...Object.keys(PROVIDER_VARS),
-  ...Object.keys(CARRIER_VARS),
-]);
-
-/** Every setting the Worker reads, by name (.dev.vars.example lists each: a test checks). */
-export function settingNames(): readonly string[] {
-  return [...SETTING_NAMES];
+/**
+ * Every setting a Worker offering these providers reads, by name (the Worker's own, those
+ * providers' and the carriers'; .dev.vars.example lists each of the repository's: a test checks).
+ */
+export function settingNames(providers: readonly ProviderName[] = providerNames()): string[] {
+  return [
+    ...new Set([
+      ...Object.keys(ConfigSchema.shape),
+      ...Object.keys(providerVars(providers)),
+      ...Object.keys(CARRIER_VARS),
+    ]),
+  ];
 }
 
 /**
@@ -179,9 +182,12 @@ export type SettingDefaults = Readonly<Record<string, string | number | boolean>
 export function configLoader(
   opts: { defaults?: SettingDefaults; providers?: readonly ProviderName[] } = {},
 ) {
-  const providers = opts.providers ?? PROVIDER_NAMES;
+  const providers = opts.providers ?? providerNames();
   if (providers.length === 0) throw new Error("liveline: `providers` names no provider");
-  const unknown = Object.keys(opts.defaults ?? {}).filter((k) => !SETTING_NAMES.has(k));
+  // The vars of the providers offered (an added one's only where the app added it).
+  const ProviderVarsSchema = z.object(providerVars(providers));
+  const names = new Set(settingNames(providers));
+  const unknown = Object.keys(opts.defaults ?? {}).filter((k) => !names.has(k));
   if (unknown.length > 0)
     throw new Error(
       `liveline: unknown setting${unknown.length > 1 ? "s" : ""} in config: ${unknown.join(", ")}`,
@@ -239,7 +245,7 @@ export function configLoader(
   };
 }
 
-/** The first real provider whose credentials are set, else the simulator. */
+/** The first real provider whose credentials are set, else the simulator (where added), else the first. */
 function defaultProvider(env: object, providers: readonly ProviderName[]): ProviderName {
   const real = providers.find((p) => p !== "simulator" && providerUnavailable(env, p) === null);
   return real ?? (providers.includes("simulator") ? "simulator" : (providers[0] ?? "simulator"));

@@ -9,6 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { billing, greeter } from "../examples/greeter/src/agent.js";
 import { createLiveline } from "../src/liveline.js";
+import { simulator } from "../src/simulator/index.js";
 import {
   BASE,
   type Client,
@@ -19,7 +20,7 @@ import {
   withKey,
 } from "./support/gateway.js";
 
-const liveline = createLiveline({ agents: { greeter, billing } });
+const liveline = createLiveline({ agents: { greeter, billing }, extensions: [simulator] });
 const withEnv = (vars: Record<string, string>) => (path: string, init?: RequestInit) =>
   liveline.fetch(
     new Request(`${BASE}${path}`, init),

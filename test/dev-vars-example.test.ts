@@ -1,14 +1,18 @@
 /**
  * .dev.vars.example says it lists every setting and secret: each name the configuration's
- * schemas know (the Worker's own, every provider's, every carrier's) has a line there,
+ * schemas know (the Worker's own, every provider's — the simulator's too, which the
+ * repository's dev Worker adds — every carrier's) has a line there,
  * `NAME=` or commented out `# NAME=`, and it lists no name they do not know.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { settingNames } from "../src/worker-config.js";
+// The repository's dev Worker (what `npm run dev` serves and .dev.vars configures): its
+// createLiveline adds the simulator, whose vars the example lists too.
+import "../examples/greeter/src/worker.js";
 
-// The providers' registry reaches the simulator's Durable Object class (never built here).
+// The simulator's Durable Object class (never built here).
 vi.mock("cloudflare:workers", () => ({ DurableObject: class {} }));
 
 // (The tests run from the repository's root.)

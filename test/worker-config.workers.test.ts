@@ -1,11 +1,14 @@
 import { describe, expect, it } from "vitest";
+import { livelineApp } from "../src/app-options.js";
 import { isLocalHostname, safeEqual } from "../src/http/auth.js";
 import { providerUnavailable } from "../src/provider-registry.js";
 import { parseClientFrame } from "../src/session/client-frames.js";
-import { ConfigError, configLoader } from "../src/worker-config.js";
+import { simulator } from "../src/simulator/index.js";
+import { ConfigError } from "../src/worker-config.js";
 
-/** The settings of an env with nothing given in code. */
-const loadConfig = (env: object) => configLoader().settings(env);
+const agents = { a: { instructions: "", tools: [] } };
+/** The settings of an env with nothing given in code, in an app with the simulator (as the dev Worker). */
+const loadConfig = livelineApp({ agents, extensions: [simulator] }).settings;
 
 describe("loadConfig", () => {
   it("fills the documented defaults", () => {
@@ -30,8 +33,23 @@ describe("loadConfig", () => {
       SIMULATOR_ROUTE: "off",
       RECORDING_PART_MS: 5_000,
       RECORDING_MAX_BYTES: 256 * 1024 * 1024,
-      providers: ["simulator", "gemini", "openai", "gpt-live", "xai", "azure"],
+      providers: ["gemini", "openai", "gpt-live", "xai", "azure", "simulator"],
     });
+  });
+
+  it("offers only the real providers in an app without the simulator: the default is the first with its key, and none is a setting to fix", () => {
+    const bare = livelineApp({ agents });
+    expect(bare.settings({ OPENAI_API_KEY: "k" })).toMatchObject({
+      PROVIDER: "openai",
+      providers: ["gemini", "openai", "gpt-live", "xai", "azure"],
+    });
+    expect(() => bare.settings({})).toThrow(/PROVIDER \(default\): gemini cannot serve/);
+    expect(() => bare.settings({ PROVIDER: "simulator", GEMINI_API_KEY: "k" })).toThrow(
+      /PROVIDER: names a provider this gateway does not offer/,
+    );
+    // Control: the same env in the app with the simulator is served by it.
+    expect(loadConfig({}).PROVIDER).toBe("simulator");
+    expect(loadConfig({ PROVIDER: "simulator", GEMINI_API_KEY: "k" }).PROVIDER).toBe("simulator");
   });
 
   it("parses strings, treats empty as unset and splits ALLOWED_ORIGINS", () => {

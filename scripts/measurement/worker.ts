@@ -10,9 +10,10 @@
  * `createLiveline` alone, carries none of this.
  */
 import { type AgentDefinition, createLiveline, defineAgent } from "liveline";
+import { simulator } from "liveline/simulator";
 import { billing, greeter, phoneNumbers } from "../../examples/greeter/src/agent.js";
-import { naiveRelay } from "../../src/measurement/naive-relay.js";
 import { CAPPED_LINE, DESK_LINE, RECORDED_ANNOUNCEMENT, RECORDED_LINE } from "./lines.js";
+import { naiveRelay } from "./naive-relay.js";
 
 const capped = defineAgent({ ...(greeter as AgentDefinition), limits: { maxTurns: 1 } });
 /** The billing desk with its calls recorded, and its callers told so first. */
@@ -89,6 +90,7 @@ const liveline = createLiveline({
     [RECORDED_LINE]: "recorded",
   },
   naiveRelay,
+  extensions: [simulator],
 });
 
 export default { fetch: liveline.fetch };

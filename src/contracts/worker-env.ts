@@ -4,14 +4,18 @@ import type { SessionApi } from "./session-api.js";
 /**
  * The Worker's bindings: wrangler.toml `[vars]`, secrets and the Durable Object namespace.
  * Every var arrives as a string (or is absent); `configLoader` in src/worker-config.ts turns them into
- * typed values. Each provider's vars and bindings come from its folder in src/providers (the
- * registry collects them). Secrets (`API_KEY`, `TOKEN_SECRET`, the providers' keys) come
+ * typed values. Each built-in provider's vars and bindings come from its folder in src/providers
+ * (the registry collects them). Secrets (`API_KEY`, `TOKEN_SECRET`, the providers' keys) come
  * from `wrangler secret put` in a deployment and from `.dev.vars` locally.
  */
 export interface Env extends ProviderBindings, Partial<Record<ProviderVarNames, string>> {
   /** Typed by the object's RPC surface, not its class: the env sits below the session layer. */
   SESSION: DurableObjectNamespace<SessionApi & Rpc.DurableObjectBranded>;
-  /** "simulator" (default) | "gemini" | "openai": the provider when a session names none. */
+  /**
+   * The provider when a session names none: "gemini" | "openai" | … (default: the first whose
+   * key is set, else "simulator" where the app adds it; src/worker-config.ts). The simulator's
+   * binding is not here: an app that adds it declares liveline/simulator's `SimulatorEnv`.
+   */
   PROVIDER?: string;
   /** Secret: the bearer key of the app's backend. */
   API_KEY?: string;

@@ -1,14 +1,6 @@
 import type { z } from "zod";
 import { varsReader } from "../var-schemas.js";
-import type { RebuiltContext } from "../vocabulary/model.js";
-import type {
-  AgentSpec,
-  AudioEncoding,
-  ProviderAdapter,
-  ProviderSession,
-} from "../vocabulary/provider-adapter.js";
-import type { GptLiveAdapterOptions } from "./gpt-live/adapter.js";
-import type { OpenAIRealtimeAdapterOptions } from "./openai/adapter.js";
+import type { AgentSpec, AudioEncoding, ProviderSession } from "../vocabulary/provider-adapter.js";
 
 /**
  * What a session's provider is set up from. `vars`: the provider's own Worker vars, parsed by
@@ -27,17 +19,12 @@ export interface ProviderRequest<Vars, Bindings> {
 }
 
 /**
- * How a measurement arm speaks each wire instead of liveline (src/measurement): the seed of a
- * rebuilt context on Gemini Live, the adapter on OpenAI Realtime and on GPT-Live.
+ * How a measurement arm speaks the wire instead of liveline (the naive relay of
+ * scripts/measurement), opaque here: the contract names no provider. The provider that serves
+ * measurement sessions (the simulator, on whose sessions alone `metadata.naive` is taken)
+ * defines its shape and reads it; every other provider ignores it.
  */
-export interface WireArm {
-  /** Gemini Live: the frame that seeds a fresh connection with a rebuilt context. */
-  geminiSeed(ctx: RebuiltContext): unknown;
-  /** OpenAI Realtime: the adapter the arm runs in place of liveline's. */
-  openaiAdapter(opts: OpenAIRealtimeAdapterOptions): ProviderAdapter;
-  /** GPT-Live: the adapter the arm runs in place of liveline's. */
-  gptLiveAdapter(opts: GptLiveAdapterOptions): ProviderAdapter;
-}
+export type WireArm = object;
 
 /**
  * A provider as the registry lists it: one per folder in src/providers. `vars` is the zod

@@ -1,5 +1,11 @@
-/** The Gemini Live simulator: a deterministic, seeded model stand-in on the real wire. */
+/**
+ * liveline/simulator: the model stand-in, opt-in. `simulator` is the extension an app adds
+ * (`createLiveline({ agents, extensions: [simulator] })`): the `simulator` provider, its
+ * Durable Object (`GeminiSimulatorObject`, bound as GEMINI_SIMULATOR) and its public faces.
+ * The rest is the stand-in itself: a deterministic, seeded model on each real wire.
+ */
 
+export { simulator } from "./extension.js";
 export {
   createSimulator,
   handleSession,
@@ -20,3 +26,9 @@ export {
 } from "./knobs.js";
 export { GeminiSimulatorObject, handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 export { SIMULATOR_PATH, simulatorUrl } from "./route.js";
+export {
+  type SimulatedWireArm,
+  simulatorKnobs,
+  simulatorKnobsProblem,
+  simulatorProvider,
+} from "./simulated-provider.js";

@@ -4,15 +4,22 @@
  */
 
 import { z } from "zod";
-import type { Provider } from "../providers/contract.js";
+import type { Provider, WireArm } from "../providers/contract.js";
 import { capabilitiesFor } from "../providers/gemini/capabilities.js";
 import {
   compressionSetting,
   geminiCompression,
   geminiWireSession,
 } from "../providers/gemini/provider.js";
-import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "../providers/gpt-live/adapter.js";
-import { OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
+import {
+  GPT_LIVE_CAPABILITIES,
+  GptLiveAdapter,
+  type GptLiveAdapterOptions,
+} from "../providers/gpt-live/adapter.js";
+import {
+  OpenAIRealtimeAdapter,
+  type OpenAIRealtimeAdapterOptions,
+} from "../providers/openai/adapter.js";
 import {
   AZURE_VOICE_LIVE,
   OPENAI_REALTIME,
@@ -21,10 +28,40 @@ import {
 } from "../providers/openai/services.js";
 import { acceptUpgrade, openWebSocket } from "../providers/websocket.js";
 import { checkedString } from "../var-schemas.js";
+import type { RebuiltContext } from "../vocabulary/model.js";
+import type { ProviderAdapter } from "../vocabulary/provider-adapter.js";
 import { DEFAULT_KNOBS, KnobError, parseKnobs } from "./knobs.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 import { GPT_LIVE_PATH } from "./route.js";
 import { simulatedDirectCalls, simulatedSipCalls } from "./simulated-calls.js";
+
+/**
+ * How a measurement arm speaks each wire the simulator serves, in place of liveline (the
+ * naive relay of scripts/measurement, on sessions created with `metadata.naive: true`): the
+ * seed of a rebuilt context on Gemini Live, the adapter on the OpenAI Realtime family and on
+ * GPT-Live. The provider contract carries it opaque (`WireArm`); the simulator reads it.
+ */
+export interface SimulatedWireArm {
+  /** Gemini Live: the frame that seeds a fresh connection with a rebuilt context. */
+  geminiSeed(ctx: RebuiltContext): unknown;
+  /** The OpenAI Realtime family: the adapter the arm runs in place of liveline's. */
+  openaiAdapter(opts: OpenAIRealtimeAdapterOptions): ProviderAdapter;
+  /** GPT-Live: the adapter the arm runs in place of liveline's. */
+  gptLiveAdapter(opts: GptLiveAdapterOptions): ProviderAdapter;
+}
+
+/** A session's measurement arm as the simulator speaks it; one it cannot speak is refused loudly. */
+function simulatedWireArm(arm: WireArm | null): SimulatedWireArm | null {
+  if (arm === null) return null;
+  if (isSimulatedWireArm(arm)) return arm;
+  throw new Error("simulator: this measurement arm does not say how to speak the simulated wires");
+}
+
+function isSimulatedWireArm(arm: object): arm is SimulatedWireArm {
+  return ["geminiSeed", "openaiAdapter", "gptLiveAdapter"].every(
+    (name) => typeof (arm as Record<string, unknown>)[name] === "function",
+  );
+}
 
 /** The Worker vars a simulated session reads (its binding: the simulator's namespace). */
 const SimulatorVars = z.object({
@@ -153,7 +190,8 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
       ? null
       : `simulator knobs (SIMULATOR_KNOBS, metadata.simulator): ${problem}`;
   },
-  session({ vars, bindings, sessionId, agent, metadata, audio, wireArm }) {
+  session({ vars, bindings, sessionId, agent, metadata, audio, wireArm: arm }) {
+    const wireArm = simulatedWireArm(arm);
     const knobs = simulatorKnobs(vars.SIMULATOR_KNOBS, metadata);
     const modality = knobs.get("modality") === "AUDIO" ? "AUDIO" : "TEXT";
     knobs.delete("modality");
@@ -240,7 +278,7 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
       agent,
       modality,
       compression: geminiCompression(vars.GEMINI_COMPRESSION_TRIGGER_TOKENS),
-      wireArm,
+      seed: wireArm?.geminiSeed,
       connect: (attempt) => connectTo("/simulator/gemini", attempt),
     });
   },

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { rebuildContextNaive } from "../../scripts/measurement/rebuild-naive.js";
 import { closingEventsAfterRestart } from "../../src/core/restore.js";
 import {
   checkedContext,
@@ -8,7 +9,6 @@ import {
   validateContext,
 } from "../../src/history/rebuild.js";
 import { unansweredCalls, validateHistory } from "../../src/history/validate.js";
-import { rebuildContextNaive } from "../../src/measurement/rebuild-naive.js";
 import { frameOf } from "../../src/vocabulary/frames.js";
 import type { HistoryEvent, HistoryEventBody } from "../../src/vocabulary/log-events.js";
 import type { RebuiltContext } from "../../src/vocabulary/model.js";

@@ -5,10 +5,11 @@ import { billing, greeter } from "../../examples/greeter/src/agent.js";
 import { livelineApp } from "../../src/app-options.js";
 import { createApp } from "../../src/http/app.js";
 import { resetDevModeWarning } from "../../src/http/auth.js";
+import { simulator } from "../../src/simulator/index.js";
 import { type Created, connect, errorOf, httpUrl, TOKEN_SECRET } from "../support/gateway.js";
 
 // The app run directly with an env whose secrets are missing: local development.
-const app = createApp(livelineApp({ agents: { greeter, billing } }));
+const app = createApp(livelineApp({ agents: { greeter, billing }, extensions: [simulator] }));
 const devEnv = { ...env, API_KEY: undefined, TOKEN_SECRET: undefined };
 const devFetch = async (input: string, init?: RequestInit) =>
   app.fetch(new Request(input, init), devEnv);

@@ -1,9 +1,9 @@
-// The naive relay's wire on GPT-Live (src/measurement/naive-wire.ts): it hands on every
+// The naive relay's wire on GPT-Live (scripts/measurement/naive-wire.ts): it hands on every
 // delivery of a function call, as a relay that does not claim calls does, so that `npm run
 // repro`'s call_delivered_twice row can show the tool run twice; liveline's adapter, once.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { naiveWire } from "../../src/measurement/naive-wire.js";
+import { naiveWire } from "../../scripts/measurement/naive-wire.js";
 import {
   GptLiveAdapter,
   type GptLiveAdapterOptions,

@@ -42,7 +42,11 @@ describe("the simulator's public route", () => {
   it("is open on a local host or with SIMULATOR_ROUTE=on, closed on a deployment's host", async () => {
     const { simulatorRouteOpen } = await import("../../src/liveline.js");
     const { livelineApp } = await import("../../src/app-options.js");
-    const app = livelineApp({ agents: { none: { instructions: "", tools: [] } } });
+    const { simulator } = await import("../../src/simulator/index.js");
+    const app = livelineApp({
+      agents: { none: { instructions: "", tools: [] } },
+      extensions: [simulator],
+    });
     const env = (route?: string) =>
       ({ SIMULATOR_ROUTE: route }) as unknown as Parameters<typeof simulatorRouteOpen>[1];
     expect(simulatorRouteOpen(app, env(), new URL("http://localhost:8787/simulator/gemini"))).toBe(

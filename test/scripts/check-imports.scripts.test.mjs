@@ -68,14 +68,52 @@ describe("npm run check:imports", () => {
     expect(fine.code).toBe(0);
   });
 
-  it("fails when a module of src/ imports a measurement arm", () => {
-    const root = project({
-      "measurement/naive.ts": "export const naive = 1;\n",
-      "session/live.ts":
-        'import { naive } from "../measurement/naive.js";\nexport const l = naive;\n',
-    });
-    const { code, out } = check(root);
-    expect(out).toContain("imports a measurement arm: src/measurement/naive.ts");
-    expect(code).toBe(1);
+  it("fails when the product entry reaches the simulator or liveline/testing; passes when they are opt-in", () => {
+    // The product: index.ts -> liveline.ts -> provider-registry.ts; the opt-in rooms beside it.
+    const rooms = {
+      "simulator/object.ts": "export class Sim {}\n",
+      "simulator/index.ts":
+        'import { Sim } from "./object.js";\nimport { l } from "../liveline.js";\nexport const s = [Sim, l];\n',
+      "testing/index.ts": "export const t = 1;\n",
+      "index.ts": 'export { l } from "./liveline.js";\n',
+    };
+    const registry = (imports) => `${imports}export const r = 1;\n`;
+    const liveline = 'import { r } from "./provider-registry.js";\nexport const l = r;\n';
+    // Control: the same rooms, reached only from their own entries.
+    const optIn = check(
+      project({ ...rooms, "liveline.ts": liveline, "provider-registry.ts": registry("") }),
+    );
+    expect(optIn.out).toContain("the product entry reaches 3 modules, none of simulator/");
+    expect(optIn.code).toBe(0);
+    for (const [target, what] of [
+      ["./simulator/object.js", "simulator/object.ts"],
+      ["./testing/index.js", "testing/index.ts"],
+    ]) {
+      const reached = check(
+        project({
+          ...rooms,
+          "liveline.ts": liveline,
+          // A type import is reached too: the declarations would name it.
+          "provider-registry.ts": registry(
+            `import type * as opt from "${target}";\nexport type Opt = typeof opt;\n`,
+          ),
+        }),
+      );
+      expect(reached.out).toContain(
+        `the product entry reaches an opt-in module: index.ts -> liveline.ts -> provider-registry.ts -> ${what}`,
+      );
+      expect(reached.code).toBe(1);
+    }
+  });
+
+  it("fails on a measurement arm in src/ (its home is scripts/measurement), and passes without it", () => {
+    const files = { "core/a.ts": "export const a = 1;\n" };
+    const fine = check(project(files));
+    expect(fine.code).toBe(0);
+    const arm = check(project({ ...files, "measurement/naive.ts": "export const naive = 1;\n" }));
+    expect(arm.out).toContain(
+      "src/measurement/naive.ts is a measurement arm in src/: it lives in scripts/measurement",
+    );
+    expect(arm.code).toBe(1);
   });
 });

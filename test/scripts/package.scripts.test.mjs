@@ -94,12 +94,14 @@ afterAll(() => {
 
 /**
  * liveline as a package: `npm pack` builds the tarball; a scratch app outside the repository
- * (test/package/app: its own agent, a tool reading its own KV binding) is served by wrangler
- * dev with it installed; a turn runs through it.
+ * (test/package/app: its own agent, a tool reading its own KV binding, the simulator added) is
+ * served by wrangler dev with it installed; a turn runs through it. The same app without the
+ * simulator (wrangler.bare.toml) deploys (dry run: startServer bundles with it) and runs too.
  */
 describe("the packed liveline tarball in an app of its own", () => {
   let scratch;
   let server;
+  let bare;
 
   beforeAll(async () => {
     expect(init.code, init.out).toBe(0);
@@ -111,15 +113,60 @@ describe("the packed liveline tarball in an app of its own", () => {
     );
     // The starter's install has what this app imports (liveline from the tarball, zod).
     symlinkSync(join(work, "starter-app/node_modules"), join(scratch, "node_modules"), "dir");
-    server = await startServer({
-      config: join(scratch, "wrangler.toml"),
-      cwd: scratch,
-      vars: { SIMULATOR_KNOBS: "timeScale=0", FAULT_INJECTION: "on" },
-    });
+    // Both at once: the second costs seconds, not another start.
+    [server, bare] = await Promise.all([
+      startServer({
+        config: join(scratch, "wrangler.toml"),
+        cwd: scratch,
+        vars: { SIMULATOR_KNOBS: "timeScale=0", FAULT_INJECTION: "on" },
+      }),
+      // A real model's key (never used: no client joins), as such a gateway would have.
+      startServer({
+        config: join(scratch, "wrangler.bare.toml"),
+        cwd: scratch,
+        vars: { GEMINI_API_KEY: "not-a-real-key" },
+      }),
+    ]);
   }, 240_000);
 
   afterAll(async () => {
-    await server?.stop();
+    await Promise.all([server?.stop(), bare?.stop()]);
+  });
+
+  it("deploys (dry run) and runs an app without the simulator: its bundle has none of it, and it serves sessions on a real provider", async () => {
+    const bundled = (s) =>
+      readFileSync(
+        join(
+          s.bundle,
+          readdirSync(s.bundle).find((f) => f.endsWith(".js")),
+        ),
+        "utf8",
+      );
+    // The stand-in's object and its faces' paths: in the app that adds it (the control), not here.
+    for (const mark of ["GeminiSimulatorObject", "/simulator/gemini"]) {
+      expect(bundled(server), mark).toContain(mark);
+      expect(bundled(bare), mark).not.toContain(mark);
+    }
+    const auth = { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" };
+    const created = await fetch(`${bare.base}/v1/sessions`, {
+      method: "POST",
+      headers: auth,
+      body: "{}",
+    });
+    expect(created.status).toBe(201);
+    const { sessionId } = await created.json();
+    const described = await fetch(`${bare.base}/v1/sessions/${sessionId}`, { headers: auth });
+    expect(await described.json()).toMatchObject({ agent: "desk", provider: "gemini" });
+    // The simulator is not offered, and its public face is not served (a local host).
+    const refused = await fetch(`${bare.base}/v1/sessions`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ provider: "simulator" }),
+    });
+    expect(refused.status).toBe(400);
+    expect((await refused.json()).error.code).toBe("provider_unavailable");
+    expect((await fetch(`${bare.base}/simulator/gemini`)).status).toBe(404);
+    expect((await fetch(`${server.base}/simulator/gemini`)).status).not.toBe(404);
   });
 
   it("ships ESM with declarations and nothing that reaches back into src/", () => {

@@ -9,6 +9,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createLiveline, defineAgent, defineTool } from "../../src/index.js";
+import { simulator } from "../../src/simulator/index.js";
 import { BASE, errorOf, withKey } from "../support/gateway.js";
 
 const post = (body: unknown) =>
@@ -61,7 +62,7 @@ describe("an app's agents", () => {
       allow: ["voice"],
     };
   });
-  const app = createLiveline({ agents: { concierge } });
+  const app = createLiveline({ agents: { concierge }, extensions: [simulator] });
   const appFetch = (path: string, init?: RequestInit, vars: Record<string, string> = {}) =>
     app.fetch(new Request(`${BASE}${path}`, init), { ...env, ...vars }, createExecutionContext());
   const create = (body: unknown, vars: Record<string, string> = {}) =>

@@ -4,6 +4,7 @@
  * model says its answer. Add tools with defineTool, agents to createLiveline's `agents`.
  */
 import { createLiveline, defineAgent, defineTool } from "liveline";
+import { simulator } from "liveline/simulator";
 import { z } from "zod";
 
 const WEEK: Record<string, string> = {
@@ -36,8 +37,10 @@ const assistant = defineAgent({
   tools: [lookupHours],
 });
 
-// The first agent is the default (POST /v1/sessions {"agent": …} picks another).
-const liveline = createLiveline({ agents: { assistant } });
+// The first agent is the default (POST /v1/sessions {"agent": …} picks another). The simulator
+// answers until a model's key is set; without `extensions: [simulator]` (and its binding in
+// wrangler.toml) the Worker carries none of it.
+const liveline = createLiveline({ agents: { assistant }, extensions: [simulator] });
 
 export default { fetch: liveline.fetch };
 export const { SessionObject, GeminiSimulatorObject } = liveline;

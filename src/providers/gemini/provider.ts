@@ -1,9 +1,9 @@
 /** Gemini Live (Developer API or Vertex AI) as a provider. */
 import { z } from "zod";
 import { checkedString, oneOf, optionalString, optionalUrl } from "../../var-schemas.js";
-import type { ModelCapabilities } from "../../vocabulary/model.js";
+import type { ModelCapabilities, RebuiltContext } from "../../vocabulary/model.js";
 import type { AgentSpec, ProviderSession } from "../../vocabulary/provider-adapter.js";
-import { callIdPrefix, type Provider, type WireArm } from "../contract.js";
+import { callIdPrefix, type Provider } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
 import { GeminiLiveAdapter } from "./adapter.js";
 import { capabilitiesFor } from "./capabilities.js";
@@ -113,7 +113,8 @@ export function geminiWireSession(opts: {
   agent: AgentSpec;
   modality: "AUDIO" | "TEXT";
   compression: { triggerTokens?: number } | undefined;
-  wireArm: WireArm | null;
+  /** How a fresh connection is seeded with a rebuilt context, where not liveline's way (a measurement arm's). */
+  seed?: ((ctx: RebuiltContext) => unknown) | undefined;
   connect: (attempt: number) => Promise<WebSocket>;
 }): ProviderSession {
   const { model, endpoint, capabilities, agent } = opts;
@@ -139,7 +140,7 @@ export function geminiWireSession(opts: {
         endpoint,
         capabilities,
         callIdPrefix: callIdPrefix(attempt, instance),
-        seed: opts.wireArm?.geminiSeed,
+        seed: opts.seed,
         setup: {
           systemInstruction: agent.systemInstruction,
           voiceName: agent.voice,
@@ -159,7 +160,7 @@ export const geminiProvider: Provider<typeof GeminiVars.shape> = {
     const settings = geminiSettings(vars);
     return shutdownWarning(model ?? defaultGeminiModel(settings), now);
   },
-  session({ vars, agent, wireArm }) {
+  session({ vars, agent }) {
     const settings = geminiSettings(vars);
     // A session's own model (an agent's, or its creator's where the agent allows it) wins.
     const connection = geminiConnection({ ...settings, model: agent.model ?? settings.model });
@@ -175,7 +176,6 @@ export const geminiProvider: Provider<typeof GeminiVars.shape> = {
       agent,
       modality: "AUDIO",
       compression: geminiCompression(vars.GEMINI_COMPRESSION_TRIGGER_TOKENS),
-      wireArm,
       // Credentials ride in the URL (Developer API) or a header (Vertex); neither is logged.
       connect: () => openWebSocket(connection.url, connection.headers),
     });

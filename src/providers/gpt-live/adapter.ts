@@ -87,12 +87,12 @@ export interface GptLiveAdapterOptions {
   audio?: AudioEncoding | undefined;
   /**
    * A call id delivered again is nothing (default true). False only for the naive relay
-   * (src/measurement), which hands on every delivery as the frameworks in the field do.
+   * (scripts/measurement), which hands on every delivery as the frameworks in the field do.
    */
   dedupeCalls?: boolean | undefined;
   /**
    * When to ask for a response and whose each is (default: the session's one chain,
-   * response-chain.ts). Another only for a measurement arm (src/measurement).
+   * response-chain.ts). Another only for a measurement arm (scripts/measurement).
    */
   gate?: ReplyGate | undefined;
   /**

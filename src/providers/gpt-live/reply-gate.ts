@@ -1,7 +1,7 @@
 /**
  * When the GPT-Live adapter may ask the backend for a response (`response.create`), and which
  * backend response answers which request: the adapter's one policy for both, as an interface
- * so that the measurement arm (src/measurement) can run the per-response gate the field ran
+ * so that the measurement arm (scripts/measurement) can run the per-response gate the field ran
  * before it learned the service is one chain.
  */
 import type { ToolResponse } from "../../vocabulary/model.js";

@@ -10,10 +10,11 @@ import { billing, greeter } from "../../../examples/greeter/src/agent.js";
 import { livelineApp } from "../../../src/app-options.js";
 import { createApp } from "../../../src/http/app.js";
 import { createLiveline } from "../../../src/liveline.js";
+import { simulator } from "../../../src/simulator/index.js";
 import { BASE, withKey } from "../../support/gateway.js";
 
 const RETIRED = "gemini-2.5-flash-native-audio-preview-09-2025";
-const liveline = createLiveline({ agents: { greeter, billing } });
+const liveline = createLiveline({ agents: { greeter, billing }, extensions: [simulator] });
 const withEnv = (vars: Record<string, string>) => (path: string, init?: RequestInit) =>
   liveline.fetch(
     new Request(`${BASE}${path}`, init),
@@ -34,7 +35,7 @@ const SESSION = {
     },
   }),
 };
-const app = createApp(livelineApp({ agents: { greeter, billing } }));
+const app = createApp(livelineApp({ agents: { greeter, billing }, extensions: [simulator] }));
 const create = (vars: Record<string, string>) =>
   app.fetch(
     new Request(`${BASE}/v1/sessions`, {

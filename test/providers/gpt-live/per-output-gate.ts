@@ -6,7 +6,7 @@
  * refused (`function_call_outputs_required`), where liveline's session-wide gate asks once.
  */
 
-import { PerResponseGate } from "../../../src/measurement/per-response-gate.js";
+import { PerResponseGate } from "../../../scripts/measurement/per-response-gate.js";
 import type { ToolResponse } from "../../../src/vocabulary/model.js";
 
 export class PerOutputGate extends PerResponseGate {

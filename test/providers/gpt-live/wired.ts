@@ -4,13 +4,13 @@
  * pure machine), joined by the wire's JSON text both ways, on one virtual clock. What the
  * workerd tests run over real sockets, in milliseconds and deterministically, so that each
  * scenario can run with a control arm (the per-response gate the field ran before it learned
- * the backend is one chain: src/measurement/per-response-gate.ts).
+ * the backend is one chain: scripts/measurement/per-response-gate.ts).
  */
 import { z } from "zod";
+import { PerResponseGate } from "../../../scripts/measurement/per-response-gate.js";
 import { ALL_GUARDS, type LegacyJudgements } from "../../../src/core/core-config.js";
 import { NO_GUARDS } from "../../../src/core/session-state.js";
 import { rebuildContext } from "../../../src/history/rebuild.js";
-import { PerResponseGate } from "../../../src/measurement/per-response-gate.js";
 import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "../../../src/providers/gpt-live/adapter.js";
 import {
   createGptLiveSimulator,

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { naiveWire } from "../../../src/measurement/naive-wire.js";
+import { naiveWire } from "../../../scripts/measurement/naive-wire.js";
 import { OpenAIRealtimeAdapter } from "../../../src/providers/openai/adapter.js";
 import { openaiProvider } from "../../../src/providers/openai/provider.js";
 import {

@@ -4,6 +4,7 @@
  * binding, and its own route beside liveline's.
  */
 import { createLiveline, defineAgent, defineTool, type ToolContext } from "liveline";
+import { simulator } from "liveline/simulator";
 import { z } from "zod";
 
 interface AppEnv {
@@ -45,7 +46,7 @@ const fragile = defineAgent((session) => {
   return { instructions: "You are fragile.", tools: [] };
 });
 
-const liveline = createLiveline({ agents: { shop, fragile } });
+const liveline = createLiveline({ agents: { shop, fragile }, extensions: [simulator] });
 
 export default {
   async fetch(request: Request, env: AppEnv, ctx: ExecutionContext): Promise<Response> {

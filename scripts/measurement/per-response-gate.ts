@@ -12,8 +12,8 @@ import type {
   ReplyGate,
   ReplyRequest,
   ResponseOwner,
-} from "../providers/gpt-live/reply-gate.js";
-import type { ToolResponse } from "../vocabulary/model.js";
+} from "../../src/providers/gpt-live/reply-gate.js";
+import type { ToolResponse } from "../../src/vocabulary/model.js";
 
 export class PerResponseGate implements ReplyGate {
   /** Delegations the voice started whose response has not begun: not a reply asked for. */

@@ -1,5 +1,5 @@
-import type { HistoryEvent } from "../vocabulary/log-events.js";
-import { type ContextItem, type RebuiltContext, toolResponse } from "../vocabulary/model.js";
+import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
+import { type ContextItem, type RebuiltContext, toolResponse } from "../../src/vocabulary/model.js";
 
 /**
  * How a framework rebuilds history when it has no validator — kept only to measure the

@@ -7,17 +7,17 @@
  * same call id included (the guides leave exactly-once to the application, and a relay that
  * does not claim each call runs it again), and continues each backend response once its own
  * calls are answered (per-response-gate.ts), as the field did before it learned the backend
- * is one chain. Measurement only (src/measurement/naive-relay.ts).
+ * is one chain. Measurement only (naive-relay.ts); the simulator is the provider that speaks it.
  */
-import type { WireArm } from "../providers/contract.js";
-import { responseBody } from "../providers/gemini/encode.js";
-import type { GeminiContent, GeminiPart } from "../providers/gemini/schemas.js";
-import { GptLiveAdapter } from "../providers/gpt-live/adapter.js";
-import { OpenAIRealtimeAdapter } from "../providers/openai/adapter.js";
-import type { ModelEvent, RebuiltContext, ToolCallRequest } from "../vocabulary/model.js";
+import { responseBody } from "../../src/providers/gemini/encode.js";
+import type { GeminiContent, GeminiPart } from "../../src/providers/gemini/schemas.js";
+import { GptLiveAdapter } from "../../src/providers/gpt-live/adapter.js";
+import { OpenAIRealtimeAdapter } from "../../src/providers/openai/adapter.js";
+import type { SimulatedWireArm } from "../../src/simulator/simulated-provider.js";
+import type { ModelEvent, RebuiltContext, ToolCallRequest } from "../../src/vocabulary/model.js";
 import { PerResponseGate } from "./per-response-gate.js";
 
-export const naiveWire: WireArm = {
+export const naiveWire: SimulatedWireArm = {
   geminiSeed: seedAsToolParts,
   openaiAdapter: (opts) => new NaiveOpenAIAdapter(opts),
   gptLiveAdapter: (opts) =>

@@ -3,11 +3,11 @@
  * sending each tool result the moment it is ready, as the frameworks in the field do — a
  * measurement arm, so that `npm run repro` and the tests show the failures side by side
  * (`metadata.naive: true` on a simulator session). Only a Worker that passes it to
- * `createLiveline` (scripts/measurement/worker.ts) has it; the package's entry points never
- * import this folder, so a deployed gateway carries none of it.
+ * `createLiveline` (worker.ts here) has it; it lives beside that Worker, outside src/, so the
+ * package carries none of it.
  */
-import type { RelayArm } from "../app-options.js";
-import { NO_GUARDS } from "../core/session-state.js";
+import type { RelayArm } from "../../src/app-options.js";
+import { NO_GUARDS } from "../../src/core/session-state.js";
 import { naiveWire } from "./naive-wire.js";
 import { rebuildContextNaive } from "./rebuild-naive.js";
 
