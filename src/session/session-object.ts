@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { type AgentDefinition, NO_AGENT, resolveAgent } from "../agents/define.js";
+import { NO_AGENT } from "../agents/define.js";
 import type { LivelineApp } from "../app-options.js";
 import {
   CARRIER_HEADER,
@@ -24,6 +24,7 @@ import { mulawDecoder, mulawEncoder } from "../telephony/audio/transcode.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
+import { agentOf } from "./agent-resolution.js";
 import { AudioIntake } from "./audio-intake.js";
 import { CallStreams } from "./call-streams.js";
 import { type ClientInput, clientInput } from "./client-frames.js";
@@ -624,52 +625,4 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (!live) throw new Error("unknown session");
     return live;
   }
-}
-
-/**
- * The agent a session runs, resolved from the app at every start of its object (an agent may
- * be a function of the session). An agent the app no longer has, or whose function throws,
- * leaves the session readable (history, timeline, DELETE) and refuses new connections with
- * the reason; it is said in the log too.
- */
-function agentOf(
-  app: LivelineApp,
-  meta: SessionMeta,
-  env: Env,
-): { agents: Map<string, AgentDefinition> } | { problem: string } {
-  const resolve = (name: string): AgentDefinition => {
-    const agent = app.agent(name);
-    if (agent === undefined) throw new Error(`the agent "${name}" is no longer offered`);
-    // The creator's options belong to the agent the session was created for.
-    const options = name === meta.agent ? meta.options : {};
-    return resolveAgent(agent, { ...meta, agent: name, options, env });
-  };
-  let first: AgentDefinition;
-  try {
-    first = resolve(meta.agent);
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    console.error(`liveline: session ${meta.sessionId}: agent "${meta.agent}": ${message}`);
-    return { problem: `agent "${meta.agent}" cannot take this session: ${message}` };
-  }
-  // Every agent reachable by handoff, resolved for this session; one that cannot be (gone,
-  // or its function refuses) is left out, and the transfers to it with it.
-  const agents = new Map([[meta.agent, first]]);
-  const queue = [...(first.handoffs ?? [])];
-  while (queue.length > 0) {
-    const name = queue.shift()!;
-    if (agents.has(name)) continue;
-    try {
-      const agent = resolve(name);
-      agents.set(name, agent);
-      queue.push(...(agent.handoffs ?? []));
-    } catch (err) {
-      console.error(
-        `liveline: session ${meta.sessionId}: handoff target "${name}": ${err instanceof Error ? err.message : String(err)}`,
-      );
-    }
-  }
-  for (const [name, agent] of agents)
-    agents.set(name, { ...agent, handoffs: (agent.handoffs ?? []).filter((t) => agents.has(t)) });
-  return { agents };
 }

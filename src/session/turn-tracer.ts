@@ -10,7 +10,7 @@ import type { TraceRowAt } from "../metering/latency.js";
 import type { OtlpExporter } from "../telemetry/exporter.js";
 import { type SpanIds, turnSpans } from "../telemetry/spans.js";
 import type { ToolPolicy, UsageTotals } from "../vocabulary/model.js";
-import type { TraceRow } from "./interpreter.js";
+import type { TraceRow } from "./interpreter-ports.js";
 
 /** Spans wait this long for a batch (and a turn's late rows: a silent result, its usage). */
 const BATCH_DELAY_MS = 1_000;

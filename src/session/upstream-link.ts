@@ -7,7 +7,7 @@ import type {
   ProviderAdapter,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
-import type { ModelPort } from "./interpreter.js";
+import type { ModelPort } from "./interpreter-ports.js";
 import { closeQuietly } from "./sockets.js";
 import type { WireTap } from "./wire-recorder.js";
 
