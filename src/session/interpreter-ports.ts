@@ -144,3 +144,8 @@ export interface InterpreterPorts {
    */
   audioGate?: "off" | ((state: CoreState) => AudioGate) | undefined;
 }
+
+/** Where a source of the session's inputs hands them (the interpreter's `handleInput`). */
+export interface InputSink {
+  handleInput(input: CoreInput): void;
+}
