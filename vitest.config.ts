@@ -1,21 +1,24 @@
 import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { tracePlugin } from "./test/path/trace-plugin.js";
-import { MCP_DESK_TOKEN } from "./test/workers/mcp-global-setup.js";
+import { MCP_DESK_TOKEN } from "./test/support/mcp-global-setup.js";
 
 // In this repository `liveline` is its own source (as tsconfig's paths say); apps get dist/.
 const liveline = {
   liveline: fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}src/index.ts`),
 };
 
-// The usage database's migrations, applied in the workers tests (test/workers/usage-db-setup.ts).
+// The usage database's migrations, applied in the workers tests (test/support/usage-db-setup.ts).
 const usageMigrations = await readD1Migrations(
   fileURLToPath(`${import.meta.url.replace(/[^/]*$/, "")}migrations`),
 );
 
-// Two projects: the pure core runs in Node (fast, no I/O to simulate); everything that
-// touches the Worker, Durable Objects, sockets or storage runs in workerd via miniflare.
+// The test tree mirrors src/, one folder per room; a file's name says where it runs (the word
+// before `.test` names its project; docs/TESTING.md): `x.test.ts` in Node (unit: the pure core,
+// adapters, codecs), `x.workers.test.ts` in workerd via miniflare (everything that touches the
+// Worker, Durable Objects, sockets or storage), `x.path.test.ts` in workerd traced, and the
+// end-to-end projects' `x.browser.test.mjs`, `x.client.test.{mjs,ts}`, `x.scripts.test.mjs`.
 export default defineConfig({
   test: {
     // Three test files at once, whatever the core count: most of the suite waits (on real
@@ -29,26 +32,27 @@ export default defineConfig({
         resolve: { alias: liveline },
         test: {
           name: "unit",
-          include: ["test/unit/**/*.test.ts"],
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/**/*.{workers,path,client}.test.ts"],
           environment: "node",
         },
       },
       {
         // The demo page and timeline viewer in Debian's Chromium, the recordings replayed and
-        // check:live: one wrangler dev for all of them (test/browser/gateway-setup.mjs).
+        // check:live: one wrangler dev for all of them (test/end-to-end/browser-gateway-setup.mjs).
         test: {
           name: "browser",
-          include: ["test/browser/**/*.test.mjs"],
+          include: ["test/**/*.browser.test.mjs"],
           environment: "node",
           testTimeout: 180_000,
-          globalSetup: ["./test/browser/gateway-setup.mjs"],
+          globalSetup: ["./test/end-to-end/browser-gateway-setup.mjs"],
         },
       },
       {
         // liveline/client in Node against a real gateway (its own wrangler dev).
         test: {
           name: "client",
-          include: ["test/client/**/*.test.{mjs,ts}"],
+          include: ["test/**/*.client.test.{mjs,ts}"],
           environment: "node",
           testTimeout: 180_000,
         },
@@ -57,7 +61,7 @@ export default defineConfig({
         // The quick modes of npm run repro / bench / soak (each starts its own wrangler dev).
         test: {
           name: "scripts",
-          include: ["test/scripts/**/*.test.mjs"],
+          include: ["test/**/*.scripts.test.mjs"],
           environment: "node",
           testTimeout: 180_000,
         },
@@ -85,7 +89,7 @@ export default defineConfig({
                 // Short, so a call whose stream does not come back ends within a test.
                 CALL_RECONNECT_GRACE_MS: "3000",
                 // The other carriers: test keys (the Telnyx pair's private half is in
-                // test/contract/carriers.test.ts); Telnyx calls run A-law both ways.
+                // test/telephony/carrier-contract.workers.test.ts); Telnyx calls run A-law both ways.
                 TELNYX_PUBLIC_KEY: "yl/w8X7Qo9Qvfrmxbb3SHCCgTwhrTti3hS4uDxMTRJg=",
                 TELNYX_CODEC: "PCMA",
                 TELNYX_API_BASE_URL: "http://127.0.0.1:9",
@@ -119,14 +123,14 @@ export default defineConfig({
         ],
         test: {
           name: "workers",
-          include: ["test/workers/**/*.test.ts", "test/contract/**/*.test.ts"],
-          setupFiles: ["./test/workers/usage-db-setup.ts"],
+          include: ["test/**/*.workers.test.ts"],
+          setupFiles: ["./test/support/usage-db-setup.ts"],
           // A real MCP server on localhost, for the whole run (its URL: MCP_DESK_URL); and the
           // endpoints of the Cloudflare-limits tests (a model that never answers, an OTLP
           // receiver, a WebSocket echo).
           globalSetup: [
-            "./test/workers/mcp-global-setup.ts",
-            "./test/workers/limits-global-setup.ts",
+            "./test/support/mcp-global-setup.ts",
+            "./test/support/limits-global-setup.ts",
           ],
         },
       },
@@ -140,7 +144,7 @@ export default defineConfig({
             miniflare: { bindings: { API_KEY: "test-api-key", TOKEN_SECRET: "test-token-secret" } },
           }),
         ],
-        test: { name: "path", include: ["test/path/**/*.test.ts"] },
+        test: { name: "path", include: ["test/**/*.path.test.ts"] },
       },
       {
         // The greeter example app, from its own wrangler.toml (local dev: no secrets set).

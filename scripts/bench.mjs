@@ -1523,7 +1523,7 @@ async function main() {
     }
   }
   // A quick run (npm test's) leaves it out unless asked: two more gateway starts would take it
-  // past its time, and test/scripts/deploy-restart.test.mjs runs the same kill in npm test.
+  // past its time, and test/end-to-end/deploy-restart.scripts.test.mjs runs the same kill in npm test.
   if (quick ? f.has("restart") : !f.has("no-restart")) {
     // A deploy's silence: a gateway of its own killed and started again on its state.
     try {

@@ -248,7 +248,7 @@ const SCENARIOS = [
       const ends = endsOf(frames);
       const story = frames.find((f) => f.turnId !== undefined)?.turnId;
       const storyEnd = ends.filter((f) => f.turnId === story);
-      // GPT-Live has no turns to cut: a typed line waits for the answer under way (PROTOCOL.md,
+      // GPT-Live has no turns to cut: a typed line waits for the answer under way (docs/PROTOCOL-REFERENCE.md,
       // "A model without turns"); elsewhere the line cuts the story.
       const expected = provider === "gpt-live" ? "turn_complete" : "interrupted";
       return {

@@ -131,7 +131,7 @@ function repeatedText(frames) {
 /**
  * Waits for the model connection to be replaced and live again, or for the session to give up
  * (ended, or a fatal error); true when it reconnected. A planned goAway move with nothing in
- * flight writes no status (PROTOCOL.md): the timeline shows it, a reconnect then a live row.
+ * flight writes no status (docs/PROTOCOL-REFERENCE.md): the timeline shows it, a reconnect then a live row.
  */
 async function reconnectedOrGaveUp(client, server, sessionId) {
   const deadline = Date.now() + 8000;
@@ -863,7 +863,7 @@ const SCENARIOS = [
       // (lookup_faq, spoken) to the primary (the browser's data channel) and to the sideband.
       // Naive: the app runs a call on each connection that delivers it, its browser what the
       // data channel shows, its server (the naive relay) what the sideband shows. liveline:
-      // the browser runs no tools (PROTOCOL.md, "A direct call"), the session runs the
+      // the browser runs no tools (docs/PROTOCOL-REFERENCE.md, "A direct call"), the session runs the
       // sideband's copy through its ledger. The sideband gets one delivery in both arms: the
       // arms differ in the browser. Runs per call id: the browser's plus the session's
       // tool_call records; a call run other than once fails (running none must not pass).

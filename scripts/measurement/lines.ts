@@ -3,7 +3,7 @@
  * export handlers and classes only, so their numbers live here). Calls to CAPPED_LINE are
  * capped at one turn: a cap's goodbye on a phone, for the carrier contract. DESK_LINE reaches
  * the order desk, whose tools are an MCP server's: a call with a tool in flight when the
- * gateway restarts (test/scripts/deploy-restart.test.mjs).
+ * gateway restarts (test/end-to-end/deploy-restart.scripts.test.mjs).
  */
 export const CAPPED_LINE = "+15550009000";
 export const DESK_LINE = "+15550009100";

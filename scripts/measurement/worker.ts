@@ -59,7 +59,7 @@ const desk = defineAgent<{ MCP_DESK_URL?: string; MCP_DESK_TOKEN?: string }>((se
 
 /**
  * The order desk on the Cloudflare-limits tests' own MCP server (MCP_LIMITS_URL, no token;
- * its slow_report streams progress for 600 ms): test/workers/cloudflare-limits.test.ts.
+ * its slow_report streams progress for 600 ms): test/cloudflare-limits.workers.test.ts.
  */
 const quickDesk = defineAgent<{
   MCP_DESK_URL?: string;

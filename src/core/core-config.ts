@@ -134,7 +134,7 @@ export interface CoreConfig {
   utteranceQuietMs: number;
   /**
    * Judgements liveline no longer makes, put back only so that a property's control can show
-   * what they did (test/unit/core/legacy-judgements.ts; never set in a gateway).
+   * what they did (test/core/legacy-judgements.ts; never set in a gateway).
    */
   legacy?: LegacyJudgements | undefined;
   audio: { inputRate: number; outputRate: number };

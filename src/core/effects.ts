@@ -18,7 +18,7 @@ export type TimerId =
   /** The session's maximum duration is up. */
   | "limit";
 
-/** Timeline rows (PROTOCOL.md `/timeline`); the shell adds milliseconds since start. */
+/** Timeline rows (docs/PROTOCOL-REFERENCE.md, `/timeline`); the shell adds milliseconds since start. */
 export type TraceKind =
   | "USER"
   | "TEXT_DUPLICATE"

@@ -29,7 +29,8 @@ export function onRestored(ctx: StepContext, rerun: readonly RerunCall[]): void 
     ctx.emit({ type: "set_timer", timer: `tool:${id}`, at });
     ctx.trace("TOOL_REOFFERED", { callId: id, name: call.name });
   }
-  // Clients still attached (hibernatable sockets outlive an eviction): the turn goes on now.
+  // Clients still attached (sockets on the Hibernation API outlive an eviction; the default
+  // accept()ed ones do not): the turn goes on now.
   if (s.clients.length > 0 && s.turn?.carried === "pending") ensureUpstream(ctx);
 }
 

@@ -339,7 +339,7 @@ function scheduleReconnect(ctx: StepContext, failure = true): void {
     up.goingAway = true;
   }
   // A connection that failed without serving (no turn ended, not up healthyAfterMs) folds the
-  // next one: its `live` waits until it proves itself (PROTOCOL.md, "status after drops").
+  // next one: its `live` waits until it proves itself (docs/PROTOCOL-REFERENCE.md, "status after drops").
   up.flapping = failure && !proven;
   ctx.emit({ type: "set_timer", timer: "reconnect", at: ctx.now + delay, jitterMs: delay / 2 });
 }

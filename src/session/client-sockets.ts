@@ -2,7 +2,7 @@ import type { DurableFrame, ServerFrame } from "../vocabulary/frames.js";
 import type { HeldSockets } from "./held-sockets.js";
 import type { ClientsPort } from "./interpreter-ports.js";
 import { attachmentOf, type SocketAttachment } from "./socket-attachment.js";
-import type { ClientLink, ClientSockets } from "./sockets.js";
+import type { ClientLink } from "./sockets.js";
 
 /** How a channel's socket reaches its client (null: a socket that is no client yet). */
 export interface SocketChannel {
@@ -24,7 +24,7 @@ export interface SocketsSession {
  * alike, each reached through its channel's link — and the interpreter's clients port: a
  * step's frames go from the interpreter through here to each client's link (sockets.ts).
  */
-export class SessionSockets implements ClientsPort, ClientSockets {
+export class ClientSockets implements ClientsPort {
   /** The clients, read once per change of the held sockets (every audio chunk goes to all). */
   private list: ClientLink[] | null = null;
   /** Each socket's link, made once per object instance. */

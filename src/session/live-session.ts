@@ -16,7 +16,7 @@ import type { RebuiltContext } from "../vocabulary/model.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import { CarryStore } from "./carry-store.js";
-import type { SessionSockets } from "./client-sockets.js";
+import type { ClientSockets } from "./client-sockets.js";
 import { ClosingRecordStore } from "./closing-record-store.js";
 import { DeadlineTimers } from "./deadline-timers.js";
 import { DirectCallChannel } from "./direct-call.js";
@@ -58,11 +58,11 @@ export interface LiveSessionParts {
   meta: SessionMeta;
   agents: ReadonlyMap<string, AgentDefinition>;
   /** The object's sockets: the session's clients port. */
-  sockets: SessionSockets;
+  sockets: ClientSockets;
   connectedClients: string[];
   arm: RelayArm | null;
   /** The phone call this session is, as its tools see it (null: no call). */
-  call: PhoneCall | null;
+  phoneCall: PhoneCall | null;
   /** The app's prices, by model id, over the shipped ones. */
   prices: PriceOverrides;
   /** The session ended (the core ended it: a cap), as the object's meta must say. */
@@ -105,10 +105,10 @@ export class LiveSession implements LogFollowUps {
   private readonly arm: RelayArm | null;
   /** Every subrequest the session makes, against SUBREQUEST_BUDGET (session/subrequests.ts). */
   private readonly subrequests: SubrequestMeter;
-  private readonly sockets: SessionSockets;
+  private readonly sockets: ClientSockets;
   private readonly stoodDown: () => void;
   /** The session's direct call (WebRTC or SIP) whose sideband its model connection is. */
-  readonly directCall: DirectCallChannel;
+  readonly directCallChannel: DirectCallChannel;
   /** The session's recordings (its audio, its model wire), as its agent or creator asked. */
   readonly recordings: SessionRecordings;
   /**
@@ -208,18 +208,18 @@ export class LiveSession implements LogFollowUps {
       prepare: (agent) => this.agents.mcp?.ready(agent) ?? Promise.resolve(),
       attempting: (connecting) => this.subrequests.track("model", connecting),
       protocolError: (message) => this.trace("UPSTREAM_CLOSED", { protocolError: message }),
-      callEnded: (serviceSessionId) => this.directCall.ended(serviceSessionId),
+      callEnded: (serviceSessionId) => this.directCallChannel.ended(serviceSessionId),
       callSignals: (signals) => parts.callWatcher?.signals(signals),
-      callSetUp: (serviceSessionId, agent) => this.directCall.setUp(serviceSessionId, agent),
+      callSetUp: (serviceSessionId, agent) => this.directCallChannel.setUp(serviceSessionId, agent),
       wire: wireRecorder ?? undefined,
     });
-    const directCalls = new DirectCallStore(storage);
-    this.directCall = new DirectCallChannel(
+    const directCallStore = new DirectCallStore(storage);
+    this.directCallChannel = new DirectCallChannel(
       this,
       meta,
       this.agents,
       this.store,
-      directCalls,
+      directCallStore,
       this.link,
       this.subrequests,
       parts.callWatcher,
@@ -230,7 +230,7 @@ export class LiveSession implements LogFollowUps {
       meta,
       env,
       this.subrequests,
-      parts.call,
+      parts.phoneCall,
       config.MAX_FRAME_BYTES,
     );
     const speech = new CarryStore(storage);
@@ -294,7 +294,7 @@ export class LiveSession implements LogFollowUps {
     if (plan.rerun.length > 0 || plan.reoffered.length > 0 || plan.carriedTurn !== null)
       this.interpreter.handleInput({ type: "session_restored", rerun: plan.rerun });
     this.handoffs.resume();
-    this.directCall.resume();
+    this.directCallChannel.resume();
   }
 
   // --- what the log's writes call for (LogFollowUps) ---------------------------------------
@@ -310,7 +310,7 @@ export class LiveSession implements LogFollowUps {
   }
 
   callIdled(): void {
-    this.directCall.idled();
+    this.directCallChannel.idled();
   }
 
   /**

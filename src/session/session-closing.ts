@@ -65,7 +65,7 @@ export class SessionClosing {
    * live to copy; and the duration cap's alarm.
    */
   started(): void {
-    this.armLimitAlarm();
+    this.setLimitAlarm();
     const closing = this.closings.read();
     if (this.state.ended && closing?.record.state !== "ended") this.close("ended");
     else if (this.closings.pending()) queueMicrotask(() => void this.closings.copy());
@@ -107,7 +107,7 @@ export class SessionClosing {
     };
     this.closings.keep(record);
     if (state === "ended") {
-      this.armLimitAlarm();
+      this.setLimitAlarm();
       this.session.recordings.finish();
     }
   }
@@ -120,12 +120,12 @@ export class SessionClosing {
     this.alarm.fired();
     if (!this.state.ended && this.state.config.limits?.endsAt !== undefined)
       this.session.interpreter.handleInput({ type: "timer_fired", timer: "limit" });
-    this.armLimitAlarm();
+    this.setLimitAlarm();
     await this.closings.copy();
   }
 
   /** The alarm at the duration cap, while the session runs and has not reached a cap. */
-  private armLimitAlarm(): void {
+  private setLimitAlarm(): void {
     const endsAt = this.state.config.limits?.endsAt;
     if (endsAt !== undefined && !this.state.ended && this.state.limit === null)
       this.alarm.set("limit", endsAt);

@@ -27,7 +27,7 @@ import { AppSockets } from "./app-sockets.js";
 import { AudioIntake } from "./audio-intake.js";
 import { CallStreams } from "./call-streams.js";
 import { ClientGate } from "./client-gate.js";
-import { SessionSockets } from "./client-sockets.js";
+import { ClientSockets } from "./client-sockets.js";
 import { HeldSockets } from "./held-sockets.js";
 import { LiveSession, type RunningSession } from "./live-session.js";
 import { LoadProbe } from "./load-probe.js";
@@ -40,12 +40,12 @@ import { closeQuietly } from "./sockets.js";
 const CLOSE_NORMAL = 1000;
 
 /**
- * One live session's Durable Object, kept small: it answers the Worker's RPC and the socket
- * upgrade, and hands each socket event to its channel — an app socket's message to the
- * client gate (client-gate.ts: size, parse, rate, then the interpreter), a phone stream's to
- * call-streams.ts. Its sockets are held in one place (client-sockets.ts), the session's
- * clients port; the running session (live-session.ts) makes the interpreter and the rest of
- * its ports. A restarted object restores its session from storage before it takes any event.
+ * One live session's Durable Object, kept small: it answers the Worker's RPC and the upgrade,
+ * and hands each socket event to its channel — an app socket's message to the client gate
+ * (client-gate.ts: size, parse, rate, then the interpreter), a phone stream's to
+ * call-streams.ts. Its sockets are in one place (client-sockets.ts, the clients port); the
+ * running session (live-session.ts) makes the interpreter and its other ports. A restarted
+ * object restores its session from storage before it takes any event.
  */
 export class SessionObject extends DurableObject<Env> implements SessionApi {
   private readonly config: Config;
@@ -80,11 +80,10 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   /** The phone streams' channel: the carrier's media stream, the call's line. */
   private readonly calls: CallStreams;
   /** The one place that holds the session's sockets (its clients port). */
-  private readonly sockets: SessionSockets;
+  private readonly sockets: ClientSockets;
 
   /** The session's SIP call (one the model service took, liveline its sideband), or null. */
   private sip: SipCall | null = null;
-
   /** The SIP call of a (re)started session, or null when the session is none. */
   private sipCallFor(meta: SessionMeta): SipCall | null {
     this.sip?.line.dispose();
@@ -93,12 +92,13 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       record === null
         ? null
         : new SipCall(record, {
-            say: (text) => this.running.live?.directCall.sayAsCaller(text),
-            toolResult: (callId, error) => this.running.live?.directCall.toolResult(callId, error),
+            say: (text) => this.running.live?.directCallChannel.sayAsCaller(text),
+            toolResult: (callId, error) =>
+              this.running.live?.directCallChannel.toolResult(callId, error),
             appConnected: () => this.held.all().some((ws) => attachmentOf(ws) !== null),
             end: (reason) => void this.end(reason),
             keypadMode: () => this.running.live?.currentAgent().keypad ?? "said",
-            control: () => this.running.live?.directCall.control() ?? null,
+            control: () => this.running.live?.directCallChannel.control() ?? null,
             background: (work) => this.ctx.waitUntil(work),
             warn: (message) => console.warn(`liveline: ${message}`),
           });
@@ -141,7 +141,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       trace: (kind, detail) => this.session()?.trace(kind, detail),
       maxFrameBytes: () => this.config.MAX_FRAME_BYTES,
     });
-    this.sockets = new SessionSockets(this.held, this.appSockets, this.calls);
+    this.sockets = new ClientSockets(this.held, this.appSockets, this.calls);
     // Every handler waits for this: the session is whole before its first event.
     void ctx.blockConcurrencyWhile(async () => {
       this.session();
@@ -171,7 +171,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       connectedClients: clients,
       // The creation route refuses `naive` where the Worker has no such arm.
       arm: asksForNaiveRelay(meta) ? this.app.naiveRelay : null,
-      call: this.calls.lineFor(meta)?.phoneCall ?? sip?.line.phoneCall ?? null,
+      phoneCall: this.calls.lineFor(meta)?.phoneCall ?? sip?.line.phoneCall ?? null,
       prices: this.app.prices ?? {},
       ended: (by) => {
         this.meta.markEnded(new Date().toISOString(), by);
@@ -274,7 +274,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     if (this.agentProblem !== null)
       return { refused: "agent_unavailable", message: this.agentProblem };
     if (live.modelProblem !== null) return { refused: "model_failed", message: live.modelProblem };
-    return live.directCall.place(offer);
+    return live.directCallChannel.place(offer);
   }
 
   async acceptSipCall(callId: string): Promise<SipAcceptAnswer> {
@@ -283,7 +283,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
       return { refused: "ended", message: "the session has ended" };
     if (this.agentProblem !== null)
       return { refused: "agent_unavailable", message: this.agentProblem };
-    return live.directCall.accept(callId);
+    return live.directCallChannel.accept(callId);
   }
 
   async end(reason: EndReason = "deleted"): Promise<void> {

@@ -33,7 +33,7 @@ export class SessionTools implements ToolsPort {
     private readonly env: Env,
     private readonly subrequests: SubrequestMeter,
     /** The phone call this session is, as its tools see it (null: no call). */
-    private readonly call: PhoneCall | null,
+    private readonly phoneCall: PhoneCall | null,
     /** A server tool's result is held to what a client's may carry (MAX_FRAME_BYTES). */
     private readonly maxResultBytes: number,
   ) {}
@@ -68,7 +68,7 @@ export class SessionTools implements ToolsPort {
           const answer = this.session.requestHandoff(to, reason);
           if ("problem" in answer) throw new Error(answer.problem);
         },
-        call: this.phoneCall(),
+        call: this.toolsPhoneCall(),
         progress: (update) => this.progress(callId, controller, update),
       },
       this.maxResultBytes,
@@ -91,8 +91,8 @@ export class SessionTools implements ToolsPort {
   }
 
   /** The phone call as tools see it: a transfer asked for is the carrier's REST call (counted). */
-  private phoneCall(): PhoneCall | null {
-    const call = this.call;
+  private toolsPhoneCall(): PhoneCall | null {
+    const call = this.phoneCall;
     if (call === null) return null;
     return {
       ...call,

@@ -2,7 +2,7 @@
  * A carrier as liveline's telephony door uses it. Adding one: a folder in src/telephony whose
  * carrier.ts exports a `Carrier` (its vars, its webhooks, its media stream, its call update),
  * and its line in src/carrier-registry.ts; the routes (/v1/telephony/<name>/…) and the
- * session's call handling follow, and test/contract/carriers.test.ts takes a driver for it.
+ * session's call handling follow, and test/telephony/carrier-contract.workers.test.ts takes a driver for it.
  *
  * Carriers' media streams are close variants of one shape — connected, start, media, mark,
  * dtmf, stop in; media, mark, clear out; 8 kHz G.711 (μ-law or A-law) or linear PCM — so each

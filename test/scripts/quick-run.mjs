@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 
 /**
- * The quick mode of a measuring command (test/scripts/quick-*.test.mjs, one file each so they
+ * The quick mode of a measuring command (test/scripts/quick-*.scripts.test.mjs, one file each so they
  * run beside each other), so they cannot rot: it must start its own
  * `wrangler dev`, print its table and exit 0. Figures are printed, never asserted on, but for
  * repro's GPT-Live rows, whose faults are injected on every trial.
