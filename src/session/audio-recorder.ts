@@ -11,7 +11,7 @@ import {
   PART_CLOSE_SLACK_MS,
 } from "../recording/audio-recording.js";
 import { type AudioManifest, audioManifestKey, audioPartKey } from "../recording/layout.js";
-import type { AudioTap } from "./interpreter.js";
+import type { AudioTap } from "./interpreter-ports.js";
 import type { RecordingParts } from "./recording-parts.js";
 
 /** What was noted is decoded and placed at least this often while audio comes (ms). */

@@ -3,7 +3,8 @@
  * session, for any carrier in src/carrier-registry.ts. A stream is let in only for a call's
  * session, and is no client until its start presents a token this session issued (nothing is
  * sent to it or recorded before); then what its messages mean — the caller's audio, what the
- * caller heard, a key pressed, the hang-up — goes in as a protocol client's frame would, and
+ * caller heard, a key pressed, the hang-up — goes in as the input a protocol client's frame
+ * would be (made here, never written as JSON to be read again), and
  * the call's line (call-line.ts) ends or transfers the call when the agent asks.
  */
 import { carrierNamed, phoneCallOf } from "../carrier-registry.js";
@@ -16,6 +17,7 @@ import { CALL_CONNECTED, CallLine } from "./call-line.js";
 import { CallReconnect } from "./call-reconnect.js";
 import { CallTokenStore } from "./call-token-store.js";
 import { frameSizeOver } from "./client-frames.js";
+import type { ClientGate } from "./client-gate.js";
 import type { HeldSockets } from "./held-sockets.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionMeta } from "./meta.js";
@@ -45,8 +47,8 @@ export interface CallStreamsHost {
   env(): object;
   meta(): SessionMeta | null;
   session(): LiveSession | null;
-  /** A message in, as a protocol client's (size, rate, then the session). */
-  clientFrame(ws: WebSocket, data: string | ArrayBuffer): void;
+  /** Where a stream's inputs go, as a protocol client's would (rate, then the session). */
+  readonly gate: Pick<ClientGate, "takeFrame" | "takeAudio">;
   /** Ends the session (its history stays readable); every socket is closed with it. */
   end(reason: EndReason): void;
   /** The session's clients changed (a stream was bound). */
@@ -82,7 +84,9 @@ export class CallStreams {
     this.line = new CallLine(call, {
       say: (text) => {
         const ws = this.open("bound_call")[0];
-        if (ws !== undefined) this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
+        const clientId = ws === undefined ? undefined : attachmentOf(ws)?.clientId;
+        if (ws !== undefined && clientId !== undefined)
+          this.host.gate.takeFrame(ws, clientId, { type: "text", text });
       },
       end: (reason) => this.host.end(reason),
       drained: () =>
@@ -169,7 +173,7 @@ export class CallStreams {
       ws,
       call.streamId,
       {
-        played: (ms) => this.host.clientFrame(ws, JSON.stringify({ type: "played", ms })),
+        played: (ms) => this.host.gate.takeFrame(ws, attachment.clientId, { type: "played", ms }),
         turnEnded: () => this.line?.turnEnded(),
         drained: () => this.line?.drained(),
         cut: () => this.line?.cut(),
@@ -186,7 +190,7 @@ export class CallStreams {
           // the call does not wait out the tool's timeout. (An app on the session answers it.)
           if (this.open("app").length > 0) return;
           const error = `${name} runs in an app, and this phone call has none`;
-          this.host.clientFrame(ws, JSON.stringify({ type: "tool_result", callId, error }));
+          this.host.gate.takeFrame(ws, attachment.clientId, { type: "tool_result", callId, error });
         },
       },
       this.host.sessionAudio(),
@@ -248,7 +252,7 @@ export class CallStreams {
       case "audio": {
         const audio = link.callerAudio(event.payload);
         if (audio === null) skip("a media payload that is not base64 audio");
-        else this.host.clientFrame(ws, audio.slice().buffer);
+        else this.host.gate.takeAudio(ws, attachment.clientId, audio);
         return;
       }
       case "mark":
@@ -337,7 +341,7 @@ export class CallStreams {
     if (!first) return;
     const announce = live.recordings.announcement;
     const text = announce === null ? CALL_CONNECTED : recordedCallLine(announce);
-    this.host.clientFrame(ws, JSON.stringify({ type: "text", text }));
+    this.host.gate.takeFrame(ws, attachment.clientId, { type: "text", text });
   }
 
   private open(kind: SocketKind): WebSocket[] {

@@ -89,7 +89,7 @@ type ParseResult = { ok: true; frame: ClientFrame } | { ok: false; message: stri
 export function parseClientFrame(data: string | ArrayBuffer): ParseResult {
   if (typeof data !== "string") {
     if (data.byteLength % 2 !== 0) {
-      return { ok: false, message: "binary frames carry PCM16 audio: an even number of bytes" };
+      return { ok: false, message: ODD_AUDIO };
     }
     return { ok: true, frame: { type: "audio", pcm: data } };
   }
@@ -99,6 +99,11 @@ export function parseClientFrame(data: string | ArrayBuffer): ParseResult {
   } catch {
     return { ok: false, message: "text frames must be JSON" };
   }
+  return checkedFrame(json);
+}
+
+/** A JSON value as a client frame, checked by the frames' schemas. */
+function checkedFrame(json: unknown): ParseResult {
   if (typeof json !== "object" || json === null || Array.isArray(json)) {
     return { ok: false, message: "a text frame must be a JSON object" };
   }
@@ -119,6 +124,27 @@ export function parseClientFrame(data: string | ArrayBuffer): ParseResult {
   }
   return { ok: true, frame: parsed.data };
 }
+
+/**
+ * A frame the shell made for a client with no socket of liveline's protocol (a phone stream's
+ * line, its playback, a client tool's outcome) as the core's input: checked by the schemas a
+ * client's frame is, with no JSON between; one that does not pass is a `client_bad_frame`.
+ */
+export function frameInput(clientId: string, frame: z.input<typeof JsonClientFrame>): ClientInput {
+  const checked = checkedFrame(frame);
+  if (!checked.ok)
+    return { type: "client_bad_frame", clientId, code: "bad_frame", message: checked.message };
+  return toCoreInput(clientId, checked.frame);
+}
+
+/** A chunk of a client's audio as the core's input (PCM16, or a phone line's μ-law pairs). */
+export function audioInput(clientId: string, audio: Uint8Array): ClientInput {
+  if (audio.byteLength % 2 !== 0)
+    return { type: "client_bad_frame", clientId, code: "bad_frame", message: ODD_AUDIO };
+  return { type: "client_audio", clientId, pcm: audio };
+}
+
+const ODD_AUDIO = "binary frames carry PCM16 audio: an even number of bytes";
 
 /**
  * A WebSocket message as the core's input: the one place messages become inputs. One over

@@ -1,5 +1,5 @@
 import type { TimerId } from "../core/effects.js";
-import type { TimersPort } from "./interpreter.js";
+import type { TimersPort } from "./interpreter-ports.js";
 
 /**
  * The session's timers on one runtime timer. A turn sets and clears its watchdog, and often

@@ -4,7 +4,7 @@ import { frameOf } from "../vocabulary/frames.js";
 import type { HistoryEvent } from "../vocabulary/log-events.js";
 import type { CarryStore } from "./carry-store.js";
 import type { HistoryStore } from "./history-store.js";
-import type { TraceRow } from "./interpreter.js";
+import type { TraceRow } from "./interpreter-ports.js";
 
 /**
  * What a restart may carry over, from the shell: the speech and the model's handle it kept,

@@ -4,12 +4,6 @@ import type { ServerFrame } from "../vocabulary/frames.js";
 
 export type { ClientLink };
 
-/** How the session reaches its clients (the object's hibernatable WebSockets). */
-export interface ClientSockets {
-  all(): readonly ClientLink[];
-  byId(clientId: string): ClientLink | undefined;
-}
-
 /** A client speaking liveline's protocol; `batchReplay`: it asked for `&replay=batch`. */
 export function protocolLink(ws: WebSocket, batchReplay: boolean): ClientLink {
   return {

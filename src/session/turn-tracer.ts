@@ -7,10 +7,13 @@
  */
 import type { Cost } from "../metering/cost.js";
 import type { TraceRowAt } from "../metering/latency.js";
-import type { OtlpExporter } from "../telemetry/exporter.js";
+import { OtlpExporter } from "../telemetry/exporter.js";
+import { traceExport } from "../telemetry/otel-settings.js";
 import { type SpanIds, turnSpans } from "../telemetry/spans.js";
 import type { ToolPolicy, UsageTotals } from "../vocabulary/model.js";
-import type { TraceRow } from "./interpreter.js";
+import type { Config } from "../worker-config.js";
+import type { TraceRow } from "./interpreter-ports.js";
+import type { SubrequestMeter } from "./subrequests.js";
 
 /** Spans wait this long for a batch (and a turn's late rows: a silent result, its usage). */
 const BATCH_DELAY_MS = 1_000;
@@ -40,6 +43,24 @@ const randomHex = (bytes: number): string =>
     .join("");
 
 const IDS: SpanIds = { traceId: () => randomHex(16), spanId: () => randomHex(8) };
+
+/** A session's exporter and tracer, when a collector is configured (else null). */
+export function sessionTracer(
+  config: Config,
+  subrequests: SubrequestMeter,
+  session: TracedSession,
+): { exporter: OtlpExporter; tracer: TurnTracer } | null {
+  const traces = traceExport(config);
+  if (traces === null) return null;
+  const exporter = new OtlpExporter(
+    traces,
+    (m) => console.warn(`liveline: ${m}`),
+    subrequests.fetcher("traces", (input, init) => fetch(input, init)),
+    // Near the subrequest budget, a batch waits for nothing: it is dropped (and counted).
+    () => subrequests.admit("traces"),
+  );
+  return { exporter, tracer: new TurnTracer(exporter, session) };
+}
 
 export class TurnTracer {
   private readonly turns = new Map<string, OpenTurn>();

@@ -1,13 +1,13 @@
 import type { UpstreamOpen } from "../core/effects.js";
 import { UpstreamRefused } from "../providers/websocket.js";
-import type { ModelCommand, ModelEvent, RebuiltContext } from "../vocabulary/model.js";
+import type { ModelCommand, RebuiltContext } from "../vocabulary/model.js";
 import type {
   AgentSpec,
   CallSignal,
   ProviderAdapter,
   ProviderSession,
 } from "../vocabulary/provider-adapter.js";
-import type { ModelPort } from "./interpreter.js";
+import type { InputSink, ModelPort } from "./interpreter-ports.js";
 import { closeQuietly } from "./sockets.js";
 import type { WireTap } from "./wire-recorder.js";
 
@@ -31,6 +31,9 @@ function closedWithin(ws: WebSocket, ms: number): Promise<void> {
   });
 }
 
+/** Takes no input: a link not yet given its session's interpreter (see `deliverTo`). */
+const NO_INPUTS: InputSink = { handleInput: () => {} };
+
 interface UpstreamCallbacks {
   /**
    * What must be ready before `agent`'s connection is set up (its MCP tools listed, waited
@@ -42,15 +45,8 @@ interface UpstreamCallbacks {
    * it settles); what it returns is awaited in its place.
    */
   attempting?<T>(connecting: Promise<T>): Promise<T>;
-  /** The socket is open and setup was sent. */
-  opened(): void;
-  events(events: ModelEvent[]): void;
   /** A frame that could not be decoded: reported, never fatal. */
   protocolError(message: string): void;
-  /** The current connection closed (never reported for one we closed ourselves). */
-  closed(code: number, reason: string, fatal: boolean): void;
-  /** Opening failed before the socket was open; `refused`: retrying cannot help. */
-  failed(message: string, refused: boolean): void;
   /**
    * The direct call the link was the sideband of is over (its sideband refused): the link's
    * own connection again. (Only a session that places direct calls needs to hear it.)
@@ -100,6 +96,13 @@ export class UpstreamLink implements ModelPort {
   private callAgent: string | null = null;
   /** A connection is on its way (its socket not open yet). */
   private opening = false;
+  /**
+   * Where the link's inputs go (the session's interpreter): the socket is open and setup was
+   * sent (`upstream_opened`); each model event (`model`); the current connection closed,
+   * never reported for one the link closed itself; opening failed before the socket was open
+   * (`upstream_failed`, `refused`: retrying cannot help).
+   */
+  private inputs: InputSink = NO_INPUTS;
 
   /**
    * `agent`: whose setup the first connection opens with; `targetOf`: any agent's way to its
@@ -113,6 +116,11 @@ export class UpstreamLink implements ModelPort {
     const first = targetOf(agent);
     if (first === null) throw new Error(`no model target for the agent "${agent}"`);
     this.target = first.target;
+  }
+
+  /** The link's inputs go to `inputs` from now on (the session's interpreter, once made). */
+  deliverTo(inputs: InputSink): void {
+    this.inputs = inputs;
   }
 
   /**
@@ -146,7 +154,7 @@ export class UpstreamLink implements ModelPort {
     this.callAgent = setUpAs;
     if (this.ws === null && !this.opening) return;
     this.close("replaced by a direct call");
-    this.callbacks.closed(CLOSE_REPLACED, "replaced by a direct call", false);
+    this.closed(CLOSE_REPLACED, "replaced by a direct call", false);
   }
 
   /** Opens a connection with `agent`'s setup (a handoff's new agent takes it from here on). */
@@ -203,7 +211,7 @@ export class UpstreamLink implements ModelPort {
             for (const frame of seed) this.sendFrame(ws, frame);
           }
           for (const frame of decoded.send ?? []) this.sendFrame(ws, frame);
-          this.callbacks.events(decoded.events);
+          for (const event of decoded.events) this.inputs.handleInput({ type: "model", event });
           if (decoded.call !== undefined) this.callbacks.callSignals?.(decoded.call);
         });
         const onGone = (code: number, reason: string) => {
@@ -212,7 +220,7 @@ export class UpstreamLink implements ModelPort {
           this.attempt++; // report once
           wire?.closed(attempt, code, reason, "model");
           // The adapter maps the provider's close codes to "cannot be fixed by retrying".
-          this.callbacks.closed(code, reason, adapter.classifyClose(code) === "fatal");
+          this.closed(code, reason, adapter.classifyClose(code) === "fatal");
         };
         ws.addEventListener("close", (event) => onGone(event.code, event.reason));
         ws.addEventListener("error", () => onGone(1006, "socket error"));
@@ -220,8 +228,8 @@ export class UpstreamLink implements ModelPort {
           // Nothing to set up (a sideband never sends session.start): live once open. The
           // agent's settings a running session lets change go first (a handoff's new agent).
           this.setUpCall(ws, adapter);
-          this.callbacks.opened();
-          this.callbacks.events([{ type: "setup_complete" }]);
+          this.inputs.handleInput({ type: "upstream_opened" });
+          this.inputs.handleInput({ type: "model", event: { type: "setup_complete" } });
           return;
         }
         this.sendFrame(
@@ -231,17 +239,26 @@ export class UpstreamLink implements ModelPort {
             seeded: seed.length > 0,
           }),
         );
-        this.callbacks.opened();
+        this.inputs.handleInput({ type: "upstream_opened" });
       },
       (err: unknown) => {
         if (attempt !== this.attempt) return;
         this.opening = false;
-        this.callbacks.failed(
-          err instanceof Error ? err.message : String(err),
-          err instanceof UpstreamRefused,
-        );
+        this.inputs.handleInput({
+          type: "upstream_failed",
+          message: err instanceof Error ? err.message : String(err),
+          refused: err instanceof UpstreamRefused,
+        });
       },
     );
+  }
+
+  /** The current connection closed (or was replaced): the core hears it as the model's event. */
+  private closed(code: number, reason: string, fatal: boolean): void {
+    this.inputs.handleInput({
+      type: "model",
+      event: { type: "upstream_closed", code, reason, fatal },
+    });
   }
 
   /**

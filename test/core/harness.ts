@@ -12,12 +12,12 @@ import {
   initialState,
 } from "../../src/core/session-state.js";
 import { rebuildContext } from "../../src/history/rebuild.js";
+import { SessionInterpreter } from "../../src/session/interpreter.js";
 import {
   type InterpreterPorts,
   LogWriterSuperseded,
-  SessionInterpreter,
   type TraceRow,
-} from "../../src/session/interpreter.js";
+} from "../../src/session/interpreter-ports.js";
 import { recoverSession } from "../../src/session/recover.js";
 import {
   type DurableFrame,

@@ -38,7 +38,8 @@ const frameErrorCodes = () =>
       "src/core/watchdog.ts",
       "src/core/upstream.ts",
       "src/core/carry.ts",
-      "src/session/session-object.ts",
+      "src/session/client-gate.ts",
+      "src/session/app-sockets.ts",
     ],
     /(?:recordError\(\s*|sendError\(\s*[\w.]+,\s*|\bcode: )"([a-z_]+)"/g,
   ).concat(

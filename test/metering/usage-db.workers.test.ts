@@ -111,7 +111,7 @@ describe("the usage database", { timeout: 20_000 }, () => {
   it("an idle session writes its row (idle), replaced by its end's", async () => {
     const { sessionId } = await usedSession();
     await runInDurableObject(stubOf(sessionId), (instance: unknown) => {
-      const live = (instance as { live: { interpreter: IdleDriver } }).live;
+      const live = (instance as { running: { live: { interpreter: IdleDriver } } }).running.live;
       // Nothing used for the idle time (as after IDLE_TIMEOUT_MS).
       live.interpreter.state.lastActivityAt = 0;
       live.interpreter.handleInput({ type: "timer_fired", timer: "idle" });

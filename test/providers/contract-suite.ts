@@ -73,11 +73,15 @@ async function setCoreTimes(
   await runInDurableObject(stub, (instance: unknown) => {
     const live = (
       instance as {
-        live: {
-          interpreter: { state: { config: { modelTimeoutMs: number; emptyReplyWaitMs: number } } };
-        } | null;
+        running: {
+          live: {
+            interpreter: {
+              state: { config: { modelTimeoutMs: number; emptyReplyWaitMs: number } };
+            };
+          } | null;
+        };
       }
-    ).live;
+    ).running.live;
     if (!live) throw new Error("the session's object holds no running session");
     Object.assign(live.interpreter.state.config, times);
   });
@@ -900,9 +904,11 @@ async function nudgeAfterSilentResults(sessionId: string): Promise<void> {
   await runInDurableObject(stub, (instance: unknown) => {
     const live = (
       instance as {
-        live: { interpreter: { state: { config: { legacy?: Record<string, unknown> } } } } | null;
+        running: {
+          live: { interpreter: { state: { config: { legacy?: Record<string, unknown> } } } } | null;
+        };
       }
-    ).live;
+    ).running.live;
     if (!live) throw new Error("the session's object holds no running session");
     const config = live.interpreter.state.config;
     config.legacy = { ...config.legacy, silentResultsOwedWords: true };

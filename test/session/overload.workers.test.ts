@@ -32,12 +32,12 @@ async function steer(sessionId: string, behind: boolean) {
     type Adapter = { encode(command: ModelCommand): string[] };
     const object = instance as {
       load: { behind: boolean; noteAudio: () => void };
-      live: { link: { adapter: Adapter | null } } | null;
+      running: { live: { link: { adapter: Adapter | null } } | null };
     };
     object.load.behind = behind;
     // Its timer would find the loop on time and say so: here the test says.
     object.load.noteAudio = () => undefined;
-    const adapter = object.live?.link.adapter;
+    const adapter = object.running.live?.link.adapter;
     if (!adapter) throw new Error("the session has no model connection");
     const encode = adapter.encode.bind(adapter);
     adapter.encode = (command) => {

@@ -107,7 +107,8 @@ describe("a client sending 8 MiB and 30 MiB messages in a loop", () => {
     const flooded = await simulatorSession({ calls: "" });
     const stub = env.SESSION.get(env.SESSION.idFromName(flooded.sessionId));
     await runInDurableObject(stub, (instance: unknown) => {
-      (instance as { oversized: { allowed: number } }).oversized.allowed = Number.POSITIVE_INFINITY;
+      (instance as { gate: { oversized: { allowed: number } } }).gate.oversized.allowed =
+        Number.POSITIVE_INFINITY;
     });
     const sent = OVERSIZED_FRAMES_ALLOWED + 3;
     const { errors, closed } = await flood(flooded.client, sent);

@@ -50,13 +50,7 @@ function link() {
       },
       spec: { systemInstruction: "", tools: [] },
     }),
-    {
-      opened: () => {},
-      events: () => {},
-      protocolError: () => {},
-      closed: () => {},
-      failed: () => {},
-    },
+    { protocolError: () => {} },
   );
   return { upstream, sockets };
 }

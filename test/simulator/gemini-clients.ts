@@ -300,20 +300,20 @@ export class GuardedClient {
     };
     // One agent: no handoff, nothing to retarget.
     this.link = new UpstreamLink("guarded", () => target, {
-      opened: () => this.input({ type: "upstream_opened" }),
-      events: (events) => {
-        for (const event of events) {
-          if (event.type === "text_delta" || event.type === "transcript_delta")
-            this.wireText += event.text;
-          this.input({ type: "model", event });
-        }
-      },
       protocolError: (message) => {
         this.failure = new Error(message);
       },
-      closed: (code, reason, fatal) =>
-        this.input({ type: "model", event: { type: "upstream_closed", code, reason, fatal } }),
-      failed: (message) => this.input({ type: "upstream_failed", message }),
+    });
+    // The link's inputs (its events as the core's `model` inputs), the model's words noted.
+    this.link.deliverTo({
+      handleInput: (input) => {
+        if (
+          input.type === "model" &&
+          (input.event.type === "text_delta" || input.event.type === "transcript_delta")
+        )
+          this.wireText += input.event.text;
+        this.input(input);
+      },
     });
     this.interpreter = new SessionInterpreter(state, {
       log: {

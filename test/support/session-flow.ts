@@ -105,7 +105,7 @@ export async function inLiveSession<Live>(
 ): Promise<void> {
   const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
   await runInDurableObject(stub, (instance: unknown) => {
-    change((instance as { live: Live }).live);
+    change((instance as { running: { live: Live } }).running.live);
   });
 }
 

@@ -1008,8 +1008,10 @@ async function spyOnModel(sessionId: string): Promise<ModelSpy> {
     type Adapter = { encode(command: ModelCommand): string[] };
     type Interpreter = { handleInput(input: CoreInput, direct?: boolean): void };
     const live = (
-      instance as { live: { interpreter: Interpreter; link: { adapter: Adapter | null } } | null }
-    ).live;
+      instance as {
+        running: { live: { interpreter: Interpreter; link: { adapter: Adapter | null } } | null };
+      }
+    ).running.live;
     const adapter = live?.link.adapter;
     if (!live || !adapter) throw new Error("the call's session has no model connection");
     const encode = adapter.encode.bind(adapter);

@@ -29,8 +29,8 @@ async function spyOnModelAudio(sessionId: string) {
   const stub = env.SESSION.get(env.SESSION.idFromName(sessionId));
   await runInDurableObject(stub, (instance: unknown) => {
     type Adapter = { encode(command: ModelCommand): string[] };
-    const live = (instance as { live: { audio: string; link: { adapter: Adapter | null } } | null })
-      .live;
+    type Live = { audio: string; link: { adapter: Adapter | null } };
+    const live = (instance as { running: { live: Live | null } }).running.live;
     const adapter = live?.link.adapter;
     if (!live || !adapter) throw new Error("the call's session has no model connection");
     audio = live.audio;

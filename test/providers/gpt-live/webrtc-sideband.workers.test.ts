@@ -80,7 +80,7 @@ interface Live {
 }
 
 function liveOf(instance: unknown): Live {
-  const live = (instance as { live: Live | null }).live;
+  const live = (instance as { running: { live: Live | null } }).running.live;
   if (live === null) throw new Error("the session's object holds no running session");
   return live;
 }
