@@ -70,22 +70,24 @@ async function settledHistory(server, sessionId, timeoutMs = 20_000) {
   }
 }
 
-describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (wire) => {
-  let server;
-  let api;
-  let apiServer;
-  beforeAll(async () => {
-    api = new TwilioCallApiStandIn({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
-    apiServer = await serveWeb((request) => api.handle(request));
-    server = await startServer({
-      vars: { TWILIO_AUTH_TOKEN: AUTH_TOKEN, TWILIO_API_BASE_URL: apiServer.url },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-    await apiServer?.close();
+// One gateway and one carrier API stand-in for both faces (the wire is each call's knob; a
+// transfer is found by its call's sid).
+let server;
+let api;
+let apiServer;
+beforeAll(async () => {
+  api = new TwilioCallApiStandIn({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  apiServer = await serveWeb((request) => api.handle(request));
+  server = await startServer({
+    vars: { TWILIO_AUTH_TOKEN: AUTH_TOKEN, TWILIO_API_BASE_URL: apiServer.url },
   });
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+  await apiServer?.close();
+});
 
+describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (wire) => {
   /** `timeScale` 1: the model speaks at real pace, so a reply is still under way as it plays. */
   /** A fresh token's status: 200 while the session is open, 410 once it has ended. */
   const tokenStatus = async (sessionId) =>

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import {
   FIGURES,
   figuresTarget,
@@ -131,6 +131,9 @@ function repro(args) {
       "1",
       "--only",
       "greeting_race",
+      // The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs).
+      "--base",
+      inject("gateway").base,
       ...args,
     ],
     { encoding: "utf8", timeout: 90_000, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },

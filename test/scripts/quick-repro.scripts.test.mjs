@@ -1,11 +1,20 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { run } from "./quick-run.mjs";
+
+/** The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs). */
+const base = () => ["--base", inject("gateway").base];
 
 describe("npm run repro, quick", () => {
   it("repro prints its side-by-side table", () => {
     // GPT-Live's turns end after 1.5 s of quiet, which would add about 45 s here: its own
     // rows run in the next test.
-    const { code, out } = run("repro", ["--trials", "3", "--providers", "gemini,openai"]);
+    const { code, out } = run("repro", [
+      "--trials",
+      "3",
+      "--providers",
+      "gemini,openai",
+      ...base(),
+    ]);
     expect(out).toContain("| scenario");
     expect(out).toContain("naive relay (control)");
     expect(out).toContain("reconnect after a tool response: session poisoned");
@@ -23,6 +32,7 @@ describe("npm run repro, quick", () => {
       "gpt-live,xai",
       "--only",
       "call_delivered_twice,late_result_superseded,call_on_primary_and_sideband,request_refused_call_open,delegation_delivered_twice,bundled_answer_and_call",
+      ...base(),
     ]);
     // Asserted, unlike the other figures: each fault is injected on every trial (p = 1).
     for (const [label, wire] of [

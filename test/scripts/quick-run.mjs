@@ -3,7 +3,8 @@ import { spawnSync } from "node:child_process";
 /**
  * The quick mode of a measuring command (test/scripts/quick-*.scripts.test.mjs, one file each so they
  * run beside each other), so they cannot rot: it must start its own
- * `wrangler dev`, print its table and exit 0. Figures are printed, never asserted on, but for
+ * `wrangler dev` (repro: the servers of the scenarios with their own vars; the rest on the
+ * scripts project's shared one, `--base`), print its table and exit 0. Figures are printed, never asserted on, but for
  * repro's GPT-Live rows, whose faults are injected on every trial.
  */
 export function run(script, args, timeout = 170_000) {
