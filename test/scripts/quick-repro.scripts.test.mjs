@@ -4,11 +4,12 @@ import { run } from "./quick-run.mjs";
 /** The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs). */
 const base = () => ["--base", inject("gateway").base];
 
-describe("npm run repro, quick", () => {
-  it("repro prints its side-by-side table", () => {
+// The two runs side by side (each its own scenarios; the faults are seeded per session).
+describe.concurrent("npm run repro, quick", () => {
+  it("repro prints its side-by-side table", async () => {
     // GPT-Live's turns end after 1.5 s of quiet, which would add about 45 s here: its own
     // rows run in the next test.
-    const { code, out } = run("repro", [
+    const { code, out } = await run("repro", [
       "--trials",
       "3",
       "--providers",
@@ -24,8 +25,8 @@ describe("npm run repro, quick", () => {
     expect(code, out).toBe(0);
   });
 
-  it("repro's GPT-Live and xAI rows: the naive relay shows each failure, liveline none", () => {
-    const { code, out } = run("repro", [
+  it("repro's GPT-Live and xAI rows: the naive relay shows each failure, liveline none", async () => {
+    const { code, out } = await run("repro", [
       "--trials",
       "2",
       "--providers",
