@@ -7,7 +7,8 @@ import {
   Modality,
   Type,
 } from "@google/genai";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * The official @google/genai Live client against the simulator, unchanged: pointed at the
@@ -283,9 +284,9 @@ describe("@google/genai Live client against the simulator", () => {
 
   beforeAll(async () => {
     // The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs).
-    server = inject("gateway");
+    server = await sharedGateway();
     baseUrl = `${server.base}/simulator/gemini/${KNOBS}`;
-  });
+  }, 160_000);
 
   const sdk = () => new GoogleGenAI({ apiKey: "sim-key-ignored", httpOptions: { baseUrl } });
 

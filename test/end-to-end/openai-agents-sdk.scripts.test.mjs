@@ -4,8 +4,9 @@ import {
   RealtimeSession,
   tool,
 } from "@openai/agents-realtime";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * The official @openai/agents-realtime RealtimeSession (its WebSocket transport, pointed at
@@ -19,8 +20,8 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 describe("@openai/agents-realtime against the simulator's OpenAI face", () => {
   let server;
   beforeAll(async () => {
-    server = inject("gateway");
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   /** A RealtimeSession on the face with these knobs; every server event it parsed is kept. */
   async function session(knobs, tools) {

@@ -1,5 +1,6 @@
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { createSession, join } from "../../scripts/lib/harness.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * Lines that arrive faster than the model's responses start, on the OpenAI wire, under
@@ -12,8 +13,8 @@ import { createSession, join } from "../../scripts/lib/harness.mjs";
 describe("bursts of input on the OpenAI wire (wrangler dev)", () => {
   let server;
   beforeAll(async () => {
-    server = inject("gateway");
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   async function session() {
     const created = await createSession(server, {

@@ -1,7 +1,8 @@
 import OpenAI from "openai";
 import { SidebandWS } from "openai/resources/live/sideband/ws";
 import { LiveWS } from "openai/resources/live/ws";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * The official `openai` package's GPT-Live WebSocket client (LiveWS, and its SidebandWS),
@@ -16,8 +17,8 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 describe("openai's LiveWS against the simulator's GPT-Live face", () => {
   let server;
   beforeAll(async () => {
-    server = inject("gateway");
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   const waitFor = async (pred, ms = 10_000) => {
     const until = Date.now() + ms;

@@ -1,8 +1,13 @@
-import { describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 import { run } from "./quick-run.mjs";
 
 /** The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs). */
-const base = () => ["--base", inject("gateway").base];
+let gateway;
+beforeAll(async () => {
+  gateway = await sharedGateway();
+}, 160_000);
+const base = () => ["--base", gateway.base];
 
 // The two runs side by side (each its own scenarios; the faults are seeded per session).
 describe.concurrent("npm run repro, quick", () => {

@@ -6,9 +6,10 @@
  * gpt-live` on a gateway without a key reaches the simulator's GPT-Live wire.
  */
 import { spawn } from "node:child_process";
-import { beforeAll, describe, expect, inject, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { API_KEY } from "../../scripts/lib/harness.mjs";
 import { TWILIO_AUTH_TOKEN as AUTH_TOKEN } from "../support/scripts-gateway-setup.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /** scripts/try.mjs as `npm run try` runs it; resolves with its exit code and output. */
 function tryScript(args, env, input = null) {
@@ -48,8 +49,8 @@ function tryScript(args, env, input = null) {
 describe("npm run try -- --phone", () => {
   let server;
   beforeAll(async () => {
-    server = inject("gateway");
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   it("--say places the call, speaks each line, hears each reply, hangs up and exits 0", async () => {
     const { code, out } = await tryScript(
