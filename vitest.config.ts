@@ -62,12 +62,15 @@ export default defineConfig({
         },
       },
       {
-        // The quick modes of npm run repro / bench / soak (each starts its own wrangler dev).
+        // The quick modes of npm run repro / bench / soak, the repository's commands and the
+        // product under wrangler dev: the files that can share one wrangler dev take it from
+        // test/support/scripts-gateway-setup.mjs; the others start their own.
         test: {
           name: "scripts",
           include: ["test/**/*.scripts.test.mjs"],
           environment: "node",
           testTimeout: 180_000,
+          globalSetup: ["./test/support/scripts-gateway-setup.mjs"],
         },
       },
       {

@@ -1,6 +1,6 @@
 /**
  * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai,gpt-live,xai]
- *                 [--figures [path] | --no-figures]
+ *                 [--figures [path] | --no-figures] [--base URL]
  *
  * The field failures, side by side: each scenario runs against the built-in simulator in
  * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
@@ -8,7 +8,10 @@
  * and GPT-Live faces; a scenario a provider cannot have says why; a scenario of one
  * service's own fault runs on that wire alone, `on`: xAI's), on a `wrangler dev` this
  * script starts and stops (and a second one for a scenario that needs other Worker vars, such
- * as a short MODEL_TIMEOUT_MS). Prints one table and
+ * as a short MODEL_TIMEOUT_MS). `--base URL`: a gateway already running serves the scenarios with
+ * the default settings in place of the first (the measurement worker, `scripts/lib/harness.mjs`'s
+ * API key and answer tags, as `startServer({ main: MEASUREMENT_WORKER })` serves it: the tests'
+ * shared one, test/support/scripts-gateway-setup.mjs). Prints one table and
  * writes bench-results/repro.json. Trial i of a scenario uses simulator seed S + i.
  *
  * docs/FIGURES.md: a full run (not `--quick`, no `--only` or `--providers`) rewrites its
@@ -1048,12 +1051,26 @@ async function main() {
   // One wrangler dev for the scenarios with the default settings; a scenario that needs other
   // Worker vars (a short MODEL_TIMEOUT_MS) gets its own, started when it comes.
   const servers = new Map();
-  const serverFor = async (vars = {}) => {
+  const base = f.get("base");
+  if (typeof base === "string") {
+    const url = base.replace(/\/$/, "");
+    servers.set(
+      JSON.stringify({}),
+      Promise.resolve({ base: url, ws: url.replace(/^http/, "ws"), stop() {} }),
+    );
+  }
+  const serverFor = (vars = {}) => {
     const key = JSON.stringify(vars);
-    if (!servers.has(key)) servers.set(key, await startServer({ vars, main: MEASUREMENT_WORKER }));
+    if (!servers.has(key)) servers.set(key, startServer({ vars, main: MEASUREMENT_WORKER }));
     return servers.get(key);
   };
   await serverFor();
+  // A quick run starts the servers of the scenarios with vars of their own at once, beside the
+  // first scenarios, rather than when they come: a start is 15-25 s of a loaded machine. (A full run keeps them for their turn, so that no
+  // gateway's start runs beside a measured scenario.)
+  if (quick)
+    for (const sc of scenarios)
+      if (sc.vars && wiresOf(sc).some((p) => !sc.skip?.[p])) serverFor(sc.vars).catch(() => {});
   const started = Date.now();
   const results = {};
   try {
@@ -1087,7 +1104,11 @@ async function main() {
       }
     }
   } finally {
-    for (const server of servers.values()) await server.stop();
+    for (const server of servers.values())
+      await server.then(
+        (s) => s.stop(),
+        () => {},
+      );
   }
 
   const rows = scenarios.flatMap((sc) =>

@@ -140,14 +140,16 @@ export function section({ command, argv, machine, report, date = new Date() }) {
 
 /**
  * Writes `command`'s section into the file at `path` (created when missing). The run's own
- * `--figures`/`--no-figures` flags are left out of the argv it records. Returns a line for
- * the console.
+ * `--figures`/`--no-figures` flags are left out of the argv it records, and `--base URL` (the
+ * address of a gateway started elsewhere, as the tests' shared one: a local port, not a
+ * parameter of the figures). Returns a line for the console.
  */
 export function writeFigures(path, { command, machine, report, argv = process.argv.slice(2) }) {
   const kept = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--no-figures" || argv[i].startsWith("--figures=")) continue;
-    if (argv[i] === "--figures") {
+    if (argv[i].startsWith("--base=")) continue;
+    if (argv[i] === "--figures" || argv[i] === "--base") {
       if (argv[i + 1] !== undefined && !argv[i + 1].startsWith("--")) i++;
       continue;
     }

@@ -7,7 +7,14 @@
  * Its real providers' URLs point at its own simulator (each wire's face, paced fast), with
  * placeholder keys: `npm run check:live -- --base …` goes through the gemini, openai and
  * gpt-live adapters as it would with a real key. The demo's sessions stay on the simulator.
+ *
+ * The setup does not wait for the start (vitest runs the projects' global setups one after
+ * another before any test: waiting would hold the whole run for it); a test file takes the
+ * gateway with `await sharedGateway()` (test/support/shared-gateway.mjs), which waits for /health.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { freePort, MEASUREMENT_WORKER, startServer } from "../../scripts/lib/harness.mjs";
 
 /** The call view's webhook is signed by the gateway with its own token. */
@@ -15,14 +22,15 @@ export const TWILIO_AUTH_TOKEN = "browser-test-twilio-token";
 /** A placeholder in place of a real key: it must never show in a recording. */
 export const PLACEHOLDER_KEY = "check-live-placeholder-key";
 
-let server;
-
 export default async function setup({ provide }) {
   const port = await freePort();
+  // Its own state directory, so that its log has a known place (sharedGateway's error names it).
+  const state = mkdtempSync(join(tmpdir(), "liveline-browser-gateway-"));
   const self = `ws://127.0.0.1:${port}`;
   const knobs = "timeScale=0.02";
-  server = await startServer({
+  const starting = startServer({
     port,
+    state,
     main: MEASUREMENT_WORKER,
     // The demo as people see it: the simulator's answers without the tests' [#rN] tags
     // (check:live and replay find a reply said twice by its words as well).
@@ -41,8 +49,13 @@ export default async function setup({ provide }) {
       GPT_LIVE_URL: `${self}/v1/live/sessions?${knobs}`,
     },
   });
-  provide("gateway", { base: server.base, ws: server.ws, log: server.log });
+  // A failed start is reported by the tests that wait for it (sharedGateway, with the log).
+  starting.catch(() => {});
+  const base = `http://127.0.0.1:${port}`;
+  provide("gateway", { base, ws: base.replace(/^http/, "ws"), port, state });
   return async () => {
+    const server = await starting.catch(() => null);
     await server?.stop();
+    if (!process.env.KEEP_WRANGLER_STATE) rmSync(state, { recursive: true, force: true });
   };
 }

@@ -11,8 +11,9 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_KEY, history, ROOT } from "../../scripts/lib/harness.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = join(ROOT, "test-results/browser");
@@ -34,7 +35,7 @@ beforeAll(async () => {
   mkdirSync(OUT, { recursive: true });
   // The project's gateway (test/end-to-end/browser-gateway-setup.mjs), its call view's webhook signed;
   // its answers as people see them, without the tests' tags (one test turns them on).
-  server = inject("gateway");
+  server = await sharedGateway();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: [

@@ -7,14 +7,14 @@ import {
   Modality,
   Type,
 } from "@google/genai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../../scripts/lib/harness.mjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * The official @google/genai Live client against the simulator, unchanged: pointed at the
  * Worker by `httpOptions.baseUrl`, it opens /ws/…BidiGenerateContent itself; knobs ride in the
  * base URL's path (src/simulator/README.md). Every server message is checked as the
- * SDK parsed it (LiveServerMessage). Starts and stops its own `wrangler dev`.
+ * SDK parsed it (LiveServerMessage). Against the scripts project's shared `wrangler dev`.
  *
  * GENAI_SDK_DEBUG=1 prints the client frames the SDK sent (audio cut short).
  */
@@ -283,13 +283,10 @@ describe("@google/genai Live client against the simulator", () => {
   let lastReply;
 
   beforeAll(async () => {
-    server = await startServer();
+    // The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs).
+    server = await sharedGateway();
     baseUrl = `${server.base}/simulator/gemini/${KNOBS}`;
-  }, 120_000);
-
-  afterAll(async () => {
-    await server?.stop();
-  });
+  }, 160_000);
 
   const sdk = () => new GoogleGenAI({ apiKey: "sim-key-ignored", httpOptions: { baseUrl } });
 

@@ -4,15 +4,15 @@ import {
   RealtimeSession,
   tool,
 } from "@openai/agents-realtime";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { startServer } from "../../scripts/lib/harness.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * The official @openai/agents-realtime RealtimeSession (its WebSocket transport, pointed at
  * the simulator's OpenAI face by `url`) runs tool turns unchanged: a client nobody here wrote
  * judges whether the face speaks the service's wire (it parses every event with its own
- * schemas). Starts and stops its own `wrangler dev`.
+ * schemas). Against the scripts project's shared `wrangler dev` (test/support/scripts-gateway-setup.mjs).
  */
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
@@ -20,11 +20,8 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 describe("@openai/agents-realtime against the simulator's OpenAI face", () => {
   let server;
   beforeAll(async () => {
-    server = await startServer();
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   /** A RealtimeSession on the face with these knobs; every server event it parsed is kept. */
   async function session(knobs, tools) {

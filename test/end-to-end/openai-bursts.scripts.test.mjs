@@ -1,21 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSession, join, startServer } from "../../scripts/lib/harness.mjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { createSession, join } from "../../scripts/lib/harness.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * Lines that arrive faster than the model's responses start, on the OpenAI wire, under
  * `wrangler dev` (real sockets and timing; the workerd test pool delivers these bursts in an
  * order that never showed the race). Found by the black-box attack: a second
  * `response.create` before the first was created was refused, or responses were coalesced,
- * so the last line's turn stayed open and its answer was dropped. Starts its own server.
+ * so the last line's turn stayed open and its answer was dropped. On the scripts
+ * project's shared `wrangler dev` (test/support/scripts-gateway-setup.mjs: MAX_FRAMES_PER_SECOND 1000).
  */
 describe("bursts of input on the OpenAI wire (wrangler dev)", () => {
   let server;
   beforeAll(async () => {
-    server = await startServer({ vars: { MAX_FRAMES_PER_SECOND: "1000" } });
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   async function session() {
     const created = await createSession(server, {

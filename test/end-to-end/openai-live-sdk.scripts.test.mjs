@@ -1,14 +1,15 @@
 import OpenAI from "openai";
 import { SidebandWS } from "openai/resources/live/sideband/ws";
 import { LiveWS } from "openai/resources/live/ws";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer } from "../../scripts/lib/harness.mjs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * The official `openai` package's GPT-Live WebSocket client (LiveWS, and its SidebandWS),
  * unchanged, against the simulator's GPT-Live face: the client builds
  * `{baseURL}/live/sessions` itself, so a baseURL of `{worker}/v1` reaches the face's route at
- * the service's own path, knobs in the baseURL's query. Starts and stops its own `wrangler dev`.
+ * the service's own path, knobs in the baseURL's query. Against the scripts project's shared `wrangler dev`
+ * (test/support/scripts-gateway-setup.mjs).
  */
 
 const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
@@ -16,11 +17,8 @@ const sleep = (ms) => new Promise((ok) => setTimeout(ok, ms));
 describe("openai's LiveWS against the simulator's GPT-Live face", () => {
   let server;
   beforeAll(async () => {
-    server = await startServer();
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   const waitFor = async (pred, ms = 10_000) => {
     const until = Date.now() + ms;

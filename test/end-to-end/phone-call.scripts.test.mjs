@@ -70,139 +70,145 @@ async function settledHistory(server, sessionId, timeoutMs = 20_000) {
   }
 }
 
-describe.each(["gemini", "openai"])("a phone call on the simulator's %s face", (wire) => {
-  let server;
-  let api;
-  let apiServer;
-  beforeAll(async () => {
-    api = new TwilioCallApiStandIn({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
-    apiServer = await serveWeb((request) => api.handle(request));
-    server = await startServer({
-      vars: { TWILIO_AUTH_TOKEN: AUTH_TOKEN, TWILIO_API_BASE_URL: apiServer.url },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-    await apiServer?.close();
+// One gateway and one carrier API stand-in for both faces (the wire is each call's knob; a
+// transfer is found by its call's sid). The two faces' calls run side by side, each face's one
+// after another: a test waits on real-time audio, not on the CPU.
+let server;
+let api;
+let apiServer;
+beforeAll(async () => {
+  api = new TwilioCallApiStandIn({ accountSid: ACCOUNT_SID, authToken: AUTH_TOKEN });
+  apiServer = await serveWeb((request) => api.handle(request));
+  server = await startServer({
+    vars: { TWILIO_AUTH_TOKEN: AUTH_TOKEN, TWILIO_API_BASE_URL: apiServer.url },
   });
-
-  /** `timeScale` 1: the model speaks at real pace, so a reply is still under way as it plays. */
-  /** A fresh token's status: 200 while the session is open, 410 once it has ended. */
-  const tokenStatus = async (sessionId) =>
-    (
-      await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${API_KEY}` },
-      })
-    ).status;
-
-  /** Short words (100 ms of audio each) unless asked: a reply is heard through in seconds. */
-  const place = async (
-    timeScale = "0",
-    calls = "greeting:;2:lookup_faq;*:",
-    more = { msPerWord: "100" },
-  ) => {
-    const call = new TwilioCallStandIn({ transport: webTransport(), allowInsecureStream: true });
-    const knobs = new URLSearchParams({ wire, timeScale, calls, ...more });
-    const placed = await call.placeCall({
-      baseUrl: server.base,
-      voiceUrl: `${server.base}/v1/telephony/twilio/voice?simulator=${encodeURIComponent(knobs.toString())}`,
-      authToken: AUTH_TOKEN,
-      accountSid: ACCOUNT_SID,
-      from: "+15550001111",
-      to: "+15550002222",
-    });
-    api.register(placed.callSid, call);
-    const sessionId = placed.streamUrl.split("/").at(-1);
-    return { call, sessionId, callSid: placed.callSid };
-  };
-
-  it("greets, answers a question with a server tool once, and the record holds one call and one result", async () => {
-    const { call, sessionId } = await place();
-    await heardReply(call, 0);
-    const greeted = call.heardMs();
-    expect(greeted, "the greeting was heard").toBeGreaterThan(300);
-
-    await say(call, spoken("What are your opening hours?", `hours-${wire}`));
-    await heardReply(call, greeted);
-    const events = await settledHistory(server, sessionId);
-    expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["lookup_faq"]);
-    expect(kinds(events, "tool_result")).toHaveLength(1);
-    // Two turns (the call's connection, the question), each ended once, neither with an error.
-    expect(kinds(events, "user")).toHaveLength(2);
-    expect(kinds(events, "turn_complete")).toHaveLength(2);
-    expect(kinds(events, "error")).toEqual([]);
-    // The reply was not said twice: its words once in the record.
-    const replies = events.filter((e) => e.kind === "model_text" || e.kind === "transcript");
-    expect(new Set(replies.map((e) => e.text)).size).toBe(replies.length);
-    expect(call.violations).toEqual([]);
-    call.hangUp();
-  }, 90_000);
-
-  it("speaking over a reply clears the caller's playback at once, and the next question is answered once", async () => {
-    // Words at their real length: the reply is long enough to speak over.
-    const { call, sessionId } = await place("1", undefined, {});
-    await heardReply(call, 0);
-    const before = call.heardMs();
-    await say(call, spoken("Tell me something interesting about your services.", `long-${wire}`));
-    // The reply is under way and playing: the caller speaks over it.
-    await call.waitFor((c) => c.heardMs() > before + 600, 20_000);
-    const clearsBefore = call.clears;
-    await call.sendAudio(spoken("Wait, stop.", `stop-${wire}`), { realTime: true });
-    await call.waitFor((c) => c.clears > clearsBefore, 3_000);
-    expect(call.queuedMs(), "nothing left to play after the clear").toBe(0);
-    await call.sendAudio(silence(900), { realTime: true });
-    await heardReply(call, call.heardMs());
-
-    const beforeLast = call.heardMs();
-    await say(call, spoken("What are your opening hours?", `hours2-${wire}`));
-    await heardReply(call, beforeLast);
-    const events = await settledHistory(server, sessionId);
-    const interrupted = kinds(events, "interrupted");
-    expect(interrupted.map((e) => e.reason)).toContain("barge_in");
-    // Every turn ended exactly once, and the last question was answered.
-    const ends = turnEnds(events);
-    for (const e of kinds(events, "user")) expect(ends.get(e.turnId), e.text).toBe(1);
-    const lastTurn = kinds(events, "user").at(-1).turnId;
-    expect(events.some((e) => e.kind === "turn_complete" && e.turnId === lastTurn)).toBe(true);
-    expect(call.violations).toEqual([]);
-    call.hangUp();
-  }, 90_000);
-
-  it("the agent hangs up with end_call: after its goodbye has played, the call and its session end", async () => {
-    const { call, sessionId } = await place("0", "greeting:;2:end_call;*:");
-    await heardReply(call, 0);
-    const before = call.heardMs();
-    await say(call, spoken("That is all, goodbye.", `bye-${wire}`));
-    await call.waitFor((c) => c.closed !== null, 20_000);
-    expect(call.closed.by).toBe("liveline");
-    // The goodbye was heard through before the line went dead.
-    expect(call.heardMs()).toBeGreaterThan(before + 300);
-    expect(call.queuedMs()).toBe(0);
-    const events = await history(server, sessionId);
-    expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["end_call"]);
-    expect(await tokenStatus(sessionId), "the call's session has ended").toBe(410);
-    expect(call.violations).toEqual([]);
-  }, 90_000);
-
-  it("the agent transfers the call with transfer_call: after its line has played, through the carrier's API", async () => {
-    const { call, sessionId, callSid } = await place("0", "greeting:;2:transfer_call;*:");
-    await heardReply(call, 0);
-    const before = call.heardMs();
-    await say(call, spoken("Can I talk to a person?", `person-${wire}`));
-    await call.waitFor((c) => c.closed !== null, 20_000);
-    // The carrier was asked once, for this call, to dial the front desk…
-    expect(api.transfers.filter((t) => t.callSid === callSid)).toEqual([
-      { callSid, number: "+15550003000" },
-    ]);
-    // …after the caller had heard the agent's line through.
-    expect(call.heardMs()).toBeGreaterThan(before + 300);
-    expect(call.queuedMs()).toBe(0);
-    const events = await history(server, sessionId);
-    expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["transfer_call"]);
-    expect(kinds(events, "tool_result")).toHaveLength(1);
-    expect(kinds(events, "error")).toEqual([]);
-    expect(await tokenStatus(sessionId), "the call's session has ended").toBe(410);
-    expect(call.violations).toEqual([]);
-  }, 90_000);
+}, 120_000);
+afterAll(async () => {
+  await server?.stop();
+  await apiServer?.close();
 });
+
+describe.concurrent.each(["gemini", "openai"])(
+  "a phone call on the simulator's %s face",
+  (wire) => {
+    /** `timeScale` 1: the model speaks at real pace, so a reply is still under way as it plays. */
+    /** A fresh token's status: 200 while the session is open, 410 once it has ended. */
+    const tokenStatus = async (sessionId) =>
+      (
+        await fetch(`${server.base}/v1/sessions/${sessionId}/token`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${API_KEY}` },
+        })
+      ).status;
+
+    /** Short words (100 ms of audio each) unless asked: a reply is heard through in seconds. */
+    const place = async (
+      timeScale = "0",
+      calls = "greeting:;2:lookup_faq;*:",
+      more = { msPerWord: "100" },
+    ) => {
+      const call = new TwilioCallStandIn({ transport: webTransport(), allowInsecureStream: true });
+      const knobs = new URLSearchParams({ wire, timeScale, calls, ...more });
+      const placed = await call.placeCall({
+        baseUrl: server.base,
+        voiceUrl: `${server.base}/v1/telephony/twilio/voice?simulator=${encodeURIComponent(knobs.toString())}`,
+        authToken: AUTH_TOKEN,
+        accountSid: ACCOUNT_SID,
+        from: "+15550001111",
+        to: "+15550002222",
+      });
+      api.register(placed.callSid, call);
+      const sessionId = placed.streamUrl.split("/").at(-1);
+      return { call, sessionId, callSid: placed.callSid };
+    };
+
+    it.sequential("greets, answers a question with a server tool once, and the record holds one call and one result", async () => {
+      const { call, sessionId } = await place();
+      await heardReply(call, 0);
+      const greeted = call.heardMs();
+      expect(greeted, "the greeting was heard").toBeGreaterThan(300);
+
+      await say(call, spoken("What are your opening hours?", `hours-${wire}`));
+      await heardReply(call, greeted);
+      const events = await settledHistory(server, sessionId);
+      expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["lookup_faq"]);
+      expect(kinds(events, "tool_result")).toHaveLength(1);
+      // Two turns (the call's connection, the question), each ended once, neither with an error.
+      expect(kinds(events, "user")).toHaveLength(2);
+      expect(kinds(events, "turn_complete")).toHaveLength(2);
+      expect(kinds(events, "error")).toEqual([]);
+      // The reply was not said twice: its words once in the record.
+      const replies = events.filter((e) => e.kind === "model_text" || e.kind === "transcript");
+      expect(new Set(replies.map((e) => e.text)).size).toBe(replies.length);
+      expect(call.violations).toEqual([]);
+      call.hangUp();
+    }, 90_000);
+
+    it.sequential("speaking over a reply clears the caller's playback at once, and the next question is answered once", async () => {
+      // Words at their real length: the reply is long enough to speak over.
+      const { call, sessionId } = await place("1", undefined, {});
+      await heardReply(call, 0);
+      const before = call.heardMs();
+      await say(call, spoken("Tell me something interesting about your services.", `long-${wire}`));
+      // The reply is under way and playing: the caller speaks over it.
+      await call.waitFor((c) => c.heardMs() > before + 600, 20_000);
+      const clearsBefore = call.clears;
+      await call.sendAudio(spoken("Wait, stop.", `stop-${wire}`), { realTime: true });
+      await call.waitFor((c) => c.clears > clearsBefore, 3_000);
+      expect(call.queuedMs(), "nothing left to play after the clear").toBe(0);
+      await call.sendAudio(silence(900), { realTime: true });
+      await heardReply(call, call.heardMs());
+
+      const beforeLast = call.heardMs();
+      await say(call, spoken("What are your opening hours?", `hours2-${wire}`));
+      await heardReply(call, beforeLast);
+      const events = await settledHistory(server, sessionId);
+      const interrupted = kinds(events, "interrupted");
+      expect(interrupted.map((e) => e.reason)).toContain("barge_in");
+      // Every turn ended exactly once, and the last question was answered.
+      const ends = turnEnds(events);
+      for (const e of kinds(events, "user")) expect(ends.get(e.turnId), e.text).toBe(1);
+      const lastTurn = kinds(events, "user").at(-1).turnId;
+      expect(events.some((e) => e.kind === "turn_complete" && e.turnId === lastTurn)).toBe(true);
+      expect(call.violations).toEqual([]);
+      call.hangUp();
+    }, 90_000);
+
+    it.sequential("the agent hangs up with end_call: after its goodbye has played, the call and its session end", async () => {
+      const { call, sessionId } = await place("0", "greeting:;2:end_call;*:");
+      await heardReply(call, 0);
+      const before = call.heardMs();
+      await say(call, spoken("That is all, goodbye.", `bye-${wire}`));
+      await call.waitFor((c) => c.closed !== null, 20_000);
+      expect(call.closed.by).toBe("liveline");
+      // The goodbye was heard through before the line went dead.
+      expect(call.heardMs()).toBeGreaterThan(before + 300);
+      expect(call.queuedMs()).toBe(0);
+      const events = await history(server, sessionId);
+      expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["end_call"]);
+      expect(await tokenStatus(sessionId), "the call's session has ended").toBe(410);
+      expect(call.violations).toEqual([]);
+    }, 90_000);
+
+    it.sequential("the agent transfers the call with transfer_call: after its line has played, through the carrier's API", async () => {
+      const { call, sessionId, callSid } = await place("0", "greeting:;2:transfer_call;*:");
+      await heardReply(call, 0);
+      const before = call.heardMs();
+      await say(call, spoken("Can I talk to a person?", `person-${wire}`));
+      await call.waitFor((c) => c.closed !== null, 20_000);
+      // The carrier was asked once, for this call, to dial the front desk…
+      expect(api.transfers.filter((t) => t.callSid === callSid)).toEqual([
+        { callSid, number: "+15550003000" },
+      ]);
+      // …after the caller had heard the agent's line through.
+      expect(call.heardMs()).toBeGreaterThan(before + 300);
+      expect(call.queuedMs()).toBe(0);
+      const events = await history(server, sessionId);
+      expect(kinds(events, "tool_call").map((e) => e.name)).toEqual(["transfer_call"]);
+      expect(kinds(events, "tool_result")).toHaveLength(1);
+      expect(kinds(events, "error")).toEqual([]);
+      expect(await tokenStatus(sessionId), "the call's session has ended").toBe(410);
+      expect(call.violations).toEqual([]);
+    }, 90_000);
+  },
+);

@@ -13,9 +13,10 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_KEY, history, ROOT } from "../../scripts/lib/harness.mjs";
 import { readWireRecording, replay } from "../../scripts/lib/replay.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 import { PLACEHOLDER_KEY } from "./browser-gateway-setup.mjs";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -35,7 +36,7 @@ function microphoneWav() {
 let server;
 let browser;
 beforeAll(async () => {
-  server = inject("gateway");
+  server = await sharedGateway();
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: .ci/run installs it`);
   mkdirSync(OUT, { recursive: true });
   browser = await chromium.launch({
@@ -48,7 +49,7 @@ beforeAll(async () => {
       "--autoplay-policy=no-user-gesture-required",
     ],
   });
-}, 60_000);
+}, 200_000);
 afterAll(async () => {
   await browser?.close();
 });

@@ -36,7 +36,9 @@ describe("a gateway started on sessions whose provider key is gone", () => {
     const open = [await createSession(before, {}), await createSession(before, {})];
     const capped = await createSession(before, { limits: { maxDurationSeconds: 2 } });
     await before.stop();
-    server = await startServer({ state });
+    // The same Worker on the same state, as a deploy restarts it: its bundle and migrated
+    // database are the stopped gateway's (nothing bundled or migrated again), without the key.
+    server = await startServer({ restartOf: before });
     const auth = { Authorization: `Bearer ${API_KEY}` };
     const at = (id, path = "") => `${server.base}/v1/sessions/${id}${path}`;
     for (const { sessionId, wsUrl } of open) {

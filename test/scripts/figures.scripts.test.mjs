@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   FIGURES,
   figuresTarget,
@@ -11,6 +11,7 @@ import {
   writeFigures,
 } from "../../scripts/lib/figures.mjs";
 import { flags } from "../../scripts/lib/harness.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /**
  * docs/FIGURES.md is written by npm run repro / bench / soak through scripts/lib/figures.mjs:
@@ -117,6 +118,9 @@ describe("figuresTarget and writeFigures", () => {
   });
 });
 
+/** The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs). */
+let gateway;
+
 function repro(args) {
   const res = spawnSync(
     process.execPath,
@@ -131,6 +135,9 @@ function repro(args) {
       "1",
       "--only",
       "greeting_race",
+      // The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs).
+      "--base",
+      gateway.base,
       ...args,
     ],
     { encoding: "utf8", timeout: 90_000, env: { ...process.env, WRANGLER_SEND_METRICS: "false" } },
@@ -139,6 +146,10 @@ function repro(args) {
 }
 
 describe("npm run repro -- --quick", () => {
+  beforeAll(async () => {
+    gateway = await sharedGateway();
+  }, 160_000);
+
   it("with --figures <tmp> writes its section there, the rest of the copy untouched", () => {
     const path = join(dir, "FIGURES.md");
     const before = readFileSync(FIGURES, "utf8");

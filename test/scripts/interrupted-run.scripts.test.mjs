@@ -52,7 +52,9 @@ async function leftAfter(root, ms) {
   }
 }
 
-describe("an interrupted run", () => {
+// The two runs are independent (each its own state root and child): side by side, each waits
+// on its own wrangler dev's start, in the time of one.
+describe.concurrent("an interrupted run", () => {
   it("leaves no wrangler state behind", async () => {
     const root = await interruptedRun();
     expect(await leftAfter(root, 15_000)).toEqual([]);

@@ -6,8 +6,8 @@ describe("npm run bench, quick", () => {
   // loaded to 20 its quick run took over 170 s, and was killed before its last tables.
   it("bench prints latency, phone-call, concurrency, storage, reconnect, long-session, idle, tracing and target tables", {
     timeout: 320_000,
-  }, () => {
-    const { code, out } = run(
+  }, async () => {
+    const { code, out } = await run(
       "bench",
       ["--frames", "50", "--seconds", "2", "--levels", "1,5", "--long", "60"],
       300_000,

@@ -1,11 +1,26 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 import { run } from "./quick-run.mjs";
 
-describe("npm run repro, quick", () => {
-  it("repro prints its side-by-side table", () => {
+/** The scripts project's shared wrangler dev (test/support/scripts-gateway-setup.mjs). */
+let gateway;
+beforeAll(async () => {
+  gateway = await sharedGateway();
+}, 160_000);
+const base = () => ["--base", gateway.base];
+
+// The two runs side by side (each its own scenarios; the faults are seeded per session).
+describe.concurrent("npm run repro, quick", () => {
+  it("repro prints its side-by-side table", async () => {
     // GPT-Live's turns end after 1.5 s of quiet, which would add about 45 s here: its own
     // rows run in the next test.
-    const { code, out } = run("repro", ["--trials", "3", "--providers", "gemini,openai"]);
+    const { code, out } = await run("repro", [
+      "--trials",
+      "3",
+      "--providers",
+      "gemini,openai",
+      ...base(),
+    ]);
     expect(out).toContain("| scenario");
     expect(out).toContain("naive relay (control)");
     expect(out).toContain("reconnect after a tool response: session poisoned");
@@ -15,14 +30,15 @@ describe("npm run repro, quick", () => {
     expect(code, out).toBe(0);
   });
 
-  it("repro's GPT-Live and xAI rows: the naive relay shows each failure, liveline none", () => {
-    const { code, out } = run("repro", [
+  it("repro's GPT-Live and xAI rows: the naive relay shows each failure, liveline none", async () => {
+    const { code, out } = await run("repro", [
       "--trials",
       "2",
       "--providers",
       "gpt-live,xai",
       "--only",
       "call_delivered_twice,late_result_superseded,call_on_primary_and_sideband,request_refused_call_open,delegation_delivered_twice,bundled_answer_and_call",
+      ...base(),
     ]);
     // Asserted, unlike the other figures: each fault is injected on every trial (p = 1).
     for (const [label, wire] of [

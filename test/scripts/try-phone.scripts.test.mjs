@@ -1,15 +1,15 @@
 /**
- * `npm run try -- --phone --say …`, the quick, non-interactive phone call, against its own
- * `wrangler dev`: the call is placed through the carrier stand-in, each line is spoken
+ * `npm run try -- --phone --say …`, the quick, non-interactive phone call, against the scripts
+ * project's shared `wrangler dev` (test/support/scripts-gateway-setup.mjs, its TWILIO_AUTH_TOKEN): the call is placed through the carrier stand-in, each line is spoken
  * (espeak-ng, sox) and each reply heard, then it hangs up and exits 0. A wrong
  * TWILIO_AUTH_TOKEN exits 1 and says how to start the gateway with one. And `--provider
  * gpt-live` on a gateway without a key reaches the simulator's GPT-Live wire.
  */
 import { spawn } from "node:child_process";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_KEY, startServer } from "../../scripts/lib/harness.mjs";
-
-const AUTH_TOKEN = "try-phone-test-token";
+import { beforeAll, describe, expect, it } from "vitest";
+import { API_KEY } from "../../scripts/lib/harness.mjs";
+import { TWILIO_AUTH_TOKEN as AUTH_TOKEN } from "../support/scripts-gateway-setup.mjs";
+import { sharedGateway } from "../support/shared-gateway.mjs";
 
 /** scripts/try.mjs as `npm run try` runs it; resolves with its exit code and output. */
 function tryScript(args, env, input = null) {
@@ -49,11 +49,8 @@ function tryScript(args, env, input = null) {
 describe("npm run try -- --phone", () => {
   let server;
   beforeAll(async () => {
-    server = await startServer({ vars: { TWILIO_AUTH_TOKEN: AUTH_TOKEN } });
-  }, 120_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+    server = await sharedGateway();
+  }, 160_000);
 
   it("--say places the call, speaks each line, hears each reply, hangs up and exits 0", async () => {
     const { code, out } = await tryScript(
