@@ -91,7 +91,7 @@ const UTTERANCE = Buffer.alloc(4800).toString("base64");
  * browser (`/v1/live/sessions/{id}/peer`: the primary's events in, its client events out),
  * joined once the sideband is live: a line said before would reach only the primary.
  */
-async function directCall(server, arm, knobs, provider) {
+async function placeDirectCall(server, arm, knobs, provider) {
   const { sessionId } = await createSession(server, simulatorSession(arm, knobs, provider));
   const headers = { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" };
   const res = await fetch(`${server.base}/v1/sessions/${sessionId}/webrtc`, {
@@ -870,7 +870,7 @@ const SCENARIOS = [
       // sideband's copy through its ledger. The sideband gets one delivery in both arms: the
       // arms differ in the browser. Runs per call id: the browser's plus the session's
       // tool_call records; a call run other than once fails (running none must not pass).
-      const { sessionId, peer } = await directCall(
+      const { sessionId, peer } = await placeDirectCall(
         server,
         arm,
         { seed, utteranceMs: 100, calls: "*:lookup_faq" },

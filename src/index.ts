@@ -12,7 +12,6 @@
  * `GeminiSimulatorObject` exported beside `SessionObject`.
  */
 
-export { endCallTool, transferCallTool } from "./agents/call-tools.js";
 export {
   type Agent,
   type AgentDefinition,
@@ -27,6 +26,7 @@ export {
   type ToolContext,
   type ToolDefinition,
 } from "./agents/define.js";
+export { endCallTool, transferCallTool } from "./agents/phone-call-tools.js";
 export type { LivelineExtension, LivelineOptions } from "./app-options.js";
 export type { SessionResource } from "./contracts/session-api.js";
 export type { Env as LivelineBindings } from "./contracts/worker-env.js";

@@ -13,7 +13,7 @@ import { geminiProvider } from "./providers/gemini/provider.js";
 import { gptLiveProvider } from "./providers/gpt-live/provider.js";
 import { openaiProvider } from "./providers/openai/provider.js";
 import { xaiProvider } from "./providers/xai/provider.js";
-import type { ProviderSession } from "./vocabulary/provider-adapter.js";
+import type { ModelRoute } from "./vocabulary/provider-adapter.js";
 
 /** The real providers, always there: what the product ships. */
 const BUILT_IN = {
@@ -123,7 +123,7 @@ export function providerModelWarning(
 export function providerSession(
   provider: ProviderName,
   request: Omit<ProviderRequest<unknown, unknown>, "vars" | "bindings"> & { env: ProviderBindings },
-): ProviderSession {
+): ModelRoute {
   // The env is the Worker's, with every binding its app declared (an added provider's too).
   return entry(provider).session(request);
 }

@@ -37,9 +37,9 @@ export const LOCATION_HINTS = [
 ] as const;
 export type LocationHint = (typeof LOCATION_HINTS)[number];
 
-/** How a session's object holds an app's sockets (session/held-sockets.ts). */
-export const SOCKET_HOLDINGS = ["streaming", "hibernatable"] as const;
-export type SocketHolding = (typeof SOCKET_HOLDINGS)[number];
+/** How a session's object holds an app's sockets (session/session-sockets.ts). */
+export const SOCKET_MODES = ["streaming", "hibernatable"] as const;
+export type SocketMode = (typeof SOCKET_MODES)[number];
 
 const onOff = z
   .preprocess((v) => (v === undefined || v === "" ? "off" : v), z.enum(["on", "off"]))
@@ -79,12 +79,12 @@ const ConfigSchema = z.object({
   MAX_CLIENTS_PER_SESSION: positiveInt(8),
   STALE_SOCKET_MS: positiveInt(30_000),
   /**
-   * How the object holds an app's sockets (session/held-sockets.ts): "streaming" (default: a
+   * How the object holds an app's sockets (session/session-sockets.ts): "streaming" (default: a
    * relay's cost per frame) or "hibernatable" (an idle session with clients attached leaves
    * memory; each message costs an event of its own).
    */
   CLIENT_SOCKETS: z
-    .preprocess((v) => (v === undefined || v === "" ? "streaming" : v), z.enum(SOCKET_HOLDINGS))
+    .preprocess((v) => (v === undefined || v === "" ? "streaming" : v), z.enum(SOCKET_MODES))
     .describe('"streaming" or "hibernatable" (default streaming)'),
   /**
    * A phone call whose media stream closes without a hang-up (a deploy, a restart of its

@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { KeypadMode } from "../telephony/keypad.js";
 import type { ToolPayload } from "../vocabulary/log-events.js";
 import type { ToolPolicy } from "../vocabulary/model.js";
-import { SOCKET_HOLDINGS, type SocketHolding } from "../worker-config.js";
+import { SOCKET_MODES, type SocketMode } from "../worker-config.js";
 
 /** What a server tool gets besides its arguments. `Env`: the app's Worker bindings. */
 export interface ToolContext<Env = unknown> {
@@ -29,7 +29,9 @@ export interface ToolContext<Env = unknown> {
    * once the current turn has ended. Throws for an agent the session cannot reach.
    */
   handoff(agent: string, reason?: string): void;
-  /** The phone call this session is (null: the session is no call). */
+  /** The phone call this session is (null: the session is no phone call). */
+  phoneCall: PhoneCall | null;
+  /** @deprecated Renamed `phoneCall` (a tool call is never a phone call); kept one release. */
   call: PhoneCall | null;
   /**
    * Says how a long call is getting on: clients get an ephemeral `tool_progress` frame; a tool
@@ -198,7 +200,7 @@ export interface AgentDefinition {
    * On a phone call, what the keys the caller types become (an entry ends at # or a pause):
    * `said` (default) — a line the model hears, "(keys 1234 pressed on the phone)"; `tools` —
    * the model hears only that an entry was typed, and tools read its keys with
-   * `ctx.call.takeKeys()`, so a PIN or a card number never reaches the model or the record.
+   * `ctx.phoneCall.takeKeys()`, so a PIN or a card number never reaches the model or the record.
    */
   keypad?: KeypadMode | undefined;
   /**
@@ -214,7 +216,7 @@ export interface AgentDefinition {
    * idle with its clients attached leave memory (a chat agent left open in a tab), each
    * message costing an event of its own. See docs/OPERATING.md.
    */
-  sockets?: SocketHolding | undefined;
+  sockets?: SocketMode | undefined;
   /**
    * What its sessions record in the RECORDINGS bucket (nothing by default): their audio, their
    * model wire, or both; `POST /v1/sessions` may say otherwise per session. docs/RECORDINGS.md.
@@ -325,7 +327,7 @@ export function agentProblems(agent: AgentDefinition): string[] {
   }
   if (agent.keypad !== undefined && agent.keypad !== "said" && agent.keypad !== "tools")
     problems.push(`keypad must be "said" or "tools", not ${JSON.stringify(agent.keypad)}`);
-  if (agent.sockets !== undefined && !SOCKET_HOLDINGS.includes(agent.sockets))
+  if (agent.sockets !== undefined && !SOCKET_MODES.includes(agent.sockets))
     problems.push(
       `sockets must be "streaming" or "hibernatable", not ${JSON.stringify(agent.sockets)}`,
     );

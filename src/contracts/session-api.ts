@@ -265,7 +265,7 @@ export interface SessionApi {
    * key) and makes the session's model connection that call's sideband; the service's answer
    * for the device. Throws for a session that was never initialised.
    */
-  directCall(offer: string): Promise<DirectCallAnswer>;
+  placeDirectCall(offer: string): Promise<DirectCallAnswer>;
   /** Accepts a SIP call that reached the model service (OpenAI's webhook named it). */
   acceptSipCall(callId: string): Promise<SipAcceptAnswer>;
   /** Fault injection for soak runs: the object dies as in a crash (FAULT_INJECTION=on). */

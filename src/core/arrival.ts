@@ -11,7 +11,7 @@ import type { StepContext } from "./step-context.js";
  * this moment and its agent announces itself; the handoff then applies in this same step
  * (maybeApplyHandoff), which ends the turn itself if it cannot.
  */
-export function holdForAnnounce(ctx: StepContext, turn: TurnState): boolean {
+export function keepForArrival(ctx: StepContext, turn: TurnState): boolean {
   const s = ctx.state;
   const pending = s.pendingHandoff;
   if (pending === null || s.ended || turn.announce !== undefined) return false;
@@ -30,7 +30,7 @@ export function holdForAnnounce(ctx: StepContext, turn: TurnState): boolean {
 }
 
 /** The held turn waits for nothing but the handoff: it ends as it would have. */
-export function isHeldForAnnounce(turn: TurnState | null): boolean {
+export function awaitsArrival(turn: TurnState | null): boolean {
   return turn !== null && turn.announce !== undefined && turn.carried === undefined;
 }
 

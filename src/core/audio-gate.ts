@@ -53,23 +53,19 @@ function afterStepIsNoOp(s: CoreState): boolean {
     // A handoff waiting: the next input may have to go to the new agent's connection.
     s.pendingHandoff === null &&
     // The watchdog would not be armed by this step.
-    (s.watchdogArmed ||
-      s.turn === null ||
-      s.config.modelTimeoutMs <= 0 ||
-      !waitingOnModel(s, s.turn))
+    (s.watchdogSet || s.turn === null || s.config.modelTimeoutMs <= 0 || !waitingOnModel(s, s.turn))
   );
 }
 
 export function audioGate(s: CoreState): AudioGate {
   if (!afterStepIsNoOp(s)) return GATE_CLOSED;
   const gen = s.generation;
-  // client_audio: armIdle (the idle timer is already set), sendModel (live: sent at once),
+  // client_audio: setIdle (the idle timer is already set), sendModel (live: sent at once),
   // and the generation learns input came after its start (it already knows).
   // The resumption handle a chunk would mark stale is marked by the next step's `passed`
   // (a reply's first audio takes one anyway): the first chunk of an utterance, which follows
   // the handle of the turn before, goes on without a step of its own.
-  const input =
-    (s.config.idleTimeoutMs <= 0 || s.idleArmed) && (gen === null || gen.inputSinceStart);
+  const input = (s.config.idleTimeoutMs <= 0 || s.idleSet) && (gen === null || gen.inputSinceStart);
   const up = s.upstream;
   const turn = s.turn;
   // What any model event's step does first: the upstream health check (not flapping: nothing

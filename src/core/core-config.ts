@@ -142,7 +142,7 @@ export interface CoreConfig {
    * Client audio held while the model connection is not set up, at most (oldest dropped); and
    * the unheard audio the shell keeps for a replacement connection (sent-audio.ts), at most.
    */
-  heldAudioMaxBytes: number;
+  sentAudioMaxBytes: number;
   /** The session's caps (the cost cap is the shell's: it comes as a `limit_reached` input). */
   limits?: SessionLimits | undefined;
 }
@@ -202,7 +202,7 @@ export function defaultConfig(
     utteranceQuietMs: UTTERANCE_QUIET_MS,
     audio: { inputRate: 16000, outputRate: 24000 },
     // 5 s of 16 kHz PCM16: the first words of a session, or a short reconnect.
-    heldAudioMaxBytes: 5 * 16000 * 2,
+    sentAudioMaxBytes: 5 * 16000 * 2,
     ...overrides,
   };
 }

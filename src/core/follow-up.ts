@@ -170,7 +170,7 @@ export function spokeAfterTurnEnded(ctx: StepContext): boolean {
  * outlasted the wait, and that answer was suppressed. Bounded: those signs come once per
  * utterance, never with every chunk of an open microphone.
  */
-export function armLineWait(ctx: StepContext): void {
+export function setLineWait(ctx: StepContext): void {
   const s = ctx.state;
   if (s.heldLines.length === 0 || s.upstream.phase !== "live") return;
   ctx.emit({ type: "set_timer", timer: "speech", at: ctx.now + s.config.speechAnswerWaitMs });

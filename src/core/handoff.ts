@@ -8,7 +8,7 @@
  * cancelForTransfer: cancelling is the tools module's, and it builds on this one).
  */
 import type { ToolOutcome } from "../vocabulary/log-events.js";
-import { isHeldForAnnounce } from "./arrival.js";
+import { awaitsArrival } from "./arrival.js";
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import {
   type CallState,
@@ -68,7 +68,7 @@ export function maybeApplyHandoff(ctx: StepContext): void {
   const s = ctx.state;
   const pending = s.pendingHandoff;
   // A turn held for the new agent's announcement (arrival.ts): applied now, or ended as usual.
-  const held = isHeldForAnnounce(s.turn);
+  const held = awaitsArrival(s.turn);
   const ready =
     pending !== null &&
     !s.ended &&

@@ -6,9 +6,9 @@
  * calls in here for a typed line, after every step while lines are held, and on the timer.
  */
 
-import { armLineWait, owesSlot, sendInput, withdrawQueuedText } from "./follow-up.js";
+import { owesSlot, sendInput, setLineWait, withdrawQueuedText } from "./follow-up.js";
 import { handoffBeforeInput } from "./handoff.js";
-import { armIdle } from "./idle.js";
+import { setIdle } from "./idle.js";
 import type { CoreInput } from "./inputs.js";
 import { inputKey } from "./regeneration.js";
 import { type CoreState, callsRunning, repliesMarked } from "./session-state.js";
@@ -43,7 +43,7 @@ export function onClientText(
     );
     return;
   }
-  armIdle(ctx);
+  setIdle(ctx);
   if (speechAwaitsAnswer(ctx) || answerUnderWay(ctx)) {
     // The model's next generation answers the speech, or (a turnless model) the open turn's
     // answer is still to come: were the line sent now, that answer would take the line's
@@ -52,7 +52,7 @@ export function onClientText(
     s.heldLines = [...s.heldLines, { text: input.text, textId: input.textId }];
     // The wait counts from when the speech reaches the model (onSetupComplete, if it
     // still waits in the outbox for the connection).
-    if (s.heldLines.length === 1) armLineWait(ctx);
+    if (s.heldLines.length === 1) setLineWait(ctx);
     ctx.trace("LINE_HELD");
     return;
   }

@@ -14,7 +14,7 @@ import type { StepContext } from "./step-context.js";
  * of later activity, set again for the rest: live audio (50 frames a second) costs no timer
  * churn.
  */
-export function armIdle(ctx: StepContext): void {
+export function setIdle(ctx: StepContext): void {
   ctx.state.lastActivityAt = ctx.now;
   setIdleTimer(ctx);
 }
@@ -23,8 +23,8 @@ export function armIdle(ctx: StepContext): void {
 export function setIdleTimer(ctx: StepContext): void {
   const s = ctx.state;
   const ms = s.config.idleTimeoutMs;
-  if (ms > 0 && !s.idleArmed && s.upstream.phase === "live") {
-    s.idleArmed = true;
+  if (ms > 0 && !s.idleSet && s.upstream.phase === "live") {
+    s.idleSet = true;
     ctx.emit({ type: "set_timer", timer: "idle", at: s.lastActivityAt + ms });
   }
 }
@@ -33,11 +33,11 @@ export function setIdleTimer(ctx: StepContext): void {
 export function onIdleTimer(ctx: StepContext): void {
   const s = ctx.state;
   const up = s.upstream;
-  s.idleArmed = false;
+  s.idleSet = false;
   if (up.phase !== "live") return;
   const due = s.lastActivityAt + s.config.idleTimeoutMs;
   if (ctx.now < due) {
-    s.idleArmed = true;
+    s.idleSet = true;
     ctx.emit({ type: "set_timer", timer: "idle", at: due });
     return;
   }
@@ -49,7 +49,7 @@ export function onIdleTimer(ctx: StepContext): void {
     // for a late one). Without this an unanswered turn kept the object in memory for ever.
     const silentSince = Math.max(s.lastModelSignAt, s.lastActivityAt);
     if (s.turn !== null || callsRunning(s) || ctx.now - silentSince < s.config.idleTimeoutMs) {
-      armIdle(ctx);
+      setIdle(ctx);
       return;
     }
     ctx.trace("IDLE_OWED_DROPPED", {

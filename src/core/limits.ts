@@ -88,8 +88,8 @@ function measure(ctx: StepContext): void {
     }
     // The timer is set while the connection is live (a live object stays in memory); an
     // idle session is measured at its next input.
-    if (!s.limitTimerArmed && s.upstream.phase === "live") {
-      s.limitTimerArmed = true;
+    if (!s.limitTimerSet && s.upstream.phase === "live") {
+      s.limitTimerSet = true;
       ctx.emit({ type: "set_timer", timer: "limit", at: limits.endsAt });
     }
   }

@@ -3,7 +3,7 @@
  * live connection is not in the log: until the model answers it (a generation runs, a turn
  * opens), a connection lost or moved on a goAway takes it along, and the user would hear
  * nothing back (or be asked to say it again). The shell keeps what it sent (bounded:
- * heldAudioMaxBytes, oldest dropped); the core says when that is no longer needed, and when
+ * sentAudioMaxBytes, oldest dropped); the core says when that is no longer needed, and when
  * it goes again, in order, to the connection that replaces it.
  *
  * Every decision here is taken in a step and reads only what chunks passing the audio gate
@@ -47,7 +47,7 @@ export function forgetAnsweredAudio(ctx: StepContext): void {
  */
 export function mayCarrySentAudio(s: CoreState): boolean {
   if (s.sentAudio !== "unheard" || !s.config.guards.carryUnheardAudio) return false;
-  return !s.speechDetected || (!s.speechOverTurn && s.sentAudioBytes <= s.config.heldAudioMaxBytes);
+  return !s.speechDetected || (!s.speechOverTurn && s.sentAudioBytes <= s.config.sentAudioMaxBytes);
 }
 
 /** The connection goes (lost, or replaced on a goAway or a handoff) and another opens. */

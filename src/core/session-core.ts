@@ -1,7 +1,7 @@
 import type { ModelEvent } from "../vocabulary/model.js";
 import { archiveSettledCalls } from "./call-archive.js";
 import type { Effect } from "./effects.js";
-import { armLineWait } from "./follow-up.js";
+import { setLineWait } from "./follow-up.js";
 import { currentGeneration, onReplyReady, takeContent } from "./generations.js";
 import { handoffBeforeInput, maybeApplyHandoff, requestHandoff } from "./handoff.js";
 import {
@@ -11,7 +11,7 @@ import {
   onSpeechTimer,
   releaseDueLines,
 } from "./held-lines.js";
-import { armIdle, onIdleTimer } from "./idle.js";
+import { onIdleTimer, setIdle } from "./idle.js";
 import type { AudioPassed, CoreInput } from "./inputs.js";
 import { advanceLimits, reachLimit } from "./limits.js";
 import { afterRestartStep, onRestored } from "./restart.js";
@@ -53,7 +53,7 @@ import {
   onUpstreamClosed,
   onUpstreamFailed,
 } from "./upstream.js";
-import { armWatchdog, onWatchdogTimer, utteranceQuiet } from "./watchdog.js";
+import { onWatchdogTimer, setWatchdog, utteranceQuiet } from "./watchdog.js";
 
 export interface StepResult {
   state: CoreState;
@@ -105,7 +105,7 @@ export function step(
     endSession(ctx);
   // A restarted session's next connection opens once the calls it carried have settled.
   if (ctx.state.afterRestart !== null) afterRestartStep(ctx);
-  armWatchdog(ctx);
+  setWatchdog(ctx);
   if (ctx.state.sentAudio !== "none") forgetAnsweredAudio(ctx);
   archiveSettledCalls(ctx.state);
   return { state: ctx.state, effects: ctx.effects };
@@ -162,7 +162,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       if (s.limit !== null) return;
       s.lastClientAudioAt = ctx.now;
       s.audioSinceEnd = true;
-      armIdle(ctx);
+      setIdle(ctx);
       if (!audioMayOpen(s, ctx.now)) return;
       ensureUpstream(ctx, true);
       // Audio before the connection is set up (the first words of a session, a reconnect) is
@@ -183,14 +183,14 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       s.audioSinceEnd = false;
       if (s.generation) s.generation.inputSinceStart = true;
       ctx.sendModel({ type: "audio_end" });
-      armLineWait(ctx);
+      setLineWait(ctx);
       return;
     case "client_played":
       // Only the connection that said the audio can cut it; a later one never had it.
       if (s.upstream.phase === "live") ctx.sendModel({ type: "audio_played", ms: input.ms });
       return;
     case "client_tool_result":
-      armIdle(ctx);
+      setIdle(ctx);
       // The input carries its outcome (a ToolOutcome): its result or its error.
       onClientToolResult(ctx, input.clientId, input.callId, input);
       return;
@@ -343,7 +343,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       }
       if (s.speechDetected && s.followUpWindow !== null && s.followUpWindow.turnId === s.turn?.id)
         s.followUpWindow.spokenOver = true;
-      armLineWait(ctx);
+      setLineWait(ctx);
       return;
     case "working":
       s.lastWorkAt = ctx.now;
@@ -378,7 +378,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
       // one the quiet already ended is not ended again (nothing runs: no turn of its own opens).
       if (s.generation !== null || !repliesMarked(s) || s.config.legacy?.quietUtteranceEndedAgain)
         onModelTurnComplete(ctx);
-      armIdle(ctx);
+      setIdle(ctx);
       return;
     case "interrupted":
       onModelInterrupted(ctx);
@@ -435,7 +435,7 @@ function onTimer(
   // answer is bounded by the turn's own watchdog.
   else if (timer === "speech") onSpeechTimer(ctx);
   // The duration cap: measured after the step (advanceLimits).
-  else if (timer === "limit") ctx.state.limitTimerArmed = false;
+  else if (timer === "limit") ctx.state.limitTimerSet = false;
 }
 
 /** The generation's words are being said: none are owed any more (wordsOwed). */

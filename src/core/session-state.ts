@@ -287,7 +287,7 @@ export interface CoreState {
    */
   limit: LimitState | null;
   /** The duration cap's timer is set (it is set once the model connection is live). */
-  limitTimerArmed: boolean;
+  limitTimerSet: boolean;
   /**
    * The call the model was just asked to say is still working: the generation that takes the
    * next slot in line (`expected`) is that line. It names a slot, so it goes with the line:
@@ -315,11 +315,11 @@ export interface CoreState {
   outboxSince: number | null;
   /**
    * Client audio sent to the live connection that the model has not shown it heard (the shell
-   * keeps it, bounded by heldAudioMaxBytes: sent-audio.ts). `carried`: its connection went
+   * keeps it, bounded by sentAudioMaxBytes: sent-audio.ts). `carried`: its connection went
    * before it was heard, and it goes again to the next one.
    */
   sentAudio: "none" | "unheard" | "carried";
-  /** Bytes of it sent since it was last forgotten (the shell keeps heldAudioMaxBytes of them). */
+  /** Bytes of it sent since it was last forgotten (the shell keeps sentAudioMaxBytes of them). */
   sentAudioBytes: number;
   /** An `audio_end` went after it: it goes again after it. */
   sentAudioEnded: boolean;
@@ -415,12 +415,12 @@ export interface CoreState {
   /** Client audio came since the last `audio_end` (an end with none before it ends no speech). */
   audioSinceEnd: boolean;
   /** The turn watchdog's timer is set (it re-arms itself lazily). */
-  watchdogArmed: boolean;
+  watchdogSet: boolean;
   counters: Counters;
   ended: boolean;
   /** When anything last happened, for the idle timer. */
   lastActivityAt: number;
-  idleArmed: boolean;
+  idleSet: boolean;
 }
 
 export interface LimitState {
@@ -439,7 +439,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     turnCount,
     toolCallCount: 0,
     limit: null,
-    limitTimerArmed: false,
+    limitTimerSet: false,
     stillWorkingAsked: null,
     limitTurns: 0,
     batchCount: 0,
@@ -492,7 +492,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     lastWorkAt: 0,
     lastClientAudioAt: 0,
     audioSinceEnd: false,
-    watchdogArmed: false,
+    watchdogSet: false,
     counters: {
       suppressedGenerations: 0,
       duplicateCalls: 0,
@@ -507,7 +507,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     },
     ended: false,
     lastActivityAt: 0,
-    idleArmed: false,
+    idleSet: false,
   };
 }
 

@@ -71,7 +71,7 @@ export class StepContext {
 
   /**
    * Send to the model now if the connection is live, else queue until it is. Queued audio is
-   * bounded (`heldAudioMaxBytes`): beyond it the oldest chunks go, counted.
+   * bounded (`sentAudioMaxBytes`): beyond it the oldest chunks go, counted.
    */
   sendModel(command: ModelCommand): void {
     const s = this.state;
@@ -87,7 +87,7 @@ export class StepContext {
     s.outbox.push(heldSpeech ? { type: "audio_end", held: true } : command);
     if (command.type !== "user_audio") return;
     s.outboxAudio.bytes += command.pcm.length;
-    while (s.outboxAudio.bytes > s.config.heldAudioMaxBytes) {
+    while (s.outboxAudio.bytes > s.config.sentAudioMaxBytes) {
       const oldest = s.outbox.findIndex((c) => c.type === "user_audio");
       const [dropped] = s.outbox.splice(oldest, 1);
       const bytes = dropped?.type === "user_audio" ? dropped.pcm.length : 0;

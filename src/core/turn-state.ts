@@ -56,8 +56,8 @@ export function endTurn(
   const turn = s.turn;
   if (!turn) return;
   s.turn = null;
-  if (s.watchdogArmed) {
-    s.watchdogArmed = false;
+  if (s.watchdogSet) {
+    s.watchdogSet = false;
     ctx.emit({ type: "clear_timer", timer: "watchdog" });
   }
   s.expected = repliesMarked(s)

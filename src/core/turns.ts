@@ -1,6 +1,6 @@
 /** How a turn goes on when the model ends a generation, is interrupted, or a grace passes. */
 
-import { holdForAnnounce, isHeldForAnnounce } from "./arrival.js";
+import { awaitsArrival, keepForArrival } from "./arrival.js";
 import {
   absorbReactions,
   awaitingGeneration,
@@ -143,7 +143,7 @@ export function settleTurn(ctx: StepContext): void {
   if (!turn?.modelEnded || s.generation !== null || awaitingGeneration(ctx, turn)) return;
   // Carried over a lost connection: the next one is asked for what the turn is owed. Held
   // for a handoff's announcement: the handoff (this step) asks the new agent.
-  if (turn.carried === "pending" || isHeldForAnnounce(turn)) return;
+  if (turn.carried === "pending" || awaitsArrival(turn)) return;
   // A speak result held for the rest of its batch is still to be sent and spoken.
   const speakRunning = Object.values(s.calls).some(
     (c) =>
@@ -151,7 +151,7 @@ export function settleTurn(ctx: StepContext): void {
       c.followUp === "speak" &&
       (c.status === "running" || c.held !== undefined),
   );
-  if (!speakRunning && !holdForAnnounce(ctx, turn)) endTurn(ctx, "complete");
+  if (!speakRunning && !keepForArrival(ctx, turn)) endTurn(ctx, "complete");
 }
 
 export function onGraceTimer(ctx: StepContext, turnId: string): void {

@@ -6,8 +6,8 @@
  */
 import { closeTurnOnUpstreamLoss, resumeCarriedTurn } from "./carry.js";
 import type { UpstreamOpen } from "./effects.js";
-import { armLineWait } from "./follow-up.js";
-import { armIdle, setIdleTimer } from "./idle.js";
+import { setLineWait } from "./follow-up.js";
+import { setIdle, setIdleTimer } from "./idle.js";
 import { carrySentAudio, forgetSentAudio, resendCarriedAudio } from "./sent-audio.js";
 import { type CoreState, restoredCallsRunning, upstreamQuiet } from "./session-state.js";
 import { restartSpeechTimeline } from "./speech-clock.js";
@@ -97,10 +97,10 @@ export function onSetupComplete(ctx: StepContext): void {
   resendCarriedAudio(ctx);
   for (const command of ctx.takeOutbox()) ctx.sendModel(command);
   // Lines held for the answer to speech that waited with them: their wait starts now.
-  armLineWait(ctx);
+  setLineWait(ctx);
   resumeCarriedTurn(ctx);
   if (replaced) setIdleTimer(ctx);
-  else armIdle(ctx);
+  else setIdle(ctx);
 }
 
 export function onResumptionUpdate(

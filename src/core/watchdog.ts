@@ -82,28 +82,28 @@ export function utteranceQuiet(ctx: StepContext): boolean {
   const turn = s.turn;
   if (turn === null || s.ended || !utteranceMayHaveEnded(s, turn)) return false;
   if (ctx.now < deadline(s, turn)) return false;
-  s.watchdogArmed = false;
+  s.watchdogSet = false;
   ctx.trace("UTTERANCE_QUIET", { turnId: turn.id, quietMs: s.config.utteranceQuietMs });
   return true;
 }
 
 /** After every step: set the timer when a wait begins. */
-export function armWatchdog(ctx: StepContext): void {
+export function setWatchdog(ctx: StepContext): void {
   const s = ctx.state;
   if (s.turn === null || s.ended || s.config.modelTimeoutMs <= 0) return;
   // A turnless model's utterance: its quiet deadline moves with every sign of it, so the
   // timer is set again each step (the usual wait re-arms lazily, from a deadline that only
   // grows; this one starts out shorter than the wait it replaces).
   const quiet = utteranceMayHaveEnded(s, s.turn);
-  if (s.watchdogArmed && !quiet) return;
+  if (s.watchdogSet && !quiet) return;
   if (!waitingOnModel(s, s.turn) && !waitingOnConnection(s, s.turn)) return;
-  s.watchdogArmed = true;
+  s.watchdogSet = true;
   ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, s.turn) });
 }
 
 export function onWatchdogTimer(ctx: StepContext): void {
   const s = ctx.state;
-  s.watchdogArmed = false;
+  s.watchdogSet = false;
   const turn = s.turn;
   if (turn === null || s.ended) return;
   const connecting = waitingOnConnection(s, turn);
@@ -111,7 +111,7 @@ export function onWatchdogTimer(ctx: StepContext): void {
   const due = deadline(s, turn);
   if (ctx.now < due) {
     // The model showed life since the timer was set: wait the rest.
-    s.watchdogArmed = true;
+    s.watchdogSet = true;
     ctx.emit({ type: "set_timer", timer: "watchdog", at: due });
     return;
   }
@@ -194,6 +194,6 @@ function waitAnotherPeriod(
   turn.waitedAt = ctx.now;
   ctx.trace("WATCHDOG_WAIT", { turnId: turn.id, ...detail });
   ctx.recordError("model_slow", message, turn.id);
-  s.watchdogArmed = true;
+  s.watchdogSet = true;
   ctx.emit({ type: "set_timer", timer: "watchdog", at: deadline(s, turn) });
 }

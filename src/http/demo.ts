@@ -14,7 +14,7 @@
 import { z } from "zod";
 import type { Env } from "../contracts/worker-env.js";
 import { bytesToBase64Url } from "../providers/base64.js";
-import { callSessionId } from "../telephony/carrier-contract.js";
+import { phoneCallSessionId } from "../telephony/carrier-contract.js";
 import { inboundCallWebhook as plivoWebhook } from "../telephony/plivo/inbound-call.js";
 import {
   telnyxCallSid,
@@ -174,7 +174,7 @@ async function placeDemoCall(
     }),
   );
   if (answer.status !== 200) return answer;
-  const sessionId = await callSessionId("twilio", callSid);
+  const sessionId = await phoneCallSessionId("twilio", callSid);
   return Response.json(
     {
       callSid,
@@ -267,7 +267,7 @@ async function placeOtherDemoCall(
   }
   const answer = await api(webhook);
   if (answer.status !== 200) return answer;
-  const sessionId = await callSessionId(carrier, callId);
+  const sessionId = await phoneCallSessionId(carrier, callId);
   return Response.json(
     {
       carrier,

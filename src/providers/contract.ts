@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { varsReader } from "../var-schemas.js";
-import type { AgentSpec, AudioEncoding, ProviderSession } from "../vocabulary/provider-adapter.js";
+import type { AgentSpec, AudioEncoding, ModelRoute } from "../vocabulary/provider-adapter.js";
 
 /**
  * What a session's provider is set up from. `vars`: the provider's own Worker vars, parsed by
@@ -41,7 +41,7 @@ export interface Provider<Shape extends z.ZodRawShape, Bindings extends object =
     vars: z.output<z.ZodObject<Shape>>,
     metadata: Record<string, unknown>,
   ): string | null;
-  session(request: ProviderRequest<z.output<z.ZodObject<Shape>>, Bindings>): ProviderSession;
+  session(request: ProviderRequest<z.output<z.ZodObject<Shape>>, Bindings>): ModelRoute;
   /**
    * What to tell an operator about the model a session would ask for (`model`: the session's
    * own, else the configured one) at `now`: one past its shutdown date, by name; or null.
@@ -68,7 +68,7 @@ export interface RegisteredProvider<Shape extends z.ZodRawShape, Bindings extend
   metadataProblem(env: object, metadata: Record<string, unknown>): string | null;
   session(
     request: Omit<ProviderRequest<unknown, unknown>, "vars" | "bindings"> & { env: Bindings },
-  ): ProviderSession;
+  ): ModelRoute;
   modelWarning(env: object, model: string | undefined, now: number): string | null;
 }
 

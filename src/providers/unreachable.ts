@@ -4,7 +4,7 @@
  * the model is refused for good, with the reason (never a credential), and nothing retries it.
  */
 import type { ModelCapabilities } from "../vocabulary/model.js";
-import type { ProviderAdapter, ProviderSession } from "../vocabulary/provider-adapter.js";
+import type { ModelRoute, ProviderAdapter } from "../vocabulary/provider-adapter.js";
 import { UpstreamRefused } from "./websocket.js";
 
 /** Refused before any request: the gateway has no way to the session's model. */
@@ -25,7 +25,7 @@ const NOTHING_CLAIMED: ModelCapabilities = {
   responsesOnRequest: false,
 };
 
-export function unreachableModel(problem: string): ProviderSession {
+export function unreachableModel(problem: string): ModelRoute {
   // A codec for a connection that never opens.
   const adapter: ProviderAdapter = {
     capabilities: NOTHING_CLAIMED,

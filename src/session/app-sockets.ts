@@ -2,8 +2,8 @@ import { mulawDecoder, mulawEncoder } from "../audio/transcode.js";
 import { REPLAY_HEADER } from "../contracts/session-api.js";
 import type { Config } from "../worker-config.js";
 import type { SocketChannel } from "./client-sockets.js";
-import type { HeldSockets } from "./held-sockets.js";
 import type { LiveSession, RunningSession } from "./live-session.js";
+import type { SessionSockets } from "./session-sockets.js";
 import { attach, attachmentOf, openSockets, type SocketAttachment } from "./socket-attachment.js";
 import { type ClientLink, closeQuietly, protocolLink, send } from "./sockets.js";
 
@@ -27,7 +27,7 @@ export class AppSockets implements SocketChannel {
 
   constructor(
     private readonly running: RunningSession,
-    private readonly held: HeldSockets,
+    private readonly held: SessionSockets,
     private readonly config: Config,
     private readonly exits: AppSocketExits,
   ) {}

@@ -49,7 +49,7 @@ export class AudioIntake {
   /** Sockets whose audio waits for a flush (empty unless the object is behind). */
   readonly queued = new Map<WebSocket, ClientAudio[]>();
   private readonly owed = new Map<WebSocket, Owed>();
-  private flushArmed = false;
+  private flushSet = false;
   /** Every chunk shed by this instance of the object (stats). */
   readonly shedTotal = { chunks: 0, ms: 0 };
 
@@ -74,10 +74,10 @@ export class AudioIntake {
       // The flush's timer may wait behind a flood of messages: the queue is cut as it grows.
       if (queue.length > TRIM_AT_CHUNKS) this.shedOldest(ws, queue);
     }
-    if (this.flushArmed) return;
-    this.flushArmed = true;
+    if (this.flushSet) return;
+    this.flushSet = true;
     setTimeout(() => {
-      this.flushArmed = false;
+      this.flushSet = false;
       for (const queued of [...this.queued.keys()]) this.flush(queued);
     }, 0);
   }

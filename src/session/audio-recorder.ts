@@ -42,13 +42,13 @@ export class AudioRecorder implements AudioTap {
   heard(clientId: string, pcm: Uint8Array): void {
     if (this.parts.stopped || this.finished) return;
     this.events.push({ kind: "heard", client: clientId, at: this.clock() - this.startedAt, pcm });
-    if (this.timer === null) this.arm();
+    if (this.timer === null) this.schedule();
   }
 
   said(pcm: Uint8Array): void {
     if (this.parts.stopped || this.finished) return;
     this.events.push({ kind: "said", at: this.clock() - this.startedAt, pcm });
-    if (this.timer === null) this.arm();
+    if (this.timer === null) this.schedule();
   }
 
   /** The reply being said was cut (a barge-in): what was sent after now was never heard. */
@@ -86,13 +86,13 @@ export class AudioRecorder implements AudioTap {
     for (const part of ready)
       if (!this.parts.write(audioPartKey(this.manifest.sessionId, part.index), part.bytes)) break;
     // Audio still coming (some was noted since the last flush): the next batch soon.
-    if (!final && !this.parts.stopped && this.recording.pending) this.arm(events.length > 0);
+    if (!final && !this.parts.stopped && this.recording.pending) this.schedule(events.length > 0);
   }
 
   private note(event: AudioEvent): void {
     if (this.finished) return;
     this.events.push(event);
-    if (this.timer === null && !this.finished) this.arm();
+    if (this.timer === null && !this.finished) this.schedule();
   }
 
   /**
@@ -100,7 +100,7 @@ export class AudioRecorder implements AudioTap {
    * audio is noted — what was noted is decoded in small batches, so that the work never holds
    * the loop up for long between two chunks.
    */
-  private arm(soon = true): void {
+  private schedule(soon = true): void {
     if (this.finished) return;
     const partMs = this.manifest.partMs;
     const now = this.now();

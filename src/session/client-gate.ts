@@ -32,7 +32,7 @@ export interface GateExits {
 /**
  * Where every client's input enters the session: an app socket's message is sized and parsed
  * into one input (client-frames.ts), a phone stream's events come as inputs already
- * (call-streams.ts); then the socket's rate, the audio intake, and the interpreter.
+ * (phone-streams.ts); then the socket's rate, the audio intake, and the interpreter.
  */
 export class ClientGate {
   private readonly rates = new WeakMap<WebSocket, Record<RateKind, RateWindow>>();
@@ -117,7 +117,7 @@ export class ClientGate {
     clientId: string,
     attachment: SocketAttachment | null,
   ): void {
-    // A call's media stream has its own bound (session/call-streams.ts).
+    // A call's media stream has its own bound (session/phone-streams.ts).
     if (attachment?.call !== undefined) return;
     const frames = this.oversized.tooMany(ws, Date.now());
     if (frames === null) return;

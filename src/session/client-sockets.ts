@@ -1,6 +1,6 @@
 import type { DurableFrame, ServerFrame } from "../vocabulary/frames.js";
-import type { HeldSockets } from "./held-sockets.js";
 import type { ClientsPort } from "./interpreter-ports.js";
+import type { SessionSockets } from "./session-sockets.js";
 import { attachmentOf, type SocketAttachment } from "./socket-attachment.js";
 import type { ClientLink } from "./sockets.js";
 
@@ -33,7 +33,7 @@ export class ClientSockets implements ClientsPort {
 
   constructor(
     /** Every socket of the session, held as CLIENT_SOCKETS says. */
-    readonly held: HeldSockets,
+    readonly held: SessionSockets,
     private readonly app: SocketChannel,
     private readonly phone: SocketChannel,
   ) {}

@@ -25,7 +25,7 @@ export class DeadlineTimers implements TimersPort {
   set(timer: TimerId, at: number, jitterMs: number, fire: () => void): void {
     const when = at + (jitterMs > 0 ? this.random() * jitterMs : 0);
     this.due.set(timer, { at: when, fire });
-    if (when < this.wakeAt) this.arm(when);
+    if (when < this.wakeAt) this.schedule(when);
   }
 
   clear(timer: TimerId): void {
@@ -39,7 +39,7 @@ export class DeadlineTimers implements TimersPort {
     this.cancel();
   }
 
-  private arm(at: number): void {
+  private schedule(at: number): void {
     if (this.handle !== null) clearTimeout(this.handle);
     this.wakeAt = at;
     this.handle = setTimeout(() => this.wake(), Math.max(0, at - this.clock()));
@@ -61,7 +61,7 @@ export class DeadlineTimers implements TimersPort {
       for (const entry of this.due) if (next === null || entry[1].at < next[1].at) next = entry;
       if (next === null) return;
       if (next[1].at > now) {
-        this.arm(next[1].at);
+        this.schedule(next[1].at);
         return;
       }
       // Deleted before it fires: the callback may set the same timer again.

@@ -3,16 +3,16 @@ import type { CoreState } from "../core/session-state.js";
 import { DirectCallRefused } from "../providers/direct-call-refused.js";
 import type { HistoryEvent } from "../vocabulary/log-events.js";
 import type { RebuiltContext } from "../vocabulary/model.js";
-import type { DirectCall, DirectCalls } from "../vocabulary/provider-adapter.js";
-import { CALL_CONNECTED } from "./call-line.js";
+import type { DirectCall, DirectCallService } from "../vocabulary/provider-adapter.js";
 import type { DirectCallStore } from "./direct-call-store.js";
 import type { HistoryStore } from "./history-store.js";
 import type { SessionInterpreter } from "./interpreter.js";
 import type { SessionMeta } from "./meta.js";
+import type { ModelConnection } from "./model-connection.js";
+import { CALL_CONNECTED } from "./phone-call-line.js";
 import type { SessionAgents } from "./session-agents.js";
 import type { CallWatcher } from "./sip-call.js";
 import type { SubrequestMeter } from "./subrequests.js";
-import type { UpstreamLink } from "./upstream-link.js";
 
 /** What the direct call reaches of its running session. */
 export interface DirectCallSession {
@@ -44,7 +44,7 @@ export class DirectCallChannel {
     private readonly agents: SessionAgents,
     private readonly store: HistoryStore,
     private readonly calls: DirectCallStore,
-    private readonly link: UpstreamLink,
+    private readonly link: ModelConnection,
     private readonly subrequests: SubrequestMeter,
     private readonly callWatcher: CallWatcher | null,
   ) {}
@@ -72,7 +72,7 @@ export class DirectCallChannel {
    * on any lost connection, and an earlier call is left to its device (not ended).
    */
   async place(offer: string): Promise<DirectCallAnswer> {
-    const calls = this.agents.providerFor(this.state.agent).directCalls;
+    const calls = this.agents.providerFor(this.state.agent).directCallService;
     if (calls?.create === undefined)
       return {
         refused: "unsupported",
@@ -126,7 +126,7 @@ export class DirectCallChannel {
   private async acceptOnce(callId: string): Promise<SipAcceptAnswer> {
     if (this.session.modelProblem !== null)
       return { refused: "model_unavailable", message: this.session.modelProblem };
-    const accept = this.agents.providerFor(this.state.agent).directCalls?.accept;
+    const accept = this.agents.providerFor(this.state.agent).directCallService?.accept;
     if (accept === undefined)
       return {
         refused: "unsupported",
@@ -194,8 +194,8 @@ export class DirectCallChannel {
   }
 
   /** The call control of the session's provider (a SIP call's REFER and hang-up), or null. */
-  control(): DirectCalls | null {
-    const calls = this.agents.providerFor(this.state.agent).directCalls;
+  control(): DirectCallService | null {
+    const calls = this.agents.providerFor(this.state.agent).directCallService;
     if (calls === undefined) return null;
     // Each is a subrequest to the model service, counted as the model connection's are.
     const { refer, hangUp } = calls;

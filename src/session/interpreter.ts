@@ -50,7 +50,7 @@ export class SessionInterpreter {
   private passedModelAt: number | null = null;
   /**
    * Client audio sent to the model that it may not have heard (core/sent-audio.ts), oldest
-   * first, bounded by the config's heldAudioMaxBytes (the oldest go).
+   * first, bounded by the config's sentAudioMaxBytes (the oldest go).
    */
   private sentAudio: Uint8Array[] = [];
   /** Where the kept audio starts in `sentAudio` (the bound drops from the front). */
@@ -282,7 +282,7 @@ export class SessionInterpreter {
     const kept = this.sentAudio;
     kept.push(command.pcm);
     this.sentAudioBytes += command.pcm.length;
-    const bound = this.current.config.heldAudioMaxBytes;
+    const bound = this.current.config.sentAudioMaxBytes;
     while (this.sentAudioBytes > bound && this.sentAudioHead < kept.length)
       this.sentAudioBytes -= kept[this.sentAudioHead++]?.length ?? 0;
     // A microphone streams between turns too: the dropped front is cut off now and then.

@@ -26,6 +26,7 @@ import { HistoryStore } from "./history-store.js";
 import { SessionInterpreter } from "./interpreter.js";
 import { capsOf, coreLimits } from "./limits-of.js";
 import type { SessionMeta } from "./meta.js";
+import { ModelConnection } from "./model-connection.js";
 import { PendingHandoffStore } from "./pending-handoff-store.js";
 import { recordingChoice, SessionRecordings } from "./recordings.js";
 import { recoverSession } from "./recover.js";
@@ -39,7 +40,6 @@ import { SessionTools } from "./session-tools.js";
 import type { CallWatcher } from "./sip-call.js";
 import { SubrequestMeter } from "./subrequests.js";
 import { sessionTracer, type TurnTracer } from "./turn-tracer.js";
-import { UpstreamLink } from "./upstream-link.js";
 import { UsageStore } from "./usage-store.js";
 
 /** Close code for a client whose session moved to a new instance of its object: reconnect. */
@@ -96,7 +96,7 @@ export class LiveSession implements LogFollowUps {
   private readonly tracer: TurnTracer | null;
   private readonly exporter: OtlpExporter | null;
   private readonly agents: SessionAgents;
-  private readonly link: UpstreamLink;
+  private readonly link: ModelConnection;
   private readonly timers = new DeadlineTimers();
   private readonly tools: SessionTools;
   private readonly handoffs: HandoffRequests;
@@ -203,7 +203,7 @@ export class LiveSession implements LogFollowUps {
     );
     const { audio: audioRecorder, wire: wireRecorder } = this.recordings;
     sockets.serve({ audio: audioRecorder, wire: wireRecorder, dispose: () => this.dispose() });
-    this.link = new UpstreamLink(meta.agent, this.agents.targetOf, {
+    this.link = new ModelConnection(meta.agent, this.agents.targetOf, {
       // A connection is set up with the agent's MCP tools listed so far (waited for briefly).
       prepare: (agent) => this.agents.mcp?.ready(agent) ?? Promise.resolve(),
       attempting: (connecting) => this.subrequests.track("model", connecting),

@@ -41,7 +41,7 @@ export class LoadProbe {
     this.lastAudioAt = now;
     if (!this.running) {
       this.running = true;
-      this.arm();
+      this.schedule();
       return;
     }
     // The timer is overdue and this chunk came first: behind (catching up is the timer's to say).
@@ -63,7 +63,7 @@ export class LoadProbe {
     return Math.max(0, overdue, recent);
   }
 
-  private arm(): void {
+  private schedule(): void {
     this.dueAt = this.clock() + PERIOD_MS;
     setTimeout(() => this.fired(), PERIOD_MS);
   }
@@ -80,6 +80,6 @@ export class LoadProbe {
       this.behind = false;
       return;
     }
-    this.arm();
+    this.schedule();
   }
 }

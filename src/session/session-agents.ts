@@ -10,7 +10,7 @@ import { mcpRerunTimeoutMs } from "../mcp/rerun-policy.js";
 import { providerSession } from "../provider-registry.js";
 import { unreachableModel } from "../providers/unreachable.js";
 import type { ModelCapabilities, ToolPolicy } from "../vocabulary/model.js";
-import type { AgentSpec, ProviderSession } from "../vocabulary/provider-adapter.js";
+import type { AgentSpec, ModelRoute } from "../vocabulary/provider-adapter.js";
 import type { Config } from "../worker-config.js";
 import type { SessionMeta } from "./meta.js";
 import type { SessionMcp } from "./session-mcp.js";
@@ -24,7 +24,7 @@ export class SessionAgents {
   /** Each agent as the model sees it: its own tools and one transfer tool per handoff target. */
   readonly byName: ReadonlyMap<string, AgentDefinition>;
   /** A provider session per agent, made when that agent first opens a connection. */
-  private readonly providers = new Map<string, ProviderSession>();
+  private readonly providers = new Map<string, ModelRoute>();
   /** The agents' MCP servers and the tools they listed (null until the session is whole). */
   mcp: SessionMcp | null = null;
 
@@ -56,7 +56,7 @@ export class SessionAgents {
   }
 
   /** The provider session of an agent of this session (its setup: instructions, tools, voice). */
-  providerFor(name: string): ProviderSession {
+  providerFor(name: string): ModelRoute {
     const cached = this.providers.get(name);
     if (cached) return cached;
     if (this.modelProblem !== null) {
@@ -130,7 +130,7 @@ export class SessionAgents {
       arrival[name] = a.arrival ?? "announce";
       if (this.byName.size === 1) continue;
       const session = this.providerFor(name);
-      if (session.sharedLinkKey !== undefined) links[name] = session.sharedLinkKey;
+      if (session.sharedConnectionKey !== undefined) links[name] = session.sharedConnectionKey;
       capabilities[name] = session.capabilities;
     }
     return defaultConfig({

@@ -132,7 +132,7 @@ export class SessionClosing {
     else this.alarm.clear("limit");
   }
 
-  /** The object's alarm for a phone call's stream (session/call-reconnect.ts), or none. */
+  /** The object's alarm for a phone call's stream (session/phone-reconnect.ts), or none. */
   callAlarm(at: number | null): void {
     if (at === null) this.alarm.clear("call");
     else this.alarm.set("call", at);

@@ -1,7 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { NO_AGENT } from "../agents/define.js";
 import type { LivelineApp } from "../app-options.js";
-import { mulawDecoder, mulawEncoder } from "../audio/transcode.js";
 import {
   CARRIER_HEADER,
   type CallTokenAnswer,
@@ -26,13 +25,13 @@ import type { Config } from "../worker-config.js";
 import { agentOf } from "./agent-resolution.js";
 import { AppSockets } from "./app-sockets.js";
 import { AudioIntake } from "./audio-intake.js";
-import { CallStreams } from "./call-streams.js";
 import { ClientGate } from "./client-gate.js";
 import { ClientSockets } from "./client-sockets.js";
-import { HeldSockets } from "./held-sockets.js";
 import { LiveSession, type RunningSession } from "./live-session.js";
 import { LoadProbe } from "./load-probe.js";
 import { asksForNaiveRelay, MetaStore, type SessionMeta } from "./meta.js";
+import { PhoneStreams } from "./phone-streams.js";
+import { SessionSockets } from "./session-sockets.js";
 import { SipCall, sipCallOf } from "./sip-call.js";
 import { attachmentOf } from "./socket-attachment.js";
 import { closeQuietly } from "./sockets.js";
@@ -44,7 +43,7 @@ const CLOSE_NORMAL = 1000;
  * One live session's Durable Object, kept small: it answers the Worker's RPC and the upgrade,
  * and hands each socket event to its channel — an app socket's message to the client gate
  * (client-gate.ts: size, parse, rate, then the interpreter), a phone stream's to
- * call-streams.ts. Its sockets are in one place (client-sockets.ts, the clients port); the
+ * phone-streams.ts. Its sockets are in one place (client-sockets.ts, the clients port); the
  * running session (live-session.ts) makes the interpreter and its other ports. A restarted
  * object restores its session from storage before it takes any event.
  */
@@ -60,7 +59,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   /** Sockets already left (their close event may still come). */
   private readonly gone = new WeakSet<WebSocket>();
   /** Every socket of the session, held as CLIENT_SOCKETS says (a call's always streaming). */
-  private readonly held = new HeldSockets(this.ctx, this);
+  private readonly held = new SessionSockets(this.ctx, this);
   /** Whether the object's loop is behind (it runs while audio comes in). */
   private readonly load = new LoadProbe();
   /** Clients' audio on its way in: its oldest shed when the loop is behind. */
@@ -79,7 +78,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
   /** Every client's input enters here (an app socket's frames, a phone stream's inputs). */
   private readonly gate: ClientGate;
   /** The phone streams' channel: the carrier's media stream, the call's line. */
-  private readonly calls: CallStreams;
+  private readonly calls: PhoneStreams;
   /** The one place that holds the session's sockets (its clients port). */
   private readonly sockets: ClientSockets;
 
@@ -127,7 +126,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     this.gate = new ClientGate(this.running, this.config, this.load, this.intake, this.appSockets, {
       leave: (ws) => this.leave(ws),
     });
-    this.calls = new CallStreams({
+    this.calls = new PhoneStreams({
       ctx,
       held: this.held,
       env: () => this.app.env(this.env),
@@ -267,7 +266,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return this.calls.token(ttlMs, purpose === "reconnect" ? "reconnect" : "answer");
   }
 
-  async directCall(offer: string): Promise<DirectCallAnswer> {
+  async placeDirectCall(offer: string): Promise<DirectCallAnswer> {
     const live = this.requireSession();
     if (this.meta.read()?.endedAt !== null)
       return { refused: "ended", message: "the session has ended" };
@@ -354,7 +353,7 @@ export class SessionObject extends DurableObject<Env> implements SessionApi {
     return this.appSockets.accept(request, live, resumeFrom);
   }
 
-  // --- socket handlers (the Hibernation API's, called by HeldSockets for streaming ones) ---
+  // --- socket handlers (the Hibernation API's, called by SessionSockets for streaming ones) ---
 
   override async webSocketMessage(ws: WebSocket, data: string | ArrayBuffer): Promise<void> {
     this.appSockets.heard(ws);

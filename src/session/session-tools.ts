@@ -52,6 +52,7 @@ export class SessionTools implements ToolsPort {
       await (this.agents.mcp?.ready(speaking) ?? Promise.resolve());
     if (this.running.get(callId) !== controller) return null; // aborted meanwhile
     const agent = { ...this.agents.get(speaking), tools: this.agents.toolsOf(speaking) };
+    const phoneCall = this.toolsPhoneCall();
     const outcome = await runServerTool(
       agent,
       name,
@@ -68,7 +69,8 @@ export class SessionTools implements ToolsPort {
           const answer = this.session.requestHandoff(to, reason);
           if ("problem" in answer) throw new Error(answer.problem);
         },
-        call: this.toolsPhoneCall(),
+        phoneCall,
+        call: phoneCall,
         progress: (update) => this.progress(callId, controller, update),
       },
       this.maxResultBytes,

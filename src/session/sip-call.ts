@@ -1,7 +1,7 @@
 /**
  * A phone call that reached the model service by SIP (OpenAI Realtime: the service took the
  * call, liveline accepted it and is its sideband), as its session's object holds it: the
- * call's line (call-line.ts: hang-up and transfer once the caller has heard the agent's last
+ * call's line (phone-call-line.ts: hang-up and transfer once the caller has heard the agent's last
  * words, keys gathered into entries) fed by what the sideband says of the call — a key
  * pressed, the model's audio played out to the caller or cut by the caller's speech — and
  * carried out through the service's call control (REFER, hang-up).
@@ -13,8 +13,8 @@ import { z } from "zod";
 import type { EndReason } from "../metering/closing-record.js";
 import type { PhoneCallRecord, TransferOutcome } from "../telephony/carrier-contract.js";
 import type { KeypadMode } from "../telephony/keypad.js";
-import type { CallSignal, DirectCalls } from "../vocabulary/provider-adapter.js";
-import { CallLine } from "./call-line.js";
+import type { CallSignal, DirectCallService } from "../vocabulary/provider-adapter.js";
+import { PhoneCallLine } from "./phone-call-line.js";
 
 /** What a SIP call keeps in its session's `metadata.sip`. */
 export const SipCallRecord = z.object({
@@ -45,7 +45,7 @@ export interface SipCallHost {
   /** What the keys typed become under the agent speaking now. */
   keypadMode(): KeypadMode;
   /** The session's call control at the service (its provider's), or null. */
-  control(): DirectCalls | null;
+  control(): DirectCallService | null;
   /** Work that must finish though the request that started it has (the object's waitUntil). */
   background(work: Promise<unknown>): void;
   /** Why a hang-up failed (logged; the session ends anyway). */
@@ -69,7 +69,7 @@ const CALL_GONE: ReadonlySet<EndReason> = new Set([
 ]);
 
 export class SipCall implements CallWatcher {
-  readonly line: CallLine;
+  readonly line: PhoneCallLine;
   /** The model's audio is playing to the caller (started, not yet played out or cut). */
   private playing = false;
   /** The call is over or being ended: nothing more is sent for it. */
@@ -80,7 +80,7 @@ export class SipCall implements CallWatcher {
     private readonly host: SipCallHost,
   ) {
     const call: PhoneCallRecord = { carrier: "openai-sip", from: record.from, to: record.to };
-    this.line = new CallLine(
+    this.line = new PhoneCallLine(
       {
         ...call,
         id: record.callId,

@@ -13,7 +13,7 @@ import type { RecordingParts } from "./recording-parts.js";
 /** A frame as it crossed the model connection's socket. */
 type Frame = string | ArrayBuffer | ArrayBufferView;
 
-/** What the model connection reports to a wire recording (session/upstream-link.ts). */
+/** What the model connection reports to a wire recording (session/model-connection.ts). */
 export interface WireTap {
   opened(conn: number): void;
   sent(conn: number, frame: Frame): void;
@@ -76,7 +76,7 @@ export class WireRecorder implements WireTap {
   durable(json: string): void {
     if (this.parts.stopped || this.finished) return;
     this.noted.push({ entry: { ms: this.ms(), dir: "durable" }, json });
-    if (this.timer === null) this.arm();
+    if (this.timer === null) this.schedule();
   }
 
   opened(conn: number): void {
@@ -126,16 +126,16 @@ export class WireRecorder implements WireTap {
   private noteFrame(dir: "to_model" | "from_model", conn: number, frame: Frame): void {
     if (this.parts.stopped || this.finished) return;
     this.noted.push({ entry: { ms: this.ms(), dir, conn }, frame });
-    if (this.timer === null) this.arm();
+    if (this.timer === null) this.schedule();
   }
 
   private note(entry: WireEntry): void {
     if (this.parts.stopped || this.finished) return;
     this.noted.push({ entry });
-    if (this.timer === null) this.arm();
+    if (this.timer === null) this.schedule();
   }
 
-  private arm(): void {
+  private schedule(): void {
     if (this.finished) return;
     this.timer = setTimeout(() => this.flush(), this.partMs);
   }

@@ -6,7 +6,7 @@
 import { gptLiveCalls } from "../providers/gpt-live/webrtc-calls.js";
 import { openaiSipCalls } from "../providers/openai/sip-calls.js";
 import { acceptUpgrade, fetchableUrl } from "../providers/websocket.js";
-import type { DirectCalls, ProviderAdapter } from "../vocabulary/provider-adapter.js";
+import type { DirectCallService, ProviderAdapter } from "../vocabulary/provider-adapter.js";
 import { handleSimulatorRequest, type SimulatorEnv } from "./object.js";
 import { GPT_LIVE_PATH, simulatorUrl } from "./route.js";
 
@@ -15,7 +15,7 @@ export function simulatedDirectCalls(
   knobs: URLSearchParams,
   sessionId: string,
   adapter: () => ProviderAdapter,
-): DirectCalls {
+): DirectCallService {
   // The session's calls are made on one simulator object of their own (its knobs apply).
   const query = new URLSearchParams(knobs);
   query.set("session", `${sessionId}-webrtc`);
@@ -46,7 +46,7 @@ export function simulatedDirectCalls(
 export function simulatedSipCalls(
   bindings: SimulatorEnv,
   adapter: () => ProviderAdapter,
-): DirectCalls {
+): DirectCallService {
   /** The stand-in's request for `url` (the simulator's own form of the service's path). */
   const routed = (url: string) => {
     const fetchable = new URL(fetchableUrl(url));

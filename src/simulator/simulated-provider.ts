@@ -232,11 +232,11 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
           const opts = { model, agent, modality: outputModality, audio, service } as const;
           return wireArm?.openaiAdapter(opts) ?? new OpenAIRealtimeAdapter(opts);
         },
-        sharedLinkKey: `${wire} ${model} ${agent.voice ?? ""}`,
+        sharedConnectionKey: `${wire} ${model} ${agent.voice ?? ""}`,
         // OpenAI's SIP calls, on the stand-in (src/simulator/openai-sip).
         ...(wire === "openai"
           ? {
-              directCalls: simulatedSipCalls(
+              directCallService: simulatedSipCalls(
                 bindings,
                 () => new OpenAIRealtimeAdapter({ model, agent, audio, service }),
               ),
@@ -257,7 +257,7 @@ export const simulatorProvider: Provider<typeof SimulatorVars.shape, SimulatorEn
           return wireArm?.gptLiveAdapter(opts) ?? new GptLiveAdapter(opts);
         },
         // A browser's WebRTC call, on the face (its browser a stand-in); the session its sideband.
-        directCalls: simulatedDirectCalls(bindings, knobs, sessionId, () => {
+        directCallService: simulatedDirectCalls(bindings, knobs, sessionId, () => {
           return new GptLiveAdapter({ model, backendModel: "gpt-5-mini", agent, audio });
         }),
       };

@@ -273,7 +273,7 @@ export function registeredCarrier<Shape extends z.ZodRawShape, Call extends Phon
  * session, so a voice webhook the carrier retries finds the session it already made, and the
  * call's status callback can end it. A name-based UUID (version 8: SHA-256 of both).
  */
-export async function callSessionId(carrier: string, callId: string): Promise<string> {
+export async function phoneCallSessionId(carrier: string, callId: string): Promise<string> {
   const digest = new Uint8Array(
     await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`${carrier}:${callId}`)),
   );

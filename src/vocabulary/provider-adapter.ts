@@ -22,7 +22,7 @@ export type DecodeResult =
  * What a SIP call's sideband says of the call (OpenAI Realtime: SIP only): a key the caller
  * pressed; the model's audio began to play to the caller (`playing`), has all played out
  * (`played_out`), or the caller spoke over it and what was left was dropped (`cut`). For the
- * call's line (src/session/call-line.ts), never the core.
+ * call's line (src/session/phone-call-line.ts), never the core.
  */
 export type CallSignal =
   | { kind: "key"; digit: string }
@@ -78,7 +78,7 @@ export interface ProviderAdapter {
 }
 
 /** Direct calls a device places with the service (WebRTC): they are created, not accepted. */
-export type WebRtcCalls = DirectCalls & Required<Pick<DirectCalls, "create">>;
+export type WebRtcCalls = DirectCallService & Required<Pick<DirectCallService, "create">>;
 
 /** A session's way to its model, as a provider sets it up. */
 /**
@@ -88,7 +88,7 @@ export type WebRtcCalls = DirectCalls & Required<Pick<DirectCalls, "create">>;
  */
 export type AudioEncoding = "pcm16" | "g711_ulaw";
 
-export interface ProviderSession {
+export interface ModelRoute {
   /** The model the session asks for, as the provider names it. */
   readonly model: string;
   /** The audio this session's connection speaks (g711_ulaw only where one was asked for). */
@@ -103,9 +103,9 @@ export interface ProviderSession {
    * them is the adapter's `updateAgent`); absent: the connection's setup is fixed, and a new
    * agent needs a new connection (Gemini Live).
    */
-  readonly sharedLinkKey?: string | undefined;
+  readonly sharedConnectionKey?: string | undefined;
   /** Where the service takes calls a device places with it directly (GPT-Live's WebRTC). */
-  readonly directCalls?: DirectCalls | undefined;
+  readonly directCallService?: DirectCallService | undefined;
 }
 
 /** The service's answer to a device's offer: the call's session there, and its SDP answer. */
@@ -121,7 +121,7 @@ export interface DirectCall {
  * call's events and answers its tool calls there. The server's key creates or accepts the
  * call; the device never sees it.
  */
-export interface DirectCalls {
+export interface DirectCallService {
   /**
    * Creates the call for the device's SDP `offer`, set up as this session's agent and seeded
    * with `context`. Throws DirectCallRefused when the service says no. (GPT-Live's WebRTC.)
@@ -131,11 +131,14 @@ export interface DirectCalls {
    * Accepts a call that reached the service by SIP (its id from the service's webhook), set
    * up as this session's agent. Throws DirectCallRefused when the service says no.
    */
-  accept?(callId: string): Promise<void>;
+  accept?(sipCallId: string): Promise<void>;
   /** Transfers a SIP call (a SIP REFER to `targetUri`, `tel:+…`); never throws. */
-  refer?(callId: string, targetUri: string): Promise<{ ok: true } | { ok: false; problem: string }>;
+  refer?(
+    sipCallId: string,
+    targetUri: string,
+  ): Promise<{ ok: true } | { ok: false; problem: string }>;
   /** Ends a SIP call. Throws DirectCallRefused when the service says no. */
-  hangUp?(callId: string): Promise<void>;
+  hangUp?(sipCallId: string): Promise<void>;
   /**
    * Opens the call's sideband (accepted, binaryType set); nothing is set up on it. A call
    * that is over is refused (UpstreamRefused).

@@ -366,7 +366,7 @@ describe("input while the model connection opens or is replaced", () => {
   });
 
   it("audio before setup is held in order and sent once live; beyond the bound the oldest goes, traced", () => {
-    const h = new Harness({ heldAudioMaxBytes: 3 * 640 });
+    const h = new Harness({ sentAudioMaxBytes: 3 * 640 });
     h.connect("phone");
     const chunk = (n: number) => new Uint8Array(640).fill(n);
     for (let n = 1; n <= 5; n++)

@@ -323,7 +323,7 @@ describe("speech the model has not answered yet, when its connection goes", () =
 
   it("lost with an abrupt drop when only its tail is kept: said durably (speech_lost), never silently", () => {
     // The bound is one chunk: the speech's start is gone, its tail would be a wrong question.
-    const h = live({ heldAudioMaxBytes: 640 });
+    const h = live({ sentAudioMaxBytes: 640 });
     h.input({ type: "client_audio", clientId: "phone", pcm: new Uint8Array(640) });
     spoke(h);
     h.model({ type: "upstream_closed", code: 1011, reason: "internal", fatal: false });

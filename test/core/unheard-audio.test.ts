@@ -117,8 +117,8 @@ describe("audio the model had not shown it heard, when its connection is replace
     }
   });
 
-  it("bounded: only the newest heldAudioMaxBytes go again", () => {
-    const h = live({ heldAudioMaxBytes: 3 * 640 });
+  it("bounded: only the newest sentAudioMaxBytes go again", () => {
+    const h = live({ sentAudioMaxBytes: 3 * 640 });
     turnDone(h);
     speak(h, 1, 8);
     expect(afterADrop(h)).toEqual([6, 7, 8]);
@@ -149,7 +149,7 @@ describe("audio the model had not shown it heard, when its connection is replace
   });
 
   it("speech the model signalled whose start the bound dropped is said lost (speech_lost), not sent again", () => {
-    const h = live({ heldAudioMaxBytes: 2 * 640 });
+    const h = live({ sentAudioMaxBytes: 2 * 640 });
     turnDone(h);
     speak(h, 1, 3);
     h.model({ type: "input_transcript", text: "what time", finished: false });

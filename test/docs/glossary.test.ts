@@ -84,4 +84,24 @@ describe("the glossary", () => {
     ) as { hits: unknown[] }[];
     expect(uses[0]?.hits.length).toBeGreaterThan(0);
   });
+
+  it("src/ uses none of the names it retires (the glossary's words are the code's)", () => {
+    const uses = retiredUses(glossary, sourceFiles(ROOT), read) as {
+      retired: { pattern: string };
+      hits: { file: string; line: number }[];
+    }[];
+    const found = uses.flatMap((u) =>
+      u.hits.map((h) => `${h.file}:${h.line} ${u.retired.pattern}`),
+    );
+    expect(found).toEqual([]);
+    // The control: a file that still says `UpstreamLink` is caught, by file and line.
+    const stale = retiredUses(
+      glossary,
+      ["src/session/stale.ts"],
+      () => "\nclass UpstreamLink {}",
+    ) as {
+      hits: { file: string; line: number }[];
+    }[];
+    expect(stale.flatMap((u) => u.hits)).toEqual([{ file: "src/session/stale.ts", line: 2 }]);
+  });
 });

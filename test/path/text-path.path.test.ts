@@ -15,7 +15,7 @@ const SHELL = [
   "session/client-gate.ts",
   "session/client-frames.ts",
   "session/interpreter.ts",
-  "session/upstream-link.ts",
+  "session/model-connection.ts",
   "providers/gemini/adapter.ts",
   "providers/gemini/encode.ts",
 ];
@@ -41,7 +41,7 @@ describe("a text frame's path from the socket to the model (traced call by call)
     await playTurn(client, "hi");
     const recorder = new PathRecorder(
       "session/client-gate.ts:handleClientFrame",
-      "session/upstream-link.ts:send",
+      "session/model-connection.ts:send",
     );
     globalThis.__livelinePath = recorder;
     try {
@@ -80,7 +80,7 @@ describe("a text frame's path from the socket to the model (traced call by call)
  * entered three times, and the socket list was the object's: 26 calls.)
  */
 const SHELL_REPLY = [
-  "session/upstream-link.ts",
+  "session/model-connection.ts",
   "providers/gemini/adapter.ts",
   "providers/gemini/decode.ts",
   "session/interpreter.ts",
@@ -98,7 +98,7 @@ const MAX_SHELL_REPLY_RETURNS = 0;
  * a call into another file) it takes.
  */
 const REPLY_FILES = [
-  "session/upstream-link.ts",
+  "session/model-connection.ts",
   "providers/gemini/adapter.ts",
   "providers/gemini/decode.ts",
   "session/interpreter.ts",
@@ -130,7 +130,7 @@ describe("a model reply's path from the model connection to the client's socket 
     // From the model message that reaches a client socket first: a message no client hears
     // of (a resumption update) returns before the end, and the recorder drops it.
     const recorder = new PathRecorder(
-      "session/upstream-link.ts:openSocket (on message)",
+      "session/model-connection.ts:openSocket (on message)",
       "session/sockets.ts:frame",
     );
     globalThis.__livelinePath = recorder;

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { EndReason } from "../../src/metering/closing-record.js";
 import { SipCall, type SipCallHost } from "../../src/session/sip-call.js";
-import type { DirectCalls } from "../../src/vocabulary/provider-adapter.js";
+import type { DirectCallService } from "../../src/vocabulary/provider-adapter.js";
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
@@ -13,7 +13,7 @@ function sipCall() {
   const said: string[] = [];
   const ended: EndReason[] = [];
   const control: string[] = [];
-  const calls: DirectCalls = {
+  const calls: DirectCallService = {
     attach: () => Promise.reject(new Error("no socket here")),
     refer: async (id, uri) => {
       control.push(`refer ${id} ${uri}`);

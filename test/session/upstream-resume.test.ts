@@ -1,12 +1,12 @@
 /**
  * A resumed model connection opens only once the socket it replaces has closed: Gemini
  * refuses a resume with 1011 while an earlier socket of the same session is still open
- * (aicc2025/sip-to-ai PR #14). The production link (src/session/upstream-link.ts) over stand-in
+ * (aicc2025/sip-to-ai PR #14). The production link (src/session/model-connection.ts) over stand-in
  * sockets whose close handshake ends when the test says; the control is a fresh or rebuilt
  * connection, which waits for nothing.
  */
 import { describe, expect, it } from "vitest";
-import { CLOSE_WAIT_MS, UpstreamLink } from "../../src/session/upstream-link.js";
+import { CLOSE_WAIT_MS, ModelConnection } from "../../src/session/model-connection.js";
 import type { ProviderAdapter } from "../../src/vocabulary/provider-adapter.js";
 
 /** A socket whose close completes when the service answers it (`finishClose`). */
@@ -36,7 +36,7 @@ const adapter: ProviderAdapter = {
 
 function link() {
   const sockets: StandInSocket[] = [];
-  const upstream = new UpstreamLink(
+  const upstream = new ModelConnection(
     "a",
     () => ({
       target: {
@@ -46,7 +46,7 @@ function link() {
           return ws as unknown as WebSocket;
         },
         adapter: () => adapter,
-        directCalls: undefined,
+        directCallService: undefined,
       },
       spec: { systemInstruction: "", tools: [] },
     }),

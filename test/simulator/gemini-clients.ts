@@ -12,7 +12,7 @@ import { GeminiLiveAdapter } from "../../src/providers/gemini/adapter.js";
 import type { GeminiToolSpec } from "../../src/providers/gemini/tool-declaration.js";
 import { acceptUpgrade } from "../../src/providers/websocket.js";
 import { SessionInterpreter } from "../../src/session/interpreter.js";
-import { UpstreamLink } from "../../src/session/upstream-link.js";
+import { ModelConnection } from "../../src/session/model-connection.js";
 import { nextRandom, seedState } from "../../src/simulator/prng.js";
 import { frameOf } from "../../src/vocabulary/frames.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
@@ -248,7 +248,7 @@ export class NaiveClient {
 
 /**
  * The guarded client: the session core run by the production interpreter
- * (src/session/interpreter.ts) over the production model link (UpstreamLink, with the
+ * (src/session/interpreter.ts) over the production model link (ModelConnection, with the
  * GeminiLiveAdapter's close classification and the rebuilt-context seed) on a real socket to
  * the simulator. Only the ports differ from the Durable Object: the log is an array, the
  * app's side (client tools) and the agent's server tools answer in-test after a seeded delay,
@@ -261,7 +261,7 @@ export class GuardedClient {
   /** Every piece of model text on the wire, forwarded or not. */
   wireText = "";
   private readonly interpreter: SessionInterpreter;
-  private readonly link: UpstreamLink;
+  private readonly link: ModelConnection;
   private inFlight = 0;
   private lastActivity = Date.now();
   private readonly delays: Delays;
@@ -299,7 +299,7 @@ export class GuardedClient {
       spec: { systemInstruction: "", tools: [] },
     };
     // One agent: no handoff, nothing to retarget.
-    this.link = new UpstreamLink("guarded", () => target, {
+    this.link = new ModelConnection("guarded", () => target, {
       protocolError: (message) => {
         this.failure = new Error(message);
       },

@@ -41,7 +41,7 @@ import {
 } from "../../src/simulator/twilio/index.js";
 import { BARGE_IN_MS } from "../../src/simulator/vad.js";
 import { VonageCallStandIn, vonageEventWebhook } from "../../src/simulator/vonage/index.js";
-import { callSessionId } from "../../src/telephony/carrier-contract.js";
+import { phoneCallSessionId } from "../../src/telephony/carrier-contract.js";
 import { plivoCallUuid } from "../../src/telephony/plivo/inbound-call.js";
 import { telnyxCallSid } from "../../src/telephony/telnyx/inbound-call.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
@@ -405,7 +405,7 @@ const twilio: CarrierDriver = {
       expect(refused).toBeInstanceOf(CallSetupError);
       statuses.push((refused as CallSetupError).answer?.status ?? 0);
     }
-    return { statuses, sessionId: await callSessionId("twilio", callSid) };
+    return { statuses, sessionId: await phoneCallSessionId("twilio", callSid) };
   },
 
   async wrongToken(knobs) {
@@ -476,7 +476,7 @@ const twilio: CarrierDriver = {
     expect(res.status).toBe(200);
     expect(await res.text()).toMatch(/<Connect( [^>]*)?><Stream url=/);
     return {
-      sessionId: await callSessionId("twilio", callSid),
+      sessionId: await phoneCallSessionId("twilio", callSid),
       over: () => twilioStatus(callSid, "no-answer"),
     };
   },
@@ -633,7 +633,7 @@ function lineDriver<S extends PhoneLineStandIn<StreamAnswerOf>>(
         expect(refused).toBeInstanceOf(CallSetupError);
         statuses.push((refused as CallSetupError).answer?.status ?? 0);
       }
-      return { statuses, sessionId: await callSessionId(spec.name, callId) };
+      return { statuses, sessionId: await phoneCallSessionId(spec.name, callId) };
     },
 
     async wrongToken(knobs) {
@@ -713,7 +713,7 @@ function lineDriver<S extends PhoneLineStandIn<StreamAnswerOf>>(
       }).placing.catch(() => undefined);
       expect((answered as Response | null)?.status).toBe(200);
       return {
-        sessionId: await callSessionId(spec.name, callId),
+        sessionId: await phoneCallSessionId(spec.name, callId),
         over: async () =>
           (await exports.default.fetch(await spec.statusWebhook(callId, "no-answer"))).status,
       };

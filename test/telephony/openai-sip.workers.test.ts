@@ -7,7 +7,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signedDelivery } from "../../src/simulator/openai-sip/webhook-sender.js";
-import { callSessionId } from "../../src/telephony/carrier-contract.js";
+import { phoneCallSessionId } from "../../src/telephony/carrier-contract.js";
 import { BASE, type Client, connect, type Frame, withKey } from "../support/gateway.js";
 
 /** The test deployment's webhook secret, from vitest.config.ts's miniflare bindings. */
@@ -57,7 +57,7 @@ async function standIn(callId: string) {
   };
 }
 
-const sessionOf = async (callId: string) => callSessionId("openai-sip", callId);
+const sessionOf = async (callId: string) => phoneCallSessionId("openai-sip", callId);
 
 async function session(callId: string) {
   const res = await exports.default.fetch(`${BASE}/v1/sessions/${await sessionOf(callId)}`, {

@@ -7,7 +7,7 @@
  */
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { callSessionId } from "../../src/telephony/carrier-contract.js";
+import { phoneCallSessionId } from "../../src/telephony/carrier-contract.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import { API_KEY, BASE, twilioCallParams, withKey } from "../support/gateway.js";
 
@@ -158,7 +158,7 @@ describe("a call is named by its CallSid", () => {
     expect(unsigned.status).toBe(403);
     // A call liveline never answered: nothing to end, nothing created.
     expect((await postStatus(params)).status).toBe(204);
-    const sessionId = await callSessionId("twilio", params.CallSid);
+    const sessionId = await phoneCallSessionId("twilio", params.CallSid);
     const history = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/history`, {
       headers: withKey(API_KEY),
     });

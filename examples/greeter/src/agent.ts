@@ -110,7 +110,7 @@ export const billing = defineAgent({
       followUp: "speak",
       timeoutMs: 5_000,
       run: async (_args, ctx) => {
-        const typed = ctx.call?.takeKeys() ?? null;
+        const typed = ctx.phoneCall?.takeKeys() ?? null;
         // A real app looks the number up; its digits are not handed back to the model.
         const invoice = typed === null ? "the latest" : `the one typed (${typed.length} digits)`;
         return { invoice, amount: "12.00 EUR", due: "2026-12-01", status: "open" };

@@ -20,7 +20,7 @@ import {
   WebhookEvent,
 } from "../../providers/openai/sip-webhook.js";
 import { webhookRefusal } from "../../providers/openai/webhook-signature.js";
-import { callSessionId } from "../../telephony/carrier-contract.js";
+import { phoneCallSessionId } from "../../telephony/carrier-contract.js";
 import { limitBody } from "../body-limit.js";
 import { type AppContext, type AppEnv, sessionStub } from "../context.js";
 import { createSession } from "../create-session.js";
@@ -50,24 +50,24 @@ export const openaiSipRoutes = new Hono<AppEnv>()
         "bad_request",
         `${INCOMING_CALL}: ${incoming.error.issues[0]?.message}`,
       );
-    const callId = incoming.data.data.call_id;
+    const sipCallId = incoming.data.data.call_id;
     const { from, to } = callParties(incoming.data);
     const { app, config } = c.var;
-    const sip = { service: "openai", callId, from, to };
+    const sip = { service: "openai", callId: sipCallId, from, to };
     const simulated = config.PROVIDER === "simulator";
     // On the simulator, the webhook URL's `simulator` query adds knobs (unsigned: the
     // simulator serves development and tests only).
     const knobs = Object.fromEntries(new URLSearchParams(c.req.query("simulator") ?? ""));
     const sessionId = await createSession(c, {
       // Named by the call: a delivery the service retries finds the session it made.
-      sessionId: await callSessionId(SIP_DOOR, callId),
+      sessionId: await phoneCallSessionId(SIP_DOOR, sipCallId),
       agent: app.agentForNumber(to),
       provider: simulated ? "simulator" : "openai",
       metadata: simulated ? { sip, simulator: { ...SIMULATED_SIP_KNOBS, ...knobs } } : { sip },
       options: {},
     });
     const stub = sessionStub(c, sessionId);
-    const answer = await stub.acceptSipCall(callId);
+    const answer = await stub.acceptSipCall(sipCallId);
     if ("refused" in answer) {
       // A call the service would not let liveline take has no session either.
       if (answer.refused === "service_failed") await stub.end("carrier_ended");

@@ -25,7 +25,7 @@ import { Hono } from "hono";
 import { carrierNamed } from "../../carrier-registry.js";
 import type { SessionRecording } from "../../contracts/session-api.js";
 import { CARRIER_HEADER, SESSION_HEADER } from "../../contracts/session-api.js";
-import { callSessionId, type RegisteredCarrier } from "../../telephony/carrier-contract.js";
+import { phoneCallSessionId, type RegisteredCarrier } from "../../telephony/carrier-contract.js";
 import { limitBody } from "../body-limit.js";
 import {
   type AppContext,
@@ -63,7 +63,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
     const simulator = { ...SIMULATED_CALL_KNOBS, ...Object.fromEntries(knobs) };
     const sessionId = await createSession(c, {
       // Named by the call: a retried webhook finds the session it made.
-      sessionId: await callSessionId(telephony.carrier, inbound.callId),
+      sessionId: await phoneCallSessionId(telephony.carrier, inbound.callId),
       agent: app.agentForNumber(telephony.to),
       metadata: config.PROVIDER === "simulator" ? { telephony, simulator } : { telephony },
       options: {},
@@ -96,7 +96,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
     if (carrier.reattach.kind !== "answer_webhook") return hangUpReply();
     const call = carrier.reattach.callOf(params);
     if (call === null) return hangUpReply();
-    const sessionId = await callSessionId(c.req.param("carrier"), call.callId);
+    const sessionId = await phoneCallSessionId(c.req.param("carrier"), call.callId);
     const stub = sessionStub(c, sessionId);
     if ((await stub.lifecycle()) !== "open") return hangUpReply();
     if (call.over) {
@@ -123,7 +123,7 @@ export const telephonyRoutes = new Hono<AppEnv>()
     const params = await signedWebhook(c, carrier);
     const ended = carrier.endedCall(params);
     if (ended !== null) {
-      const stub = sessionStub(c, await callSessionId(c.req.param("carrier"), ended));
+      const stub = sessionStub(c, await phoneCallSessionId(c.req.param("carrier"), ended));
       if ((await stub.lifecycle()) === "open") await stub.end("carrier_ended");
     }
     return c.body(null, 204);

@@ -54,7 +54,7 @@ export const webrtcRoutes = new Hono<AppEnv>()
     const sessionId = sessionIdParam(c);
     const body = await parseJsonBody(c, WebRtcBody);
     const stub = await openSession(c, sessionId);
-    const result = await stub.directCall(body.sdp);
+    const result = await stub.placeDirectCall(body.sdp);
     if ("refused" in result) throw refusal(result);
     const { serviceSessionId, sdp } = result.answer;
     return c.json({ sessionId, type: "answer", sdp, serviceSessionId }, 201);

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { checkedString, oneOf, optionalString, optionalUrl } from "../../var-schemas.js";
 import type { ModelCapabilities, RebuiltContext } from "../../vocabulary/model.js";
-import type { AgentSpec, ProviderSession } from "../../vocabulary/provider-adapter.js";
+import type { AgentSpec, ModelRoute } from "../../vocabulary/provider-adapter.js";
 import { callIdPrefix, type Provider } from "../contract.js";
 import { openWebSocket } from "../websocket.js";
 import { GeminiLiveAdapter } from "./adapter.js";
@@ -116,7 +116,7 @@ export function geminiWireSession(opts: {
   /** How a fresh connection is seeded with a rebuilt context, where not liveline's way (a measurement arm's). */
   seed?: ((ctx: RebuiltContext) => unknown) | undefined;
   connect: (attempt: number) => Promise<WebSocket>;
-}): ProviderSession {
+}): ModelRoute {
   const { model, endpoint, capabilities, agent } = opts;
   const instance = crypto.randomUUID().slice(0, 8);
   const declarations = agent.tools.map((t) =>

@@ -46,14 +46,14 @@ export const gptLiveProvider: Provider<typeof GptLiveVars.shape> = {
       connect: () => openWebSocket(url, headers),
       adapter: () => new GptLiveAdapter({ model, backendModel, agent, audio }),
       // A browser's WebRTC call, created with the server's key; this session its sideband.
-      directCalls: gptLiveCalls({
+      directCallService: gptLiveCalls({
         liveUrl: url,
         headers,
         fetch: (request) => fetch(request),
         openSocket: (attachUrl) => openWebSocket(attachUrl, headers),
         adapter: () => new GptLiveAdapter({ model, backendModel, agent, audio }),
       }),
-      // No sharedLinkKey: instructions and voice are fixed once a session has started, so a
+      // No sharedConnectionKey: instructions and voice are fixed once a session has started, so a
       // handoff is a new session, seeded from the log.
     };
   },

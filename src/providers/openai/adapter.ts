@@ -137,7 +137,7 @@ export class OpenAIRealtimeAdapter implements ProviderAdapter {
    * A handoff on this connection: the new agent's instructions, tools and transcription
    * language, never while a response is active (openai-agents-js updates the session between
    * responses too). The voice stays: the service refuses a new voice once audio was spoken,
-   * so agents with different voices never share a connection (sharedLinkKey).
+   * so agents with different voices never share a connection (sharedConnectionKey).
    */
   updateAgent(agent: AgentSpec): string[] {
     const frame = agentUpdate(this.session, agent);

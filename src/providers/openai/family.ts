@@ -4,11 +4,7 @@
  * up with the service's data (./services.ts). Each provider of the family (openai, xai, azure)
  * reads its own vars into this.
  */
-import type {
-  AgentSpec,
-  AudioEncoding,
-  ProviderSession,
-} from "../../vocabulary/provider-adapter.js";
+import type { AgentSpec, AudioEncoding, ModelRoute } from "../../vocabulary/provider-adapter.js";
 import { openWebSocket } from "../websocket.js";
 import { OpenAIRealtimeAdapter } from "./adapter.js";
 import type { RealtimeService } from "./services.js";
@@ -36,7 +32,7 @@ export function withModel(url: string, model: string): string {
   return out.toString();
 }
 
-export function familySession(request: FamilySessionRequest): ProviderSession {
+export function familySession(request: FamilySessionRequest): ModelRoute {
   const { service, endpoint, model, agent, audio } = request;
   return {
     model,
@@ -47,6 +43,6 @@ export function familySession(request: FamilySessionRequest): ProviderSession {
     connect: () => openWebSocket(endpoint.url, endpoint.headers),
     adapter: () => new OpenAIRealtimeAdapter({ model, agent, audio, service }),
     // Agents on one model and voice hand off in place (session.update), see updateAgent.
-    sharedLinkKey: `${endpoint.url} ${agent.voice ?? ""}`,
+    sharedConnectionKey: `${endpoint.url} ${agent.voice ?? ""}`,
   };
 }

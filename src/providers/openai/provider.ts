@@ -64,7 +64,7 @@ export const openaiProvider: Provider<typeof OpenAIVars.shape> = {
       ...session,
       // A phone call that reached the service by SIP: accepted as this agent, this session its
       // sideband; transferred and hung up through the service.
-      directCalls: openaiSipCalls({
+      directCallService: openaiSipCalls({
         realtimeUrl: config.OPENAI_REALTIME_URL ?? OPENAI_REALTIME_URL,
         headers,
         fetch: (request) => fetch(request),

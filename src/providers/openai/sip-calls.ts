@@ -6,24 +6,24 @@
  * (OpenAI's "Realtime API with SIP" and "Webhooks and server-side controls" guides; the
  * `openai` package's `realtime.calls` methods).
  */
-import type { DirectCalls, ProviderAdapter } from "../../vocabulary/provider-adapter.js";
+import type { DirectCallService, ProviderAdapter } from "../../vocabulary/provider-adapter.js";
 import { DirectCallRefused, refusalOf } from "../direct-call-refused.js";
 import { fetchableUrl, redact, refusalReason } from "../websocket.js";
 import { CallAcceptParams, CallReferParams } from "./sip-schemas.js";
 
 /** `{realtime URL without its query}/calls/{id}/{action}`, over HTTP(S). */
-export function callControlUrl(realtimeUrl: string, callId: string, action: string): string {
+export function callControlUrl(realtimeUrl: string, sipCallId: string, action: string): string {
   const url = new URL(fetchableUrl(realtimeUrl));
   url.search = "";
-  url.pathname = `${url.pathname.replace(/\/+$/, "")}/calls/${encodeURIComponent(callId)}/${action}`;
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/calls/${encodeURIComponent(sipCallId)}/${action}`;
   return url.toString();
 }
 
 /** The call's sideband: the Realtime WebSocket URL with `?call_id=` (and no model). */
-export function sidebandUrl(realtimeUrl: string, callId: string): string {
+export function sidebandUrl(realtimeUrl: string, sipCallId: string): string {
   const url = new URL(realtimeUrl);
   url.search = "";
-  url.searchParams.set("call_id", callId);
+  url.searchParams.set("call_id", sipCallId);
   return url.toString();
 }
 
@@ -50,12 +50,12 @@ export interface SipCallsOptions {
   adapter(): ProviderAdapter;
 }
 
-export function openaiSipCalls(opts: SipCallsOptions): DirectCalls {
+export function openaiSipCalls(opts: SipCallsOptions): DirectCallService {
   const secrets = Object.values(opts.headers).flatMap((v) => [v, v.replace(/^Bearer\s+/i, "")]);
-  const post = async (callId: string, action: string, body: unknown): Promise<Response> => {
+  const post = async (sipCallId: string, action: string, body: unknown): Promise<Response> => {
     try {
       return await opts.fetch(
-        new Request(callControlUrl(opts.realtimeUrl, callId, action), {
+        new Request(callControlUrl(opts.realtimeUrl, sipCallId, action), {
           method: "POST",
           headers: { ...opts.headers, "Content-Type": "application/json" },
           body: JSON.stringify(body),
@@ -68,16 +68,16 @@ export function openaiSipCalls(opts: SipCallsOptions): DirectCalls {
   return {
     // A SIP call's conversation begins with the call: nothing of the session's log is seeded
     // (the accept has no place for it).
-    async accept(callId: string) {
+    async accept(sipCallId: string) {
       const params = acceptParamsOf(opts.adapter().setupFrame({ seeded: false }));
-      const res = await post(callId, "accept", params);
+      const res = await post(sipCallId, "accept", params);
       if (!res.ok) throw await refusalOf(res, secrets);
     },
-    attach: (callId) => opts.openSocket(sidebandUrl(opts.realtimeUrl, callId)),
-    async refer(callId: string, targetUri: string) {
+    attach: (sipCallId) => opts.openSocket(sidebandUrl(opts.realtimeUrl, sipCallId)),
+    async refer(sipCallId: string, targetUri: string) {
       const body = CallReferParams.parse({ target_uri: targetUri });
       try {
-        const res = await post(callId, "refer", body);
+        const res = await post(sipCallId, "refer", body);
         if (res.ok) return { ok: true as const };
         return {
           ok: false as const,
@@ -87,8 +87,8 @@ export function openaiSipCalls(opts: SipCallsOptions): DirectCalls {
         return { ok: false as const, problem: err instanceof Error ? err.message : String(err) };
       }
     },
-    async hangUp(callId: string) {
-      const res = await post(callId, "hangup", {});
+    async hangUp(sipCallId: string) {
+      const res = await post(sipCallId, "hangup", {});
       if (!res.ok) throw await refusalOf(res, secrets);
     },
   };

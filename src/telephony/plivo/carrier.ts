@@ -14,7 +14,7 @@ import { checkedString, optionalHttpUrl, secret } from "../../var-schemas.js";
 import type { CallStreamRead, Carrier, Reattach } from "../carrier-contract.js";
 import { readJson } from "../read-json.js";
 import { hangUpCall, PLIVO_API_BASE_URL, transferCall } from "./call-api.js";
-import { CALL_OVER, CallMetadata } from "./call-session.js";
+import { CALL_OVER, CallMetadata } from "./call-metadata.js";
 import { plivoStreamLink } from "./call-stream.js";
 import { connectStreamXml, dialXml, hangupXml, tokenFromHex } from "./plivo-xml.js";
 import { isValidPlivoSignature, PLIVO_NONCE_HEADER, PLIVO_SIGNATURE_HEADER } from "./signature.js";

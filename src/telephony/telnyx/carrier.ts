@@ -16,7 +16,7 @@ import { checkedString, optionalHttpUrl, optionalOneOf, secret } from "../../var
 import type { CallStreamRead, Carrier, Reattach } from "../carrier-contract.js";
 import { readJson } from "../read-json.js";
 import { TELNYX_API_BASE_URL, updateTexmlCall } from "./call-api.js";
-import { CALL_OVER, CallMetadata } from "./call-session.js";
+import { CALL_OVER, CallMetadata } from "./call-metadata.js";
 import { telnyxStreamLink } from "./call-stream.js";
 import {
   isTelnyxPublicKey,

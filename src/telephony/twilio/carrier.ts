@@ -8,7 +8,7 @@ import { z } from "zod";
 import { optionalHttpUrl, secret } from "../../var-schemas.js";
 import type { CallStreamRead, Carrier } from "../carrier-contract.js";
 import { TWILIO_API_BASE_URL, updateCall } from "./call-api.js";
-import { CALL_OVER, CallMetadata } from "./call-session.js";
+import { CALL_OVER, CallMetadata } from "./call-metadata.js";
 import { TwilioCallStream } from "./call-stream.js";
 import { isValidTwilioSignature, TWILIO_SIGNATURE_HEADER } from "./signature.js";
 import { readTwilioStreamEvent } from "./stream-messages.js";

@@ -14,7 +14,7 @@ import { checkedString, optionalHttpUrl, secret } from "../../var-schemas.js";
 import type { CallStreamRead, Carrier, Reattach } from "../carrier-contract.js";
 import { readJson } from "../read-json.js";
 import { updateVonageCall, VONAGE_API_BASE_URL } from "./call-api.js";
-import { CALL_OVER, CallMetadata } from "./call-session.js";
+import { CALL_OVER, CallMetadata } from "./call-metadata.js";
 import { vonageStreamLink } from "./call-stream.js";
 import { connectStreamNcco, dialNcco, refuseNcco } from "./ncco.js";
 import { isValidVonageSignature } from "./signature.js";

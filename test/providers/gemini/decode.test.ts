@@ -424,7 +424,10 @@ describe("the audio-only fast decode", () => {
     );
   });
 
-  it("decodes a frame of the model's words and turn markers by hand exactly as the schema does", () => {
+  // A property over many frames: a loaded machine can take longer than vitest's default 5 s.
+  it("decodes a frame of the model's words and turn markers by hand exactly as the schema does", {
+    timeout: 60_000,
+  }, () => {
     const value = fc.oneof(
       fc.string({ maxLength: 3 }),
       fc.integer(),

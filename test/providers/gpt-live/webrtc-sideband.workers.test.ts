@@ -123,7 +123,7 @@ async function lineAnswered(peer: Client): Promise<Frame[]> {
 }
 
 /** A session with a direct call placed and its stand-in browser joined. */
-async function directCall(knobs: Record<string, unknown> = KNOBS): Promise<{
+async function placeDirectCall(knobs: Record<string, unknown> = KNOBS): Promise<{
   sessionId: string;
   peer: Client;
   serviceSessionId: string;
@@ -220,7 +220,7 @@ describe("POST /v1/sessions/:id/webrtc: liveline as the sideband of a direct cal
   });
 
   it("an object that restarts attaches to the same call again", async () => {
-    const { sessionId, peer } = await directCall();
+    const { sessionId, peer } = await placeDirectCall();
     await expect(
       runInDurableObject(stubOf(sessionId), (_o, state) => state.abort("simulated crash")),
     ).rejects.toThrow();
@@ -232,7 +232,7 @@ describe("POST /v1/sessions/:id/webrtc: liveline as the sideband of a direct cal
   });
 
   it("a call left idle keeps its sideband: the session's idle close attaches it again", async () => {
-    const { sessionId, peer } = await directCall();
+    const { sessionId, peer } = await placeDirectCall();
     await runInDurableObject(stubOf(sessionId), (instance: unknown) => {
       const { interpreter } = liveOf(instance);
       // Nothing used for the idle time (as after IDLE_TIMEOUT_MS of a quiet call).
@@ -246,7 +246,7 @@ describe("POST /v1/sessions/:id/webrtc: liveline as the sideband of a direct cal
   });
 
   it("when the browser hangs up, the session is its own again", async () => {
-    const { sessionId, peer } = await directCall();
+    const { sessionId, peer } = await placeDirectCall();
     peer.close();
     const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/token`, {
       method: "POST",
@@ -272,7 +272,7 @@ describe("POST /v1/sessions/:id/webrtc: liveline as the sideband of a direct cal
   });
 
   it("ending the session ends the call: the service is asked to close it, the browser's side too", async () => {
-    const { sessionId, peer } = await directCall();
+    const { sessionId, peer } = await placeDirectCall();
     const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}`, {
       method: "DELETE",
       headers: withKey(),
@@ -438,7 +438,7 @@ describe("a handoff during a direct call", () => {
    * `setUp: false`: the control, the sideband attaching again as billing tells the call nothing.
    */
   async function handedToBilling(setUp: boolean) {
-    const { sessionId, peer } = await directCall({
+    const { sessionId, peer } = await placeDirectCall({
       ...KNOBS,
       calls: "*:lookup_faq,lookup_invoice",
     });

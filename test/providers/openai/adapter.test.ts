@@ -492,7 +492,7 @@ describe("which agents share one OpenAI connection", () => {
         metadata: {},
         audio: "pcm16",
         wireArm: null,
-      }).sharedLinkKey;
+      }).sharedConnectionKey;
     expect(keyOf({ voice: "marin" })).toBe(keyOf({ voice: "marin" }));
     // The service refuses a new voice once the session has spoken audio.
     expect(keyOf({ voice: "marin" })).not.toBe(keyOf({ voice: "cedar" }));

@@ -29,7 +29,7 @@ export interface CallLineHost {
 /** The call's last act, once the caller has heard the turn's reply. */
 type Leaving = { kind: "hang_up" } | { kind: "transfer"; number: string };
 
-export class CallLine {
+export class PhoneCallLine {
   /**
    * Asked by a tool: `asked` until the turn of its goodbye ends, then `goodbye_said` until the
    * caller has heard it; `transferring` while the carrier is asked to transfer the call.
@@ -42,16 +42,16 @@ export class CallLine {
   /** The session has ended: nothing more is said, ended or transferred. */
   private disposed = false;
 
-  /** The call as its session's tools see it (`ctx.call`). */
+  /** The call as its session's tools see it (`ctx.phoneCall`). */
   readonly phoneCall: PhoneCall;
 
   constructor(
-    private readonly call: CarrierCall,
+    private readonly carrierCall: CarrierCall,
     private readonly host: CallLineHost,
   ) {
     this.phoneCall = {
-      from: call.from,
-      to: call.to,
+      from: carrierCall.from,
+      to: carrierCall.to,
       end: () => this.leaveAfterReply({ kind: "hang_up" }),
       transfer: (number) => {
         requireE164(number);
@@ -98,7 +98,7 @@ export class CallLine {
         this.host.end("agent_hung_up");
         // Its stream is closed with the session; a carrier that may go on with the call after
         // that is also told to end it (a REST call with a deadline; a failure changes nothing).
-        void this.call.end?.();
+        void this.carrierCall.end?.();
         return;
       case "transfer":
         leaving.phase = "transferring";
@@ -144,8 +144,9 @@ export class CallLine {
 
   private leaveAfterReply(act: Leaving): void {
     if (act.kind === "transfer") {
-      if (this.call.demo === true) throw new Error("a demo page's call cannot be transferred");
-      const problem = this.call.transferProblem();
+      if (this.carrierCall.demo === true)
+        throw new Error("a demo page's call cannot be transferred");
+      const problem = this.carrierCall.transferProblem();
       if (problem !== null) throw new Error(problem);
     }
     this.leaving = { act, phase: "asked" };
@@ -153,7 +154,7 @@ export class CallLine {
 
   /** Asks the carrier to move the call to `number`; the session ends when it took it. */
   private async transfer(number: string): Promise<void> {
-    const outcome = await this.call.transfer(number);
+    const outcome = await this.carrierCall.transfer(number);
     this.leaving = null;
     if (this.disposed) return;
     if (outcome.ok) {

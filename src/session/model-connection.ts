@@ -4,8 +4,8 @@ import type { ModelCommand, RebuiltContext } from "../vocabulary/model.js";
 import type {
   AgentSpec,
   CallSignal,
+  ModelRoute,
   ProviderAdapter,
-  ProviderSession,
 } from "../vocabulary/provider-adapter.js";
 import type { InputSink, ModelPort } from "./interpreter-ports.js";
 import { closeQuietly } from "./sockets.js";
@@ -61,7 +61,7 @@ interface UpstreamCallbacks {
 }
 
 /** How the link reaches its model: a provider's session. */
-type UpstreamTarget = Pick<ProviderSession, "connect" | "adapter" | "directCalls">;
+type UpstreamTarget = Pick<ModelRoute, "connect" | "adapter" | "directCallService">;
 
 /** An agent's way to its model: its provider session, and the agent as that session sets it up. */
 interface AgentTarget {
@@ -83,7 +83,7 @@ interface AgentTarget {
  *
  * It is the interpreter's model port: the core's model effects come straight here.
  */
-export class UpstreamLink implements ModelPort {
+export class ModelConnection implements ModelPort {
   private ws: WebSocket | null = null;
   private adapter: ProviderAdapter | null = null;
   private attempt = 0;
@@ -91,7 +91,7 @@ export class UpstreamLink implements ModelPort {
   private conn = 0;
   private target: UpstreamTarget;
   /** The service session of the direct call this link is the sideband of, or null. */
-  private call: string | null = null;
+  private directCallSessionId: string | null = null;
   /** The agent that call's service session is set up as (its creation's, or a handoff's). */
   private callAgent: string | null = null;
   /** A connection is on its way (its socket not open yet). */
@@ -150,7 +150,7 @@ export class UpstreamLink implements ModelPort {
    * and reported lost, so that the core opens the next one by its rules: the call's sideband.
    */
   joinCall(serviceSessionId: string, setUpAs: string): void {
-    this.call = serviceSessionId;
+    this.directCallSessionId = serviceSessionId;
     this.callAgent = setUpAs;
     if (this.ws === null && !this.opening) return;
     this.close("replaced by a direct call");
@@ -266,7 +266,7 @@ export class UpstreamLink implements ModelPort {
    * another agent, its instructions), as far as the service lets a running session change.
    */
   private setUpCall(ws: WebSocket, adapter: ProviderAdapter): void {
-    const call = this.call;
+    const call = this.directCallSessionId;
     if (call === null) return;
     const handedOff = this.callAgent !== this.agent;
     for (const frame of adapter.attachFrames?.({ handedOff }) ?? []) this.sendFrame(ws, frame);
@@ -280,15 +280,15 @@ export class UpstreamLink implements ModelPort {
    * be over (its sideband refused: the service ended it), said once by `callEnded`.
    */
   private async connect(attempt: number): Promise<{ ws: WebSocket; sideband: boolean }> {
-    const call = this.call;
-    const calls = this.target.directCalls;
+    const call = this.directCallSessionId;
+    const calls = this.target.directCallService;
     if (call !== null && calls !== undefined) {
       try {
         return { ws: await calls.attach(call), sideband: true };
       } catch (err) {
         if (!(err instanceof UpstreamRefused)) throw err;
-        if (this.call === call) {
-          this.call = null;
+        if (this.directCallSessionId === call) {
+          this.directCallSessionId = null;
           this.callbacks.callEnded?.(call);
         }
         // The call's end ended the session (a SIP call's session is the call): no connection
@@ -304,7 +304,7 @@ export class UpstreamLink implements ModelPort {
     const adapter = this.adapter;
     if (!ws || !adapter) return;
     // A call's audio goes to the service over its own media; a sideband takes none.
-    if (this.call !== null && command.type === "user_audio") return;
+    if (this.directCallSessionId !== null && command.type === "user_audio") return;
     for (const frame of adapter.encode(command)) this.sendFrame(ws, frame);
   }
 

@@ -13,7 +13,7 @@
  * The object sees one set of sockets and one set of handlers either way.
  */
 
-import type { SocketHolding } from "../worker-config.js";
+import type { SocketMode } from "../worker-config.js";
 import { sendText } from "./sockets.js";
 
 /** Answered as it is, byte for byte, before the session sees it (see PROTOCOL.md, keepalive). */
@@ -26,7 +26,7 @@ export interface SocketHandlers {
   webSocketError(ws: WebSocket, error: unknown): Promise<void>;
 }
 
-export class HeldSockets {
+export class SessionSockets {
   /** The streaming sockets still open (a hibernatable one the runtime lists). */
   private readonly streaming = new Set<WebSocket>();
   /** When each streaming socket's last keepalive was answered. */
@@ -42,7 +42,7 @@ export class HeldSockets {
   }
 
   /** Takes the server end of a new socket, held the given way. */
-  accept(ws: WebSocket, holding: SocketHolding): void {
+  accept(ws: WebSocket, holding: SocketMode): void {
     switch (holding) {
       case "hibernatable":
         this.ctx.acceptWebSocket(ws);

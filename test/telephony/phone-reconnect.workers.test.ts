@@ -10,9 +10,9 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pcm16ToMulaw } from "../../src/audio/g711.js";
-import { MAX_RECONNECTS } from "../../src/session/call-reconnect.js";
+import { MAX_RECONNECTS } from "../../src/session/phone-reconnect.js";
 import { fetcherTransport, TwilioCallStandIn } from "../../src/simulator/twilio/index.js";
-import { callSessionId } from "../../src/telephony/carrier-contract.js";
+import { phoneCallSessionId } from "../../src/telephony/carrier-contract.js";
 import { twilioSignature } from "../../src/telephony/twilio/signature.js";
 import type { HistoryEvent } from "../../src/vocabulary/log-events.js";
 import { BASE, newCallSid, withKey } from "../support/gateway.js";
@@ -151,7 +151,7 @@ describe("the reconnect webhook refuses what is not a carrier's call going on", 
     const stranger = newCallSid();
     const res = await postReconnect(stranger);
     expect(await res.text()).toBe(HANG_UP);
-    expect((await historyOf(await callSessionId("twilio", stranger))).status).toBe(404);
+    expect((await historyOf(await phoneCallSessionId("twilio", stranger))).status).toBe(404);
   });
 
   it(`a storm of reconnects is bounded: past ${MAX_RECONNECTS} a minute, the call ends`, {

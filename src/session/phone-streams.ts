@@ -5,7 +5,7 @@
  * sent to it or recorded before); then what its messages mean — the caller's audio, what the
  * caller heard, a key pressed, the hang-up — goes in as the input a protocol client's frame
  * would be (made here, never written as JSON to be read again), and
- * the call's line (call-line.ts) ends or transfers the call when the agent asks.
+ * the call's line (phone-call-line.ts) ends or transfers the call when the agent asks.
  */
 import { carrierNamed, phoneCallOf } from "../carrier-registry.js";
 import type { CallTokenAnswer, CallTokenPurpose } from "../contracts/session-api.js";
@@ -13,15 +13,15 @@ import type { EndReason } from "../metering/closing-record.js";
 import type { CallStreamLink } from "../telephony/carrier-contract.js";
 import { jsonError } from "../vocabulary/http-error.js";
 import type { AudioEncoding } from "../vocabulary/provider-adapter.js";
-import { CALL_CONNECTED, CallLine } from "./call-line.js";
-import { CallReconnect } from "./call-reconnect.js";
-import { CallTokenStore } from "./call-token-store.js";
 import { frameSizeOver } from "./client-frames.js";
 import type { ClientGate } from "./client-gate.js";
-import type { HeldSockets } from "./held-sockets.js";
 import type { LiveSession } from "./live-session.js";
 import type { SessionMeta } from "./meta.js";
+import { CALL_CONNECTED, PhoneCallLine } from "./phone-call-line.js";
+import { CallReconnect } from "./phone-reconnect.js";
+import { CallTokenStore } from "./phone-stream-tokens.js";
 import { recordedCallLine } from "./recordings.js";
+import type { SessionSockets } from "./session-sockets.js";
 import {
   attach,
   attachmentOf,
@@ -39,10 +39,10 @@ const MAX_WAITING_STREAMS = 2;
 const CLOSE_POLICY = 1008;
 
 /** What the call's side needs from the session's object. */
-export interface CallStreamsHost {
+export interface PhoneStreamsHost {
   readonly ctx: DurableObjectState;
   /** The object's sockets (a stream is taken into them). */
-  readonly held: HeldSockets;
+  readonly held: SessionSockets;
   /** The Worker's env with the app's settings in code (the carriers' vars). */
   env(): object;
   meta(): SessionMeta | null;
@@ -57,7 +57,7 @@ export interface CallStreamsHost {
   sessionAudio(): AudioEncoding;
   /** How long a lost stream has to come back (CALL_RECONNECT_GRACE_MS; 0: never). */
   reconnectGraceMs(): number;
-  /** The object's alarm for the call (call-reconnect.ts), at `at` or none. */
+  /** The object's alarm for the call (phone-reconnect.ts), at `at` or none. */
   callAlarm(at: number | null): void;
   /** A timeline row of the session's. */
   trace(kind: "CALL_RECONNECTED" | "CALL_STREAM_LOST", detail: Record<string, unknown>): void;
@@ -65,23 +65,23 @@ export interface CallStreamsHost {
   maxFrameBytes(): number;
 }
 
-export class CallStreams {
+export class PhoneStreams {
   /** The streams' links, by socket (made again from the attachment after a wake). */
   private readonly links = new WeakMap<WebSocket, CallStreamLink>();
   private tokenStore: CallTokenStore | null = null;
   private reconnectStore: CallReconnect | null = null;
   /** The session's call: its hang-up, transfer and keypad (null: no call, or not read yet). */
-  private line: CallLine | null = null;
+  private line: PhoneCallLine | null = null;
 
-  constructor(private readonly host: CallStreamsHost) {}
+  constructor(private readonly host: PhoneStreamsHost) {}
 
   /** The call's line of a (re)started session, or null when the session is no call. */
-  lineFor(meta: SessionMeta): CallLine | null {
+  lineFor(meta: SessionMeta): PhoneCallLine | null {
     const call = phoneCallOf(this.host.env(), meta.metadata);
     this.line?.dispose();
     this.line = null;
     if (call === null) return null;
-    this.line = new CallLine(call, {
+    this.line = new PhoneCallLine(call, {
       say: (text) => {
         const ws = this.open("bound_call")[0];
         const clientId = ws === undefined ? undefined : attachmentOf(ws)?.clientId;
@@ -283,7 +283,7 @@ export class CallStreams {
    * A stream's socket is gone. One that never started was no client; a bound one was: it is
    * `disconnected` from the session. A stream closed without a stop (the carrier dropped it,
    * or the object's reset closed it) leaves the call to its carrier's reconnect, within the
-   * grace (call-reconnect.ts); without a grace the call ends, and neither ends nor transfers
+   * grace (phone-reconnect.ts); without a grace the call ends, and neither ends nor transfers
    * on what happens next.
    */
   left(attachment: SocketAttachment, disconnected: () => void): void {

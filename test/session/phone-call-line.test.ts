@@ -1,11 +1,11 @@
-// A call's line (session/call-line.ts) with a stand-in host: it leaves (hangs up or
+// A call's line (session/phone-call-line.ts) with a stand-in host: it leaves (hangs up or
 // transfers) only once the caller heard the agent's line through; a line the caller spoke
 // over, a hang-up or the session's end cancels that; a tool reads the latest typed entry.
 // Transfers go over HTTP to the carrier stand-in's REST API (served on localhost).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serveWeb } from "../../scripts/lib/web-server.mjs";
 import { CARRIERS } from "../../src/carrier-registry.js";
-import { CallLine, type CallLineHost } from "../../src/session/call-line.js";
+import { type CallLineHost, PhoneCallLine } from "../../src/session/phone-call-line.js";
 import { TwilioCallApiStandIn } from "../../src/simulator/twilio/call-api-stand-in.js";
 import type { KeypadMode } from "../../src/telephony/keypad.js";
 
@@ -52,7 +52,7 @@ function line(opts: { demo?: boolean; keypad?: KeypadMode } = {}) {
   const vars = { TWILIO_AUTH_TOKEN: TOKEN, TWILIO_API_BASE_URL: server.url };
   const carrierCall = CARRIERS.twilio.callOf(vars, call);
   if (carrierCall === null) throw new Error("not a Twilio call");
-  const callLine = new CallLine(carrierCall, host);
+  const callLine = new PhoneCallLine(carrierCall, host);
   return {
     callLine,
     said,
@@ -138,7 +138,7 @@ describe("leaving the call after the agent's line", () => {
     };
     const plivoCall = CARRIERS.plivo.callOf(vars, call);
     if (plivoCall === null) throw new Error("not a Plivo call");
-    const callLine = new CallLine(plivoCall, host);
+    const callLine = new PhoneCallLine(plivoCall, host);
     const before = requests.length;
     callLine.phoneCall.end();
     callLine.drained(); // the goodbye's turn has not ended: nothing yet

@@ -11,8 +11,8 @@ import { E164 } from "../telephony/phone-number.js";
 import { defineTool, type ToolContext, type ToolDefinition } from "./define.js";
 
 function phoneCall(ctx: ToolContext) {
-  if (ctx.call === null) throw new Error("this session is not a phone call");
-  return ctx.call;
+  if (ctx.phoneCall === null) throw new Error("this session is not a phone call");
+  return ctx.phoneCall;
 }
 
 export const endCallTool = defineTool({

@@ -1,5 +1,5 @@
 /**
- * How a session's object holds its sockets (src/session/held-sockets.ts): an app's socket
+ * How a session's object holds its sockets (src/session/session-sockets.ts): an app's socket
  * `streaming` (the Worker's default) or `hibernatable` (an agent's `sockets`), a call's media
  * stream always streaming. Either way a session plays the same: turns, the keepalive answered
  * byte for byte before the session sees it, a resume, the stale-socket rule. What tells them
