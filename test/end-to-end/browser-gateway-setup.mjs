@@ -12,50 +12,34 @@
  * another before any test: waiting would hold the whole run for it); a test file takes the
  * gateway with `await sharedGateway()` (test/support/shared-gateway.mjs), which waits for /health.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { freePort, MEASUREMENT_WORKER, startServer } from "../../scripts/lib/harness.mjs";
+import { provideGateway } from "../support/gateway-setup.mjs";
 
 /** The call view's webhook is signed by the gateway with its own token. */
 export const TWILIO_AUTH_TOKEN = "browser-test-twilio-token";
 /** A placeholder in place of a real key: it must never show in a recording. */
 export const PLACEHOLDER_KEY = "check-live-placeholder-key";
 
-export default async function setup({ provide }) {
-  const port = await freePort();
-  // Its own state directory, so that its log has a known place (sharedGateway's error names it).
-  const state = mkdtempSync(join(tmpdir(), "liveline-browser-gateway-"));
-  const self = `ws://127.0.0.1:${port}`;
-  const knobs = "timeScale=0.02";
-  const starting = startServer({
-    port,
-    state,
-    main: MEASUREMENT_WORKER,
-    // The demo as people see it: the simulator's answers without the tests' [#rN] tags
-    // (check:live and replay find a reply said twice by its words as well).
-    answerTags: false,
-    vars: {
-      TWILIO_AUTH_TOKEN,
-      PROVIDER: "simulator",
-      // check:live's rebuild scenario restarts a session's object.
-      FAULT_INJECTION: "on",
-      // A recording's parts of a second: a session's recording is readable a second behind it.
-      RECORDING_PART_MS: "1000",
-      GEMINI_API_KEY: PLACEHOLDER_KEY,
-      GEMINI_LIVE_URL: `${self}/simulator/gemini?${knobs}`,
-      OPENAI_API_KEY: PLACEHOLDER_KEY,
-      OPENAI_REALTIME_URL: `${self}/simulator/openai?${knobs}`,
-      GPT_LIVE_URL: `${self}/v1/live/sessions?${knobs}`,
-    },
+export default function setup({ provide }) {
+  return provideGateway(provide, "browser", (port) => {
+    const self = `ws://127.0.0.1:${port}`;
+    const knobs = "timeScale=0.02";
+    return {
+      // The demo as people see it: the simulator's answers without the tests' [#rN] tags
+      // (check:live and replay find a reply said twice by its words as well).
+      answerTags: false,
+      vars: {
+        TWILIO_AUTH_TOKEN,
+        PROVIDER: "simulator",
+        // check:live's rebuild scenario restarts a session's object.
+        FAULT_INJECTION: "on",
+        // A recording's parts of a second: a session's recording is readable a second behind it.
+        RECORDING_PART_MS: "1000",
+        GEMINI_API_KEY: PLACEHOLDER_KEY,
+        GEMINI_LIVE_URL: `${self}/simulator/gemini?${knobs}`,
+        OPENAI_API_KEY: PLACEHOLDER_KEY,
+        OPENAI_REALTIME_URL: `${self}/simulator/openai?${knobs}`,
+        GPT_LIVE_URL: `${self}/v1/live/sessions?${knobs}`,
+      },
+    };
   });
-  // A failed start is reported by the tests that wait for it (sharedGateway, with the log).
-  starting.catch(() => {});
-  const base = `http://127.0.0.1:${port}`;
-  provide("gateway", { base, ws: base.replace(/^http/, "ws"), port, state });
-  return async () => {
-    const server = await starting.catch(() => null);
-    await server?.stop();
-    if (!process.env.KEEP_WRANGLER_STATE) rmSync(state, { recursive: true, force: true });
-  };
 }

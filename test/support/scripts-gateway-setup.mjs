@@ -16,35 +16,17 @@
  * those files asked for; none of them checks the default in its place (no shared file tests
  * the frame rate's refusal or a phone call without a carrier token).
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { freePort, MEASUREMENT_WORKER, startServer } from "../../scripts/lib/harness.mjs";
+import { provideGateway } from "./gateway-setup.mjs";
 
 /** test/scripts/try-phone.scripts.test.mjs signs its calls with it. */
 export const TWILIO_AUTH_TOKEN = "try-phone-test-token";
 
-export default async function setup({ provide }) {
-  const port = await freePort();
-  // Its own state directory, so that its log has a known place (the error names it).
-  const state = mkdtempSync(join(tmpdir(), "liveline-scripts-gateway-"));
-  const starting = startServer({
-    port,
-    state,
-    main: MEASUREMENT_WORKER,
+export default function setup({ provide }) {
+  return provideGateway(provide, "scripts", () => ({
     vars: {
       TWILIO_AUTH_TOKEN,
       // test/end-to-end/openai-bursts.scripts.test.mjs sends lines faster than the default 100/s.
       MAX_FRAMES_PER_SECOND: "1000",
     },
-  });
-  // A failed start is reported by the tests that wait for it (sharedGateway, with the log).
-  starting.catch(() => {});
-  const base = `http://127.0.0.1:${port}`;
-  provide("gateway", { base, ws: base.replace(/^http/, "ws"), port, state });
-  return async () => {
-    const server = await starting.catch(() => null);
-    await server?.stop();
-    if (!process.env.KEEP_WRANGLER_STATE) rmSync(state, { recursive: true, force: true });
-  };
+  }));
 }
