@@ -5,6 +5,9 @@
  * calls on each turn; `session.say()` plays one turn over a real WebSocket (liveline/client)
  * and returns what the model said and called. Node only (it starts workerd).
  */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { connect, type LivelineClient } from "../client/client.js";
 import type { ClientTool, SessionEvent } from "../client/events.js";
 
@@ -64,11 +67,41 @@ interface StartedWorker {
   dispose(): Promise<void>;
 }
 
+interface Wrangler {
+  unstable_startWorker(options: unknown): Promise<StartedWorker>;
+}
+
+/** The app's Worker on a free local port, its storage in `state` (removed if it fails to start). */
+async function startWorker(
+  wrangler: Wrangler,
+  state: string,
+  opts: GatewayOptions,
+  vars: Record<string, string>,
+): Promise<StartedWorker> {
+  try {
+    const worker = await wrangler.unstable_startWorker({
+      config: opts.config ?? "wrangler.toml",
+      dev: {
+        server: { hostname: "127.0.0.1", port: 0 },
+        inspector: false,
+        watch: false,
+        persist: state,
+      },
+      bindings: Object.fromEntries(
+        Object.entries(vars).map(([k, v]) => [k, { type: "plain_text", value: v }]),
+      ),
+    });
+    await worker.ready;
+    return worker;
+  } catch (err) {
+    await rm(state, { recursive: true, force: true });
+    throw err;
+  }
+}
+
 export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> {
   process.env.WRANGLER_SEND_METRICS ??= "false";
-  const wrangler = (await import("wrangler")) as unknown as {
-    unstable_startWorker(options: unknown): Promise<StartedWorker>;
-  };
+  const wrangler = (await import("wrangler")) as unknown as Wrangler;
   const apiKey = `test-${crypto.randomUUID()}`;
   const vars: Record<string, string> = {
     API_KEY: apiKey,
@@ -77,14 +110,10 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
     PROVIDER: "simulator",
     ...opts.vars,
   };
-  const worker = await wrangler.unstable_startWorker({
-    config: opts.config ?? "wrangler.toml",
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, watch: false },
-    bindings: Object.fromEntries(
-      Object.entries(vars).map(([k, v]) => [k, { type: "plain_text", value: v }]),
-    ),
-  });
-  await worker.ready;
+  // Storage of its own: `npm run dev` beside it keeps .wrangler/state (two workerd processes on
+  // one SQLite file fail with SQLITE_BUSY), and each run starts from empty storage.
+  const state = await mkdtemp(join(tmpdir(), "liveline-test-"));
+  const worker = await startWorker(wrangler, state, opts, vars);
   const base = (await worker.url).toString().replace(/\/$/, "");
   const api = async (path: string, init: RequestInit = {}) => {
     const res = await fetch(`${base}${path}`, {
@@ -111,7 +140,10 @@ export async function startGateway(opts: GatewayOptions = {}): Promise<Gateway> 
       const sessionId = String(created.sessionId);
       return testSession(sessionId, base, api, s.tools);
     },
-    stop: () => worker.dispose(),
+    async stop() {
+      await worker.dispose();
+      await rm(state, { recursive: true, force: true });
+    },
   };
 }
 

@@ -203,9 +203,10 @@ describe("the audio gate", () => {
       `audio gate: ${passed.client}/${chunks.client} client chunks, ${passed.model}/${chunks.model} model chunks and ${passed.transcripts}/${chunks.transcripts} transcriptions passed without a step; unheard audio went again to ${passed.resends} new connections`,
     );
     // Audio kept by the shell across a lost connection (sent-audio.ts) is among what is compared.
-    // Floors a fresh sample clears (seen: resends 6-9 in 300 runs, model chunks 6-10 %), so
-    // that a green run is known not to be vacuous whatever the seed.
-    expect(passed.resends).toBeGreaterThan(RUNS / 250);
+    // Floors a fresh sample clears (seen: resends 4-17 in 500 runs, model chunks 6-10 %), so
+    // that a green run is known not to be vacuous whatever the seed (one in 5,000 seeds falls
+    // short of the resends' floor).
+    expect(passed.resends).toBeGreaterThan(RUNS / 500);
     expect(passed.client / chunks.client).toBeGreaterThan(0.3);
     expect(passed.model / chunks.model).toBeGreaterThan(0.03);
     expect(passed.transcripts / chunks.transcripts).toBeGreaterThan(0.05);

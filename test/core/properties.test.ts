@@ -34,6 +34,12 @@ const SEED = propertySeed("core properties");
  * that a control never passes by the luck of a draw.
  */
 const CONTROL_SEED = 20261123;
+/**
+ * How many runs must have put a mechanism to work for a green run to count. The rarest drawn
+ * (a record wrongly claiming SILENT repeating a reply) comes in about 16 runs of 2000: at one
+ * in a thousand a fresh seed falls short about once in 50,000 runs, not once a week of CI.
+ */
+const FAIR_SHARE = RUNS / 1000;
 /** A soak of many runs takes minutes, not the default five seconds. */
 const TIMEOUT = Math.max(60_000, RUNS * 20);
 
@@ -181,7 +187,7 @@ describe("the session core over random interleavings", () => {
     fc.assert(safety(ALL_GUARDS, coverage), { numRuns: RUNS, seed: SEED });
     // Each protection was actually put to work in a fair share of the runs.
     for (const kind of [...COVERED, "LATE_SPEAK"]) {
-      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(FAIR_SHARE);
     }
     console.log(
       `safety, ${RUNS} interleavings; runs exercising each mechanism:`,
@@ -201,7 +207,7 @@ describe("the session core over random interleavings", () => {
       examples: FOUND_WITH_PROGRESS,
     });
     for (const kind of ["TOOL_PROGRESS_SAID", "LATE_SPEAK"])
-      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(FAIR_SHARE);
     console.log(
       `progress, ${RUNS} interleavings; runs saying it is still working:`,
       coverage.get("TOOL_PROGRESS_SAID"),
@@ -218,7 +224,7 @@ describe("the session core over random interleavings", () => {
       examples: FOUND_WITH_CAPS,
     });
     const limits = ["LIMIT_REACHED", "LIMIT_GOODBYE", "LIMIT_REFUSED_CALL"] as const;
-    for (const kind of limits) expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+    for (const kind of limits) expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(FAIR_SHARE);
     console.log(
       `caps, ${RUNS} interleavings; runs exercising each:`,
       Object.fromEntries(limits.map((kind) => [kind, coverage.get(kind) ?? 0])),
@@ -231,7 +237,7 @@ describe("the session core over random interleavings", () => {
     const coverage = new Map<string, number>();
     fc.assert(liveness(ALL_GUARDS, {}, coverage), { numRuns: RUNS, seed: SEED });
     for (const kind of COVERED_LIVENESS) {
-      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(FAIR_SHARE);
     }
     console.log(
       `liveness, ${RUNS} interleavings; runs exercising each mechanism:`,
@@ -245,8 +251,12 @@ describe("the session core over random interleavings", () => {
     const coverage = new Map<string, number>();
     fc.assert(silentClaimed(ALL_GUARDS, coverage), { numRuns: RUNS, seed: SEED });
     for (const kind of ["REPEATED_REPLY", "SUPPRESSED"]) {
-      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(FAIR_SHARE);
     }
+    console.log(
+      `silent claimed, ${RUNS} interleavings; runs exercising each:`,
+      Object.fromEntries(["REPEATED_REPLY", "SUPPRESSED"].map((k) => [k, coverage.get(k) ?? 0])),
+    );
   });
 
   // Each protection on its own is necessary: switching off just that one breaks a guarantee.
@@ -342,7 +352,7 @@ describe("the session core on a model without turns (GPT-Live), over random inte
       examples: FOUND_TURNLESS,
     });
     for (const kind of COVERED_TURNLESS) {
-      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(RUNS / 500);
+      expect(coverage.get(kind) ?? 0, kind).toBeGreaterThan(FAIR_SHARE);
     }
     console.log(
       `turnless liveness, ${RUNS} interleavings; runs exercising each mechanism:`,

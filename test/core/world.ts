@@ -132,7 +132,7 @@ const actionArb = (userWeight: number, progress: boolean, caps: boolean): fc.Arb
         .record({ pick: fc.nat(5), client: fc.nat(1) })
         .map((r): Action => ({ t: "client_answer", ...r })),
     },
-    { weight: 1, arbitrary: fc.nat(5).map((pick): Action => ({ t: "duplicate_result", pick })) },
+    { weight: 3, arbitrary: fc.nat(5).map((pick): Action => ({ t: "duplicate_result", pick })) },
     { weight: 1, arbitrary: fc.constant<Action>({ t: "unknown_result" }) },
     { weight: 2, arbitrary: fc.constant<Action>({ t: "timer" }) },
     {

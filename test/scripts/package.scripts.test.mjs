@@ -288,14 +288,16 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
   let app;
   let dev;
   let base;
-  /** The app's own `npm test`, and the wrong versions' installs: run while dev starts. */
+  /**
+   * The app's own `npm test`, started once `npm run dev` serves (a user's second terminal: both
+   * workerd processes up at once), and the wrong versions' installs, run while dev starts.
+   */
   let tested;
   let wrongInstalls;
 
   beforeAll(async () => {
     expect(init.code, init.out).toBe(0);
     app = join(work, "starter-app");
-    tested = onMachine("npm", ["test"], app);
     wrongInstalls = installWrongOnes(app);
     wrongInstalls.catch(() => {}); // awaited (and reported) by its test
     const port = await freePort();
@@ -319,6 +321,7 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
       if (up) break;
       await new Promise((r) => setTimeout(r, 250));
     }
+    tested = onMachine("npm", ["test"], app);
   }, 180_000);
 
   afterAll(async () => {
@@ -362,7 +365,7 @@ describe("the starter: npx --package <tarball> liveline init <dir>", () => {
     expect(textsOf(frames).join("")).toContain("We are open Monday to Friday");
   });
 
-  it("has a test of its own that passes: npm test (liveline/testing)", async () => {
+  it("has a test of its own that passes beside its running npm run dev: npm test (liveline/testing)", async () => {
     const { code, out } = await tested;
     expect(code, out).toBe(0);
     expect(out).toMatch(/1 passed/);
