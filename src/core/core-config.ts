@@ -34,6 +34,52 @@ export interface Guards {
    * signalled) goes again to the connection that replaces the one it went to.
    */
   carryUnheardAudio: boolean;
+  /**
+   * Issue 28: the repeat judgement runs only where the model responds on its own (never on
+   * OpenAI's wire, where liveline causes every response), never on an answer to an input said
+   * again, and a kept repeat ends its turn with no `repeated_reply` error.
+   */
+  narrowRepeatJudgement: boolean;
+  /**
+   * Issue 31: on a turnless model, results sent while it speaks are answered in the reply they
+   * ask for, not taken as answered by the words it goes on saying (its turn waits for it).
+   */
+  resultsAwaitTheirReply: boolean;
+  /**
+   * Issue 31: on a turnless model, a line typed while the open turn's answer is owed or being
+   * said waits for it; it never cuts that turn (nothing cuts the answer on such a wire).
+   */
+  answersKeepTheirTurn: boolean;
+  /**
+   * Issue 31: on a turnless model, the quiet does not end an utterance while the reply
+   * liveline asked for is still on the wire (its calls, or the rest of it, still to come).
+   */
+  openRepliesOutlastQuiet: boolean;
+  /**
+   * Issue 33: results sent while the model says a call is still working are not taken as
+   * answered by those words (its turn goes on to their answer).
+   */
+  stillWorkingTakesNoResults: boolean;
+  /**
+   * Issue 52: on a turnless model, an utterance the quiet already ended is not ended again by
+   * the user's speech (no empty turn of the model's own opens, no `empty_response`).
+   */
+  utteranceEndsOnce: boolean;
+  /**
+   * Issue 52: on GPT-Live's one response chain, new input does not wait for a client's call of
+   * an earlier turn (the greeting's chips): that call is cancelled, `superseded`.
+   */
+  staleClientCallsSuperseded: boolean;
+  /**
+   * The attack of 2026-12-02: a cap reached mid-turn refuses the calls of later turns only;
+   * the open turn's calls run, and their answer is said, before the goodbye.
+   */
+  capSparesOpenTurn: boolean;
+  /**
+   * A turn that spoke and since sent only silent results is owed no more words: a
+   * blocking-only model that said all it had is not nudged to say its reply again.
+   */
+  silentResultsOweNoWords: boolean;
 }
 
 export const ALL_GUARDS: Guards = {
@@ -46,6 +92,15 @@ export const ALL_GUARDS: Guards = {
   detectRepeats: true,
   carryTurns: true,
   carryUnheardAudio: true,
+  narrowRepeatJudgement: true,
+  resultsAwaitTheirReply: true,
+  answersKeepTheirTurn: true,
+  openRepliesOutlastQuiet: true,
+  stillWorkingTakesNoResults: true,
+  utteranceEndsOnce: true,
+  staleClientCallsSuperseded: true,
+  capSparesOpenTurn: true,
+  silentResultsOweNoWords: true,
 };
 
 export const NO_GUARDS: Guards = {
@@ -58,6 +113,15 @@ export const NO_GUARDS: Guards = {
   detectRepeats: false,
   carryTurns: false,
   carryUnheardAudio: false,
+  narrowRepeatJudgement: false,
+  resultsAwaitTheirReply: false,
+  answersKeepTheirTurn: false,
+  openRepliesOutlastQuiet: false,
+  stillWorkingTakesNoResults: false,
+  utteranceEndsOnce: false,
+  staleClientCallsSuperseded: false,
+  capSparesOpenTurn: false,
+  silentResultsOweNoWords: false,
 };
 
 export interface CoreConfig {
@@ -132,11 +196,6 @@ export interface CoreConfig {
    * quiet this long after its speech ended (nothing on its wire says so; speech-clock.ts).
    */
   utteranceQuietMs: number;
-  /**
-   * Judgements liveline no longer makes, put back only so that a property's control can show
-   * what they did (test/core/legacy-judgements.ts; never set in a gateway).
-   */
-  legacy?: LegacyJudgements | undefined;
   audio: { inputRate: number; outputRate: number };
   /**
    * Client audio held while the model connection is not set up, at most (oldest dropped); and
@@ -207,61 +266,3 @@ export function defaultConfig(
   };
 }
 
-/** See CoreConfig.legacy. */
-export interface LegacyJudgements {
-  /**
-   * Issue 8 removed it: whether a reply's opening so far repeats a recent reply's, which gave
-   * the reply's slot back (and dropped honest answers that open alike).
-   */
-  openingRepeats?:
-    | ((soFar: string, recent: readonly string[]) => boolean | "undecided")
-    | undefined;
-  /**
-   * Issue 28 replaced it: the repeat judgement on every wire (OpenAI's too), answers to a
-   * repeated input included, and a kept repeat ending its turn with `repeated_reply`.
-   */
-  repeatsOnEveryWire?: boolean | undefined;
-  /**
-   * Issue 31 replaced it: on a turnless model, results sent while it spoke were taken as
-   * answered by the words it went on saying (its turn then ended before their answer came).
-   */
-  resultsAnsweredByVoice?: boolean | undefined;
-  /**
-   * Issue 31 replaced it: on a turnless model, a line typed while the open turn's answer was
-   * owed or being said cut that turn, and the answer, which nothing can cut on such a wire,
-   * came in the line's turn.
-   */
-  linesCutTurnlessAnswers?: boolean | undefined;
-  /**
-   * Issue 31 replaced it: on a turnless model, the quiet ended an utterance while the reply
-   * liveline asked for was still on the wire (its calls, or the rest of it, came after).
-   */
-  quietEndsOpenReplies?: boolean | undefined;
-  /**
-   * Issue 33's first cut: results sent while the model said a call was still working were
-   * taken as answered by its words (its turn then ended, and their answer was suppressed).
-   */
-  stillWorkingAnswersResults?: boolean | undefined;
-  /**
-   * Issue 52 replaced it: on a turnless model, the user's speech after an utterance the quiet
-   * had already ended (its adapter's `turn_complete`) ended it again: an empty turn of the
-   * model's own opened, with `empty_response`.
-   */
-  quietUtteranceEndedAgain?: boolean | undefined;
-  /**
-   * Issue 52 replaced it: on GPT-Live's one response chain, new input waited for a client's
-   * call of an earlier turn (the greeting's chips) until the client answered or it timed out.
-   */
-  staleClientCallsHold?: boolean | undefined;
-  /**
-   * Found by the attack of 2026-12-02: once a cap was reached, the calls of the turn open then
-   * were refused too, and the refusal was read out in place of the answer the cap allowed.
-   */
-  capRefusesOpenTurnCalls?: boolean | undefined;
-  /**
-   * Issue 50 replaced it: on a model whose turn_complete waits for results, a turn that spoke
-   * and then sent only silent results was taken as owed more words, and nudged (the greeting
-   * said five times on a blocking-only model).
-   */
-  silentResultsOwedWords?: boolean | undefined;
-}

@@ -200,7 +200,6 @@ function newGeneration(owner: string | null, claim: GenerationState["claim"]): G
     interrupted: false,
     inputSinceStart: false,
     text: "",
-    judged: false,
     answers: [],
     unansweredSpeak: false,
     unansweredSilent: 0,
@@ -220,7 +219,7 @@ function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
   return (
     ctx.state.config.guards.suppressUnsolicited &&
     (!capabilitiesOf(ctx.state).responsesOnRequest ||
-      ctx.state.config.legacy?.repeatsOnEveryWire === true) &&
+      !ctx.state.config.guards.narrowRepeatJudgement) &&
     ctx.now <= ctx.state.regenUntil &&
     (gen.claim === "expected" || gen.claim === "absorbed" || gen.claim === "grace")
   );
@@ -229,29 +228,6 @@ function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
 /** A piece of the generation's text. Nothing is held back: it is forwarded as it comes. */
 function noteText(ctx: StepContext, gen: GenerationState, text: string): void {
   if (gen.text.length < KEPT_TEXT) gen.text = (gen.text + text).slice(0, KEPT_TEXT);
-  const openingRepeats = ctx.state.config.legacy?.openingRepeats;
-  if (openingRepeats !== undefined) legacyJudgeOpening(ctx, gen, openingRepeats);
-}
-
-/** The removed judgement by opening words (see regeneration.ts), for the liveness control. */
-function legacyJudgeOpening(
-  ctx: StepContext,
-  gen: GenerationState,
-  openingRepeats: (soFar: string, recent: readonly string[]) => boolean | "undecided",
-): void {
-  const s = ctx.state;
-  if (gen.judged || !regenerationPossible(ctx, gen)) return;
-  const verdict = openingRepeats(normalizedReply(gen.text), s.recentReplies);
-  if (verdict !== true) {
-    gen.judged = verdict === false;
-    return;
-  }
-  gen.judged = true;
-  giveBack(ctx, gen);
-  gen.owner = null;
-  gen.claim = "none";
-  s.counters.suppressedGenerations++;
-  ctx.trace("SUPPRESSED", { reason: "regenerated reply (opening)" });
 }
 
 /**
@@ -331,14 +307,14 @@ export function givesSlotBackAsRepeat(
   reply: string,
 ): boolean {
   const s = ctx.state;
-  if (!s.config.guards.detectRepeats || s.config.legacy?.openingRepeats !== undefined) return false;
+  if (!s.config.guards.detectRepeats) return false;
   if (gen.unansweredSpeak) return false;
   // An honest model answers the same question with the same words: a reply that says again
   // what was said to the same input before is that answer, never a regeneration.
   const sameAnswer = s.recentAnswers.some(
     (a) => a.reply === reply && gen.answers.includes(a.input),
   );
-  if (sameAnswer && s.config.legacy?.repeatsOnEveryWire !== true) return false;
+  if (sameAnswer && s.config.guards.narrowRepeatJudgement) return false;
   if (!canGiveSlotBack(ctx, gen, true) || !repeatsRecentReply(reply, s.recentReplies)) return false;
   giveSlotBack(ctx, gen);
   // The model ignores SILENT: each other SILENT message sent lately may bring one more, and

@@ -187,7 +187,7 @@ function answerUnderWay(ctx: StepContext): boolean {
 
 /** Lines wait for a turnless model's answers (the guard; off in the naive relay). */
 function holdsLines(s: CoreState): boolean {
-  return repliesMarked(s) && s.config.legacy?.linesCutTurnlessAnswers !== true;
+  return repliesMarked(s) && s.config.guards.answersKeepTheirTurn;
 }
 
 /**

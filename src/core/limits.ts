@@ -46,7 +46,7 @@ export function callRefusedByLimit(ctx: StepContext, turnId: string): string | n
   if (
     limit.phase === "pending" &&
     turnId === limit.openTurnId &&
-    !s.config.legacy?.capRefusesOpenTurnCalls
+    s.config.guards.capSparesOpenTurn
   )
     return null;
   return "refused: this session has reached its limit and is closing";

@@ -376,7 +376,7 @@ function onModelEvent(ctx: StepContext, event: ModelEvent): void {
     case "turn_complete":
       // A turnless model's utterance ends where the user's speech begins, as its adapter says;
       // one the quiet already ended is not ended again (nothing runs: no turn of its own opens).
-      if (s.generation !== null || !repliesMarked(s) || s.config.legacy?.quietUtteranceEndedAgain)
+      if (s.generation !== null || !repliesMarked(s) || !s.config.guards.utteranceEndsOnce)
         onModelTurnComplete(ctx);
       setIdle(ctx);
       return;

@@ -182,8 +182,6 @@ export interface GenerationState {
   resultsUnanswered?: string | undefined;
   /** It answers this turn, which the watchdog ended before it began: named when it speaks. */
   lateFor?: string | undefined;
-  /** Only with a legacy opening judgement (CoreConfig.legacy): its opening has been judged. */
-  judged: boolean;
   /**
    * Speak results went to the model during this generation and it has said nothing since:
    * it may have ended its turn before they arrived, and then a follow-up is on its way.

@@ -387,7 +387,7 @@ function flushBatch(ctx: StepContext, batch: string): void {
     turn !== null &&
     s.generation !== null &&
     s.generation.owner === turnId &&
-    (s.generation.stillWorking !== true || s.config.legacy?.stillWorkingAnswersResults === true);
+    (s.generation.stillWorking !== true || !s.config.guards.stillWorkingTakesNoResults);
   const speak = ready.some((c) => c.followUp === "speak");
   if (turn === null || (!speak && !inGeneration)) {
     // The turn was interrupted (the model dropped these calls, nobody waits to hear them),
@@ -410,7 +410,7 @@ function flushBatch(ctx: StepContext, batch: string): void {
   // A model without turns answers results in the reply they ask for (`reply_ready`), never
   // in the words it goes on saying meanwhile: the turn waits for that reply.
   const answeredInReply =
-    capabilitiesOf(s).turnless === true && s.config.legacy?.resultsAnsweredByVoice !== true;
+    capabilitiesOf(s).turnless === true && s.config.guards.resultsAwaitTheirReply;
   if (!inGeneration || answeredInReply) {
     expectGeneration(ctx, turn.id);
     return;
@@ -461,7 +461,7 @@ export function cancelCall(ctx: StepContext, call: CallState, reason: string): v
 export function supersedeStaleClientCalls(ctx: StepContext): void {
   const s = ctx.state;
   // A protection: the naive relay leaves calls alone, as the field's relays do.
-  if (!s.config.guards.resultScheduling || s.config.legacy?.staleClientCallsHold) return;
+  if (!s.config.guards.resultScheduling || !s.config.guards.staleClientCallsSuperseded) return;
   if (capabilitiesOf(s).answersCancelledCalls !== true) return;
   for (const call of Object.values(s.calls)) {
     if (call.status === "running" && call.runOn === "client" && call.turnId !== s.turn?.id)

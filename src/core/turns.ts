@@ -41,7 +41,7 @@ export function replyIsEmpty(s: CoreState, turn: TurnState): boolean {
   if (turn.resultsSinceContent === 0) return false;
   if (turn.speakSinceContent || !turn.hasContent) return true;
   return (
-    s.config.legacy?.silentResultsOwedWords === true &&
+    !s.config.guards.silentResultsOweNoWords &&
     capabilitiesOf(s).turnCompleteWaitsForResults
   );
 }
@@ -160,7 +160,7 @@ export function onGraceTimer(ctx: StepContext, turnId: string): void {
   const turn = s.turn?.id === turnId ? s.turn : null;
   const gaveBack = turn ? s.followUpWindow.gaveBack : undefined;
   const empty = turn?.modelEnded && replyIsEmpty(s, turn);
-  if (turn && gaveBack === "repeat" && s.config.legacy?.repeatsOnEveryWire === true) {
+  if (turn && gaveBack === "repeat" && !s.config.guards.narrowRepeatJudgement) {
     ctx.recordError("repeated_reply", "the model's reply repeated an earlier one", turn.id);
   } else if (turn && gaveBack === "repeat" && !empty) {
     // No other answer came: the reply that said an earlier one again was the answer (an

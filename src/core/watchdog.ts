@@ -25,7 +25,7 @@ export const SLOW_WAITS = 2;
 export function utteranceMayHaveEnded(s: CoreState, turn: TurnState): boolean {
   const gen = s.generation;
   if (gen === null || gen.owner !== turn.id || !gen.hasContent || gen.interrupted) return false;
-  if ((s.replyOpen || s.replyAsked) && s.config.legacy?.quietEndsOpenReplies !== true) return false;
+  if ((s.replyOpen || s.replyAsked) && s.config.guards.openRepliesOutlastQuiet) return false;
   // The agent's record as configured (what capabilitiesOf adjusts, SILENT, is not read): read
   // here, on every model event of a reply, without a call into another module.
   return (s.config.agentCapabilities?.[s.agent] ?? s.config.capabilities).turnless === true;

@@ -9,12 +9,8 @@ import {
 import { propertySeed } from "../support/property-seed.js";
 import { FOUND_WITH_CAPS, FOUND_WITH_PROGRESS } from "./found-sessions.js";
 import { FOUND_TURNLESS } from "./found-turnless.js";
-import {
-  LINES_CUT_TURNLESS_ANSWERS,
-  OPENING_JUDGEMENT,
-  QUIET_ENDS_OPEN_REPLIES,
-  REPEAT_JUDGEMENT_ON_EVERY_WIRE,
-} from "./legacy-judgements.js";
+import type { Harness } from "./harness.js";
+import { judgeOpenings } from "./opening-judgement.js";
 import {
   checkAnswersDelivered,
   checkNoAnswerMisplaced,
@@ -131,11 +127,16 @@ function liveness(
   config: Partial<CoreConfig> = {},
   coverage?: Map<string, number>,
   families?: string[],
-  { pairsReplies = true, placed = false }: { pairsReplies?: boolean; placed?: boolean } = {},
+  {
+    pairsReplies = true,
+    placed = false,
+    around,
+  }: { pairsReplies?: boolean; placed?: boolean; around?: (h: Harness) => unknown } = {},
 ) {
   return fc.property(scenarioArb("truthful", { busy: true, families }), (scenario) => {
     const { h, model, run, drain, lastActivityAt } = world(scenario, guards, config, {
       pairsReplies,
+      around,
     });
     h.connect("phone");
     for (const action of scenario.actions) {
@@ -264,8 +265,22 @@ describe("the session core over random interleavings", () => {
   // properties accept as an honest end; its control is a scenario (turn-continuity.test.ts).
   // Nor carryUnheardAudio: these worlds send no audio; its controls are scenarios
   // (unheard-audio.test.ts, and test/session/reconnect.workers.test.ts on the real wire).
+  // Nor the protections that replaced a judgement liveline once made: their controls are the
+  // scenarios and properties that found them, named here.
+  const controlledElsewhere: Partial<Record<keyof Guards, string>> = {
+    carryTurns: "turn-continuity.test.ts",
+    carryUnheardAudio: "unheard-audio.test.ts",
+    resultsAwaitTheirReply: "turnless.test.ts",
+    answersKeepTheirTurn: "turnless.test.ts, and the turnless properties below",
+    openRepliesOutlastQuiet: "the turnless properties below",
+    stillWorkingTakesNoResults: "tool-progress.test.ts",
+    utteranceEndsOnce: "test/providers/gpt-live/one-chain.test.ts",
+    staleClientCallsSuperseded: "test/providers/gpt-live/one-chain.test.ts",
+    capSparesOpenTurn: "test/session/caps.workers.test.ts",
+    silentResultsOweNoWords: "turn-continuity.test.ts, and the provider contract",
+  };
   const controlled = (Object.keys(ALL_GUARDS) as (keyof Guards)[]).filter(
-    (guard) => guard !== "carryTurns" && guard !== "carryUnheardAudio",
+    (guard) => controlledElsewhere[guard] === undefined,
   );
   for (const guard of controlled) {
     // A repeat only reaches the check where the model ignores SILENT against its record's
@@ -292,7 +307,8 @@ describe("the session core over random interleavings", () => {
   it("control: the opening-words judgement that issue 8 removed drops honest answers", {
     timeout: TIMEOUT,
   }, () => {
-    const result = fc.check(liveness(ALL_GUARDS, { legacy: OPENING_JUDGEMENT }), {
+    const opening = { around: judgeOpenings };
+    const result = fc.check(liveness(ALL_GUARDS, {}, undefined, undefined, opening), {
       numRuns: RUNS,
       seed: CONTROL_SEED,
     });
@@ -308,7 +324,7 @@ describe("the session core over random interleavings", () => {
     timeout: TIMEOUT,
   }, () => {
     const result = fc.check(
-      liveness(ALL_GUARDS, { legacy: REPEAT_JUDGEMENT_ON_EVERY_WIRE }, undefined, ["openai"]),
+      liveness({ ...ALL_GUARDS, narrowRepeatJudgement: false }, {}, undefined, ["openai"]),
       // It needs a late silent result and then the same question again: rarer than a run in 2,000.
       { numRuns: RUNS * 5, seed: CONTROL_SEED },
     );
@@ -378,13 +394,13 @@ describe("the session core on a model without turns (GPT-Live), over random inte
   // Each issue-31 rule on its own is necessary: the judgement it replaced misplaces answers.
   // (Results taken as answered by the voice's words: their reply, once on the wire, now holds
   // the turn open anyway; that control is a scenario, turnless.test.ts.)
-  for (const [name, legacy] of [
-    ["a line cuts the answer it was typed over", LINES_CUT_TURNLESS_ANSWERS],
-    ["the quiet ends an utterance whose reply is still on the wire", QUIET_ENDS_OPEN_REPLIES],
+  for (const [name, off] of [
+    ["a line cuts the answer it was typed over", { answersKeepTheirTurn: false }],
+    ["the quiet ends an utterance whose reply is still on the wire", { openRepliesOutlastQuiet: false }],
   ] as const) {
     it(`control: where ${name}, a counterexample is found`, { timeout: TIMEOUT }, () => {
       const result = fc.check(
-        liveness(ALL_GUARDS, { legacy }, undefined, TURNLESS, { placed: true }),
+        liveness({ ...ALL_GUARDS, ...off }, {}, undefined, TURNLESS, { placed: true }),
         {
           numRuns: RUNS,
           seed: CONTROL_SEED,

@@ -3,6 +3,7 @@
  * `progress: "say"`) to say it is still working, and a result that comes while it says so is
  * still answered, in its turn — never taken as answered by those words.
  */
+import { ALL_GUARDS } from "../../src/core/session-state.js";
 import { describe, expect, it } from "vitest";
 import { TOOLS } from "./harness.js";
 import { live, texts, turnEnds } from "./sessions.js";
@@ -76,13 +77,15 @@ describe("progress of a long call", () => {
     expect(h.traces).toContain("SUPPRESSED");
   });
 
-  for (const legacy of [false, true])
+  for (const control of [false, true])
     it(
-      legacy
+      control
         ? "control: results taken as answered by the still-working words: their answer is suppressed"
         : "a result that comes while the model says it is still working is answered after, in its turn",
       () => {
-        const h = callRunning(legacy ? { legacy: { stillWorkingAnswersResults: true } } : {});
+        const h = callRunning(
+          control ? { guards: { ...ALL_GUARDS, stillWorkingTakesNoResults: false } } : {},
+        );
         h.input({ type: "tool_progress", callId: "c1", progress: 1 });
         h.model({ type: "text_delta", text: "Still working on it, " });
         // The result is ready while those words are said.
@@ -93,7 +96,7 @@ describe("progress of a long call", () => {
         h.model({ type: "text_delta", text: "We are open 9 to 5." });
         h.model({ type: "turn_complete" });
         const said = texts(h).join(" ");
-        if (legacy) {
+        if (control) {
           expect(said).not.toContain("9 to 5");
           return;
         }

@@ -102,7 +102,7 @@ describe("a model that waits for every result (3.1): nothing after a side-effect
   it("control: taking the end after a silent result for an empty reply nudges the model", () => {
     const h = live({
       capabilities: WAITS_FOR_RESULTS,
-      legacy: { silentResultsOwedWords: true },
+      guards: { ...ALL_GUARDS, silentResultsOweNoWords: false },
     });
     greetingWithChips(h);
     expect(nudges(h)).toHaveLength(1);

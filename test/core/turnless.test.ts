@@ -9,7 +9,6 @@ import { describe, expect, it } from "vitest";
 import { ALL_GUARDS, UTTERANCE_QUIET_MS } from "../../src/core/core-config.js";
 import { GPT_LIVE_CAPABILITIES } from "../../src/providers/gpt-live/adapter.js";
 import type { Harness } from "./harness.js";
-import { LINES_CUT_TURNLESS_ANSWERS, RESULTS_ANSWERED_BY_VOICE } from "./legacy-judgements.js";
 import { errorCodes, live, toolResponses, turnEnds, userTurns } from "./sessions.js";
 
 /** What the model said, as clients saw it (a voice model's words come as transcript). */
@@ -169,7 +168,7 @@ describe("lines typed while a turnless model answers (nothing it says can be cut
   it("control: a line that cuts the turn leaves the answer it was given (which the user hears: nothing cuts this model) in no turn", () => {
     const h = live({
       capabilities: GPT_LIVE_CAPABILITIES,
-      legacy: LINES_CUT_TURNLESS_ANSWERS,
+      guards: { ...ALL_GUARDS, answersKeepTheirTurn: false },
     });
     twoLines(h, 200);
     expect(ends(h)[0]).toBe("t1:interrupted");
@@ -442,7 +441,7 @@ describe("results a turnless model is sent while it speaks (GPT-Live delegation)
   it("control: taken as answered by the voice's next words, the turn ends before its reply, which comes as the model's own", () => {
     const h = live({
       capabilities: GPT_LIVE_CAPABILITIES,
-      legacy: RESULTS_ANSWERED_BY_VOICE,
+      guards: { ...ALL_GUARDS, resultsAwaitTheirReply: false },
     });
     lookup(h, 20_000, true);
     expect(userTurns(h).map(([id]) => id)).toEqual(["t1", "t2"]);

@@ -260,7 +260,10 @@ export function world(
   scenario: Scenario,
   guards: Guards,
   config: Partial<CoreConfig> = {},
-  { pairsReplies = true }: { pairsReplies?: boolean } = {},
+  {
+    pairsReplies = true,
+    around,
+  }: { pairsReplies?: boolean; around?: (h: Harness) => unknown } = {},
 ) {
   const caps = CAPABILITIES[scenario.capabilities]!;
   const start = 1_000_000;
@@ -286,6 +289,8 @@ export function world(
     agentLinks: scenario.sharedLink ? Object.fromEntries(AGENTS.map((a) => [a, "one"])) : {},
     ...config,
   });
+  // A judgement put around the core (a control's: opening-judgement.ts).
+  around?.(h);
   let planIndex = 0;
   const nextPlan = () => scenario.plans[planIndex++ % scenario.plans.length] ?? PLAIN;
   const model = new ReferenceModel(caps, (name) => ALL_TOOLS[name]?.followUp ?? "speak", nextPlan);

@@ -905,13 +905,13 @@ async function nudgeAfterSilentResults(sessionId: string): Promise<void> {
     const live = (
       instance as {
         running: {
-          live: { interpreter: { state: { config: { legacy?: Record<string, unknown> } } } } | null;
+          live: { interpreter: { state: { config: { guards: Record<string, boolean> } } } } | null;
         };
       }
     ).running.live;
     if (!live) throw new Error("the session's object holds no running session");
     const config = live.interpreter.state.config;
-    config.legacy = { ...config.legacy, silentResultsOwedWords: true };
+    config.guards = { ...config.guards, silentResultsOweNoWords: false };
   });
 }
 

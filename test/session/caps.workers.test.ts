@@ -131,11 +131,11 @@ describe("session caps", { timeout: 20_000 }, () => {
       { calls: "2:lookup_faq;*:" },
     );
     if (refuseOpenTurnCalls)
-      await inLiveSession<{ interpreter: { state: { config: { legacy?: object } } } }>(
+      await inLiveSession<{ interpreter: { state: { config: { guards: object } } } }>(
         sessionId,
         (live) => {
           const { config } = live.interpreter.state;
-          config.legacy = { ...config.legacy, capRefusesOpenTurnCalls: true };
+          config.guards = { ...config.guards, capSparesOpenTurn: false };
         },
       );
     await playTurn(client, "hi");

@@ -369,9 +369,9 @@ describe("GPT-Live's one response chain: contract scenarios", () => {
   });
 
   /** The greeting's chips (a client call) never answered; then a line. */
-  function overStaleChips(legacy: WiredOptions["legacy"]): Wired {
+  function overStaleChips(off: WiredOptions["off"]): Wired {
     const w = new Wired({
-      legacy,
+      off,
       clientAnswerMs: null,
       knobs: calls({ 1: ["suggest_topics"] }),
     });
@@ -395,7 +395,7 @@ describe("GPT-Live's one response chain: contract scenarios", () => {
   });
 
   it("control: held for the stale call, the line waits until the call times out (20 s)", () => {
-    const w = overStaleChips({ staleClientCallsHold: true });
+    const w = overStaleChips({ staleClientCallsSuperseded: false });
     expect(turnOf(w, "what is new?").said).toBe("");
   });
 
@@ -413,7 +413,7 @@ describe("GPT-Live's one response chain: contract scenarios", () => {
   });
 
   it("control: ended again where the user's speech begins, the quiet utterance opened an empty turn of the model's own", () => {
-    const w = new Wired({ legacy: { quietUtteranceEndedAgain: true } });
+    const w = new Wired({ off: { utteranceEndsOnce: false } });
     w.say();
     w.advance(10_000);
     w.say();

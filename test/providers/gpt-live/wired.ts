@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { PerResponseGate } from "../../../scripts/measurement/per-response-gate.js";
-import { ALL_GUARDS, type LegacyJudgements } from "../../../src/core/core-config.js";
+import { ALL_GUARDS, type Guards } from "../../../src/core/core-config.js";
 import { NO_GUARDS } from "../../../src/core/session-state.js";
 import { rebuildContext } from "../../../src/history/rebuild.js";
 import { GPT_LIVE_CAPABILITIES, GptLiveAdapter } from "../../../src/providers/gpt-live/adapter.js";
@@ -76,8 +76,8 @@ export interface WiredOptions {
   cancelledOutput?: "cancelled" | "error";
   /** Control: the adapter's word that the service session expired is not passed on. */
   hideExpiry?: boolean;
-  /** Judgements liveline no longer makes, for a control (CoreConfig.legacy). */
-  legacy?: LegacyJudgements;
+  /** Protections switched off, for a control (the rest stay on; `naive`: all off). */
+  off?: Partial<Guards>;
 }
 
 export class Wired {
@@ -110,8 +110,7 @@ export class Wired {
     this.h = new Harness({
       tools: WIRED_TOOLS,
       capabilities: GPT_LIVE_CAPABILITIES,
-      guards: opts.naive === true ? NO_GUARDS : ALL_GUARDS,
-      legacy: opts.legacy,
+      guards: opts.naive === true ? NO_GUARDS : { ...ALL_GUARDS, ...opts.off },
     });
     this.h.onOpenUpstream = (open) => {
       const adapter = new GptLiveAdapter({
