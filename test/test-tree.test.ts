@@ -13,6 +13,24 @@ const ROOT = process.cwd();
 /** The folders tests were grouped in by runner; a file there now runs in no project. */
 const RETIRED = ["test/unit/", "test/workers/", "test/contract/", "test/browser/"];
 
+/**
+ * The folders of test/ that are not a room of src/: scripts/ (the repository's commands, and
+ * scripts/measurement's arm), the docs' checks, a frame's path, the user's runs, the shared
+ * helpers, recorded material and the package test's scratch app.
+ */
+const BESIDE_ROOMS = ["scripts", "docs", "path", "end-to-end", "support", "fixtures", "package"];
+
+/** A folder of test/ that mirrors nothing: neither a room of src/ nor one named above. */
+function strayFolders(folders: readonly string[], rooms: readonly string[]): string[] {
+  return folders.filter((f) => !rooms.includes(f) && !BESIDE_ROOMS.includes(f));
+}
+
+function foldersOf(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
+}
+
 /** Each project's file names, as vitest.config.ts's include globs say them. */
 const PROJECTS = [
   { name: "workers", suffix: /\.workers\.test\.ts$/, glob: '"test/**/*.workers.test.ts"' },
@@ -67,6 +85,14 @@ describe("the test tree", () => {
     expect(files.length).toBeGreaterThan(150);
     const faults = files.flatMap((f) => faultsOf(f, readFileSync(join(ROOT, f), "utf8")));
     expect(faults).toEqual([]);
+  });
+
+  it("each folder of test/ is a room of src/ or one of the few beside them", () => {
+    expect(strayFolders(foldersOf("test"), foldersOf("src"))).toEqual([]);
+    // Control: the arm's tests where they were, in a room src/ no longer has.
+    expect(strayFolders([...foldersOf("test"), "measurement"], foldersOf("src"))).toEqual([
+      "measurement",
+    ]);
   });
 
   it("vitest.config.ts's projects take the files by these names", () => {

@@ -3,12 +3,12 @@
 // repro`'s call_delivered_twice row can show the tool run twice; liveline's adapter, once.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { naiveWire } from "../../scripts/measurement/naive-wire.js";
+import { naiveWire } from "../../../scripts/measurement/naive-wire.js";
 import {
   GptLiveAdapter,
   type GptLiveAdapterOptions,
-} from "../../src/providers/gpt-live/adapter.js";
-import type { ProviderAdapter } from "../../src/vocabulary/provider-adapter.js";
+} from "../../../src/providers/gpt-live/adapter.js";
+import type { ProviderAdapter } from "../../../src/vocabulary/provider-adapter.js";
 
 const OPTIONS: GptLiveAdapterOptions = {
   model: "gpt-live-1",
