@@ -299,19 +299,28 @@ describe("recordings in the timeline viewer (Chromium)", () => {
     const viewer = await viewerOf(context, sessionId);
     expect(viewer).toMatchObject({ rate: 8000, channels: 2 });
     // The greeter's two keys' tones on the heard track (5 and #, about 200 ms each; a tone may
-    // come in pieces, as the line's chunks came), all within a second and a half of the first:
-    // the PIN's three, typed seconds later, left nothing.
+    // come in pieces, as the line's chunks came), all before the handoff on the recording's
+    // clock (the timeline's): the PIN's three, typed to billing after it, left nothing. (The
+    // two keys' own spacing is the machine's: 260 ms apart here, 1.5 s on a loaded one.)
     const loud = viewer.heard.reduce((n, [a, b]) => n + b - a, 0);
     const seen = JSON.stringify(viewer.heard.map(([a, b]) => [Math.round(a), Math.round(b)]));
     expect(loud, seen).toBeGreaterThan(300);
     expect(loud, seen).toBeLessThan(600);
-    expect(viewer.heard.at(-1)[1] - viewer.heard[0][0], seen).toBeLessThan(1500);
+    const timeline = await fetch(`${server.base}/v1/sessions/${sessionId}/timeline`, {
+      headers: { Authorization: `Bearer ${API_KEY}` },
+    }).then((r) => r.json());
+    const handoffMs = timeline.rows.find(
+      (r) => r.kind === "HANDOFF" && JSON.stringify(r).includes("billing"),
+    )?.ms;
+    expect(handoffMs, JSON.stringify(timeline.rows.map((r) => r.kind))).toBeGreaterThan(0);
+    for (const [, to] of viewer.heard)
+      expect(to, `${seen} handoff at ${handoffMs}`).toBeLessThan(handoffMs);
     const offsets = replyOffsets(viewer);
     expect(offsets.length).toBeGreaterThanOrEqual(2);
     for (const offset of offsets) expect(Math.abs(offset)).toBeLessThanOrEqual(50);
     await clickPlays(viewer.page, "MODEL_AUDIO");
     console.log(
-      `call: keys 5# kept (${loud.toFixed(0)} ms, ${Date.now() - keptAt} ms ago), PIN silent; reply offsets ${offsets.map((o) => o.toFixed(1)).join(", ")} ms`,
+      `call: keys 5# kept (${loud.toFixed(0)} ms, ${Date.now() - keptAt} ms ago; heard ${seen}, the handoff at ${handoffMs} ms), PIN silent; reply offsets ${offsets.map((o) => o.toFixed(1)).join(", ")} ms`,
     );
     await context.close();
   }, 120_000);
