@@ -10,7 +10,7 @@ import {
   resultsAnswered,
   spokeAfterTurnEnded,
 } from "./follow-up.js";
-import { inputKey, normalizedReply, repeatsRecentReply } from "./regeneration.js";
+import { inputKey, repeatsRecentReply } from "./regeneration.js";
 import {
   type CoreState,
   capabilitiesOf,
@@ -226,23 +226,8 @@ function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
 }
 
 /** A piece of the generation's text. Nothing is held back: it is forwarded as it comes. */
-function noteText(ctx: StepContext, gen: GenerationState, text: string): void {
+function noteText(gen: GenerationState, text: string): void {
   if (gen.text.length < KEPT_TEXT) gen.text = (gen.text + text).slice(0, KEPT_TEXT);
-}
-
-/**
- * A generation turned out not to be the one its slot was waiting for: the slot becomes a
- * follow-up window, so the next generation takes it (new input is held meanwhile), and if
- * none comes within the grace, the turn goes on as if this one had been it.
- */
-function giveBack(ctx: StepContext, gen: GenerationState): void {
-  const s = ctx.state;
-  const live = gen.owner !== null && s.turn?.id === gen.owner;
-  // The turn's own last generation is the one that ended before this one took its slot.
-  if (live) s.turn!.modelEnded = true;
-  if (s.followUpWindow === null)
-    openWindow(ctx, live ? gen.owner! : `stale-${gen.owner ?? "none"}`);
-  else if (gen.claim === "expected") s.expected.unshift(gen.owner);
 }
 
 /**
@@ -340,7 +325,7 @@ function liveOwner(ctx: StepContext, gen: GenerationState): string | null {
  */
 export function takeContent(ctx: StepContext, gen: GenerationState, text?: string): string | null {
   noteContent(ctx, gen);
-  if (text !== undefined) noteText(ctx, gen, text);
+  if (text !== undefined) noteText(gen, text);
   return liveOwner(ctx, gen);
 }
 

@@ -43,11 +43,7 @@ export function callRefusedByLimit(ctx: StepContext, turnId: string): string | n
     return `refused: this session allows at most ${max} tool calls`;
   const limit = s.limit;
   if (limit === null) return null;
-  if (
-    limit.phase === "pending" &&
-    turnId === limit.openTurnId &&
-    s.config.guards.capSparesOpenTurn
-  )
+  if (limit.phase === "pending" && turnId === limit.openTurnId && s.config.guards.capSparesOpenTurn)
     return null;
   return "refused: this session has reached its limit and is closing";
 }

@@ -40,10 +40,7 @@ import { callsHoldReply } from "./watchdog.js";
 export function replyIsEmpty(s: CoreState, turn: TurnState): boolean {
   if (turn.resultsSinceContent === 0) return false;
   if (turn.speakSinceContent || !turn.hasContent) return true;
-  return (
-    !s.config.guards.silentResultsOweNoWords &&
-    capabilitiesOf(s).turnCompleteWaitsForResults
-  );
+  return !s.config.guards.silentResultsOweNoWords && capabilitiesOf(s).turnCompleteWaitsForResults;
 }
 
 export function onModelTurnComplete(ctx: StepContext): void {

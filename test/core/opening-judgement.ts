@@ -5,7 +5,7 @@
  * of its words go nowhere — and with them the honest answers that open alike ("Sure. …").
  */
 import { normalizedReply } from "../../src/core/regeneration.js";
-import { capabilitiesOf, type CoreState } from "../../src/core/session-state.js";
+import { type CoreState, capabilitiesOf } from "../../src/core/session-state.js";
 import type { Harness } from "./harness.js";
 
 /** Characters of a reply's opening the removed judgement compared. */

@@ -396,7 +396,10 @@ describe("the session core on a model without turns (GPT-Live), over random inte
   // the turn open anyway; that control is a scenario, turnless.test.ts.)
   for (const [name, off] of [
     ["a line cuts the answer it was typed over", { answersKeepTheirTurn: false }],
-    ["the quiet ends an utterance whose reply is still on the wire", { openRepliesOutlastQuiet: false }],
+    [
+      "the quiet ends an utterance whose reply is still on the wire",
+      { openRepliesOutlastQuiet: false },
+    ],
   ] as const) {
     it(`control: where ${name}, a counterexample is found`, { timeout: TIMEOUT }, () => {
       const result = fc.check(

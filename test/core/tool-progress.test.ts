@@ -3,8 +3,9 @@
  * `progress: "say"`) to say it is still working, and a result that comes while it says so is
  * still answered, in its turn — never taken as answered by those words.
  */
-import { ALL_GUARDS } from "../../src/core/session-state.js";
+
 import { describe, expect, it } from "vitest";
+import { ALL_GUARDS } from "../../src/core/session-state.js";
 import { TOOLS } from "./harness.js";
 import { live, texts, turnEnds } from "./sessions.js";
 
