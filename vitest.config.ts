@@ -2,7 +2,6 @@ import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { configDefaults, defineConfig } from "vitest/config";
 import { tracePlugin } from "./test/path/trace-plugin.js";
-import { LongestFirst } from "./test/support/longest-first.js";
 import { MCP_DESK_TOKEN } from "./test/support/mcp-global-setup.js";
 
 // In this repository `liveline` and `liveline/simulator` are its own source (as tsconfig's
@@ -32,8 +31,6 @@ export default defineConfig({
     // fits beside them (842 s with one file at a time, 428 s with two, when the suite was half
     // its size).
     maxWorkers: 3,
-    // The longest files first, whatever their project (test/support/longest-first.ts).
-    sequence: { sequencer: LongestFirst },
     projects: [
       {
         resolve: { alias: liveline },
