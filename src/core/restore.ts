@@ -203,7 +203,9 @@ export interface RestartPlan {
  *   an outcome it cannot know (it may have happened), never as a failure;
  * - the open turn whose answer had not begun (nothing said since its last call) is carried;
  *   one whose reply was cut mid-way ends `interrupted {reason: "upstream_lost"}` once, its
- *   calls with it;
+ *   calls with it, and so does a cap's goodbye, said or not: its line is liveline's own,
+ *   hidden, and the cap, found again, asks for a new one (a carried one was answered as an
+ *   empty line, then said goodbye again — found by the attack of 2026-12-02);
  * - speech the user had finished that was not yet a turn becomes its turn, carried (its
  *   transcription is the question); with no words of it known, the turn asks the user once to
  *   say it again (a durable `speech_lost` says why).
@@ -226,7 +228,9 @@ export function planRestart(
     return plan;
   }
   const { openTurn, openCalls } = inFlight(events);
-  const cut = openTurn !== null && replyCut(carry.tail, openTurn);
+  const opened = events.findLast((e) => e.kind === "user" && e.turnId === openTurn);
+  const goodbye = opened?.kind === "user" && opened.source === "limit";
+  const cut = openTurn !== null && (goodbye || replyCut(carry.tail, openTurn));
   for (const [callId, call] of openCalls) {
     const keep = !(cut && call.turnId === openTurn);
     const rerunTimeoutMs = call.runOn === "server" ? carry.rerunTimeoutMs(call.name) : null;

@@ -81,6 +81,50 @@ describe("a reply cut mid-way", () => {
   });
 });
 
+// Found by the attack of 2026-12-02: a goodbye whose words had not begun was carried like a
+// question; the model answered its hidden, empty line ("You said: “”") and then said goodbye
+// again in a second turn. PROTOCOL-REFERENCE (session caps) promises the goodbye's turn ends
+// `interrupted` and the cap, found again, asks for a new one.
+describe("a cap's goodbye under way", () => {
+  const goodbyes = (h: Harness) =>
+    h.sentToModel.filter((c) => c.type === "nudge" && /reached .* and ends now/.test(c.text));
+  const lines = (h: Harness) => h.log.filter((e) => e.kind === "user");
+
+  function goodbyeAsked(): Harness {
+    const h = live({ limits: { startedAt: 1_000_000, maxTurns: 1 } });
+    h.input({ type: "client_text", clientId: "phone", text: "what are your hours?" });
+    h.model({ type: "text_delta", text: "We open at nine." });
+    h.model({ type: "turn_complete" });
+    expect(lines(h).at(-1)).toMatchObject({ turnId: "t2", source: "limit", text: "" });
+    expect(goodbyes(h)).toHaveLength(1);
+    return h;
+  }
+
+  for (const [when, said] of [
+    ["before its first words", []],
+    ["after its first words", ["Thank you for"]],
+  ] as const) {
+    it(`${when}: its turn ends interrupted once, and a new goodbye is asked for (not the hidden line answered)`, () => {
+      const before = goodbyeAsked();
+      for (const text of said) before.model({ type: "text_delta", text });
+      const after = before.restart();
+      expect(ends(after, "t2")).toEqual([
+        expect.objectContaining({ kind: "interrupted", reason: "upstream_lost" }),
+      ]);
+      reconnect(after);
+      // Asked for the goodbye again, never to go on with the hidden line.
+      expect(goodbyes(after)).toHaveLength(1);
+      expect(after.sentToModel.filter((c) => c.type === "nudge")).toEqual(goodbyes(after));
+      after.model({ type: "text_delta", text: "Goodbye!" });
+      after.model({ type: "turn_complete" });
+      expect(lines(after).map((e) => e.turnId)).toEqual(["t1", "t2", "t3"]);
+      expect(ends(after, "t3")).toEqual([expect.objectContaining({ kind: "turn_complete" })]);
+      expect(after.log.filter((e) => e.kind === "session_limit")).toHaveLength(1);
+      expect(validateHistory(after.log)).toEqual([]);
+    });
+  }
+});
+
 describe("a server tool in flight", () => {
   it("declared idempotent: runs again under the same call id, its one result spoken once", () => {
     const before = live({ tools });
