@@ -46,6 +46,8 @@ async function oneTurn(
 }
 
 describe("a GPT-Live session (the simulator's face)", () => {
+  // These two wait 2 s for nothing more after their turn: the default 5 s left a loaded machine
+  // (CI with three test files at once) less than 3 s for the turn itself.
   it("a line is answered in its turn, which ends once, with no error", async () => {
     const { client } = await simulatorSession({ wire: "gpt-live", modality: "AUDIO" });
     const frames = await playTurn(client, "hello there", { settleMs: 2_000 });
@@ -53,7 +55,7 @@ describe("a GPT-Live session (the simulator's face)", () => {
     expect(turnEndsOf(frames).map((f) => f.type)).toEqual(["turn_complete"]);
     expect(errorsOf(frames)).toEqual([]);
     client.close();
-  });
+  }, 30_000);
 
   it("function calls delivered twice each run once and are answered once", async () => {
     const { client } = await simulatorSession({
@@ -72,7 +74,7 @@ describe("a GPT-Live session (the simulator's face)", () => {
     expect(turnEndsOf(frames)).toHaveLength(1);
     expect(errorsOf(frames)).toEqual([]);
     client.close();
-  });
+  }, 30_000);
 
   it("an answer said in real time, its pieces further apart than the quiet, is one turn", async () => {
     // Pieces of 2 to 5 words, each sent as it begins: 500 to 1,250 ms apart, past the
