@@ -211,16 +211,16 @@ function newGeneration(owner: string | null, claim: GenerationState["claim"]): G
 const KEPT_TEXT = 4000;
 
 /**
- * Could a regeneration be under way: a result that could provoke one went out lately, to a
- * model that can respond on its own? Where liveline causes every response (OpenAI's
- * `response.create`), which input a response answers is known: nothing is judged.
+ * Could `gen` be a regeneration at `now`: a result that could provoke one went out lately, to
+ * a model that can respond on its own? Where liveline causes every response (OpenAI's
+ * `response.create`), which input a response answers is known: nothing is judged. (Exported
+ * for the tests' opening-words control, which judges where the core would.)
  */
-function regenerationPossible(ctx: StepContext, gen: GenerationState): boolean {
+export function regenerationPossible(s: CoreState, gen: GenerationState, now: number): boolean {
   return (
-    ctx.state.config.guards.suppressUnsolicited &&
-    (!capabilitiesOf(ctx.state).responsesOnRequest ||
-      !ctx.state.config.guards.narrowRepeatJudgement) &&
-    ctx.now <= ctx.state.regenUntil &&
+    s.config.guards.suppressUnsolicited &&
+    (!capabilitiesOf(s).responsesOnRequest || !s.config.guards.narrowRepeatJudgement) &&
+    now <= s.regenUntil &&
     (gen.claim === "expected" || gen.claim === "absorbed" || gen.claim === "grace")
   );
 }
@@ -250,7 +250,7 @@ export function returnSlot(ctx: StepContext, owner: string): void {
  * absorbed instead and its turn waits for the watchdog: a visible nudge, not a silent loss.
  */
 export function canGiveSlotBack(ctx: StepContext, gen: GenerationState, repeated = false): boolean {
-  if (gen.interrupted || !regenerationPossible(ctx, gen)) return false;
+  if (gen.interrupted || !regenerationPossible(ctx.state, gen, ctx.now)) return false;
   const live = gen.owner !== null && ctx.state.turn?.id === gen.owner;
   // A word-for-word repeat that took a cut-short turn's window was a regeneration too: the
   // follow-up that window waited for is still to come, and must not take the next slot.

@@ -4,24 +4,12 @@
  * reply's opening, where a regeneration was possible, the reply is taken for one and the rest
  * of its words go nowhere — and with them the honest answers that open alike ("Sure. …").
  */
+import { regenerationPossible } from "../../src/core/generations.js";
 import { normalizedReply } from "../../src/core/regeneration.js";
-import { type CoreState, capabilitiesOf } from "../../src/core/session-state.js";
 import type { Harness } from "./harness.js";
 
 /** Characters of a reply's opening the removed judgement compared. */
 const MIN_PREFIX = 12;
-
-/** Where the core itself judged regenerations: a result that could provoke one went out lately. */
-function regenerationPossible(s: CoreState, now: number): boolean {
-  const gen = s.generation;
-  return (
-    gen !== null &&
-    s.config.guards.suppressUnsolicited &&
-    !capabilitiesOf(s).responsesOnRequest &&
-    now <= s.regenUntil &&
-    (gen.claim === "expected" || gen.claim === "absorbed" || gen.claim === "grace")
-  );
-}
 
 /**
  * Puts the judgement in front of `h`'s core: the model's words of a generation judged a
@@ -39,7 +27,7 @@ export function judgeOpenings(h: Harness): { suppressed(): number } {
     if (s.generation === null) {
       judged = false;
       dropping = false;
-    } else if (!judged && given.type === "model" && regenerationPossible(s, h.now)) {
+    } else if (!judged && given.type === "model" && regenerationPossible(s, s.generation, h.now)) {
       const soFar = normalizedReply(s.generation.text);
       if (soFar.length >= MIN_PREFIX) {
         judged = true;
