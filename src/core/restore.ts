@@ -63,7 +63,7 @@ export function restoreState(
   state.toolCallCount = events.filter((e) => e.kind === "tool_call").length;
   // A goodbye under way when the object died (the last turn is the restore's): not a turn
   // the turns cap counts.
-  if (events.findLast((e) => e.kind === "user")?.source === "limit") state.limitTurns = 1;
+  if (lastTurnIsGoodbye(events)) state.limitTurns = 1;
   // A session that ended (or failed for good) stays ended across restarts.
   const lastStatus = events.findLast((e) => e.kind === "status");
   if (lastStatus?.kind === "status" && lastStatus.state === "ended") state.ended = true;
@@ -228,9 +228,8 @@ export function planRestart(
     return plan;
   }
   const { openTurn, openCalls } = inFlight(events);
-  const opened = events.findLast((e) => e.kind === "user" && e.turnId === openTurn);
-  const goodbye = opened?.kind === "user" && opened.source === "limit";
-  const cut = openTurn !== null && (goodbye || replyCut(carry.tail, openTurn));
+  // The open turn is the last one the log opened.
+  const cut = openTurn !== null && (lastTurnIsGoodbye(events) || replyCut(carry.tail, openTurn));
   for (const [callId, call] of openCalls) {
     const keep = !(cut && call.turnId === openTurn);
     const rerunTimeoutMs = call.runOn === "server" ? carry.rerunTimeoutMs(call.name) : null;
@@ -276,6 +275,11 @@ export function planRestart(
   plan.closing.push({ kind: "user", turnId, text: transcript, source: "audio" });
   plan.carriedTurn = turnId;
   return plan;
+}
+
+/** The log's last turn is a cap's goodbye (its line is liveline's own, `source: "limit"`). */
+function lastTurnIsGoodbye(events: readonly HistoryEvent[]): boolean {
+  return events.findLast((e) => e.kind === "user")?.source === "limit";
 }
 
 /** The open turn (the last user turn, if it has no end) and the calls without an outcome. */
