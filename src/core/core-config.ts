@@ -76,8 +76,9 @@ export interface Guards {
    */
   capSparesOpenTurn: boolean;
   /**
-   * A turn that spoke and since sent only silent results is owed no more words: a
-   * blocking-only model that said all it had is not nudged to say its reply again.
+   * Issue 50: a turn that spoke and since sent only silent results is owed no more words: a
+   * blocking-only model that said all it had is not nudged to say its reply again (the
+   * greeting was said five times).
    */
   silentResultsOweNoWords: boolean;
 }
