@@ -18,6 +18,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join as joinPath, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cacheable, cached, copyEntry, entryKey } from "./start-cache.mjs";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const API_KEY = "bench-api-key";
@@ -142,7 +143,6 @@ export async function startServer(opts = {}) {
   // Bundle once into a throwaway directory and serve that bundle: `wrangler dev` would
   // otherwise watch src/ and reload (dropping every socket) whenever a source file changes
   // during a run.
-  const bundle = again?.bundle ?? joinPath(state, "bundle");
   const run = (what, args) =>
     new Promise((ok, fail) => {
       const child = spawn(process.execPath, [wrangler, ...args, "--config", config], {
@@ -154,23 +154,35 @@ export async function startServer(opts = {}) {
         code === 0 ? ok() : fail(new Error(`${what} failed (${code}); see ${log}`)),
       );
     });
-  await Promise.all([
-    again !== undefined
-      ? null
-      : run("bundling", ["deploy", "--dry-run", "--outdir", bundle, ...main]),
-    // The usage database's table, in this run's own state (as `npm run dev` applies it).
-    again === undefined && readFileSync(config, "utf8").includes('binding = "USAGE_DB"')
-      ? run("the usage database's migrations", [
-          "d1",
-          "migrations",
-          "apply",
-          "USAGE_DB",
-          "--local",
-          "--persist-to",
-          state,
-        ])
-      : null,
-  ]);
+  // The repository's own Worker: its bundle and migrated database made once per sources
+  // (scripts/lib/start-cache.mjs), not by every start.
+  const cache = again === undefined && cacheable(ROOT, config, opts.cwd);
+  const configText = readFileSync(config, "utf8");
+  const bundling = async () => {
+    if (again !== undefined) return again.bundle;
+    const make = (dir) => run("bundling", ["deploy", "--dry-run", "--outdir", dir, ...main]);
+    if (cache) return cached("bundle", entryKey(ROOT, config, configText, ...main), make);
+    await make(joinPath(state, "bundle"));
+    return joinPath(state, "bundle");
+  };
+  // The usage database's table, in this run's own state (as `npm run dev` applies it).
+  const migrating = async () => {
+    if (again !== undefined || !configText.includes('binding = "USAGE_DB"')) return;
+    const apply = (dir) =>
+      run("the usage database's migrations", [
+        "d1",
+        "migrations",
+        "apply",
+        "USAGE_DB",
+        "--local",
+        "--persist-to",
+        dir,
+      ]);
+    if (cache)
+      copyEntry(await cached("migrated", entryKey(ROOT, config, configText), apply), state);
+    else await apply(state);
+  };
+  const [bundle] = await Promise.all([bundling(), migrating()]);
   const inspectorPort = await freePort();
   const args = [
     wrangler,
