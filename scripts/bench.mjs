@@ -1099,6 +1099,14 @@ async function profileLiveline(server, n) {
   return out;
 }
 
+/** Tracing and usage writes on vs off, on two servers of their own (plain and observed). */
+function measureObservability(frames, quick) {
+  return observabilityCost(startBenchServer, {
+    frames: Math.min(frames, quick ? 100 : 1000),
+    sessions: quick ? 5 : 30,
+  });
+}
+
 async function main() {
   const f = flags();
   const quick = f.has("quick");
@@ -1124,10 +1132,8 @@ async function main() {
   // from inside via a placeholder the bench worker reads as its own origin.
   CARRIER_SECRETS = await carrierKeys();
   const server = await startBenchServer();
-  // The idle figures' two gateways (a short idle timeout, below): a quick run starts them now,
-  // beside its first tables, rather than after them (a start is 15-25 s of a loaded machine; a
-  // quick run's figures only show the rows work). A full run starts them in their turn, so that
-  // no start runs beside a measured table.
+  // The idle figures' two gateways (a short idle timeout, below). A full run starts them in
+  // their turn, so that no start runs beside a measured table.
   const idle = quick
     ? { idleMs: 13_000, stepMs: 3500, steps: 5, nextTurns: 2 }
     : { idleMs: 20_000, stepMs: 2000, steps: 12, nextTurns: 3 };
@@ -1143,9 +1149,23 @@ async function main() {
       throw err;
     });
   };
-  const idleEarly = quick && !f.has("no-idle") ? startIdleServers() : null;
-  // Its failure is reported where the idle figures are measured (it is awaited there).
-  idleEarly?.catch(() => {});
+  // A quick run (npm test's) measures idle costs and tracing at once, beside the first tables:
+  // the idle grid mostly sleeps (34 s) and tracing starts two more gateways (a start is 15-25 s
+  // of a loaded machine), so after the tables they doubled its time. A quick run's figures only
+  // show the rows work; a full run measures each in its turn, with nothing beside it.
+  const idleRun =
+    quick && !f.has("no-idle")
+      ? startIdleServers().then(([streaming, hibernatable]) =>
+          idleCost({ streaming, hibernatable }, idle).finally(() =>
+            Promise.all([streaming.stop(), hibernatable.stop()]),
+          ),
+        )
+      : null;
+  const observabilityRun =
+    quick && !f.has("no-observability") ? measureObservability(frames, quick) : null;
+  // Their failures are reported where their figures are printed (they are awaited there).
+  idleRun?.catch(() => {});
+  observabilityRun?.catch(() => {});
   const started = Date.now();
   const results = { machine: await machine(), quick };
   try {
@@ -1514,24 +1534,23 @@ async function main() {
   if (!f.has("no-idle")) {
     // Idle costs on a server of their own: its idle timeout is short, to be measured in
     // seconds. Run after the tables above are printed, so a failure here loses none of them.
-    const [streaming, hibernatable] = await (idleEarly ?? startIdleServers());
     try {
-      results.idle = await idleCost({ streaming, hibernatable }, idle);
+      results.idle = await (idleRun ??
+        startIdleServers().then(([streaming, hibernatable]) =>
+          idleCost({ streaming, hibernatable }, idle).finally(() =>
+            Promise.all([streaming.stop(), hibernatable.stop()]),
+          ),
+        ));
       printIdle(results.idle);
     } catch (err) {
       say(`\nIdle: not measured: ${err instanceof Error ? err.message : String(err)}`);
       process.exitCode = 1;
-    } finally {
-      await Promise.all([streaming.stop(), hibernatable.stop()]);
     }
   }
   if (!f.has("no-observability")) {
     // Tracing and usage writes, on two servers of their own (plain and observed).
     try {
-      results.observability = await observabilityCost(startBenchServer, {
-        frames: Math.min(frames, quick ? 100 : 1000),
-        sessions: quick ? 5 : 30,
-      });
+      results.observability = await (observabilityRun ?? measureObservability(frames, quick));
       printObservability(results.observability);
     } catch (err) {
       say(`\nTracing and usage: not measured: ${err instanceof Error ? err.message : String(err)}`);
