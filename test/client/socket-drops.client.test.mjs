@@ -24,11 +24,17 @@ const DROPS = Number(process.env.CLIENT_DROPS ?? 300);
 const SEED = Number(process.env.CLIENT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 
 let server;
+/** The same gateway with hibernatable client sockets (the last describe's). */
+let hibernating;
+// Both at once: each start is mostly waiting on its own processes.
 beforeAll(async () => {
-  server = await startServer();
+  [server, hibernating] = await Promise.all([
+    startServer(),
+    startServer({ vars: { CLIENT_SOCKETS: "hibernatable" } }),
+  ]);
 }, 120_000);
 afterAll(async () => {
-  await server?.stop();
+  await Promise.all([server?.stop(), hibernating?.stop()]);
 });
 
 /** As an app's backend does it: null once the gateway says the session ended (410). */
@@ -356,14 +362,6 @@ describe("liveline/client over a real gateway", () => {
  * control is a raw socket that sends nothing: it still waits when the client has closed.
  */
 describe("liveline/client on a hibernatable socket", () => {
-  let hibernating;
-  beforeAll(async () => {
-    hibernating = await startServer({ vars: { CLIENT_SOCKETS: "hibernatable" } });
-  }, 120_000);
-  afterAll(async () => {
-    await hibernating?.stop();
-  });
-
   it("a listening client hears the session end at once; a socket that never spoke does not (control)", async () => {
     const created = await createSession(hibernating, {});
     const tokenOf = () => tokenFor(created.sessionId, hibernating);
