@@ -103,6 +103,9 @@ const names = (events) => events.filter((e) => e.kind === "tool_call").map((e) =
  * it held and what was seen. A real model decides for itself whether to call a tool: a
  * scenario whose tool was not called says so ("not shown"), never "held".
  */
+/** The barge-in scenario's line, typed over the story (found again in the record by its words). */
+const BARGE_IN_LINE = "Stop. What are your hours?";
+
 const SCENARIOS = [
   {
     id: "greeting",
@@ -220,7 +223,7 @@ const SCENARIOS = [
   {
     id: "barge_in",
     label: "a barge-in (a line typed over a long reply)",
-    async run({ client, provider }) {
+    async run({ client, provider, sessionId, server }) {
       client.send({
         type: "text",
         text: "Tell me a long story about the sea, at least ten sentences.",
@@ -239,7 +242,7 @@ const SCENARIOS = [
         if (endsOf([f]).length > 0)
           return { held: null, detail: "not shown: the reply ended before a line could cut it" };
       }
-      client.send({ type: "text", text: "Stop. What are your hours?" });
+      client.send({ type: "text", text: BARGE_IN_LINE });
       const deadline = Date.now() + 30_000;
       while (endsOf(frames).length < 2 && Date.now() < deadline)
         await next(Math.max(1, deadline - Date.now())).catch(() => null);
@@ -251,6 +254,16 @@ const SCENARIOS = [
       // GPT-Live has no turns to cut: a typed line waits for the answer under way (docs/PROTOCOL-REFERENCE.md,
       // "A model without turns"); elsewhere the line cuts the story.
       const expected = provider === "gpt-live" ? "turn_complete" : "interrupted";
+      // A story told faster than the line travels (a fast-paced stand-in on a loaded machine)
+      // had ended before the gateway took the line: nothing was left to cut. The record's order
+      // says so; a story that ended after the line was taken is judged.
+      const events = await history(server, sessionId);
+      const storyEnded = events.findIndex(
+        (e) => e.turnId === story && (e.kind === "turn_complete" || e.kind === "interrupted"),
+      );
+      const lineTaken = events.findIndex((e) => e.kind === "user" && e.text === BARGE_IN_LINE);
+      if (expected === "interrupted" && storyEnded !== -1 && storyEnded < lineTaken)
+        return { held: null, detail: "not shown: the story had ended before the line was taken" };
       return {
         held: ends.length === 2 && storyEnd.length === 1 && storyEnd[0].type === expected,
         detail: `the story's turn ended ${storyEnd.map((f) => f.type).join(", ") || "never"} (${expected} expected); ${ends.length} turn end(s)`,
