@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { LONG_FILES } from "./support/sequencer.js";
 
 /**
  * The test tree mirrors src/ and a file's name says where it runs (docs/TESTING.md, "Where the
@@ -100,6 +101,18 @@ describe("the test tree", () => {
     for (const p of PROJECTS) expect(config, p.name).toContain(p.glob);
     expect(config).toContain('include: ["test/**/*.test.ts"]');
     expect(config).toContain('"test/**/*.{workers,path,client}.test.ts"');
+  });
+
+  it("the sequencer's long files are files of the tree (a renamed one would lose its place)", () => {
+    const missing = LONG_FILES.filter((name) => {
+      try {
+        readFileSync(join(ROOT, name));
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect(missing).toEqual([]);
   });
 
   // The control: the same check on files laid out as before, or misnamed, finds each.

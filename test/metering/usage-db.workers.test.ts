@@ -219,13 +219,36 @@ describe("the usage database", { timeout: 20_000 }, () => {
     // Another agent's window: none of these sessions (the greeter's).
     const other = await (await usage(`${WINDOW()}&agent=${agent}`)).json();
     expect(other).toMatchObject({ sessions: 0, agent, cost: { usd: 0 } });
-    // The greeter's sums hold both records exactly (this file's tests are its only writers).
-    const greeter = (await (await usage(`${WINDOW()}&agent=greeter`)).json()) as typeof sums;
-    const rows = (
-      await db
-        .prepare("SELECT * FROM session_usage WHERE agent = 'greeter'")
-        .all<{ total_tokens: number; turns: number; cost_usd: number }>()
-    ).results;
+    // The greeter's sums are its rows of the window, exactly. The workers tests share one
+    // runtime, so other files' sessions may write rows meanwhile: the rows are read on both
+    // sides of the sums, until nothing was written between.
+    const from = new Date(Date.now() - 60_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const rowsOfWindow = async () =>
+      (
+        await db
+          .prepare(
+            "SELECT * FROM session_usage WHERE agent = 'greeter' AND created_at >= ?1 AND created_at < ?2 ORDER BY session_id",
+          )
+          .bind(from, to)
+          .all<{ total_tokens: number; turns: number; cost_usd: number }>()
+      ).results;
+    const { greeter, rows } = await until(
+      "the window's rows unchanged while it was summed",
+      async () => {
+        const first = await rowsOfWindow();
+        const summed = (await (
+          await usage(`?from=${from}&to=${to}&agent=greeter`)
+        ).json()) as typeof sums;
+        const after = await rowsOfWindow();
+        return {
+          greeter: summed,
+          rows: first,
+          still: JSON.stringify(first) === JSON.stringify(after),
+        };
+      },
+      (v) => v.still,
+    );
     expect(greeter.tokens.total).toBe(rows.reduce((n, r) => n + r.total_tokens, 0));
     expect(greeter.turns).toBe(rows.reduce((n, r) => n + r.turns, 0));
     expect(greeter.cost.usd).toBeCloseTo(
