@@ -207,7 +207,11 @@ function onItem(ctx: Ctx, item: Item): void {
   switch (item.type) {
     case "message":
       if (item.role === "user") s.pendingUser.push(text(item.content));
-      else if (item.role === "assistant") s.lastReply = [text(item.content)];
+      else if (item.role === "assistant") {
+        // A reply after them (a seeded conversation's history): those lines were answered.
+        s.pendingUser = [];
+        s.lastReply = [text(item.content)];
+      }
       return;
     case "function_call_output": {
       const call = s.tasks.flatMap((t) => t.calls).find((c) => c.callId === item.call_id);

@@ -16,6 +16,7 @@
  *   voice model; assumed); a superseded task's results are never spoken.
  */
 import {
+  asksToGoOn,
   asksToIntroduce,
   introduction,
   isSideEffect,
@@ -176,7 +177,8 @@ export function onChainCheck(ctx: Ctx): void {
 /**
  * `response.create`: refused while any call of the session has no output (the one chain);
  * else one response: the results of every task it continues, then the answer to the typed
- * line waiting, if any; with neither, the backend answers the conversation as it is (assumed).
+ * lines waiting since the last reply, if any (not an instruction to go on); with neither, the
+ * backend answers the conversation as it is (assumed).
  */
 export function onResponseCreate(ctx: Ctx): void {
   const s = ctx.s;
@@ -194,7 +196,11 @@ export function onResponseCreate(ctx: Ctx): void {
   // With `supersede`, speech held meanwhile moved the user on: the backend still finishes the
   // task, and the voice does not say it (habemus-papadum/pdum_aiui, run 2: a redirect).
   if (s.knobs.supersede && s.held.length > 0) for (const task of ready) task.superseded = true;
-  const line = s.pendingUser.length > 0 ? s.pendingUser.join(" ") : undefined;
+  // An instruction to go on is not a line to answer: the backend says what it owes, or answers
+  // the line before it that nothing answered (a seeded conversation's last question), as the
+  // OpenAI face's model does (assumed).
+  const lines = s.pendingUser.filter((line) => !asksToGoOn(line));
+  const line = lines.length > 0 ? lines.join(" ") : undefined;
   s.pendingUser = [];
   if (line !== undefined) {
     answerLine(ctx, line, ready);

@@ -263,3 +263,34 @@ describe("the GPT-Live face speaking on its own (unpromptedAfterMs)", () => {
     expect(said(live.out)).toMatch(/And on Sunday\?.*Are you still there\?$/);
   });
 });
+
+describe("the GPT-Live face asked to go on", () => {
+  const item = (role: string, text: string) => ({
+    type: "response.item.create",
+    item: { type: "message", role, content: [{ type: "input_text", text }] },
+  });
+
+  it("answers the seeded conversation's unanswered line, not the instruction (found by the attack)", () => {
+    const live = new LiveDriver({ repeatAnswers: true });
+    live.start();
+    // A new connection seeded with the record: an answered line, then one nothing answered.
+    live.send(item("user", "Hello there."));
+    live.send(item("assistant", "Hi! How can I help?"));
+    live.send(item("user", "What are your hours?"));
+    const out = live.line(
+      "Please continue: answer the user now, using the tool results you have received.",
+    );
+    expect(said(out)).toContain("You said: “What are your hours?”");
+    expect(said(out)).not.toContain("Please continue");
+    expect(said(out)).not.toContain("Hello there");
+  });
+
+  it("with nothing unanswered and nothing owed, says what it would of the conversation", () => {
+    const live = new LiveDriver({ repeatAnswers: true });
+    live.start();
+    live.send(item("user", "Hello there."));
+    live.send(item("assistant", "Hi! How can I help?"));
+    const out = live.line("Please continue.");
+    expect(said(out)).not.toContain("You said");
+  });
+});
