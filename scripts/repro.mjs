@@ -1074,7 +1074,11 @@ async function main() {
   const started = Date.now();
   const results = {};
   try {
-    for (const sc of scenarios) {
+    // A quick run (npm test's) runs three scenarios at once: its figures only show the rows
+    // work (the GPT-Live rows' faults are injected on every trial, whatever runs beside them),
+    // and one at a time it spent a minute and more waiting on the simulator's clock. A full run
+    // measures each scenario with nothing beside it.
+    await pool(scenarios, quick ? 3 : 1, async (sc) => {
       const server = await serverFor(sc.vars);
       results[sc.id] = {};
       for (const provider of wiresOf(sc).filter((p) => !sc.skip?.[p])) {
@@ -1102,7 +1106,7 @@ async function main() {
           results[sc.id][provider][arm] = acc;
         }
       }
-    }
+    });
   } finally {
     for (const server of servers.values())
       await server.then(
