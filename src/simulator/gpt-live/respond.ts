@@ -18,6 +18,9 @@
 import {
   asksToGoOn,
   asksToIntroduce,
+  asksToSayGoodbye,
+  asksToSayStillWorking,
+  goodbye,
   introduction,
   isSideEffect,
   nextAnswerTag,
@@ -25,6 +28,7 @@ import {
   replyFor,
   replyWithCalls,
   resultSpeech,
+  stillWorking,
   tagged,
   toolInfos,
 } from "../script.js";
@@ -39,6 +43,11 @@ const toolsOf = (s: LiveSimState) => toolInfos(s.tools, s.toolDescriptions);
 function plan(ctx: Ctx, text: string): { before: string; after: string; calls: string[] } {
   const s = ctx.s;
   if (asksToIntroduce(text)) return { before: introduction(nextTag(s)), after: "", calls: [] };
+  // A cap's goodbye, a tool still working: one line of its own, no call (assumed, script.ts;
+  // found by the attack: this face read the goodbye's instruction back as a question).
+  if (asksToSayGoodbye(text)) return { before: goodbye(nextTag(s)), after: "", calls: [] };
+  if (asksToSayStillWorking(text))
+    return { before: stillWorking(nextTag(s)), after: "", calls: [] };
   s.userTurns++;
   const calls = plannedCalls(s.userTurns, text, s.tools, s.knobs.calls, s.knobs, toolsOf(s));
   const reply = replyWithCalls(
@@ -200,6 +209,10 @@ export function onResponseCreate(ctx: Ctx): void {
   // the line before it that nothing answered (a seeded conversation's last question), as the
   // OpenAI face's model does (assumed).
   const lines = s.pendingUser.filter((line) => !asksToGoOn(line));
+  // Nothing new to answer and nothing owed: the seed's last line, if no reply followed it.
+  if (lines.length === 0 && s.tasks.every((t) => t.continued) && s.unansweredSeed !== null)
+    lines.push(s.unansweredSeed);
+  s.unansweredSeed = null;
   const line = lines.length > 0 ? lines.join(" ") : undefined;
   s.pendingUser = [];
   if (line !== undefined) {

@@ -41,6 +41,11 @@ export function startSession(ctx: Ctx, event: Start): void {
   s.userTurns = input.filter((m) => m.role === "user").length;
   const last = input.findLast((m) => m.role === "assistant");
   if (last !== undefined) s.lastReply = [last.content[0]?.text ?? ""];
+  // A user line the seed ends with (after its last assistant line) is still to be answered: a
+  // response asked for with nothing new answers it (the conversation as it is).
+  const lastUser = input.findLastIndex((m) => m.role === "user");
+  const unanswered = lastUser > input.findLastIndex((m) => m.role === "assistant");
+  s.unansweredSeed = unanswered ? (input[lastUser]?.content[0]?.text ?? null) : null;
   if (s.knobs.setupMs > 0) {
     // `setupMs`: the service takes a moment to start a session (real ms, as on the other faces).
     const ref = ctx.clientEventId === undefined ? {} : { client_event_id: ctx.clientEventId };

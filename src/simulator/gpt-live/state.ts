@@ -97,6 +97,8 @@ export interface LiveSimState {
   /** `replayToolsOnly`: calls of runs that only called tools, delivered again with the next. */
   unconsumed: Call[];
   userTurns: number;
+  /** The seeded conversation's last user line, if no assistant line followed it (session.start). */
+  unansweredSeed: string | null;
   answers: number;
   ids: number;
   lastReply: string[];
@@ -146,6 +148,7 @@ export function createGptLiveSimulator(
     responses: 0,
     unconsumed: [],
     userTurns: 0,
+    unansweredSeed: null,
     answers: 0,
     ids: 0,
     lastReply: [],

@@ -285,6 +285,36 @@ describe("the GPT-Live face asked to go on", () => {
     expect(said(out)).not.toContain("Hello there");
   });
 
+  it("a new connection seeded with a line no reply followed answers that line when asked to go on (found by the attack)", () => {
+    const live = new LiveDriver({ repeatAnswers: true });
+    const message = (role: string, text: string) => ({
+      type: "message",
+      role,
+      content: [{ type: role === "user" ? "input_text" : "output_text", text }],
+    });
+    live.start({
+      input: [
+        message("user", "Hello there."),
+        message("assistant", "Hi! How can I help?"),
+        message("user", "Tell me about the lighthouse."),
+      ],
+    });
+    const out = live.line("Please continue: answer the user now.");
+    expect(said(out)).toContain("You said: “Tell me about the lighthouse.”");
+    // Answered once: asked to go on again, it has nothing left to answer.
+    expect(said(live.line("Please continue."))).not.toContain("lighthouse");
+  });
+
+  it("a cap's goodbye and a tool still working are said, not read back (found by the attack)", () => {
+    const live = new LiveDriver({ repeatAnswers: true });
+    live.start();
+    const goodbye = live.line(
+      "(This conversation has reached its maximum number of turns and ends now. Say a short, friendly goodbye to the user in one sentence. Do not call any tools.)",
+    );
+    expect(said(goodbye)).toContain("Goodbye!");
+    expect(said(goodbye)).not.toContain("You said");
+  });
+
   it("with nothing unanswered and nothing owed, says what it would of the conversation", () => {
     const live = new LiveDriver({ repeatAnswers: true });
     live.start();
