@@ -81,6 +81,11 @@ export interface Guards {
    * greeting was said five times).
    */
   silentResultsOweNoWords: boolean;
+  /**
+   * The attack of 2026-12-02 (round 3): a phone line's silence (quiet client audio) is no sign
+   * that the caller is still speaking, so a keypad entry is taken at once, not held 4 s.
+   */
+  quietLineIsNoSpeech: boolean;
 }
 
 export const ALL_GUARDS: Guards = {
@@ -102,6 +107,7 @@ export const ALL_GUARDS: Guards = {
   staleClientCallsSuperseded: true,
   capSparesOpenTurn: true,
   silentResultsOweNoWords: true,
+  quietLineIsNoSpeech: true,
 };
 
 export const NO_GUARDS: Guards = {
@@ -123,6 +129,7 @@ export const NO_GUARDS: Guards = {
   staleClientCallsSuperseded: false,
   capSparesOpenTurn: false,
   silentResultsOweNoWords: false,
+  quietLineIsNoSpeech: false,
 };
 
 export interface CoreConfig {

@@ -133,14 +133,22 @@ function takeLine(
 
 /**
  * A client streams audio it has not ended (`audio_end`: "the user stopped speaking"), its
- * latest chunk just now: the user is still speaking, and the model will answer that speech.
+ * latest chunk of speech just now: the user is still speaking, and the model will answer that
+ * speech. A phone line's silence is not such a chunk: it streams for the whole call, and a
+ * keypad entry would wait out its bound every time (found by the attack: 3.9 s after #).
  */
 const SPEAKING_GAP_MS = 1_000;
 
 /** Speech the model will answer: spoken (audio_end, a transcription, VAD), or still under way. */
 function speechPending(ctx: StepContext): boolean {
   const s = ctx.state;
-  return s.speechDetected || (s.audioSinceEnd && ctx.now - s.lastClientAudioAt <= SPEAKING_GAP_MS);
+  return (
+    s.speechDetected ||
+    (s.audioSinceEnd &&
+      ctx.now -
+        (s.config.guards.quietLineIsNoSpeech ? s.lastClientSpeechAt : s.lastClientAudioAt) <=
+        SPEAKING_GAP_MS)
+  );
 }
 
 /**

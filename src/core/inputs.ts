@@ -13,6 +13,8 @@ export interface RerunCall {
 /** When the latest chunk each way passed the open audio gate (null: none since the last step). */
 export interface AudioPassed {
   clientAt: number | null;
+  /** The latest of those chunks that was not quiet (see `client_audio`'s `quiet`). */
+  speechAt: number | null;
   /** The client audio's bytes that passed (0: none). */
   clientBytes: number;
   modelAt: number | null;
@@ -31,7 +33,16 @@ export type CoreInput =
       /** Set by the interpreter from the log: a line with this `textId` is already in it. */
       recorded?: boolean | undefined;
     }
-  | { type: "client_audio"; clientId: string; pcm: Uint8Array }
+  | {
+      type: "client_audio";
+      clientId: string;
+      pcm: Uint8Array;
+      /**
+       * Measured below speech by the shell: a phone line streams its silence between words (every
+       * 20 ms), which the model hears but which is no sign that the caller is still speaking.
+       */
+      quiet?: boolean | undefined;
+    }
   | { type: "client_audio_end"; clientId: string }
   /** The client played this many ms of the current (or just interrupted) reply's audio. */
   | { type: "client_played"; clientId: string; ms: number }

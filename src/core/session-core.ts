@@ -161,6 +161,7 @@ function dispatch(ctx: StepContext, input: CoreInput): void {
       // The session is closing: no speech starts another turn.
       if (s.limit !== null) return;
       s.lastClientAudioAt = ctx.now;
+      if (input.quiet !== true) s.lastClientSpeechAt = ctx.now;
       s.audioSinceEnd = true;
       setIdle(ctx);
       if (!audioMayOpen(s, ctx.now)) return;
@@ -290,6 +291,7 @@ function notePassedAudio(s: CoreState, passed: AudioPassed): void {
     // Sent to the live connection (sendModel): the handle no longer covers everything.
     s.upstream.handleStale = true;
     s.lastClientAudioAt = passed.clientAt;
+    if (passed.speechAt !== null) s.lastClientSpeechAt = passed.speechAt;
     s.audioSinceEnd = true;
     s.lastActivityAt = passed.clientAt;
     noteAudioSent(s, passed.clientBytes);

@@ -410,6 +410,8 @@ export interface CoreState {
   lastWorkAt: number;
   /** When a client last streamed audio (a voice barge-in needs some). */
   lastClientAudioAt: number;
+  /** The latest client audio that was not quiet (a phone line's silence is not speech). */
+  lastClientSpeechAt: number;
   /** Client audio came since the last `audio_end` (an end with none before it ends no speech). */
   audioSinceEnd: boolean;
   /** The turn watchdog's timer is set (it re-arms itself lazily). */
@@ -489,6 +491,7 @@ export function initialState(config: CoreConfig, lastSeq = 0, turnCount = 0): Co
     replyAsked: false,
     lastWorkAt: 0,
     lastClientAudioAt: 0,
+    lastClientSpeechAt: 0,
     audioSinceEnd: false,
     watchdogSet: false,
     counters: {

@@ -138,10 +138,10 @@ export function frameInput(clientId: string, frame: z.input<typeof JsonClientFra
 }
 
 /** A chunk of a client's audio as the core's input (PCM16, or a phone line's μ-law pairs). */
-export function audioInput(clientId: string, audio: Uint8Array): ClientInput {
+export function audioInput(clientId: string, audio: Uint8Array, quiet = false): ClientInput {
   if (audio.byteLength % 2 !== 0)
     return { type: "client_bad_frame", clientId, code: "bad_frame", message: ODD_AUDIO };
-  return { type: "client_audio", clientId, pcm: audio };
+  return { type: "client_audio", clientId, pcm: audio, ...(quiet ? { quiet } : {}) };
 }
 
 const ODD_AUDIO = "binary frames carry PCM16 audio: an even number of bytes";

@@ -82,12 +82,12 @@ export class ClientGate {
   }
 
   /** A phone stream's caller audio, in the session's encoding: through rate and intake. */
-  takeAudio(ws: WebSocket, clientId: string, audio: Uint8Array): void {
+  takeAudio(ws: WebSocket, clientId: string, audio: Uint8Array, quiet = false): void {
     const live = this.running.live;
     if (live === null) return;
     const chunk = audio.slice();
     live.recordings.wire?.client(clientId, chunk.buffer);
-    this.pass(ws, live, audioInput(clientId, chunk));
+    this.pass(ws, live, audioInput(clientId, chunk, quiet));
   }
 
   /** Rate, then the audio intake or the interpreter. */

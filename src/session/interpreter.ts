@@ -46,6 +46,7 @@ export class SessionInterpreter {
   readonly passed = { client: 0, model: 0, transcripts: 0 };
   private gate: AudioGate = GATE_CLOSED;
   private passedClientAt: number | null = null;
+  private passedSpeechAt: number | null = null;
   private passedClientBytes = 0;
   private passedModelAt: number | null = null;
   /**
@@ -91,7 +92,7 @@ export class SessionInterpreter {
     }
     if (input.type === "client_audio") {
       this.ports.tap?.heard(input.clientId, input.pcm);
-      this.clientAudio(input.clientId, input.pcm);
+      this.clientAudio(input.clientId, input.pcm, input.quiet === true);
       return;
     }
     if (input.type === "client_text" && input.textId !== undefined) {
@@ -117,12 +118,13 @@ export class SessionInterpreter {
   }
 
   /** A client's audio chunk: through the open gate to the model, or a core step. */
-  private clientAudio(clientId: string, pcm: Uint8Array): void {
+  private clientAudio(clientId: string, pcm: Uint8Array, quiet: boolean): void {
     if (!this.gate.input) {
-      this.takeStep({ type: "client_audio", clientId, pcm });
+      this.takeStep({ type: "client_audio", clientId, pcm, ...(quiet ? { quiet } : {}) });
       return;
     }
     this.passedClientAt = this.ports.clock();
+    if (!quiet) this.passedSpeechAt = this.passedClientAt;
     this.passedClientBytes += pcm.length;
     this.passed.client++;
     const keep = this.gate.keep;
@@ -146,10 +148,12 @@ export class SessionInterpreter {
     if (this.passedClientAt !== null || this.passedModelAt !== null) {
       passed = {
         clientAt: this.passedClientAt,
+        speechAt: this.passedSpeechAt,
         clientBytes: this.passedClientBytes,
         modelAt: this.passedModelAt,
       };
       this.passedClientAt = null;
+      this.passedSpeechAt = null;
       this.passedClientBytes = 0;
       this.passedModelAt = null;
     }

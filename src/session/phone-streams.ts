@@ -252,7 +252,8 @@ export class PhoneStreams {
       case "audio": {
         const audio = link.callerAudio(event.payload);
         if (audio === null) skip("a media payload that is not base64 audio");
-        else this.host.gate.takeAudio(ws, attachment.clientId, audio);
+        // Its silence is sent on, marked quiet: no sign that the caller is speaking.
+        else this.host.gate.takeAudio(ws, attachment.clientId, audio, link.callerQuiet);
         return;
       }
       case "mark":

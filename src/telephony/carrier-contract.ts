@@ -70,6 +70,8 @@ export interface CallStreamHooks {
 export interface CallStreamLink extends ClientLink {
   /** An `audio` event's payload as the session's audio input, or null if unreadable. */
   callerAudio(payload: string | Uint8Array): Uint8Array | null;
+  /** The caller's last audio was below speech: the line's silence between words. */
+  readonly callerQuiet: boolean;
   /** A `mark` event: the audio sent before it has played. */
   marked(name: string): void;
   /** The last turn has ended and all of its reply has played (or was cleared). */

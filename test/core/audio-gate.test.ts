@@ -166,7 +166,15 @@ function runBoth(
     if (stepped) expect(fast.state).toEqual(slow.state);
   }
   // Settle and compare the final state.
-  both((h) => h.input({ type: "audio_passed", clientAt: null, clientBytes: 0, modelAt: null }));
+  both((h) =>
+    h.input({
+      type: "audio_passed",
+      clientAt: null,
+      speechAt: null,
+      clientBytes: 0,
+      modelAt: null,
+    }),
+  );
   expect(fast.state).toEqual(slow.state);
   const resends = fast.effects.filter((e) => e.type === "resend_sent_audio").length;
   return { ...fast.audioPassed, resends };

@@ -1,5 +1,6 @@
 /** Typed lines held for the answer to speech, and lines typed over one another joined as one input. */
 import { describe, expect, it } from "vitest";
+import { ALL_GUARDS } from "../../src/core/session-state.js";
 import { Harness } from "./harness.js";
 import { chunk, live, turnEnds } from "./sessions.js";
 
@@ -47,6 +48,38 @@ describe("a typed line held for the answer to speech", () => {
     h.clientAudio("phone", chunk);
     h.input({ type: "client_audio_end", clientId: "phone" });
     h.input({ type: "client_text", clientId: "phone", text: "hi" });
+    expect(h.traces).toContain("LINE_HELD");
+  });
+});
+
+// Found by the black-box attack of 2026-12-02 (round 3): a phone line streams its silence.
+describe("a line typed while a phone line streams its silence", () => {
+  const streamQuiet = (h: ReturnType<typeof live>, ms: number) => {
+    for (let t = 0; t < ms; t += 20) {
+      h.input({ type: "client_audio", clientId: "phone", pcm: chunk, quiet: true });
+      h.advance(20);
+    }
+  };
+
+  for (const control of [false, true])
+    it(
+      control
+        ? "control: without quietLineIsNoSpeech, the silence holds the line as if the caller spoke"
+        : "is taken at once: the silence is no sign that the caller is speaking",
+      () => {
+        const h = live(control ? { guards: { ...ALL_GUARDS, quietLineIsNoSpeech: false } } : {});
+        streamQuiet(h, 1000);
+        h.input({ type: "client_text", clientId: "phone", text: "(keys 42 pressed on the phone)" });
+        expect(h.traces.includes("LINE_HELD")).toBe(control);
+      },
+    );
+
+  it("speech a moment before, in the same stream, still holds it for that speech's answer", () => {
+    const h = live();
+    streamQuiet(h, 500);
+    h.clientAudio("phone", chunk);
+    streamQuiet(h, 300);
+    h.input({ type: "client_text", clientId: "phone", text: "(keys 42 pressed on the phone)" });
     expect(h.traces).toContain("LINE_HELD");
   });
 });

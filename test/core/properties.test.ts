@@ -278,6 +278,7 @@ describe("the session core over random interleavings", () => {
     staleClientCallsSuperseded: "test/providers/gpt-live/one-chain.test.ts",
     capSparesOpenTurn: "test/session/caps.workers.test.ts",
     silentResultsOweNoWords: "turn-continuity.test.ts, and the provider contract",
+    quietLineIsNoSpeech: "held-lines.test.ts, and test/telephony/phone-keys.workers.test.ts",
   };
   const controlled = (Object.keys(ALL_GUARDS) as (keyof Guards)[]).filter(
     (guard) => controlledElsewhere[guard] === undefined,

@@ -152,3 +152,49 @@ describe("a transfer the carrier does not take", () => {
     call.hangUp();
   });
 });
+
+async function timelineKinds(sessionId: string): Promise<string[]> {
+  const res = await exports.default.fetch(`${BASE}/v1/sessions/${sessionId}/timeline`, {
+    headers: withKey(),
+  });
+  return ((await res.json()) as { rows: { kind: string }[] }).rows.map((r) => r.kind);
+}
+
+/** `ms` of μ-law: the line's silence, or (loud) a 440 Hz tone at half scale, as speech is heard. */
+function lineAudio(ms: number, loud: boolean): Uint8Array {
+  const pcm = new Int16Array(ms * 8);
+  if (loud)
+    for (let i = 0; i < pcm.length; i++)
+      pcm[i] = Math.round(16_000 * Math.sin((2 * Math.PI * 440 * i) / 8000));
+  return pcm16ToMulaw(pcm);
+}
+
+// Found by the black-box attack (round 3): Twilio streams the caller's silence every 20 ms for
+// the whole call, and every keypad entry waited 3.9 s, held as if the caller were speaking.
+describe("keys typed while the line streams silence, as Twilio's does", () => {
+  for (const spoke of [false, true])
+    it(
+      spoke
+        ? "control: the caller spoke just before the keys: the entry waits for that speech's answer"
+        : "an entry is taken at once, not held as if the caller were speaking",
+      async () => {
+        const { call, sessionId } = await placeCall(GREETER_LINE, "greeting:;*:");
+        // A second of the line's silence, streamed in real time, then (the control) a moment
+        // of speech, then the keys while the silence goes on.
+        await call.sendAudio(lineAudio(1000, false), { realTime: true });
+        if (spoke) await call.sendAudio(lineAudio(200, true), { realTime: true });
+        const streaming = call.sendAudio(lineAudio(1500, false), { realTime: true });
+        for (const key of ["4", "2", "#"]) call.sendDtmf(key);
+        await new Promise((r) => setTimeout(r, 300));
+        const held = (await timelineKinds(sessionId)).includes("LINE_HELD");
+        expect(held).toBe(spoke);
+        if (!spoke) {
+          const events = await settled(sessionId, 2);
+          expect(userLines(events).slice(1)).toEqual(["(keys 42 pressed on the phone)"]);
+        }
+        await streaming;
+        expect(call.violations).toEqual([]);
+        call.hangUp();
+      },
+    );
+});

@@ -88,6 +88,11 @@ export class TwilioCallStream implements CallStreamLink {
     return session;
   }
 
+  /** The caller's last audio was below speech (no loud chunk in it). */
+  get callerQuiet(): boolean {
+    return this.speakingMs === 0;
+  }
+
   /** A mark of ours came back: the reply's audio sent before it has played. */
   marked(name: string): void {
     const [reply, ms] = name.split(":").map(Number);
