@@ -1,6 +1,6 @@
 /**
  * npm run repro [-- --trials N --seed S --quick --only a,b --providers gemini,openai,gpt-live,xai]
- *                 [--figures [path] | --no-figures] [--base URL]
+ *                 [--figures [path] | --no-figures] [--base URL] [--at-once N]
  *
  * The field failures, side by side: each scenario runs against the built-in simulator in
  * two arms — the naive relay (liveline with every protection off, `metadata.naive: true`)
@@ -1074,11 +1074,11 @@ async function main() {
   const started = Date.now();
   const results = {};
   try {
-    // A quick run (npm test's) runs three scenarios at once: its figures only show the rows
-    // work (the GPT-Live rows' faults are injected on every trial, whatever runs beside them),
-    // and one at a time it spent a minute and more waiting on the simulator's clock. A full run
-    // measures each scenario with nothing beside it.
-    await pool(scenarios, quick ? 3 : 1, async (sc) => {
+    // `--at-once N` scenarios at a time: a quick run (npm test's) runs three, since its figures
+    // only show the rows work and one at a time it spent a minute and more waiting on the
+    // simulator's clock. A full run measures each scenario with nothing beside it, and so does
+    // a quick run whose figures are asserted (`--at-once 1`: some naive failures are races).
+    await pool(scenarios, numFlag(f, "at-once", quick ? 3 : 1), async (sc) => {
       const server = await serverFor(sc.vars);
       results[sc.id] = {};
       for (const provider of wiresOf(sc).filter((p) => !sc.skip?.[p])) {
