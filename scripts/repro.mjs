@@ -982,7 +982,9 @@ const SCENARIOS = [
         provider,
       );
       try {
-        const { frames } = await playTurn(client, "I prefer short answers", { settleMs: 200 });
+        // The answer said again comes after the turn's end, once the naive relay's request for
+        // a response is answered: 200 ms of settling missed it on a loaded machine (0/2).
+        const { frames } = await playTurn(client, "I prefer short answers", { settleMs: 1500 });
         const said = saidOf(frames).join("");
         const called = frames.some((f) => f.type === "tool_call" && f.name === "set_preference");
         const answers = said.split("Anything else?").length - 1;
