@@ -1149,18 +1149,18 @@ async function main() {
       throw err;
     });
   };
+  // The idle grid on its two gateways, stopped when it is done (or failed).
+  const measureIdle = () =>
+    startIdleServers().then(([streaming, hibernatable]) =>
+      idleCost({ streaming, hibernatable }, idle).finally(() =>
+        Promise.all([streaming.stop(), hibernatable.stop()]),
+      ),
+    );
   // A quick run (npm test's) measures idle costs and tracing at once, beside the first tables:
   // the idle grid mostly sleeps (34 s) and tracing starts two more gateways (a start is 15-25 s
   // of a loaded machine), so after the tables they doubled its time. A quick run's figures only
   // show the rows work; a full run measures each in its turn, with nothing beside it.
-  const idleRun =
-    quick && !f.has("no-idle")
-      ? startIdleServers().then(([streaming, hibernatable]) =>
-          idleCost({ streaming, hibernatable }, idle).finally(() =>
-            Promise.all([streaming.stop(), hibernatable.stop()]),
-          ),
-        )
-      : null;
+  const idleRun = quick && !f.has("no-idle") ? measureIdle() : null;
   const observabilityRun =
     quick && !f.has("no-observability") ? measureObservability(frames, quick) : null;
   // Their failures are reported where their figures are printed (they are awaited there).
@@ -1535,12 +1535,7 @@ async function main() {
     // Idle costs on a server of their own: its idle timeout is short, to be measured in
     // seconds. Run after the tables above are printed, so a failure here loses none of them.
     try {
-      results.idle = await (idleRun ??
-        startIdleServers().then(([streaming, hibernatable]) =>
-          idleCost({ streaming, hibernatable }, idle).finally(() =>
-            Promise.all([streaming.stop(), hibernatable.stop()]),
-          ),
-        ));
+      results.idle = await (idleRun ?? measureIdle());
       printIdle(results.idle);
     } catch (err) {
       say(`\nIdle: not measured: ${err instanceof Error ? err.message : String(err)}`);

@@ -98,14 +98,14 @@ function saidTwice(text) {
 
 const names = (events) => events.filter((e) => e.kind === "tool_call").map((e) => e.name);
 
+/** The barge-in scenario's line, typed over the story (found again in the record by its words). */
+const BARGE_IN_LINE = "Stop. What are your hours?";
+
 /**
  * The scenarios. Each runs on a session of its own, its wire recorded; `run` returns whether
  * it held and what was seen. A real model decides for itself whether to call a tool: a
  * scenario whose tool was not called says so ("not shown"), never "held".
  */
-/** The barge-in scenario's line, typed over the story (found again in the record by its words). */
-const BARGE_IN_LINE = "Stop. What are your hours?";
-
 const SCENARIOS = [
   {
     id: "greeting",

@@ -92,7 +92,7 @@ export class SessionInterpreter {
     }
     if (input.type === "client_audio") {
       this.ports.tap?.heard(input.clientId, input.pcm);
-      this.clientAudio(input.clientId, input.pcm, input.quiet === true);
+      this.clientAudio(input);
       return;
     }
     if (input.type === "client_text" && input.textId !== undefined) {
@@ -118,17 +118,17 @@ export class SessionInterpreter {
   }
 
   /** A client's audio chunk: through the open gate to the model, or a core step. */
-  private clientAudio(clientId: string, pcm: Uint8Array, quiet: boolean): void {
+  private clientAudio(input: Extract<CoreInput, { type: "client_audio" }>): void {
     if (!this.gate.input) {
-      this.takeStep({ type: "client_audio", clientId, pcm, ...(quiet ? { quiet } : {}) });
+      this.takeStep(input);
       return;
     }
     this.passedClientAt = this.ports.clock();
-    if (!quiet) this.passedSpeechAt = this.passedClientAt;
-    this.passedClientBytes += pcm.length;
+    if (input.quiet !== true) this.passedSpeechAt = this.passedClientAt;
+    this.passedClientBytes += input.pcm.length;
     this.passed.client++;
     const keep = this.gate.keep;
-    this.carry(() => this.sendModel({ type: "user_audio", pcm }, keep), "send_model");
+    this.carry(() => this.sendModel({ type: "user_audio", pcm: input.pcm }, keep), "send_model");
   }
 
   /** A model audio chunk: through the open gate to the clients, or a core step. */
